@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/* Core bring-up, idling, kicks, and entering a vCPU. */
+#include <arch/gicv3.h>
+#include <arch/partition.h>
+#include <arch/sysreg.h>
+#include <tern/arch.h>
+#include <tern/console.h>
+#include <tern/lib.h>
+#include <tern/partition.h>
+
+#define PSCI_FN_CPU_ON      0xc4000003u
+#define PSCI_FN_SYSTEM_OFF  0x84000008u
+#define SPSR_EL1H_MASKED    0x3c5u    /* EL1h, D A I F masked: the boot protocol's entry state */
+#define SCTLR_EL1_RESET     0x30d00800u
+#define CNTHCTL_EL1PCTEN    BIT(0)
+#define CNTHCTL_EL1PCEN     BIT(1)
+#define CPTR_EL2_RES1       0x33ffu   /* and no traps: FP/SIMD belong to the guest */
+
+struct arm64_cpu cpus[MAX_CPUS];
+uint8_t cpu_stacks[MAX_CPUS][STACK_SIZE] __attribute__((aligned(16)));
+
+extern char hyp_vectors[];
+extern void secondary_entry(void);
+void mmu_init_tables(void);
+void mmu_enable(void);
+__attribute__((noreturn)) void guest_enter(struct guest_regs *frame);
+
+static uint64_t firmware_call(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	register uint64_t x0 __asm__("x0") = fn;
+	register uint64_t x1 __asm__("x1") = a1;
+	register uint64_t x2 __asm__("x2") = a2;
+	register uint64_t x3 __asm__("x3") = a3;
+
+	__asm__ volatile("smc #0" : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3) : : "memory");
+	return x0;
+}
+
+static void cpu_early(unsigned id)
+{
+	struct arm64_cpu *c = &cpus[id];
+
+	c->id = id;
+	c->stack_top = (uintptr_t)cpu_stacks[id] + STACK_SIZE;
+	c->mpidr = read_sysreg(mpidr_el1);
+	write_sysreg(tpidr_el2, (uintptr_t)c);
+	write_sysreg(vbar_el2, (uintptr_t)hyp_vectors);
+	isb();
+}
+
+static void cpu_local_init(struct arm64_cpu *c)
+{
+	write_sysreg(cptr_el2, CPTR_EL2_RES1);
+	write_sysreg(hstr_el2, 0);
+	/* The guest owns the core's PMU too: EL2 keeps none of its counters. */
+	write_sysreg(mdcr_el2, (read_sysreg(pmcr_el0) >> 11) & 0x1f);
+	write_sysreg(cntvoff_el2, 0);
+	write_sysreg(cnthctl_el2, CNTHCTL_EL1PCTEN | CNTHCTL_EL1PCEN);
+	write_sysreg(hcr_el2, HCR_RW);
+	isb();
+	gic_cpu_init(c);
+}
+
+__attribute__((noreturn)) void arm64_boot_primary(unsigned id)
+{
+	cpu_early(id);
+	mmu_init_tables();
+	mmu_enable();
+	gic_dist_init();
+	cpu_local_init(&cpus[id]);
+	tern_main();
+}
+
+__attribute__((noreturn)) void arm64_boot_secondary(unsigned id)
+{
+	cpu_early(id);
+	mmu_enable();
+	cpu_local_init(&cpus[id]);
+	cpu_idle(id);
+}
+
+unsigned arch_cpu_id(void)
+{
+	return (unsigned)this_cpu()->id;
+}
+
+bool arch_cpu_start(unsigned pcpu)
+{
+	if (pcpu >= MAX_CPUS)
+		return false;
+	/* QEMU's firmware matches the exact MPIDR: Aff0 only, no RES1 bit 31. */
+	return firmware_call(PSCI_FN_CPU_ON, pcpu, (uintptr_t)secondary_entry, pcpu) == 0;
+}
+
+void arch_cpu_kick(unsigned pcpu)
+{
+	gic_send_sgi(pcpu, SGI_KICK);
+}
+
+void arch_cpu_idle_wait(void)
+{
+	wfi();
+	for (;;) {
+		uint64_t intid = read_sysreg(icc_iar1_el1);
+		if (intid >= 1020)
+			return;
+		write_sysreg(icc_eoir1_el1, intid);
+		write_sysreg(icc_dir_el1, intid);
+	}
+}
+
+void arch_board_off(void)
+{
+	firmware_call(PSCI_FN_SYSTEM_OFF, 0, 0, 0);
+	for (;;)
+		wfi();
+}
+
+uint64_t arch_counter(void)
+{
+	return read_sysreg(cntpct_el0);
+}
+
+uint64_t arch_counter_freq(void)
+{
+	return read_sysreg(cntfrq_el0);
+}
+
+uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
+{
+	if (id == STAT_EXIT_IRQ || id == STAT_IRQ_INJECTED)
+		return cpus[v->pcpu].fast_irqs;
+	return 0;
+}
+
+void arch_vcpu_quiesce(struct vcpu *v)
+{
+	struct arm64_cpu *c = &cpus[v->pcpu];
+
+	write_sysreg(cntv_ctl_el0, 0);
+	write_sysreg(cntp_ctl_el0, 0);
+	vgic_quiesce(c);
+	write_sysreg(hcr_el2, HCR_RW);
+	isb();
+}
+
+/* Everything of EL1 the guest may have changed, back to a cold core's state. */
+static void reset_el1(void)
+{
+	write_sysreg(sctlr_el1, SCTLR_EL1_RESET);
+	write_sysreg(cpacr_el1, 0);
+	write_sysreg(tcr_el1, 0);
+	write_sysreg(ttbr0_el1, 0);
+	write_sysreg(ttbr1_el1, 0);
+	write_sysreg(mair_el1, 0);
+	write_sysreg(vbar_el1, 0);
+	write_sysreg(contextidr_el1, 0);
+	write_sysreg(tpidr_el1, 0);
+	write_sysreg(tpidr_el0, 0);
+	write_sysreg(tpidrro_el0, 0);
+	write_sysreg(sp_el0, 0);
+	write_sysreg(sp_el1, 0);
+	write_sysreg(elr_el1, 0);
+	write_sysreg(spsr_el1, 0);
+	write_sysreg(esr_el1, 0);
+	write_sysreg(far_el1, 0);
+	write_sysreg(cntkctl_el1, 0);
+	write_sysreg(cntv_ctl_el0, 0);
+	write_sysreg(cntp_ctl_el0, 0);
+	write_sysreg(mdscr_el1, 0);
+}
+
+void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
+{
+	struct arm64_cpu *c = this_cpu();
+	const struct partition *p = v->partition;
+	struct guest_regs *frame = guest_frame(c);
+	uint64_t hcr = HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_TSC | HCR_RW;
+
+	if (!(p->cfg->flags & TERN_PF_WFI_NATIVE))
+		hcr |= HCR_TWI | HCR_TWE;
+	vgic_vcpu_reset(c, v);
+	reset_el1();
+	write_sysreg(vmpidr_el2, BIT(31) | v->index);
+	write_sysreg(vpidr_el2, read_sysreg(midr_el1));
+	write_sysreg(vttbr_el2, arm64_part(p)->vttbr);
+	write_sysreg(hcr_el2, hcr);
+	isb();
+	/* A restarted partition must not see translations from its previous life. */
+	__asm__ volatile("tlbi vmalls12e1\n\tdsb nsh" ::: "memory");
+	isb();
+
+	memset(frame, 0, sizeof(*frame));
+	frame->x[0] = context;
+	frame->elr = entry;
+	frame->spsr = SPSR_EL1H_MASKED;
+	guest_enter(frame);
+}
+
+static const char *current_partition_name(void)
+{
+	struct vcpu *v = this_cpu()->vcpu;
+
+	return v ? v->partition->name : "-";
+}
+
+__attribute__((noreturn)) void arm64_hyp_panic(struct guest_regs *r, int async)
+{
+	tern_log("PANIC cpu=%u partition=%s %s esr=0x%llx far=0x%llx elr=0x%llx spsr=0x%llx",
+		 arch_cpu_id(), current_partition_name(), async ? "interrupt/SError at EL2" : "exception at EL2",
+		 (unsigned long long)read_sysreg(esr_el2), (unsigned long long)read_sysreg(far_el2),
+		 (unsigned long long)r->elr, (unsigned long long)r->spsr);
+	for (int i = 0; i < 30; i += 3)
+		tern_log("PANIC x%-2d=0x%016llx x%-2d=0x%016llx x%-2d=0x%016llx", i,
+			 (unsigned long long)r->x[i], i + 1, (unsigned long long)r->x[i + 1],
+			 i + 2, (unsigned long long)r->x[i + 2]);
+	arch_board_off();
+}

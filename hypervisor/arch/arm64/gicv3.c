@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/* The physical GICv3: distributor, redistributors, CPU interface, list registers. */
+#include <arch/gicv3.h>
+#include <arch/sysreg.h>
+#include <tern/platform.h>
+
+unsigned gic_nr_lrs;
+uint32_t gic_nr_irqs;
+
+
+static void dist_wait_rwp(void)
+{
+	while (mmio_read32(platform.gicd_base + GICD_CTLR) & GICD_CTLR_RWP)
+		;
+}
+
+void gic_dist_init(void)
+{
+	uintptr_t d = platform.gicd_base;
+
+	mmio_write32(d + GICD_CTLR, 0);
+	dist_wait_rwp();
+	gic_nr_irqs = 32 * ((mmio_read32(d + GICD_TYPER) & 0x1f) + 1);
+	if (gic_nr_irqs > 1020)
+		gic_nr_irqs = 1020;
+	for (uint32_t i = 32; i < gic_nr_irqs; i += 32) {
+		mmio_write32(d + GICD_IGROUPR + i / 8, ~0u);
+		mmio_write32(d + GICD_ICENABLER + i / 8, ~0u);
+		mmio_write32(d + GICD_ICPENDR + i / 8, ~0u);
+		mmio_write32(d + GICD_ICACTIVER + i / 8, ~0u);
+	}
+	for (uint32_t i = 32; i < gic_nr_irqs; i += 4)
+		mmio_write32(d + GICD_IPRIORITYR + i, PRIO_GUEST * 0x01010101u);
+	/* Single security state (QEMU virt has no EL3): DS is set, Group 1 is ours and the guests'. */
+	mmio_write32(d + GICD_CTLR, GICD_CTLR_ARE);
+	dist_wait_rwp();
+	mmio_write32(d + GICD_CTLR, GICD_CTLR_ARE | GICD_CTLR_ENGRP1 | GICD_CTLR_ENGRP0);
+	dist_wait_rwp();
+}
+
+static uintptr_t find_redistributor(uint64_t mpidr)
+{
+	uint32_t aff = (uint32_t)(((mpidr >> 8) & 0xff000000) | (mpidr & 0xffffff));
+
+	for (uintptr_t rd = platform.gicr_base;; rd += platform.gicr_stride) {
+		uint64_t typer = mmio_read64(rd + GICR_TYPER);
+		if ((typer >> 32) == aff)
+			return rd;
+		if (typer & GICR_TYPER_LAST)
+			return 0;
+	}
+}
+
+void gic_cpu_init(struct arm64_cpu *c)
+{
+	uintptr_t rd = find_redistributor(c->mpidr);
+	uintptr_t sgi = rd + GICR_SGI_BASE;
+
+	c->gicr = rd;
+	mmio_write32(rd + GICR_WAKER, mmio_read32(rd + GICR_WAKER) & ~GICR_WAKER_SLEEP);
+	while (mmio_read32(rd + GICR_WAKER) & GICR_WAKER_ASLEEP)
+		;
+	mmio_write32(sgi + GICD_IGROUPR, ~0u);
+	mmio_write32(sgi + GICD_ICENABLER, ~0u);
+	mmio_write32(sgi + GICD_ICPENDR, ~0u);
+	mmio_write32(sgi + GICD_ICACTIVER, ~0u);
+	for (uint32_t i = 0; i < 32; i += 4)
+		mmio_write32(sgi + GICD_IPRIORITYR + i, PRIO_GUEST * 0x01010101u);
+	*(volatile uint8_t *)(sgi + GICD_IPRIORITYR + SGI_KICK) = PRIO_HYP;
+	*(volatile uint8_t *)(sgi + GICD_IPRIORITYR + PPI_MAINTENANCE) = PRIO_HYP;
+	mmio_write32(sgi + GICD_ISENABLER, BIT(SGI_KICK) | BIT(PPI_MAINTENANCE));
+
+	write_sysreg(icc_sre_el2, ICC_SRE_SRE | ICC_SRE_ENABLE);
+	isb();
+	write_sysreg(icc_pmr_el1, 0xff);
+	write_sysreg(icc_bpr1_el1, 0);
+	/* Split priority drop from deactivation: the guest's EOI deactivates linked interrupts. */
+	write_sysreg(icc_ctlr_el1, ICC_CTLR_EOIMODE);
+	write_sysreg(icc_igrpen1_el1, 1);
+	isb();
+
+	gic_nr_lrs = (unsigned)(read_sysreg(ich_vtr_el2) & 0xf) + 1;
+	for (unsigned n = 0; n < gic_nr_lrs; n++)
+		gic_write_lr(n, 0);
+	write_sysreg(ich_vmcr_el2, 0);
+	write_sysreg(ich_hcr_el2, ICH_HCR_EN);
+	isb();
+}
+
+void gic_ppi_enable(uintptr_t gicr, uint32_t intid, bool on)
+{
+	mmio_write32(gicr + GICR_SGI_BASE + (on ? GICD_ISENABLER : GICD_ICENABLER), (uint32_t)BIT(intid));
+}
+
+void gic_ppi_clear(uintptr_t gicr, uint32_t intid)
+{
+	mmio_write32(gicr + GICR_SGI_BASE + GICD_ICPENDR, (uint32_t)BIT(intid));
+}
+
+void gic_send_sgi(unsigned pcpu, uint32_t intid)
+{
+	/* Aff0 = core index on this board: target list bit, Aff1..3 zero. */
+	dsb(ishst);
+	write_sysreg(icc_sgi1r_el1, ((uint64_t)intid << 24) | BIT(pcpu & 15));
+	isb();
+}
+
+#define LR_CASE(n) case n: return read_sysreg(ich_lr##n##_el2)
+uint64_t gic_read_lr(unsigned n)
+{
+	switch (n) {
+	LR_CASE(0); LR_CASE(1); LR_CASE(2); LR_CASE(3);
+	LR_CASE(4); LR_CASE(5); LR_CASE(6); LR_CASE(7);
+	LR_CASE(8); LR_CASE(9); LR_CASE(10); LR_CASE(11);
+	LR_CASE(12); LR_CASE(13); LR_CASE(14); LR_CASE(15);
+	default: return 0;
+	}
+}
+#undef LR_CASE
+
+#define LR_CASE(n) case n: write_sysreg(ich_lr##n##_el2, value); return
+void gic_write_lr(unsigned n, uint64_t value)
+{
+	switch (n) {
+	LR_CASE(0); LR_CASE(1); LR_CASE(2); LR_CASE(3);
+	LR_CASE(4); LR_CASE(5); LR_CASE(6); LR_CASE(7);
+	LR_CASE(8); LR_CASE(9); LR_CASE(10); LR_CASE(11);
+	LR_CASE(12); LR_CASE(13); LR_CASE(14); LR_CASE(15);
+	default: return;
+	}
+}
+#undef LR_CASE

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-core state.  TPIDR_EL2 points at the core's `struct arm64_cpu`; the
+ * interrupt fast path (vectors.S) reads the first fields at fixed offsets.
+ */
+#ifndef ARCH_CPU_H
+#define ARCH_CPU_H
+
+#define CPU_LR_TEMPLATE 0      /* uint64_t[32]: list-register value per INTID, 0 = slow path */
+#define CPU_FAST_IRQS   256    /* interrupts injected by the fast path */
+#define CPU_STACK_TOP   264
+#define CPU_ID          272
+#define GUEST_FRAME_SIZE 272   /* x0-x30, ELR_EL2, SPSR_EL2, padding */
+#define GUEST_ELR       248
+#define GUEST_SPSR      256
+#define STACK_SIZE      16384
+#define MAX_CPUS        8
+
+#ifndef __ASSEMBLER__
+#include <stdatomic.h>
+#include <tern/types.h>
+#include <tern/virq_queue.h>
+
+struct guest_regs {
+	uint64_t x[31];
+	uint64_t elr;
+	uint64_t spsr;
+	uint64_t pad;
+};
+
+/* The virtual CPU interface state of the vCPU pinned on this core (SGIs and PPIs). */
+struct vgic_cpu {
+	uint32_t enabled;        /* virtual GICR_ISENABLER0 */
+	uint32_t group;          /* virtual GICR_IGROUPR0 */
+	uint32_t sgi_held;       /* SGIs raised while disabled, delivered on enable */
+	uint32_t icfgr1;         /* virtual GICR_ICFGR1 */
+	uint32_t waker;          /* virtual GICR_WAKER.ProcessorSleep */
+	uint8_t prio[32];
+	_Atomic uint32_t incoming; /* SGIs raised by other vCPUs of the partition */
+	bool fast_path_off;      /* queue non-empty: every injection takes the ordered path */
+	struct virq_queue queue;
+};
+
+struct vcpu;
+
+struct arm64_cpu {
+	uint64_t lr_template[32];
+	uint64_t fast_irqs;
+	uint64_t stack_top;
+	uint64_t id;
+	struct vcpu *vcpu;
+	uint64_t mpidr;
+	uintptr_t gicr;          /* this core's physical redistributor */
+	struct vgic_cpu vgic;
+};
+
+_Static_assert(__builtin_offsetof(struct arm64_cpu, fast_irqs) == CPU_FAST_IRQS, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, stack_top) == CPU_STACK_TOP, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, id) == CPU_ID, "asm offset");
+_Static_assert(sizeof(struct guest_regs) == GUEST_FRAME_SIZE, "asm frame");
+_Static_assert(__builtin_offsetof(struct guest_regs, elr) == GUEST_ELR, "asm frame");
+_Static_assert(__builtin_offsetof(struct guest_regs, spsr) == GUEST_SPSR, "asm frame");
+
+extern struct arm64_cpu cpus[MAX_CPUS];
+
+static inline struct arm64_cpu *this_cpu(void)
+{
+	struct arm64_cpu *c;
+	__asm__ volatile("mrs %0, tpidr_el2" : "=r"(c));
+	return c;
+}
+
+/* The guest's registers, saved at the top of this core's stack on every exit. */
+static inline struct guest_regs *guest_frame(struct arm64_cpu *c)
+{
+	return (struct guest_regs *)(uintptr_t)(c->stack_top - GUEST_FRAME_SIZE);
+}
+
+#endif
+#endif

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef ARCH_GICV3_H
+#define ARCH_GICV3_H
+
+#include <arch/cpu.h>
+
+/* Distributor */
+#define GICD_CTLR        0x0000
+#define GICD_TYPER       0x0004
+#define GICD_IIDR        0x0008
+#define GICD_IGROUPR     0x0080
+#define GICD_ISENABLER   0x0100
+#define GICD_ICENABLER   0x0180
+#define GICD_ISPENDR     0x0200
+#define GICD_ICPENDR     0x0280
+#define GICD_ISACTIVER   0x0300
+#define GICD_ICACTIVER   0x0380
+#define GICD_IPRIORITYR  0x0400
+#define GICD_ITARGETSR   0x0800
+#define GICD_ICFGR       0x0c00
+#define GICD_IGRPMODR    0x0d00
+#define GICD_NSACR       0x0e00
+#define GICD_IROUTER     0x6000
+#define GICD_PIDR2       0xffe8
+
+#define GICD_CTLR_ENGRP0 BIT(0)
+#define GICD_CTLR_ENGRP1 BIT(1)
+#define GICD_CTLR_ARE    BIT(4)
+#define GICD_CTLR_DS     BIT(6)
+#define GICD_CTLR_RWP    BIT(31)
+
+/* Redistributor: RD_base frame, then SGI_base frame 64 KiB above */
+#define GICR_CTLR        0x0000
+#define GICR_IIDR        0x0004
+#define GICR_TYPER       0x0008
+#define GICR_WAKER       0x0014
+#define GICR_PIDR2       0xffe8
+#define GICR_SGI_BASE    0x10000
+#define GICR_WAKER_SLEEP BIT(1)
+#define GICR_WAKER_ASLEEP BIT(2)
+#define GICR_TYPER_LAST  BIT(4)
+
+/* Interrupts the hypervisor itself uses on every core. */
+#define SGI_KICK       0     /* "look at your vCPU's requests" */
+#define PPI_MAINTENANCE 25
+#define PPI_VTIMER     27
+#define PPI_PTIMER     30
+/* PPIs that belong to whichever vCPU owns the core. */
+#define OWNED_PPIS     (BIT(PPI_VTIMER) | BIT(PPI_PTIMER))
+
+#define PRIO_HYP   0x80
+#define PRIO_GUEST 0xa0
+
+extern unsigned gic_nr_lrs;
+extern uint32_t gic_nr_irqs;
+
+void gic_dist_init(void);
+void gic_cpu_init(struct arm64_cpu *c);
+void gic_ppi_enable(uintptr_t gicr, uint32_t intid, bool on);
+void gic_ppi_clear(uintptr_t gicr, uint32_t intid);
+void gic_send_sgi(unsigned pcpu, uint32_t intid);
+uint64_t gic_read_lr(unsigned n);
+void gic_write_lr(unsigned n, uint64_t value);
+
+static inline uint32_t mmio_read32(uintptr_t a)
+{
+	return *(volatile uint32_t *)a;
+}
+
+static inline void mmio_write32(uintptr_t a, uint32_t v)
+{
+	*(volatile uint32_t *)a = v;
+}
+
+static inline uint64_t mmio_read64(uintptr_t a)
+{
+	return *(volatile uint64_t *)a;
+}
+
+static inline void mmio_write64(uintptr_t a, uint64_t v)
+{
+	*(volatile uint64_t *)a = v;
+}
+
+/* vgic.c */
+void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v);
+void vgic_quiesce(struct arm64_cpu *c);
+void vgic_inject(struct arm64_cpu *c, uint32_t intid);
+void vgic_maintenance(struct arm64_cpu *c);
+void vgic_take_incoming(struct arm64_cpu *c);
+void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r);
+bool vgic_lrs_pending(void);
+
+#endif

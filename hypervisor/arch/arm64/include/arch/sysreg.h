@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef ARCH_SYSREG_H
+#define ARCH_SYSREG_H
+
+#include <tern/types.h>
+
+#define read_sysreg(reg) ({                                        \
+	uint64_t __v;                                               \
+	__asm__ volatile("mrs %0, " #reg : "=r"(__v));              \
+	__v;                                                        \
+})
+
+#define write_sysreg(reg, v) do {                                  \
+	uint64_t __v = (uint64_t)(v);                               \
+	__asm__ volatile("msr " #reg ", %0" : : "r"(__v) : "memory"); \
+} while (0)
+
+#define isb() __asm__ volatile("isb" : : : "memory")
+#define dsb(opt) __asm__ volatile("dsb " #opt : : : "memory")
+#define wfi() __asm__ volatile("wfi" : : : "memory")
+
+/* HCR_EL2 */
+#define HCR_VM   BIT(0)
+#define HCR_SWIO BIT(1)
+#define HCR_FMO  BIT(3)
+#define HCR_IMO  BIT(4)
+#define HCR_AMO  BIT(5)
+#define HCR_TWI  BIT(13)
+#define HCR_TWE  BIT(14)
+#define HCR_TSC  BIT(19)
+#define HCR_RW   BIT(31)
+
+/* ESR_ELx exception classes */
+#define EC_UNKNOWN   0x00
+#define EC_WFX       0x01
+#define EC_HVC64     0x16
+#define EC_SMC64     0x17
+#define EC_SYSREG    0x18
+#define EC_IABT_LOW  0x20
+#define EC_DABT_LOW  0x24
+#define ESR_EC(esr)  (((esr) >> 26) & 0x3f)
+#define ESR_IL       BIT(25)
+
+/* GICv3 CPU interface and hypervisor control */
+#define ICC_SRE_SRE    BIT(0)
+#define ICC_SRE_ENABLE BIT(3)
+#define ICC_CTLR_EOIMODE BIT(1)
+#define ICH_HCR_EN     BIT(0)
+#define ICH_HCR_UIE    BIT(1)
+#define ICH_HCR_NPIE   BIT(3)
+
+#define ICH_LR_STATE_SHIFT 62
+#define ICH_LR_PENDING BIT(62)
+#define ICH_LR_ACTIVE  BIT(63)
+#define ICH_LR_HW      BIT(61)
+#define ICH_LR_GROUP1  BIT(60)
+#define ICH_LR_PRIO_SHIFT 48
+#define ICH_LR_PINTID_SHIFT 32
+#define ICH_LR_VINTID_MASK 0xffffffffull
+
+#endif

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * EL2 stage 1 (the hypervisor's own identity map) and stage 2 (each
+ * partition's IPA space).  Partitions get 2 MiB blocks: their RAM is the only
+ * thing mapped; every other IPA faults into the hypervisor.
+ */
+#include <arch/partition.h>
+#include <arch/sysreg.h>
+#include <tern/arch.h>
+#include <tern/lib.h>
+#include <tern/platform.h>
+
+#define PTE_VALID      BIT(0)
+#define PTE_TABLE      (BIT(0) | BIT(1))
+#define PTE_AF         BIT(10)
+#define PTE_SH_INNER   (3ull << 8)
+#define PTE_XN         BIT(54)
+#define S1_ATTR_DEVICE (0ull << 2)  /* MAIR index 0 */
+#define S1_ATTR_NORMAL (1ull << 2)  /* MAIR index 1 */
+#define S2_MEM_NORMAL  (0xfull << 2) /* outer and inner write-back */
+#define S2_AP_RW       (3ull << 6)
+#define PTE_ADDR_MASK  0x0000fffffffff000ull
+
+#define MAIR_VALUE     (0x00ull | (0xffull << 8))
+/* 39-bit VA from level 1, write-back walks, inner shareable, 4 KiB granule, 40-bit PA. */
+#define TCR_EL2_VALUE  (25ull | (1ull << 8) | (1ull << 10) | (3ull << 12) | (2ull << 16) | BIT(23) | BIT(31))
+/* 32-bit IPA (the board map below 4 GiB) from level 1, same attributes. */
+#define VTCR_EL2_VALUE (32ull | (1ull << 6) | (1ull << 8) | (1ull << 10) | (3ull << 12) | (2ull << 16) | BIT(31))
+#define SCTLR_EL2_VALUE (0x30c50830ull | BIT(0) | BIT(2) | BIT(3) | BIT(12))
+
+#define S2_POOL_PAGES  (4 * TERN_MAX_PARTITIONS)
+
+struct arm64_partition arm64_partitions[TERN_MAX_PARTITIONS];
+
+static uint64_t hyp_l1[512] __attribute__((aligned(4096)));
+static uint64_t s2_pool[S2_POOL_PAGES][512] __attribute__((aligned(4096)));
+static unsigned s2_pool_used;
+
+void mmu_init_tables(void)
+{
+	/* 0-1 GiB: devices; 1-4 GiB: RAM. */
+	hyp_l1[0] = PTE_VALID | S1_ATTR_DEVICE | PTE_AF | PTE_XN;
+	for (uint64_t gib = 1; gib < 4; gib++)
+		hyp_l1[gib] = (gib << 30) | PTE_VALID | S1_ATTR_NORMAL | PTE_SH_INNER | PTE_AF;
+}
+
+void mmu_enable(void)
+{
+	write_sysreg(mair_el2, MAIR_VALUE);
+	write_sysreg(tcr_el2, TCR_EL2_VALUE);
+	write_sysreg(ttbr0_el2, (uintptr_t)hyp_l1);
+	write_sysreg(vtcr_el2, VTCR_EL2_VALUE);
+	dsb(ish);
+	__asm__ volatile("tlbi alle2" ::: "memory");
+	dsb(ish);
+	isb();
+	write_sysreg(sctlr_el2, SCTLR_EL2_VALUE);
+	isb();
+}
+
+static uint64_t *s2_alloc(void)
+{
+	if (s2_pool_used == S2_POOL_PAGES)
+		return NULL;
+	uint64_t *t = s2_pool[s2_pool_used++];
+	memset(t, 0, 4096);
+	return t;
+}
+
+static bool s2_map_2m(uint64_t *root, ipaddr_t ipa, paddr_t pa, uint64_t size)
+{
+	for (uint64_t off = 0; off < size; off += MiB(2)) {
+		uint64_t *l1e = &root[((ipa + off) >> 30) & 3];
+		if (!(*l1e & PTE_VALID)) {
+			uint64_t *l2 = s2_alloc();
+			if (!l2)
+				return false;
+			*l1e = (uintptr_t)l2 | PTE_TABLE;
+		}
+		uint64_t *l2 = (uint64_t *)(uintptr_t)(*l1e & PTE_ADDR_MASK);
+		l2[((ipa + off) >> 21) & 511] = ((pa + off) & PTE_ADDR_MASK) | PTE_VALID | S2_MEM_NORMAL |
+						S2_AP_RW | PTE_SH_INNER | PTE_AF;
+	}
+	return true;
+}
+
+bool arch_partition_init(struct partition *p, char *err, size_t errlen)
+{
+	struct arm64_partition *ap = arm64_part(p);
+	const struct tern_config_partition *c = p->cfg;
+
+	ap->s2_root = s2_alloc();
+	if (!ap->s2_root || !s2_map_2m(ap->s2_root, c->ram_ipa, c->ram_hpa, c->ram_size)) {
+		snprintf(err, errlen, "out of stage-2 table pages");
+		return false;
+	}
+	ap->vttbr = (uintptr_t)ap->s2_root | ((uint64_t)(p->index + 1) << 48);
+	dsb(ish);
+	return true;
+}
+
+void arch_sync_guest_memory(paddr_t pa, uint64_t size)
+{
+	uint64_t line = 4ull << ((read_sysreg(ctr_el0) >> 16) & 0xf);
+
+	for (uint64_t a = pa & ~(line - 1); a < pa + size; a += line)
+		__asm__ volatile("dc civac, %0" : : "r"(a) : "memory");
+	dsb(ish);
+	__asm__ volatile("ic ialluis" ::: "memory");
+	dsb(ish);
+	isb();
+}

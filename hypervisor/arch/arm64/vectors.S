@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * EL2 exception vectors.  While a guest runs, SP_EL2 is the top of the
+ * core's stack, so every exit saves the guest's registers in the same place
+ * (guest_frame()); nothing else is on the stack then.
+ */
+#include <arch/cpu.h>
+
+.macro save_x4_to_x30_elr_spsr
+	stp	x4, x5, [sp, #32]
+	stp	x6, x7, [sp, #48]
+	stp	x8, x9, [sp, #64]
+	stp	x10, x11, [sp, #80]
+	stp	x12, x13, [sp, #96]
+	stp	x14, x15, [sp, #112]
+	stp	x16, x17, [sp, #128]
+	stp	x18, x19, [sp, #144]
+	stp	x20, x21, [sp, #160]
+	stp	x22, x23, [sp, #176]
+	stp	x24, x25, [sp, #192]
+	stp	x26, x27, [sp, #208]
+	stp	x28, x29, [sp, #224]
+	str	x30, [sp, #240]
+	mrs	x4, elr_el2
+	mrs	x5, spsr_el2
+	stp	x4, x5, [sp, #GUEST_ELR]
+.endm
+
+.macro save_all
+	sub	sp, sp, #GUEST_FRAME_SIZE
+	stp	x0, x1, [sp]
+	stp	x2, x3, [sp, #16]
+	save_x4_to_x30_elr_spsr
+.endm
+
+.macro ventry label
+	.balign	128
+	b	\label
+.endm
+
+	.section .text.vectors, "ax"
+	.balign	2048
+	.global	hyp_vectors
+hyp_vectors:
+	/* EL2 with SP_EL0: never used */
+	ventry	hyp_panic_sync
+	ventry	hyp_panic_async
+	ventry	hyp_panic_async
+	ventry	hyp_panic_async
+	/* EL2 with SP_EL2: a hypervisor bug (interrupts stay masked at EL2) */
+	ventry	hyp_panic_sync
+	ventry	hyp_panic_async
+	ventry	hyp_panic_async
+	ventry	hyp_panic_async
+	/* lower EL, AArch64: the guest */
+	ventry	guest_sync
+
+	/*
+	 * Interrupt from a guest: the fast path.  A hardware interrupt the
+	 * guest owns (its timers) goes straight into a free list register,
+	 * hardware-linked so the guest's EOI deactivates it: acknowledge, one
+	 * table load, one list-register write, priority drop, return.
+	 */
+	.balign	128
+guest_irq:
+	sub	sp, sp, #GUEST_FRAME_SIZE
+	stp	x0, x1, [sp]
+	stp	x2, x3, [sp, #16]
+	mrs	x0, icc_iar1_el1
+	mrs	x1, tpidr_el2
+	cmp	x0, #32
+	b.hs	guest_irq_slow
+	ldr	x2, [x1, x0, lsl #3]		/* CPU_LR_TEMPLATE */
+	cbz	x2, guest_irq_slow
+	mrs	x3, ich_elrsr_el2
+	cbz	x3, guest_irq_slow
+	msr	icc_eoir1_el1, x0
+	rbit	x3, x3
+	clz	x3, x3
+	adr	x0, lr_write
+	add	x0, x0, x3, lsl #3
+	br	x0
+
+	.balign	128
+	b	guest_fiq
+	.balign	128
+	b	guest_serror
+	/* lower EL, AArch32: guests are AArch64 only (HCR_EL2.RW) */
+	ventry	guest_sync
+	ventry	guest_irq_unexpected
+	ventry	guest_fiq
+	ventry	guest_serror
+
+/* Two instructions per entry: ICH_LR<n>_EL2 is encoded in the instruction. */
+lr_write:
+	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+	msr	ich_lr\n\()_el2, x2
+	b	guest_irq_done
+	.endr
+guest_irq_done:
+	ldr	x2, [x1, #CPU_FAST_IRQS]
+	add	x2, x2, #1
+	str	x2, [x1, #CPU_FAST_IRQS]
+	ldp	x2, x3, [sp, #16]
+	ldp	x0, x1, [sp], #GUEST_FRAME_SIZE
+	eret
+
+/* x0 = acknowledged INTID, x0-x3 saved. */
+guest_irq_slow:
+	save_x4_to_x30_elr_spsr
+	mov	x1, sp
+	bl	arm64_guest_irq
+	b	guest_exit
+
+guest_irq_unexpected:
+	sub	sp, sp, #GUEST_FRAME_SIZE
+	stp	x0, x1, [sp]
+	stp	x2, x3, [sp, #16]
+	mrs	x0, icc_iar1_el1
+	b	guest_irq_slow
+
+guest_sync:
+	save_all
+	mov	x0, sp
+	bl	arm64_guest_sync
+	b	guest_exit
+
+guest_fiq:
+	save_all
+	mov	x0, sp
+	mov	x1, #1
+	bl	arm64_guest_async_abort
+	b	guest_exit
+
+guest_serror:
+	save_all
+	mov	x0, sp
+	mov	x1, #2
+	bl	arm64_guest_async_abort
+	b	guest_exit
+
+/* Restore the guest frame at sp and return to it. */
+	.global	guest_exit
+guest_exit:
+	ldp	x4, x5, [sp, #GUEST_ELR]
+	msr	elr_el2, x4
+	msr	spsr_el2, x5
+	ldp	x2, x3, [sp, #16]
+	ldp	x4, x5, [sp, #32]
+	ldp	x6, x7, [sp, #48]
+	ldp	x8, x9, [sp, #64]
+	ldp	x10, x11, [sp, #80]
+	ldp	x12, x13, [sp, #96]
+	ldp	x14, x15, [sp, #112]
+	ldp	x16, x17, [sp, #128]
+	ldp	x18, x19, [sp, #144]
+	ldp	x20, x21, [sp, #160]
+	ldp	x22, x23, [sp, #176]
+	ldp	x24, x25, [sp, #192]
+	ldp	x26, x27, [sp, #208]
+	ldp	x28, x29, [sp, #224]
+	ldr	x30, [sp, #240]
+	ldp	x0, x1, [sp], #GUEST_FRAME_SIZE
+	eret
+
+/* x0 = a guest frame built at the top of this core's stack. */
+	.global	guest_enter
+guest_enter:
+	mov	sp, x0
+	b	guest_exit
+
+hyp_panic_sync:
+	save_all
+	mov	x0, sp
+	mov	x1, #0
+	bl	arm64_hyp_panic
+hyp_panic_async:
+	save_all
+	mov	x0, sp
+	mov	x1, #1
+	bl	arm64_hyp_panic

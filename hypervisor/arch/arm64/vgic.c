@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The virtual GICv3 each partition sees at the board's GIC addresses.
+ *
+ * Delivery uses the list registers of the core the vCPU is pinned on.  The
+ * common case (an owned timer PPI, a free list register, nothing queued) is
+ * handled in vectors.S from lr_template[]; this file handles the rest and
+ * keeps lr_template[] true.  Distributor and redistributor registers are
+ * trapped: a partition changes only what it owns; writes aimed at anything
+ * else are dropped and counted (STAT_GIC_IGNORED).
+ */
+#include <arch/gicv3.h>
+#include <arch/partition.h>
+#include <arch/sysreg.h>
+#include <tern/arch.h>
+#include <tern/lib.h>
+#include <tern/platform.h>
+
+#define NO_LR (~0u)
+
+static bool owned_hw(uint32_t intid)
+{
+	return intid < 32 && (OWNED_PPIS & BIT(intid));
+}
+
+static uint8_t virq_prio(const struct arm64_cpu *c, uint32_t intid)
+{
+	return intid < 32 ? c->vgic.prio[intid] : 0xff;
+}
+
+static uint64_t make_lr(const struct arm64_cpu *c, uint32_t intid)
+{
+	uint64_t lr = ICH_LR_PENDING | ((uint64_t)virq_prio(c, intid) << ICH_LR_PRIO_SHIFT) | intid;
+
+	if (intid < 32 && (c->vgic.group & BIT(intid)))
+		lr |= ICH_LR_GROUP1;
+	if (owned_hw(intid))
+		lr |= ICH_LR_HW | ((uint64_t)intid << ICH_LR_PINTID_SHIFT);
+	return lr;
+}
+
+static void update_templates(struct arm64_cpu *c)
+{
+	for (uint32_t intid = 16; intid < 32; intid++) {
+		if (owned_hw(intid))
+			c->lr_template[intid] = c->vgic.fast_path_off ? 0 : make_lr(c, intid);
+	}
+}
+
+static void set_fast_path(struct arm64_cpu *c, bool on)
+{
+	if (c->vgic.fast_path_off == !on)
+		return;
+	c->vgic.fast_path_off = !on;
+	update_templates(c);
+}
+
+static uint64_t free_lrs(void)
+{
+	return read_sysreg(ich_elrsr_el2) & (BIT(gic_nr_lrs) - 1);
+}
+
+/*
+ * Ask for a maintenance interrupt when queued interrupts can move into list
+ * registers: when none is pending any more (NPIE), or, if all are active
+ * (nested handlers), when they drain (UIE) - NPIE would fire at once then.
+ */
+static void arm_maintenance(struct arm64_cpu *c)
+{
+	uint64_t hcr = ICH_HCR_EN;
+
+	if (!virq_queue_empty(&c->vgic.queue)) {
+		bool any_pending = false;
+		for (unsigned n = 0; n < gic_nr_lrs; n++)
+			any_pending |= (gic_read_lr(n) & ICH_LR_PENDING) != 0;
+		hcr |= any_pending ? ICH_HCR_NPIE : ICH_HCR_UIE;
+		set_fast_path(c, false);
+	} else {
+		set_fast_path(c, true);
+	}
+	write_sysreg(ich_hcr_el2, hcr);
+	isb();
+}
+
+static void refill(struct arm64_cpu *c)
+{
+	uint64_t free;
+	uint32_t intid;
+	uint8_t prio;
+
+	while (!virq_queue_empty(&c->vgic.queue) && (free = free_lrs())) {
+		virq_queue_pop(&c->vgic.queue, &intid, &prio);
+		gic_write_lr((unsigned)__builtin_ctzll(free), make_lr(c, intid));
+		vcpu_count(c->vcpu, STAT_IRQ_INJECTED);
+	}
+	arm_maintenance(c);
+}
+
+void vgic_inject(struct arm64_cpu *c, uint32_t intid)
+{
+	struct vgic_cpu *g = &c->vgic;
+	uint8_t prio = virq_prio(c, intid);
+	unsigned victim = NO_LR;
+	uint8_t worst = prio;
+
+	if (intid < 16 && !(g->enabled & BIT(intid))) {
+		g->sgi_held |= (uint32_t)BIT(intid);
+		return;
+	}
+	for (unsigned n = 0; n < gic_nr_lrs; n++) {
+		uint64_t lr = gic_read_lr(n);
+		if (!(lr & (ICH_LR_PENDING | ICH_LR_ACTIVE)))
+			continue;
+		if ((lr & ICH_LR_VINTID_MASK) == intid) {
+			/* Only a software interrupt can be raised again while active. */
+			if (!(lr & ICH_LR_PENDING))
+				gic_write_lr(n, lr | ICH_LR_PENDING);
+			return;
+		}
+		uint8_t lr_prio = (uint8_t)(lr >> ICH_LR_PRIO_SHIFT);
+		if (!(lr & ICH_LR_ACTIVE) && lr_prio > worst) {
+			worst = lr_prio;
+			victim = n;
+		}
+	}
+	if (virq_queue_contains(&g->queue, intid))
+		return;
+	if (free_lrs()) {
+		/* Through the queue, so anything waiting with a higher priority goes first. */
+		virq_queue_push(&g->queue, intid, prio);
+		refill(c);
+		return;
+	}
+	if (victim != NO_LR) {
+		/* Keep the most urgent interrupts in list registers; the evicted one waits. */
+		uint64_t evicted = gic_read_lr(victim);
+		virq_queue_push(&g->queue, (uint32_t)(evicted & ICH_LR_VINTID_MASK),
+				(uint8_t)(evicted >> ICH_LR_PRIO_SHIFT));
+		gic_write_lr(victim, make_lr(c, intid));
+		vcpu_count(c->vcpu, STAT_IRQ_INJECTED);
+	} else {
+		virq_queue_push(&g->queue, intid, prio);
+	}
+	vcpu_count(c->vcpu, STAT_IRQ_QUEUED);
+	arm_maintenance(c);
+}
+
+void vgic_maintenance(struct arm64_cpu *c)
+{
+	refill(c);
+}
+
+void vgic_take_incoming(struct arm64_cpu *c)
+{
+	uint32_t bits = atomic_exchange(&c->vgic.incoming, 0);
+
+	while (bits) {
+		vgic_inject(c, (uint32_t)__builtin_ctz(bits));
+		bits &= bits - 1;
+	}
+}
+
+bool vgic_lrs_pending(void)
+{
+	struct arm64_cpu *c = this_cpu();
+
+	if (!virq_queue_empty(&c->vgic.queue))
+		return true;
+	for (unsigned n = 0; n < gic_nr_lrs; n++) {
+		if (gic_read_lr(n) & ICH_LR_PENDING)
+			return true;
+	}
+	return false;
+}
+
+void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v)
+{
+	c->vcpu = v;
+	memset(&c->vgic, 0, sizeof(c->vgic));
+	atomic_store(&c->vgic.incoming, 0);
+	c->vgic.waker = GICR_WAKER_SLEEP;
+	memset(c->lr_template, 0, sizeof(c->lr_template));
+	update_templates(c);
+	for (unsigned n = 0; n < gic_nr_lrs; n++)
+		gic_write_lr(n, 0);
+	write_sysreg(ich_vmcr_el2, 0);
+	write_sysreg(ich_hcr_el2, ICH_HCR_EN);
+	isb();
+}
+
+void vgic_quiesce(struct arm64_cpu *c)
+{
+	uint32_t intid;
+	uint8_t prio;
+
+	for (uint32_t i = 16; i < 32; i++) {
+		if (owned_hw(i))
+			gic_ppi_enable(c->gicr, i, false);
+	}
+	/* Hardware-linked interrupts are still active in the GIC: deactivate them. */
+	for (unsigned n = 0; n < gic_nr_lrs; n++) {
+		uint64_t lr = gic_read_lr(n);
+		if ((lr & ICH_LR_HW) && (lr & (ICH_LR_PENDING | ICH_LR_ACTIVE)))
+			write_sysreg(icc_dir_el1, (lr >> ICH_LR_PINTID_SHIFT) & 0x3ff);
+		gic_write_lr(n, 0);
+	}
+	while (virq_queue_pop(&c->vgic.queue, &intid, &prio)) {
+		if (owned_hw(intid))
+			write_sysreg(icc_dir_el1, intid);
+	}
+	for (uint32_t i = 16; i < 32; i++) {
+		if (owned_hw(i))
+			gic_ppi_clear(c->gicr, i);
+	}
+	memset(c->lr_template, 0, sizeof(c->lr_template));
+	write_sysreg(ich_hcr_el2, ICH_HCR_EN);
+	isb();
+}
+
+/* Raise SGI `intid` on vCPU `to` of the caller's partition. */
+static void deliver_sgi(struct vcpu *to, uint32_t intid)
+{
+	struct arm64_cpu *target = &cpus[to->pcpu];
+
+	if (target == this_cpu()) {
+		vgic_inject(target, intid);
+		return;
+	}
+	atomic_fetch_or(&target->vgic.incoming, (uint32_t)BIT(intid));
+	gic_send_sgi(to->pcpu, SGI_KICK);
+}
+
+void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r)
+{
+	struct partition *p = v->partition;
+	uint32_t intid = (sgi1r >> 24) & 0xf;
+
+	if (sgi1r & BIT(40)) {
+		for (uint32_t i = 0; i < p->num_vcpus; i++) {
+			if (&p->vcpu[i] != v)
+				deliver_sgi(&p->vcpu[i], intid);
+		}
+		vcpu_count(v, STAT_SGI_SENT);
+		return;
+	}
+	/* vCPU i is Aff0 = i in cluster 0.0.0; anything else is outside the partition. */
+	uint64_t outside = sgi1r & (0xffull << 16 | 0xffull << 32 | 0xfull << 44 | 0xffull << 48);
+	uint32_t list = sgi1r & 0xffff;
+	if (outside || (list >> p->num_vcpus)) {
+		vcpu_count(v, STAT_SGI_DENIED);
+		if (outside)
+			return;
+		list &= (uint32_t)BIT(p->num_vcpus) - 1;
+	}
+	while (list) {
+		deliver_sgi(&p->vcpu[__builtin_ctz(list)], intid);
+		list &= list - 1;
+	}
+	vcpu_count(v, STAT_SGI_SENT);
+}
+
+/* ---- distributor ---- */
+
+/* The first INTID a per-interrupt GICD register at `off` describes, or -1. */
+static int64_t gicd_intid(uint32_t off)
+{
+	if (off >= GICD_IGROUPR && off < GICD_IPRIORITYR)
+		return (int64_t)(off & 0x7f) * 8;
+	if (off >= GICD_IPRIORITYR && off < GICD_ITARGETSR + 0x400)
+		return (int64_t)(off & 0x3ff);
+	if (off >= GICD_ICFGR && off < GICD_ICFGR + 0x100)
+		return (int64_t)(off - GICD_ICFGR) * 4;
+	if (off >= GICD_IGRPMODR && off < GICD_IGRPMODR + 0x80)
+		return (int64_t)(off - GICD_IGRPMODR) * 8;
+	if (off >= GICD_IROUTER && off < GICD_IROUTER + 8 * 1020)
+		return (int64_t)(off - GICD_IROUTER) / 8;
+	return -1;
+}
+
+static bool vgicd_access(struct vcpu *v, uint32_t off, bool write, uint64_t *value)
+{
+	struct arm64_partition *ap = arm64_part(v->partition);
+
+	if (!write) {
+		switch (off) {
+		case GICD_CTLR:
+			*value = ap->gicd_ctlr | GICD_CTLR_ARE | GICD_CTLR_DS;
+			return true;
+		case GICD_TYPER:
+			/* Same SPI range as the board, 10 INTID bits, no LPIs, no 1-of-N. */
+			*value = (mmio_read32(platform.gicd_base + GICD_TYPER) & 0x1f) | (9u << 19) | BIT(25);
+			return true;
+		case GICD_IIDR:
+			*value = mmio_read32(platform.gicd_base + GICD_IIDR);
+			return true;
+		case GICD_PIDR2:
+			*value = 0x3b; /* GICv3 */
+			return true;
+		default:
+			*value = 0; /* SPIs the partition does not own, SGI/PPI banks (RAZ with ARE) */
+			return true;
+		}
+	}
+	if (off == GICD_CTLR) {
+		ap->gicd_ctlr = (uint32_t)*value & (GICD_CTLR_ENGRP0 | GICD_CTLR_ENGRP1);
+		return true;
+	}
+	int64_t intid = gicd_intid(off);
+	/* SGI/PPI banks of GICD are RAZ/WI with affinity routing: legal, nothing to do. */
+	if (intid >= 0 && intid < 32)
+		return true;
+	vcpu_count(v, STAT_GIC_IGNORED);
+	return true;
+}
+
+/* ---- redistributor ---- */
+
+static void set_enables(struct vcpu *caller, struct vcpu *t, uint32_t bits, bool on)
+{
+	struct arm64_cpu *tc = &cpus[t->pcpu];
+	uint32_t allowed = 0xffff | OWNED_PPIS;
+
+	if (bits & ~allowed)
+		vcpu_count(caller, STAT_GIC_IGNORED);
+	bits &= allowed;
+	if (on)
+		tc->vgic.enabled |= bits;
+	else
+		tc->vgic.enabled &= ~bits;
+	for (uint32_t ppi = bits & OWNED_PPIS; ppi; ppi &= ppi - 1)
+		gic_ppi_enable(tc->gicr, (uint32_t)__builtin_ctz(ppi), on);
+	uint32_t release = on ? (tc->vgic.sgi_held & bits) : 0;
+	tc->vgic.sgi_held &= ~release;
+	for (; release; release &= release - 1)
+		deliver_sgi(t, (uint32_t)__builtin_ctz(release));
+}
+
+static bool vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t off, unsigned size,
+			    bool write, uint64_t *value)
+{
+	struct arm64_cpu *tc = &cpus[t->pcpu];
+	struct vgic_cpu *g = &tc->vgic;
+
+	if (off >= GICD_IPRIORITYR && off < GICD_IPRIORITYR + 32) {
+		uint32_t idx = off - GICD_IPRIORITYR;
+		if (idx + size > 32)
+			return false;
+		if (!write) {
+			uint64_t v64 = 0;
+			for (unsigned i = 0; i < size; i++)
+				v64 |= (uint64_t)g->prio[idx + i] << (8 * i);
+			*value = v64;
+			return true;
+		}
+		for (unsigned i = 0; i < size; i++)
+			g->prio[idx + i] = (uint8_t)(*value >> (8 * i));
+		update_templates(tc);
+		return true;
+	}
+	if (size != 4)
+		return false;
+	uint32_t val = (uint32_t)*value;
+	switch (off) {
+	case GICD_IGROUPR:
+		if (write) {
+			g->group = val;
+			update_templates(tc);
+		}
+		*value = g->group;
+		return true;
+	case GICD_ISENABLER:
+	case GICD_ICENABLER:
+		if (write)
+			set_enables(v, t, val, off == GICD_ISENABLER);
+		*value = g->enabled;
+		return true;
+	case GICD_ISPENDR:
+		if (write) {
+			for (uint32_t sgis = val & 0xffff; sgis; sgis &= sgis - 1)
+				deliver_sgi(t, (uint32_t)__builtin_ctz(sgis));
+			if (val & ~0xffffu)
+				vcpu_count(v, STAT_GIC_IGNORED);
+		}
+		*value = 0;
+		return true;
+	case GICD_ICPENDR:
+		if (write) {
+			for (uint32_t ppi = val & OWNED_PPIS; ppi; ppi &= ppi - 1)
+				gic_ppi_clear(tc->gicr, (uint32_t)__builtin_ctz(ppi));
+		}
+		*value = 0;
+		return true;
+	case GICD_ICFGR:
+		*value = 0xaaaaaaaa; /* SGIs are edge-triggered, fixed */
+		return true;
+	case GICD_ICFGR + 4:
+		if (write)
+			g->icfgr1 = val;
+		*value = g->icfgr1;
+		return true;
+	case GICD_ISACTIVER:
+	case GICD_ICACTIVER:
+	case GICD_IGRPMODR:
+	case GICD_NSACR:
+		*value = 0; /* active state lives in the list registers; no secure state */
+		return true;
+	default:
+		if (write)
+			vcpu_count(v, STAT_GIC_IGNORED);
+		*value = 0;
+		return true;
+	}
+}
+
+static bool vgicr_access(struct vcpu *v, struct vcpu *t, uint32_t off, unsigned size,
+			 bool write, uint64_t *value)
+{
+	struct vgic_cpu *g = &cpus[t->pcpu].vgic;
+	struct partition *p = v->partition;
+
+	if (off >= GICR_SGI_BASE)
+		return vgicr_sgi_frame(v, t, off - GICR_SGI_BASE, size, write, value);
+	if (off == GICR_TYPER || off == GICR_TYPER + 4) {
+		uint64_t typer = ((uint64_t)t->index << 32) | ((uint64_t)t->index << 8) |
+				 (t->index == p->num_vcpus - 1 ? GICR_TYPER_LAST : 0);
+		if (write)
+			return true;
+		*value = off == GICR_TYPER ? (size == 8 ? typer : (uint32_t)typer) : typer >> 32;
+		return true;
+	}
+	if (size != 4)
+		return false;
+	switch (off) {
+	case GICR_WAKER:
+		if (write)
+			g->waker = (uint32_t)*value & GICR_WAKER_SLEEP;
+		*value = g->waker | (g->waker ? GICR_WAKER_ASLEEP : 0);
+		return true;
+	case GICR_IIDR:
+		*value = mmio_read32(platform.gicd_base + GICD_IIDR);
+		return true;
+	case GICR_PIDR2:
+		*value = 0x3b;
+		return true;
+	default:
+		if (write && off != GICR_CTLR)
+			vcpu_count(v, STAT_GIC_IGNORED);
+		*value = 0; /* GICR_CTLR: no LPIs */
+		return true;
+	}
+}
+
+bool arch_vgic_mmio(struct vcpu *v, ipaddr_t ipa, unsigned size, bool write, uint64_t *value)
+{
+	struct partition *p = v->partition;
+
+	if (ipa >= platform.gicd_base && ipa < platform.gicd_base + 0x10000) {
+		uint32_t off = (uint32_t)(ipa - platform.gicd_base);
+		if (size == 8 && !(off >= GICD_IROUTER && off < GICD_IROUTER + 8 * 1020))
+			return false;
+		return vgicd_access(v, off, write, value);
+	}
+	if (ipa >= platform.gicr_base && ipa < platform.gicr_base + p->num_vcpus * platform.gicr_stride) {
+		uint64_t rel = ipa - platform.gicr_base;
+		struct vcpu *t = &p->vcpu[rel / platform.gicr_stride];
+		return vgicr_access(v, t, (uint32_t)(rel % platform.gicr_stride), size, write, value);
+	}
+	return false;
+}

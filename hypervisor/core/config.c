@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+#include <tern/config.h>
+#include <tern/lib.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static bool name_ok(const char *name)
+{
+	size_t n = strnlen(name, TERN_NAME_LEN);
+
+	if (n == 0 || n == TERN_NAME_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/* [base, base+len) inside [lo, lo+size) without wrapping. */
+static bool inside(uint64_t base, uint64_t len, uint64_t lo, uint64_t size)
+{
+	return base >= lo && len <= size && base - lo <= size - len;
+}
+
+int config_validate(const struct tern_config *cfg, size_t avail,
+		    const struct config_limits *lim, char *err, size_t errlen)
+{
+	if (avail < sizeof(*cfg))
+		return fail(err, errlen, "blob too small (%zu bytes)", avail);
+	if (cfg->magic != TERN_CONFIG_MAGIC)
+		return fail(err, errlen, "no config blob (magic 0x%x)", cfg->magic);
+	if (cfg->version != TERN_CONFIG_VERSION)
+		return fail(err, errlen, "version %u, this hypervisor reads %u",
+			    cfg->version, TERN_CONFIG_VERSION);
+	if (cfg->num_partitions == 0 || cfg->num_partitions > TERN_MAX_PARTITIONS)
+		return fail(err, errlen, "%u partitions (1..%u supported)",
+			    cfg->num_partitions, TERN_MAX_PARTITIONS);
+	uint64_t need = sizeof(*cfg) + (uint64_t)cfg->num_partitions * sizeof(cfg->partition[0]);
+	if (cfg->size != need || need > avail)
+		return fail(err, errlen, "size %u does not match %u partitions", cfg->size,
+			    cfg->num_partitions);
+	uint32_t cpu_owner[32];
+	if (cfg->board_cpus == 0 || cfg->board_cpus > lim->max_cpus ||
+	    cfg->board_cpus > ARRAY_SIZE(cpu_owner))
+		return fail(err, errlen, "board_cpus %u (1..%u supported)", cfg->board_cpus,
+			    lim->max_cpus);
+	if (cfg->flags)
+		return fail(err, errlen, "unknown flags 0x%x", cfg->flags);
+
+	memset(cpu_owner, 0xff, sizeof(cpu_owner));
+
+	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
+		const struct tern_config_partition *p = &cfg->partition[i];
+		if (!name_ok(p->name))
+			return fail(err, errlen, "partition %u: bad name", i);
+		const char *n = p->name;
+		if (p->flags & ~TERN_PF_WFI_NATIVE)
+			return fail(err, errlen, "partition %s: unknown flags 0x%x", n, p->flags);
+		if (p->num_vcpus == 0 || p->num_vcpus > TERN_MAX_VCPUS)
+			return fail(err, errlen, "partition %s: %u vCPUs (1..%u supported)", n,
+				    p->num_vcpus, TERN_MAX_VCPUS);
+		for (uint32_t c = 0; c < p->num_vcpus; c++) {
+			uint32_t core = p->cpus[c];
+			if (core >= cfg->board_cpus)
+				return fail(err, errlen, "partition %s: core %u out of range", n, core);
+			if (cpu_owner[core] != 0xffffffffu)
+				return fail(err, errlen, "partition %s: core %u already used by %s", n,
+					    core, cfg->partition[cpu_owner[core]].name);
+			cpu_owner[core] = i;
+		}
+		for (uint32_t j = 0; j < i; j++) {
+			const char *other = cfg->partition[j].name;
+			if (!memcmp(other, n, strnlen(n, TERN_NAME_LEN) + 1))
+				return fail(err, errlen, "partition %s: name used twice", n);
+		}
+		if (!p->ram_size || !IS_ALIGNED(p->ram_size | p->ram_hpa | p->ram_ipa, MiB(2)))
+			return fail(err, errlen, "partition %s: RAM not 2 MiB aligned", n);
+		if (p->ram_ipa != lim->ram_ipa || !inside(p->ram_ipa, p->ram_size, 0, lim->ipa_limit))
+			return fail(err, errlen, "partition %s: RAM IPA 0x%llx+0x%llx outside the guest map",
+				    n, (unsigned long long)p->ram_ipa, (unsigned long long)p->ram_size);
+		if (p->ram_hpa + p->ram_size < p->ram_hpa ||
+		    overlaps(p->ram_hpa, p->ram_size, lim->reserved_lo, lim->reserved_hi - lim->reserved_lo))
+			return fail(err, errlen, "partition %s: RAM overlaps the hypervisor", n);
+		for (uint32_t j = 0; j < i; j++) {
+			const struct tern_config_partition *q = &cfg->partition[j];
+			if (overlaps(p->ram_hpa, p->ram_size, q->ram_hpa, q->ram_size))
+				return fail(err, errlen, "partition %s: RAM overlaps partition %s", n, q->name);
+		}
+		if (!inside(p->entry_ipa, 4, p->ram_ipa, p->ram_size))
+			return fail(err, errlen, "partition %s: entry 0x%llx outside its RAM", n,
+				    (unsigned long long)p->entry_ipa);
+		if (!inside(p->dtb_ipa, p->dtb_size, p->ram_ipa, p->ram_size) || !p->dtb_size ||
+		    !IS_ALIGNED(p->dtb_ipa, 8))
+			return fail(err, errlen, "partition %s: device tree outside its RAM", n);
+		if (!inside(p->image_ipa, p->image_size, p->ram_ipa, p->ram_size) || !p->image_size)
+			return fail(err, errlen, "partition %s: image outside its RAM", n);
+	}
+
+	/* Pristine copies must survive every guest: outside all partitions' RAM. */
+	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
+		const struct tern_config_partition *p = &cfg->partition[i];
+		if (!p->pristine_image_hpa && !p->pristine_dtb_hpa)
+			continue;
+		for (uint32_t j = 0; j < cfg->num_partitions; j++) {
+			const struct tern_config_partition *q = &cfg->partition[j];
+			if (overlaps(p->pristine_image_hpa, p->image_size, q->ram_hpa, q->ram_size) ||
+			    overlaps(p->pristine_dtb_hpa, p->dtb_size, q->ram_hpa, q->ram_size))
+				return fail(err, errlen, "partition %s: pristine copy inside partition %s",
+					    p->name, q->name);
+		}
+		if (overlaps(p->pristine_image_hpa, p->image_size, lim->reserved_lo,
+			     lim->reserved_hi - lim->reserved_lo) ||
+		    overlaps(p->pristine_dtb_hpa, p->dtb_size, lim->reserved_lo,
+			     lim->reserved_hi - lim->reserved_lo))
+			return fail(err, errlen, "partition %s: pristine copy overlaps the hypervisor",
+				    p->name);
+	}
+	return 0;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+#include <tern/arch.h>
+#include <tern/console.h>
+#include <tern/lib.h>
+#include <tern/partition.h>
+
+const char *const stat_names[STAT_COUNT] = {
+	[STAT_EXIT_IRQ] = "exit_irq",
+	[STAT_EXIT_WFI] = "exit_wfi",
+	[STAT_EXIT_WFE] = "exit_wfe",
+	[STAT_EXIT_HVC] = "exit_hvc",
+	[STAT_EXIT_SMC] = "exit_smc",
+	[STAT_EXIT_SYSREG] = "exit_sysreg",
+	[STAT_EXIT_MMIO] = "exit_mmio",
+	[STAT_EXIT_OTHER] = "exit_other",
+	[STAT_IRQ_INJECTED] = "irq_injected",
+	[STAT_IRQ_QUEUED] = "irq_queued",
+	[STAT_SGI_SENT] = "sgi_sent",
+	[STAT_GIC_IGNORED] = "gic_ignored",
+	[STAT_SGI_DENIED] = "sgi_denied",
+	[STAT_UNDEF_INJECTED] = "undef_injected",
+	[STAT_PSCI_DENIED] = "psci_denied",
+	[STAT_FAULT] = "faults",
+};
+
+static const char *const state_names[] = {
+	[PARTITION_RUNNING] = "running",
+	[PARTITION_OFF] = "off",
+	[PARTITION_STOPPED] = "stopped",
+};
+
+void partition_print_stats(struct partition *p)
+{
+	char buf[768];
+	size_t n = 0;
+
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "{\"partition\":\"%s\",\"state\":\"%s\",\"restarts\":%u",
+			      p->name, state_names[atomic_load(&p->state)], atomic_load(&p->generation));
+	for (unsigned id = 0; id < STAT_COUNT && n < sizeof(buf); id++) {
+		uint64_t sum = 0;
+		for (uint32_t i = 0; i < p->num_vcpus; i++)
+			sum += p->vcpu[i].stats[id] + arch_vcpu_stat(&p->vcpu[i], id);
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, ",\"%s\":%llu", stat_names[id],
+				      (unsigned long long)sum);
+	}
+	if (n < sizeof(buf))
+		snprintf(buf + n, sizeof(buf) - n, "}");
+	console_printf("tern-stats %s", buf);
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+#include <tern/lib.h>
+#include <tern/virq_queue.h>
+
+void virq_queue_init(struct virq_queue *q)
+{
+	memset(q, 0, sizeof(*q));
+}
+
+bool virq_queue_contains(const struct virq_queue *q, uint32_t intid)
+{
+	return intid < VIRQ_MAX && (q->pending[intid / 64] & BIT(intid % 64));
+}
+
+void virq_queue_push(struct virq_queue *q, uint32_t intid, uint8_t prio)
+{
+	if (intid >= VIRQ_MAX)
+		return;
+	if (!virq_queue_contains(q, intid)) {
+		q->pending[intid / 64] |= BIT(intid % 64);
+		q->count++;
+	}
+	q->prio[intid] = prio;
+}
+
+bool virq_queue_remove(struct virq_queue *q, uint32_t intid)
+{
+	if (!virq_queue_contains(q, intid))
+		return false;
+	q->pending[intid / 64] &= ~BIT(intid % 64);
+	q->count--;
+	return true;
+}
+
+/* Linear in the number of queued interrupts: this runs only when list registers overflow. */
+bool virq_queue_peek(const struct virq_queue *q, uint32_t *intid, uint8_t *prio)
+{
+	uint32_t best = VIRQ_MAX;
+	uint8_t best_prio = 0xff;
+
+	if (!q->count)
+		return false;
+	for (uint32_t w = 0; w < VIRQ_MAX / 64; w++) {
+		uint64_t bits = q->pending[w];
+		while (bits) {
+			uint32_t id = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			bits &= bits - 1;
+			if (best == VIRQ_MAX || q->prio[id] < best_prio) {
+				best = id;
+				best_prio = q->prio[id];
+			}
+		}
+	}
+	*intid = best;
+	*prio = best_prio;
+	return true;
+}
+
+bool virq_queue_pop(struct virq_queue *q, uint32_t *intid, uint8_t *prio)
+{
+	if (!virq_queue_peek(q, intid, prio))
+		return false;
+	virq_queue_remove(q, *intid);
+	return true;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the generic core asks of an architecture.  Each arch/<isa>/ tree
+ * implements all of it; nothing else of the arch is visible to the core.
+ */
+#ifndef TERN_ARCH_H
+#define TERN_ARCH_H
+
+#include <tern/stats.h>
+#include <tern/types.h>
+
+struct partition;
+struct vcpu;
+
+unsigned arch_cpu_id(void);
+/* Bring a core online; it arrives in cpu_idle(). */
+bool arch_cpu_start(unsigned pcpu);
+/* Drop whatever this core was doing (its stack included) and enter cpu_idle(). */
+__attribute__((noreturn)) void arch_cpu_return_to_idle(void);
+/* Make another core look at its vCPU's requests. */
+void arch_cpu_kick(unsigned pcpu);
+/* Sleep until something may have changed for this core (kick or interrupt). */
+void arch_cpu_idle_wait(void);
+
+/* Build the partition's address space. */
+bool arch_partition_init(struct partition *p, char *err, size_t errlen);
+/* Enter the guest on this core at `entry` with x0/a0 = `context`. */
+__attribute__((noreturn)) void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context);
+/* Release what the vCPU holds on this core (interrupts, timers) after it left the guest. */
+void arch_vcpu_quiesce(struct vcpu *v);
+/* Counters the arch keeps outside the generic array (fast paths). */
+uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id);
+
+/* Emulated interrupt-controller MMIO; false if `ipa` is not one of its registers. */
+bool arch_vgic_mmio(struct vcpu *v, ipaddr_t ipa, unsigned size, bool write, uint64_t *value);
+
+/* Make freshly copied guest memory visible to instruction fetch and to the guest. */
+void arch_sync_guest_memory(paddr_t pa, uint64_t size);
+uint64_t arch_counter(void);
+uint64_t arch_counter_freq(void);
+
+__attribute__((noreturn)) void arch_board_off(void);
+
+#endif

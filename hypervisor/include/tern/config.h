@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef TERN_CONFIG_H
+#define TERN_CONFIG_H
+
+#include <tern/config_abi.h>
+
+struct config_limits {
+	uint32_t max_cpus;      /* cores the hypervisor supports on this board */
+	paddr_t reserved_lo;    /* hypervisor-owned RAM no partition may use */
+	paddr_t reserved_hi;
+	ipaddr_t ram_ipa;       /* the board RAM base every partition sees */
+	uint64_t ipa_limit;     /* stage-2 input range */
+};
+
+/*
+ * Check a config blob of `avail` bytes.  Returns 0, or -1 with a one-line
+ * reason (naming the partition and field) in `err`.
+ */
+int config_validate(const struct tern_config *cfg, size_t avail,
+		    const struct config_limits *lim, char *err, size_t errlen);
+
+#endif

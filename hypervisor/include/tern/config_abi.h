@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The system description as the hypervisor receives it.
+ *
+ * `tern` (tools/tern) validates the TOML description, lays the partitions
+ * out in board RAM, and writes this little-endian blob, which QEMU loads at
+ * TERN_CONFIG_HPA.  The hypervisor validates it again (config.c) because a
+ * blob is input too, and a bad one must give a clear message, not a crash.
+ *
+ * tools/tern/abi.py mirrors this file; tests/tool checks the two agree.
+ */
+#ifndef TERN_CONFIG_ABI_H
+#define TERN_CONFIG_ABI_H
+
+#include <tern/types.h>
+
+#define TERN_CONFIG_MAGIC      0x4e524554u /* "TERN" */
+#define TERN_CONFIG_VERSION    1u
+#define TERN_MAX_PARTITIONS    8u
+#define TERN_MAX_VCPUS         8u
+#define TERN_NAME_LEN          16u
+
+/* tern_config_partition.flags */
+#define TERN_PF_WFI_NATIVE     (1u << 0) /* guest WFI/WFE run on the core, not trapped */
+
+struct tern_config_partition {
+	char     name[TERN_NAME_LEN];   /* NUL-terminated */
+	uint64_t ram_ipa;               /* guest-physical base of RAM (board RAM base) */
+	uint64_t ram_hpa;               /* where that RAM lives on the board */
+	uint64_t ram_size;
+	uint64_t entry_ipa;             /* first instruction of vCPU 0 */
+	uint64_t dtb_ipa;               /* x0 at entry: this partition's device tree */
+	uint64_t image_ipa;             /* the loaded image, for restart from pristine */
+	uint64_t image_size;
+	uint64_t pristine_image_hpa;    /* untouched copy of the image (0: none) */
+	uint64_t pristine_dtb_hpa;      /* untouched copy of the device tree (0: none) */
+	uint64_t dtb_size;
+	uint32_t num_vcpus;
+	uint32_t flags;                 /* TERN_PF_* */
+	uint8_t  cpus[TERN_MAX_VCPUS];  /* physical core of vCPU i */
+	uint64_t reserved[4];
+};
+
+struct tern_config {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t size;                  /* bytes, header and partitions */
+	uint32_t num_partitions;
+	uint32_t board_cpus;            /* cores QEMU was started with */
+	uint32_t flags;
+	uint64_t reserved[3];
+	struct tern_config_partition partition[];
+};
+
+_Static_assert(sizeof(struct tern_config_partition) == 144, "ABI: partition record");
+_Static_assert(sizeof(struct tern_config) == 48, "ABI: header");
+
+#endif

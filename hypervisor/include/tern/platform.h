@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the generic code and the architecture need to know about the board.
+ * One instance per board, in platform/<board>/.  Partitions see the board's
+ * own addresses (GIC, UART, RAM base), so these double as the guest map.
+ */
+#ifndef TERN_PLATFORM_H
+#define TERN_PLATFORM_H
+
+#include <tern/types.h>
+
+struct platform_desc {
+	const char *name;
+	paddr_t uart_base;          /* PL011: hypervisor console, and the partitions' view */
+	uint32_t uart_intid;
+	paddr_t gicd_base;
+	paddr_t gicr_base;
+	uint64_t gicr_stride;       /* one redistributor per core */
+	paddr_t ram_base;           /* also every partition's RAM IPA */
+	paddr_t hyp_base;           /* hypervisor-owned RAM */
+	uint64_t hyp_size;
+	paddr_t config_hpa;         /* where the loader puts the config blob */
+	uint64_t config_max;
+	uint32_t max_cpus;
+};
+
+extern const struct platform_desc platform;
+
+#endif

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Virtual interrupts that are pending but have no list register yet.
+ * Served strictly by priority (lower value first), then by INTID, so a
+ * guest sees the same order as with an unlimited number of list registers.
+ */
+#ifndef TERN_VIRQ_QUEUE_H
+#define TERN_VIRQ_QUEUE_H
+
+#include <tern/types.h>
+
+#define VIRQ_MAX 1024u
+
+struct virq_queue {
+	uint64_t pending[VIRQ_MAX / 64];
+	uint8_t prio[VIRQ_MAX];
+	uint32_t count;
+};
+
+void virq_queue_init(struct virq_queue *q);
+/* Adding an INTID already queued keeps one entry, at the new priority. */
+void virq_queue_push(struct virq_queue *q, uint32_t intid, uint8_t prio);
+bool virq_queue_peek(const struct virq_queue *q, uint32_t *intid, uint8_t *prio);
+bool virq_queue_pop(struct virq_queue *q, uint32_t *intid, uint8_t *prio);
+bool virq_queue_remove(struct virq_queue *q, uint32_t intid);
+bool virq_queue_contains(const struct virq_queue *q, uint32_t intid);
+
+static inline bool virq_queue_empty(const struct virq_queue *q)
+{
+	return q->count == 0;
+}
+
+#endif

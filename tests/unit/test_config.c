@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+#include <tern/config.h>
+#include "check.h"
+#include "tests.h"
+
+#define RAM_IPA 0x40000000ull
+
+static const struct config_limits limits = {
+	.max_cpus = 8,
+	.reserved_lo = 0x40000000,
+	.reserved_hi = 0x44000000,
+	.ram_ipa = RAM_IPA,
+	.ipa_limit = 1ull << 32,
+};
+
+static _Alignas(8) unsigned char raw[sizeof(struct tern_config) +
+				     TERN_MAX_PARTITIONS * sizeof(struct tern_config_partition)];
+#define hdr (*(struct tern_config *)raw)
+#define part(i) (((struct tern_config *)raw)->partition[i])
+static char err[160];
+
+static void set_partition(unsigned i, const char *name, unsigned core, uint64_t hpa)
+{
+	struct tern_config_partition *p = &part(i);
+
+	memset(p, 0, sizeof(*p));
+	strcpy(p->name, name);
+	p->ram_ipa = RAM_IPA;
+	p->ram_hpa = hpa;
+	p->ram_size = 64ull << 20;
+	p->entry_ipa = RAM_IPA + 0x80000;
+	p->image_ipa = RAM_IPA + 0x80000;
+	p->image_size = 0x10000;
+	p->dtb_ipa = RAM_IPA + (62ull << 20);
+	p->dtb_size = 0x1000;
+	p->pristine_image_hpa = 0x50000000 + i * 0x400000;
+	p->pristine_dtb_hpa = 0x50200000 + i * 0x400000;
+	p->num_vcpus = 1;
+	p->cpus[0] = (uint8_t)core;
+}
+
+static void make_valid(unsigned n)
+{
+	memset(raw, 0, sizeof(raw));
+	hdr.magic = TERN_CONFIG_MAGIC;
+	hdr.version = TERN_CONFIG_VERSION;
+	hdr.num_partitions = n;
+	hdr.size = (uint32_t)(sizeof(struct tern_config) + n * sizeof(struct tern_config_partition));
+	hdr.board_cpus = 4;
+	static const char *const names[] = { "rt", "linux", "p2", "p3" };
+	for (unsigned i = 0; i < n; i++)
+		set_partition(i, names[i], i + 1 > 3 ? 0 : i + 1, 0x44000000 + i * (64ull << 20));
+}
+
+static int validate(void)
+{
+	err[0] = 0;
+	return config_validate(&hdr, sizeof(raw), &limits, err, sizeof(err));
+}
+
+static int expect_error(const char *fragment)
+{
+	int rc = validate();
+	CHECK_EQ(rc, -1);
+	if (!strstr(err, fragment)) {
+		fprintf(stderr, "  error was \"%s\", wanted \"%s\"\n", err, fragment);
+		return 0;
+	}
+	return 1;
+}
+
+void test_config_accepts_valid(void)
+{
+	make_valid(2);
+	CHECK_EQ(validate(), 0);
+	part(1).num_vcpus = 2;
+	part(1).cpus[1] = 3;
+	CHECK_EQ(validate(), 0);
+}
+
+void test_config_rejects_bad_header(void)
+{
+	make_valid(1);
+	hdr.magic = 0;
+	CHECK(expect_error("magic"));
+	make_valid(1);
+	hdr.version = 99;
+	CHECK(expect_error("version"));
+	make_valid(1);
+	hdr.num_partitions = 0;
+	CHECK(expect_error("partitions"));
+	make_valid(1);
+	hdr.size += 4;
+	CHECK(expect_error("size"));
+	make_valid(1);
+	CHECK_EQ(config_validate(&hdr, 8, &limits, err, sizeof(err)), -1);
+	make_valid(1);
+	hdr.board_cpus = 9;
+	CHECK(expect_error("board_cpus"));
+}
+
+void test_config_rejects_core_conflicts(void)
+{
+	make_valid(2);
+	part(1).cpus[0] = 1;
+	CHECK(expect_error("core 1 already used by rt"));
+	make_valid(1);
+	part(0).cpus[0] = 4;
+	CHECK(expect_error("core 4 out of range"));
+	make_valid(1);
+	part(0).num_vcpus = 0;
+	CHECK(expect_error("vCPUs"));
+	make_valid(1);
+	part(0).num_vcpus = 2;
+	part(0).cpus[1] = 1;
+	CHECK(expect_error("already used"));
+}
+
+void test_config_rejects_memory_errors(void)
+{
+	make_valid(2);
+	part(1).ram_hpa = part(0).ram_hpa + (2ull << 20);
+	CHECK(expect_error("overlaps partition rt"));
+	make_valid(1);
+	part(0).ram_hpa = 0x42000000;
+	CHECK(expect_error("overlaps the hypervisor"));
+	make_valid(1);
+	part(0).ram_size = 3ull << 20;
+	CHECK(expect_error("aligned"));
+	make_valid(1);
+	part(0).ram_ipa = 0x80000000;
+	CHECK(expect_error("guest map"));
+	make_valid(1);
+	part(0).entry_ipa = RAM_IPA + (64ull << 20);
+	CHECK(expect_error("entry"));
+	make_valid(1);
+	part(0).dtb_ipa = RAM_IPA + (64ull << 20) - 0x800;
+	CHECK(expect_error("device tree"));
+	make_valid(1);
+	part(0).image_size = 65ull << 20;
+	CHECK(expect_error("image"));
+	make_valid(1);
+	part(0).ram_hpa = 0xffffffffffe00000ull;
+	CHECK_EQ(validate(), -1);
+}
+
+void test_config_rejects_bad_names(void)
+{
+	make_valid(1);
+	strcpy(part(0).name, "Bad Name");
+	CHECK(expect_error("bad name"));
+	make_valid(1);
+	memset(part(0).name, 'a', TERN_NAME_LEN);
+	CHECK(expect_error("bad name"));
+	make_valid(2);
+	strcpy(part(1).name, "rt");
+	CHECK(expect_error("name used twice"));
+}
+
+void test_config_rejects_pristine_inside_partition(void)
+{
+	make_valid(2);
+	part(0).pristine_image_hpa = part(1).ram_hpa + 0x1000;
+	CHECK(expect_error("pristine copy inside partition linux"));
+	make_valid(1);
+	part(0).pristine_dtb_hpa = 0x40100000;
+	CHECK(expect_error("pristine copy overlaps the hypervisor"));
+}
