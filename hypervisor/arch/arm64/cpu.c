@@ -128,9 +128,19 @@ uint64_t arch_counter_freq(void)
 
 uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 {
-	if (id == STAT_EXIT_IRQ || id == STAT_IRQ_INJECTED)
-		return cpus[v->pcpu].fast_irqs;
-	return 0;
+	const struct arm64_cpu *c = &cpus[v->pcpu];
+
+	switch (id) {
+	case STAT_EXIT_IRQ:
+	case STAT_IRQ_INJECTED:
+		return c->fast_irqs;
+	case STAT_EXIT_WFI:
+		return c->fast_wfi;
+	case STAT_EXIT_WFE:
+		return c->fast_wfe;
+	default:
+		return 0;
+	}
 }
 
 void arch_vcpu_quiesce(struct vcpu *v)

@@ -80,6 +80,7 @@ void gic_cpu_init(struct arm64_cpu *c)
 	isb();
 
 	gic_nr_lrs = (unsigned)(read_sysreg(ich_vtr_el2) & 0xf) + 1;
+	c->lrs_idle = BIT(gic_nr_lrs) - 1;
 	for (unsigned n = 0; n < gic_nr_lrs; n++)
 		gic_write_lr(n, 0);
 	write_sysreg(ich_vmcr_el2, 0);

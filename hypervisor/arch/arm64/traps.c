@@ -127,17 +127,13 @@ static void handle_sysreg(struct vcpu *v, struct guest_regs *r, uint64_t esr)
 	inject_undef(v, r);
 }
 
-static void handle_wfx(struct vcpu *v, struct guest_regs *r, uint64_t esr)
+/* A trapped WFI that vectors.S could not settle alone: virtual interrupts are in flight. */
+void arm64_guest_wfi(struct guest_regs *r)
 {
-	r->elr += 4;
-	if (esr & 1) {
-		vcpu_count(v, STAT_EXIT_WFE);
-		return; /* WFE: a hint; the core is the guest's alone, so just return */
-	}
-	vcpu_count(v, STAT_EXIT_WFI);
-	/* Wait here with the guest's pending work in view; the interrupt is taken after eret. */
+	(void)r;
+	vcpu_count(this_cpu()->vcpu, STAT_EXIT_WFI);
 	if (!vgic_lrs_pending())
-		wfi();
+		wfi(); /* the interrupt that ends it is taken after the return to the guest */
 }
 
 static void handle_abort(struct vcpu *v, struct guest_regs *r, uint64_t esr, bool data)
@@ -181,9 +177,6 @@ void arm64_guest_sync(struct guest_regs *r)
 	uint64_t esr = read_sysreg(esr_el2);
 
 	switch (ESR_EC(esr)) {
-	case EC_WFX:
-		handle_wfx(v, r, esr);
-		return;
 	case EC_HVC64:
 		vcpu_count(v, STAT_EXIT_HVC);
 		handle_call(v, r);

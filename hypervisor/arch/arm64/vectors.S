@@ -5,6 +5,7 @@
  * (guest_frame()); nothing else is on the stack then.
  */
 #include <arch/cpu.h>
+#include <arch/sysreg.h>
 
 .macro save_x4_to_x30_elr_spsr
 	stp	x4, x5, [sp, #32]
@@ -52,52 +53,41 @@ hyp_vectors:
 	ventry	hyp_panic_async
 	ventry	hyp_panic_async
 	ventry	hyp_panic_async
-	/* lower EL, AArch64: the guest */
-	ventry	guest_sync
+	/* lower EL, AArch64: the guest.  WFI/WFE are sorted out before a full save. */
+	.balign	128
+guest_sync:
+	stp	x0, x1, [sp, #-GUEST_FRAME_SIZE]!
+	stp	x2, x3, [sp, #16]
+	mrs	x0, esr_el2
+	ubfx	x1, x0, #26, #6
+	cmp	x1, #EC_WFX
+	b.eq	guest_wfx
+	save_x4_to_x30_elr_spsr
+	mov	x0, sp
+	bl	arm64_guest_sync
+	b	guest_exit
 
 	/*
 	 * Interrupt from a guest: the fast path.  A hardware interrupt the
-	 * guest owns (its timers) goes straight into a free list register,
-	 * hardware-linked so the guest's EOI deactivates it: acknowledge, one
-	 * table load, one list-register write, priority drop, return.
+	 * guest owns goes straight into list register 0, hardware-linked so
+	 * the guest's EOI deactivates it: acknowledge, one table load, one
+	 * list-register write, priority drop, return.  Anything else (LR0 in
+	 * use, interrupts waiting in order, hypervisor SGIs, spurious) has a
+	 * zero table entry or fails the LR0 test and goes to C.
 	 */
 	.balign	128
 guest_irq:
-	sub	sp, sp, #GUEST_FRAME_SIZE
-	stp	x0, x1, [sp]
+	stp	x0, x1, [sp, #-GUEST_FRAME_SIZE]!
 	stp	x2, x3, [sp, #16]
+guest_irq_body:
 	mrs	x0, icc_iar1_el1
 	mrs	x1, tpidr_el2
-	cmp	x0, #32
-	b.hs	guest_irq_slow
 	ldr	x2, [x1, x0, lsl #3]		/* CPU_LR_TEMPLATE */
 	cbz	x2, guest_irq_slow
 	mrs	x3, ich_elrsr_el2
-	cbz	x3, guest_irq_slow
+	tbz	x3, #0, guest_irq_slow
+	msr	ich_lr0_el2, x2
 	msr	icc_eoir1_el1, x0
-	rbit	x3, x3
-	clz	x3, x3
-	adr	x0, lr_write
-	add	x0, x0, x3, lsl #3
-	br	x0
-
-	.balign	128
-	b	guest_fiq
-	.balign	128
-	b	guest_serror
-	/* lower EL, AArch32: guests are AArch64 only (HCR_EL2.RW) */
-	ventry	guest_sync
-	ventry	guest_irq_unexpected
-	ventry	guest_fiq
-	ventry	guest_serror
-
-/* Two instructions per entry: ICH_LR<n>_EL2 is encoded in the instruction. */
-lr_write:
-	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
-	msr	ich_lr\n\()_el2, x2
-	b	guest_irq_done
-	.endr
-guest_irq_done:
 	ldr	x2, [x1, #CPU_FAST_IRQS]
 	add	x2, x2, #1
 	str	x2, [x1, #CPU_FAST_IRQS]
@@ -105,24 +95,61 @@ guest_irq_done:
 	ldp	x0, x1, [sp], #GUEST_FRAME_SIZE
 	eret
 
+	.balign	128
+	b	guest_fiq
+	.balign	128
+	b	guest_serror
+	/* lower EL, AArch32: guests are AArch64 only (HCR_EL2.RW) */
+	ventry	guest_sync_aarch32
+	ventry	guest_irq
+	ventry	guest_fiq
+	ventry	guest_serror
+
+/*
+ * Trapped WFI/WFE (wfi = "trap"), x0 = ESR, x0-x3 saved.  With no virtual
+ * interrupt in flight the core waits right here; the interrupt that wakes
+ * it is then injected without another exception round trip.
+ */
+guest_wfx:
+	mrs	x1, tpidr_el2
+	mrs	x2, elr_el2
+	add	x2, x2, #4
+	msr	elr_el2, x2
+	tbnz	x0, #0, guest_wfe
+	mrs	x2, ich_elrsr_el2
+	ldr	x3, [x1, #CPU_LRS_IDLE]
+	cmp	x2, x3
+	b.ne	guest_wfi_slow
+	ldr	x2, [x1, #CPU_FAST_WFI]
+	add	x2, x2, #1
+	str	x2, [x1, #CPU_FAST_WFI]
+	wfi
+	b	guest_irq_body
+guest_wfe:
+	/* A hint: the core is this guest's alone, there is nobody to yield to. */
+	ldr	x2, [x1, #CPU_FAST_WFE]
+	add	x2, x2, #1
+	str	x2, [x1, #CPU_FAST_WFE]
+	ldp	x2, x3, [sp, #16]
+	ldp	x0, x1, [sp], #GUEST_FRAME_SIZE
+	eret
+guest_wfi_slow:
+	save_x4_to_x30_elr_spsr
+	mov	x0, sp
+	bl	arm64_guest_wfi
+	b	guest_exit
+
+guest_sync_aarch32:
+	save_all
+	mov	x0, sp
+	bl	arm64_guest_sync
+	b	guest_exit
+
 /* x0 = acknowledged INTID, x0-x3 saved. */
 guest_irq_slow:
 	save_x4_to_x30_elr_spsr
 	mov	x1, sp
 	bl	arm64_guest_irq
-	b	guest_exit
-
-guest_irq_unexpected:
-	sub	sp, sp, #GUEST_FRAME_SIZE
-	stp	x0, x1, [sp]
-	stp	x2, x3, [sp, #16]
-	mrs	x0, icc_iar1_el1
-	b	guest_irq_slow
-
-guest_sync:
-	save_all
-	mov	x0, sp
-	bl	arm64_guest_sync
 	b	guest_exit
 
 guest_fiq:

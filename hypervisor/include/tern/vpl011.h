@@ -10,7 +10,7 @@
 #include <tern/types.h>
 
 #define VPL011_SIZE 0x1000u
-#define VPL011_LINE_MAX 160u
+#define VPL011_LINE_MAX 512u /* LAT-JSON lines are ~350 characters */
 
 struct vpl011 {
 	struct spinlock lock; /* vCPUs of one partition print concurrently */

@@ -6,10 +6,14 @@
 #ifndef ARCH_CPU_H
 #define ARCH_CPU_H
 
-#define CPU_LR_TEMPLATE 0      /* uint64_t[32]: list-register value per INTID, 0 = slow path */
-#define CPU_FAST_IRQS   256    /* interrupts injected by the fast path */
-#define CPU_STACK_TOP   264
-#define CPU_ID          272
+#define CPU_LR_TEMPLATE 0      /* uint64_t[1024]: list-register value per INTID, 0 = slow path */
+#define CPU_FAST_IRQS   8192   /* interrupts injected by the fast path */
+#define CPU_STACK_TOP   8200
+#define CPU_ID          8208
+#define CPU_LRS_IDLE    8216   /* ICH_ELRSR_EL2 value when every list register is empty */
+#define CPU_FAST_WFI    8224   /* WFI exits handled by the fast path */
+#define CPU_FAST_WFE    8232
+#define NR_INTIDS       1024   /* SGI, PPI, SPI and special INTIDs; LPIs are never enabled */
 #define GUEST_FRAME_SIZE 272   /* x0-x30, ELR_EL2, SPSR_EL2, padding */
 #define GUEST_ELR       248
 #define GUEST_SPSR      256
@@ -44,10 +48,13 @@ struct vgic_cpu {
 struct vcpu;
 
 struct arm64_cpu {
-	uint64_t lr_template[32];
+	uint64_t lr_template[NR_INTIDS];
 	uint64_t fast_irqs;
 	uint64_t stack_top;
 	uint64_t id;
+	uint64_t lrs_idle;
+	uint64_t fast_wfi;
+	uint64_t fast_wfe;
 	struct vcpu *vcpu;
 	uint64_t mpidr;
 	uintptr_t gicr;          /* this core's physical redistributor */
@@ -57,6 +64,9 @@ struct arm64_cpu {
 _Static_assert(__builtin_offsetof(struct arm64_cpu, fast_irqs) == CPU_FAST_IRQS, "asm offset");
 _Static_assert(__builtin_offsetof(struct arm64_cpu, stack_top) == CPU_STACK_TOP, "asm offset");
 _Static_assert(__builtin_offsetof(struct arm64_cpu, id) == CPU_ID, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, lrs_idle) == CPU_LRS_IDLE, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, fast_wfi) == CPU_FAST_WFI, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, fast_wfe) == CPU_FAST_WFE, "asm offset");
 _Static_assert(sizeof(struct guest_regs) == GUEST_FRAME_SIZE, "asm frame");
 _Static_assert(__builtin_offsetof(struct guest_regs, elr) == GUEST_ELR, "asm frame");
 _Static_assert(__builtin_offsetof(struct guest_regs, spsr) == GUEST_SPSR, "asm frame");

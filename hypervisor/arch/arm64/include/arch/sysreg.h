@@ -2,7 +2,20 @@
 #ifndef ARCH_SYSREG_H
 #define ARCH_SYSREG_H
 
+/* ESR_ELx exception classes (also used by vectors.S) */
+#define EC_UNKNOWN   0x00
+#define EC_WFX       0x01
+#define EC_HVC64     0x16
+#define EC_SMC64     0x17
+#define EC_SYSREG    0x18
+#define EC_IABT_LOW  0x20
+#define EC_DABT_LOW  0x24
+
+#ifndef __ASSEMBLER__
 #include <tern/types.h>
+
+#define ESR_EC(esr)  (((esr) >> 26) & 0x3f)
+#define ESR_IL       BIT(25)
 
 #define read_sysreg(reg) ({                                        \
 	uint64_t __v;                                               \
@@ -30,16 +43,6 @@
 #define HCR_TSC  BIT(19)
 #define HCR_RW   BIT(31)
 
-/* ESR_ELx exception classes */
-#define EC_UNKNOWN   0x00
-#define EC_WFX       0x01
-#define EC_HVC64     0x16
-#define EC_SMC64     0x17
-#define EC_SYSREG    0x18
-#define EC_IABT_LOW  0x20
-#define EC_DABT_LOW  0x24
-#define ESR_EC(esr)  (((esr) >> 26) & 0x3f)
-#define ESR_IL       BIT(25)
 
 /* GICv3 CPU interface and hypervisor control */
 #define ICC_SRE_SRE    BIT(0)
@@ -57,5 +60,7 @@
 #define ICH_LR_PRIO_SHIFT 48
 #define ICH_LR_PINTID_SHIFT 32
 #define ICH_LR_VINTID_MASK 0xffffffffull
+
+#endif /* __ASSEMBLER__ */
 
 #endif

@@ -1,0 +1,14 @@
+/* Polled PL011 output and a small printf. Lines end in a bare '\n'. */
+#ifndef GUEST_CONSOLE_H
+#define GUEST_CONSOLE_H
+
+#include <stdarg.h>
+
+void console_putc(char c);
+void console_puts(const char *s);
+
+/* Supports %d %i %u %x %c %s %p %%, the l and ll modifiers, a '0' or '-' flag and a width. */
+int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int vprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+#endif

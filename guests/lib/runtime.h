@@ -1,0 +1,27 @@
+/* What the library asks of a guest, and what it offers besides the drivers. */
+#ifndef GUEST_RUNTIME_H
+#define GUEST_RUNTIME_H
+
+#include <stdint.h>
+
+/* Provided by the guest. */
+extern const char guest_name[];
+void guest_main(void);
+
+/* Exception level the CPU was entered at (1 inside Tern, 2 on the bare board). */
+unsigned entry_el(void);
+
+/* RAM as the device tree describes it; 0/0 if it does not. */
+uint64_t ram_base(void);
+uint64_t ram_size(void);
+
+/*
+ * PSCI CPU_ON for CPU `cpu` (MPIDR Aff0 = cpu). It initialises its GIC CPU interface, then
+ * runs fn(context_id) with IRQs masked; when fn returns the CPU calls CPU_OFF.
+ */
+typedef void (*secondary_fn)(uint64_t context_id);
+int32_t cpu_start(unsigned cpu, secondary_fn fn, uint64_t context_id);
+
+void guest_exit(void) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,70 @@
+/* The EL1 generic timers: virtual (CNTV_*, PPI 27) and physical (CNTP_*, PPI 30). */
+#ifndef GUEST_TIMER_H
+#define GUEST_TIMER_H
+
+#include "arm64.h"
+
+#define CNT_CTL_ENABLE  (1u << 0)
+#define CNT_CTL_IMASK   (1u << 1)
+
+static inline uint64_t timer_freq(void)
+{
+	return read_sysreg(cntfrq_el0);
+}
+
+/* The isb keeps the read from being hoisted above earlier instructions. */
+static inline uint64_t counter_virt(void)
+{
+	isb();
+	return read_sysreg(cntvct_el0);
+}
+
+static inline uint64_t counter_phys(void)
+{
+	isb();
+	return read_sysreg(cntpct_el0);
+}
+
+static inline void vtimer_arm(uint64_t deadline)
+{
+	write_sysreg(cntv_cval_el0, deadline);
+	write_sysreg(cntv_ctl_el0, CNT_CTL_ENABLE);
+	isb();
+}
+
+static inline void vtimer_stop(void)
+{
+	write_sysreg(cntv_ctl_el0, 0);
+	isb();
+}
+
+static inline void ptimer_arm(uint64_t deadline)
+{
+	write_sysreg(cntp_cval_el0, deadline);
+	write_sysreg(cntp_ctl_el0, CNT_CTL_ENABLE);
+	isb();
+}
+
+static inline void ptimer_stop(void)
+{
+	write_sysreg(cntp_ctl_el0, 0);
+	isb();
+}
+
+static inline uint64_t us_to_ticks(uint64_t us)
+{
+	return us * timer_freq() / 1000000;
+}
+
+/* For bounded waits: a virtual-counter deadline `us` from now. */
+static inline uint64_t deadline_after_us(uint64_t us)
+{
+	return counter_virt() + us_to_ticks(us);
+}
+
+static inline bool deadline_passed(uint64_t deadline)
+{
+	return counter_virt() >= deadline;
+}
+
+#endif

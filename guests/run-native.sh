@@ -1,0 +1,36 @@
+#!/bin/sh
+# Boots both guests on the bare QEMU board (entered at EL2, PSCI over SMC) and at EL1 (no
+# virtualization: the partition-like path, PSCI over HVC), with and without icount, and
+# checks each run powers off by itself after its DONE line.
+set -u
+cd "$(dirname "$0")"
+QEMU=${QEMU:-qemu-system-aarch64}
+ICOUNT="-icount shift=4,align=off,sleep=off"
+failed=0
+
+run() {  # machine cpu extra image bootargs done-marker
+	out=$(timeout 60 $QEMU -M "$1" -cpu "$2" -smp 2 -m 512M -nographic $3 \
+		-kernel "build/$4.img" -append "$5" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "^$6\$"; then
+		echo "ok   $4 $1 $2 ${3:+icount}"
+	else
+		echo "FAIL $4 $1 $2 ${3:+icount} (exit $rc)"
+		printf '%s\n' "$out" | tail -n 20
+		failed=1
+	fi
+	printf '%s\n' "$out" | grep -E '^(LAT|PROBE)-JSON' | grep -v '"pass":true' |
+		sed -n 's/^LAT-JSON {"test":"\([^"]*\)".*"avg":\([^,]*\).*"min":\([^,]*\).*/     \1 avg \2 min \3/p'
+}
+
+for machine in virt,virtualization=on,gic-version=3 virt,gic-version=3; do
+	for icount in "" "$ICOUNT"; do
+		run "$machine" cortex-a53 "$icount" lat "lat.samples=50" LAT-DONE
+		run "$machine" cortex-a53 "$icount" probe "probe.tests=smp,psci" PROBE-DONE
+	done
+done
+for cpu in cortex-a57 max; do
+	run virt,virtualization=on,gic-version=3 "$cpu" "$ICOUNT" lat "lat.samples=50" LAT-DONE
+	run virt,virtualization=on,gic-version=3 "$cpu" "" probe "probe.tests=smp,psci" PROBE-DONE
+done
+exit $failed
