@@ -1,18 +1,22 @@
 #!/bin/sh
 # Boots both guests on the bare QEMU board (entered at EL2, PSCI over SMC) and at EL1 (no
 # virtualization: the partition-like path, PSCI over HVC), with and without icount, and
-# checks each run powers off by itself after its DONE line.
+# checks each run powers off by itself after its DONE line with no failed PROBE-JSON line.
 set -u
 cd "$(dirname "$0")"
 QEMU=${QEMU:-qemu-system-aarch64}
 ICOUNT="-icount shift=4,align=off,sleep=off"
 failed=0
+PROBE_EL2="probe.tests=smp,psci,prio,sgi-foreign,psci-foreign,hvc-unknown"
+# Entered at EL1 with neither EL2 nor EL3 below, SMC is UNDEFINED, so no hvc-unknown there.
+PROBE_EL1="probe.tests=smp,psci,prio,sgi-foreign,psci-foreign"
 
 run() {  # machine cpu extra image bootargs done-marker
 	out=$(timeout 60 $QEMU -M "$1" -cpu "$2" -smp 2 -m 512M -nographic $3 \
 		-kernel "build/$4.img" -append "$5" 2>&1)
 	rc=$?
-	if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "^$6\$"; then
+	fails=$(printf '%s\n' "$out" | grep '^PROBE-JSON' | grep '"pass":false')
+	if [ $rc -eq 0 ] && [ -z "$fails" ] && printf '%s\n' "$out" | grep -q "^$6\$"; then
 		echo "ok   $4 $1 $2 ${3:+icount}"
 	else
 		echo "FAIL $4 $1 $2 ${3:+icount} (exit $rc)"
@@ -24,13 +28,17 @@ run() {  # machine cpu extra image bootargs done-marker
 }
 
 for machine in virt,virtualization=on,gic-version=3 virt,gic-version=3; do
+	case $machine in
+	*virtualization=on*) probe_args=$PROBE_EL2 ;;
+	*) probe_args=$PROBE_EL1 ;;
+	esac
 	for icount in "" "$ICOUNT"; do
 		run "$machine" cortex-a53 "$icount" lat "lat.samples=50" LAT-DONE
-		run "$machine" cortex-a53 "$icount" probe "probe.tests=smp,psci" PROBE-DONE
+		run "$machine" cortex-a53 "$icount" probe "$probe_args" PROBE-DONE
 	done
 done
 for cpu in cortex-a57 max; do
 	run virt,virtualization=on,gic-version=3 "$cpu" "$ICOUNT" lat "lat.samples=50" LAT-DONE
-	run virt,virtualization=on,gic-version=3 "$cpu" "" probe "probe.tests=smp,psci" PROBE-DONE
+	run virt,virtualization=on,gic-version=3 "$cpu" "" probe "$PROBE_EL2" PROBE-DONE
 done
 exit $failed

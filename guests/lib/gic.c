@@ -91,12 +91,27 @@ void gic_enable_private(unsigned intid)
 		mmio_write32(rd + GICR_ISENABLER0, 1u << intid);
 }
 
-void gic_send_sgi(unsigned intid, unsigned cpu)
+void gic_set_priority_private(unsigned intid, uint8_t priority)
 {
-	/* ICC_SGI1R_EL1: INTID in [27:24], target list in [15:0], Aff1-3 and IRM zero. */
-	uint64_t sgi1r = (uint64_t)(intid & 0xf) << 24 | (1u << (cpu & 0xf));
+	uintptr_t rd = gic_redistributor();
 
+	if (!rd || intid >= 32)
+		return;
+	/* Word access only (see gic.h): read-modify-write this INTID's byte. */
+	uintptr_t reg = rd + GICR_IPRIORITYR + (intid & ~3u);
+	unsigned shift = 8 * (intid & 3);
+	uint32_t word = mmio_read32(reg) & ~(0xffu << shift);
+	mmio_write32(reg, word | (uint32_t)priority << shift);
+}
+
+void gic_send_sgi1r(uint64_t sgi1r)
+{
 	dsb_sy();       /* make data the target will read visible before it is interrupted */
 	write_sysreg(icc_sgi1r_el1, sgi1r);
 	isb();
+}
+
+void gic_send_sgi(unsigned intid, unsigned cpu)
+{
+	gic_send_sgi1r(SGI1R_INTID(intid) | SGI1R_TARGET(cpu));
 }

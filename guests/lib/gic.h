@@ -42,6 +42,17 @@ uintptr_t gic_redistributor(void);
 /* Enable an SGI or PPI (INTID < 32) in the calling CPU's redistributor. */
 void gic_enable_private(unsigned intid);
 
+/* Set the priority of an SGI or PPI in the calling CPU's redistributor. */
+void gic_set_priority_private(unsigned intid, uint8_t priority);
+
+/* ICC_SGI1R_EL1 fields (IRM, RS, Aff2 and Aff3 are not used here). */
+#define SGI1R_INTID(intid)      ((uint64_t)((intid) & 0xf) << 24)
+#define SGI1R_AFF1(aff1)        ((uint64_t)((aff1) & 0xff) << 16)
+#define SGI1R_TARGET(aff0)      ((uint64_t)1 << ((aff0) & 0xf))
+
+/* Write ICC_SGI1R_EL1 as given: for targets outside this system. */
+void gic_send_sgi1r(uint64_t sgi1r);
+
 /* SGI to CPU `cpu` (Aff0; Aff1-3 = 0) of this system. */
 void gic_send_sgi(unsigned intid, unsigned cpu);
 

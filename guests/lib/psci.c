@@ -20,26 +20,34 @@ bool psci_uses_hvc(void)
 	return use_hvc;
 }
 
+/* SMCCC lets the callee clobber x4-x17 as well as the argument registers. */
+#define SMCCC_CALL(insn, function, arg1, arg2, arg3) ({                             \
+	register uint64_t x0 __asm__("x0") = (function);                             \
+	register uint64_t x1 __asm__("x1") = (arg1);                                 \
+	register uint64_t x2 __asm__("x2") = (arg2);                                 \
+	register uint64_t x3 __asm__("x3") = (arg3);                                 \
+	__asm__ volatile(insn " #0"                                                  \
+			 : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3)                    \
+			 :                                                           \
+			 : "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12",  \
+			   "x13", "x14", "x15", "x16", "x17", "memory");             \
+	x0;                                                                          \
+})
+
+uint64_t smccc_hvc(uint32_t function, uint64_t arg1, uint64_t arg2, uint64_t arg3)
+{
+	return SMCCC_CALL("hvc", function, arg1, arg2, arg3);
+}
+
+uint64_t smccc_smc(uint32_t function, uint64_t arg1, uint64_t arg2, uint64_t arg3)
+{
+	return SMCCC_CALL("smc", function, arg1, arg2, arg3);
+}
+
 int32_t psci_call(uint32_t function, uint64_t arg1, uint64_t arg2, uint64_t arg3)
 {
-	register uint64_t x0 __asm__("x0") = function;
-	register uint64_t x1 __asm__("x1") = arg1;
-	register uint64_t x2 __asm__("x2") = arg2;
-	register uint64_t x3 __asm__("x3") = arg3;
-
-	/* SMCCC lets the callee clobber x4-x17 as well as the argument registers. */
-	if (use_hvc)
-		__asm__ volatile("hvc #0"
-				 : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3)
-				 :
-				 : "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12",
-				   "x13", "x14", "x15", "x16", "x17", "memory");
-	else
-		__asm__ volatile("smc #0"
-				 : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3)
-				 :
-				 : "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12",
-				   "x13", "x14", "x15", "x16", "x17", "memory");
+	uint64_t x0 = use_hvc ? smccc_hvc(function, arg1, arg2, arg3)
+			      : smccc_smc(function, arg1, arg2, arg3);
 	return (int32_t)x0;
 }
 

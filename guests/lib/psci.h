@@ -25,6 +25,10 @@
 void psci_init(void);
 bool psci_uses_hvc(void);
 
+/* An SMCCC call through HVC or SMC regardless of the conduit; the result is all of x0. */
+uint64_t smccc_hvc(uint32_t function, uint64_t arg1, uint64_t arg2, uint64_t arg3);
+uint64_t smccc_smc(uint32_t function, uint64_t arg1, uint64_t arg2, uint64_t arg3);
+
 /* Any SMCCC call through the conduit; the result is the 32-bit status in w0. */
 int32_t psci_call(uint32_t function, uint64_t arg1, uint64_t arg2, uint64_t arg3);
 

@@ -22,6 +22,9 @@ uint64_t ram_size(void);
 typedef void (*secondary_fn)(uint64_t context_id);
 int32_t cpu_start(unsigned cpu, secondary_fn fn, uint64_t context_id);
 
+/* A CPU_ON entry point (start.S) that parks the CPU with no stack or memory access. */
+extern char park_entry[];
+
 void guest_exit(void) __attribute__((noreturn));
 
 #endif

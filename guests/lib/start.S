@@ -126,6 +126,13 @@ el1_cpu_setup:
 	mov	sp, x1
 	ret
 
+/*
+ * Also the CPU_ON entry point for calls that should fail: if one starts a CPU anyway, it stops
+ * here without touching memory. secondary_entry would pick a stack by Aff0 alone, so a CPU
+ * with Aff1 = 1 would run on CPU 0's.
+ */
+	.globl park_entry
+park_entry:
 park:
 	msr	daifset, #0xf
 1:	wfe

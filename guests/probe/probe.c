@@ -14,9 +14,19 @@ const char guest_name[] = "probe";
 
 #define SGI_PING        3       /* CPU 0 -> CPU 1 */
 #define SGI_PONG        4       /* CPU 1 -> CPU 0 */
+#define SGI_FOREIGN     12      /* CPU 0 -> CPUs that do not exist */
 #define SMP_CONTEXT_ID  0x7e4e0c0de5ULL
 #define WAIT_US         1000000
 #define FOREIGN_PRIO    0x40
+
+#define PRIO_SGIS       10      /* SGIs 1..10: more than the 4 list registers of QEMU's GIC */
+#define PRIO_RECORD     16      /* acknowledgements kept per run; more means duplicates */
+/*
+ * SGI delivery is not synchronous with the ICC_SGI1R_EL1 write: wait this long before
+ * unmasking, so the order seen is the GIC's priority choice and not the arrival order.
+ * Also how long an SGI that should not arrive (or arrive twice) is waited for.
+ */
+#define SETTLE_US       2000
 
 /* Each written by one CPU only: no locks, which Device memory (MMU off) cannot back. */
 static volatile uint32_t cpu1_ready;            /* CPU 1 */
@@ -24,6 +34,11 @@ static volatile uint64_t cpu1_context;          /* CPU 1 */
 static volatile uint32_t cpu1_pings;            /* CPU 1's IRQ handler */
 static volatile uint32_t cpu0_pongs;            /* CPU 0's IRQ handler */
 static volatile uint32_t stray_irqs[MAX_CPUS];  /* each CPU its own slot */
+static volatile uint32_t sync_excs[MAX_CPUS];   /* each CPU its own slot */
+static volatile uint32_t prio_recording;        /* CPU 0 */
+static volatile uint32_t prio_count;            /* CPU 0's IRQ handler */
+static volatile uint32_t prio_order[PRIO_RECORD]; /* CPU 0's IRQ handler */
+static volatile uint32_t cpu0_foreign;          /* CPU 0's IRQ handler */
 
 static const char *json_bool(bool b)
 {
@@ -40,6 +55,8 @@ static void print_strview(struct strview s)
 static void probe_sync(struct exc_frame *frame)
 {
 	printf("PROBE-EXC esr=0x%lx elr=0x%lx far=0x%lx\n", frame->esr, frame->elr, frame->far);
+	if (cpu_index() < MAX_CPUS)
+		sync_excs[cpu_index()]++;
 	frame->elr += 4;
 }
 
@@ -49,11 +66,17 @@ static void probe_irq(struct exc_frame *frame)
 	uint32_t intid = gic_ack();
 	unsigned cpu = cpu_index();
 
-	if (intid == SGI_PING && cpu == 1) {
+	if (prio_recording && cpu == 0 && intid >= 1 && intid <= PRIO_SGIS) {
+		if (prio_count < PRIO_RECORD)
+			prio_order[prio_count] = intid;
+		prio_count++;
+	} else if (intid == SGI_PING && cpu == 1) {
 		cpu1_pings++;
 		gic_send_sgi(SGI_PONG, 0);
 	} else if (intid == SGI_PONG && cpu == 0) {
 		cpu0_pongs++;
+	} else if (intid == SGI_FOREIGN && cpu == 0) {
+		cpu0_foreign++;
 	} else if (intid < 1020 && cpu < MAX_CPUS) {
 		stray_irqs[cpu]++;
 	}
@@ -62,14 +85,35 @@ static void probe_irq(struct exc_frame *frame)
 }
 
 /* Spin, not WFI: a wake-up between the test and the WFI would otherwise be lost. */
-static bool wait_for(volatile uint32_t *flag)
+static bool wait_count(volatile uint32_t *counter, uint32_t target, uint64_t us)
 {
-	uint64_t deadline = deadline_after_us(WAIT_US);
+	uint64_t deadline = deadline_after_us(us);
 
-	while (!*flag)
+	while (*counter < target)
 		if (deadline_passed(deadline))
 			return false;
 	return true;
+}
+
+static bool wait_for(volatile uint32_t *flag)
+{
+	return wait_count(flag, 1, WAIT_US);
+}
+
+static void spin_us(uint64_t us)
+{
+	uint64_t deadline = deadline_after_us(us);
+
+	while (!deadline_passed(deadline))
+		cpu_relax();
+}
+
+static void print_int_list(const volatile uint32_t *vals, unsigned n)
+{
+	console_putc('[');
+	for (unsigned i = 0; i < n; i++)
+		printf(i ? ",%u" : "%u", vals[i]);
+	console_putc(']');
 }
 
 static void cpu1_main(uint64_t context_id)
@@ -198,6 +242,185 @@ static bool test_gicd_foreign(void)
 	return pass;
 }
 
+/* 0x10 * (7i mod 11): ten distinct priorities 0x10..0xa0 for SGIs 1..10, not monotonic in i. */
+static uint8_t prio_of(unsigned intid)
+{
+	return (uint8_t)(0x10 * ((intid * 7) % 11));
+}
+
+/*
+ * One run: all SGIs made pending while IRQs are masked, then the order of acknowledgement.
+ * Sent in INTID order, so delivering in arrival order (or by INTID) shows up as wrong.
+ */
+static bool prio_run(void)
+{
+	unsigned self = cpu_index();
+
+	irq_disable();
+	prio_count = 0;
+	prio_recording = 1;
+	for (unsigned intid = 1; intid <= PRIO_SGIS; intid++)
+		gic_send_sgi(intid, self);
+	spin_us(SETTLE_US);
+
+	irq_enable();
+	wait_count(&prio_count, PRIO_SGIS, WAIT_US);
+	spin_us(SETTLE_US);     /* a duplicate would come now */
+	irq_disable();
+	prio_recording = 0;
+
+	if (prio_count != PRIO_SGIS)
+		return false;
+	for (unsigned i = 1; i < PRIO_SGIS; i++)
+		if (prio_of(prio_order[i - 1]) >= prio_of(prio_order[i]))
+			return false;
+	return true;
+}
+
+static bool test_prio(void)
+{
+	unsigned runs = (unsigned)bootarg_ulong("probe.prio_runs", 20, 1, 100000);
+	unsigned in_order = 0, wrong_len = 0;
+	bool have_wrong = false;
+	uint32_t expected[PRIO_SGIS], first_wrong[PRIO_RECORD];
+
+	for (unsigned intid = 1; intid <= PRIO_SGIS; intid++) {
+		expected[prio_of(intid) / 0x10 - 1] = intid;
+		gic_set_priority_private(intid, prio_of(intid));
+		gic_enable_private(intid);
+	}
+
+	for (unsigned run = 0; run < runs; run++) {
+		if (prio_run()) {
+			in_order++;
+		} else if (!have_wrong) {
+			have_wrong = true;
+			wrong_len = prio_count < PRIO_RECORD ? prio_count : PRIO_RECORD;
+			for (unsigned i = 0; i < wrong_len; i++)
+				first_wrong[i] = prio_order[i];
+		}
+	}
+
+	/* Back to the library's defaults; the SGIs stay enabled, the handler counts strays. */
+	for (unsigned intid = 1; intid <= PRIO_SGIS; intid++)
+		gic_set_priority_private(intid, GIC_DEFAULT_PRIORITY);
+
+	bool pass = in_order == runs;
+	printf("PROBE-JSON {\"test\":\"prio\",\"sgis\":%u,\"runs\":%u,\"in_order\":%u,"
+	       "\"expected\":", PRIO_SGIS, runs, in_order);
+	print_int_list(expected, PRIO_SGIS);
+	printf(",\"first_wrong\":");
+	if (have_wrong)
+		print_int_list(first_wrong, wrong_len);
+	else
+		printf("null");
+	printf(",\"pass\":%s}\n", json_bool(pass));
+	return pass;
+}
+
+/*
+ * SGIs to Aff0 = 7 and to Aff1 = 1 (target list bit 0): neither CPU exists. Only CPU 0 watches:
+ * a target check that ignored Aff1 would land there (where else an SGI to Aff0 = 7 might go
+ * is for the hypervisor's sgi_denied count). A final SGI to CPU 0 itself shows that a wrong
+ * delivery would have been seen.
+ */
+static bool test_sgi_foreign(void)
+{
+	static const uint64_t targets[] = {
+		SGI1R_TARGET(7),
+		SGI1R_AFF1(1) | SGI1R_TARGET(0),
+	};
+
+	irq_disable();
+	cpu0_foreign = 0;
+	gic_enable_private(SGI_FOREIGN);
+	irq_enable();
+	for (unsigned i = 0; i < sizeof(targets) / sizeof(targets[0]); i++)
+		gic_send_sgi1r(SGI1R_INTID(SGI_FOREIGN) | targets[i]);
+	spin_us(SETTLE_US);
+	uint32_t foreign = cpu0_foreign;
+
+	gic_send_sgi(SGI_FOREIGN, cpu_index());
+	bool control = wait_count(&cpu0_foreign, foreign + 1, WAIT_US);
+	irq_disable();
+
+	bool delivered = foreign != 0;
+	printf("PROBE-JSON {\"test\":\"sgi-foreign\",\"intid\":%u,"
+	       "\"targets\":[\"0.0.0.7\",\"0.0.1.0\"],\"delivered\":%s,\"received\":%u,"
+	       "\"control_seen\":%s,\"pass\":%s}\n",
+	       SGI_FOREIGN, json_bool(delivered), foreign, json_bool(control),
+	       json_bool(!delivered));
+	return !delivered;
+}
+
+/* PSCI for CPUs outside the system. The entry parks, should a CPU start after all. */
+static bool test_psci_foreign(void)
+{
+	int32_t on_aff0 = psci_cpu_on(6, (uintptr_t)park_entry, 0);
+	int32_t on_aff1 = psci_cpu_on(1u << 8, (uintptr_t)park_entry, 0);
+	int32_t info_aff0 = psci_affinity_info(6);
+	bool pass = on_aff0 < 0 && on_aff1 < 0 && info_aff0 < 0;
+
+	printf("PROBE-JSON {\"test\":\"psci-foreign\",\"cpu_on_aff0_6\":%d,\"cpu_on_aff1_1\":%d,"
+	       "\"affinity_info_aff0_6\":%d,\"pass\":%s}\n",
+	       on_aff0, on_aff1, info_aff0, json_bool(pass));
+	return pass;
+}
+
+/* Unknown SMCCC calls: standard hypervisor service (fast SMC32, fast SMC64), a yielding call. */
+static const uint32_t unknown_calls[] = { 0x86000000, 0xC6001234, 0x00000001 };
+#define UNKNOWN_CALLS   (sizeof(unknown_calls) / sizeof(unknown_calls[0]))
+
+typedef uint64_t (*smccc_fn)(uint32_t function, uint64_t arg1, uint64_t arg2, uint64_t arg3);
+
+/* Every call must return NOT_SUPPORTED in all of x0. */
+static bool try_unknown_calls(smccc_fn call, int64_t *rets)
+{
+	bool ok = true;
+
+	for (unsigned i = 0; i < UNKNOWN_CALLS; i++) {
+		rets[i] = (int64_t)call(unknown_calls[i], 0, 0, 0);
+		ok = ok && rets[i] == PSCI_NOT_SUPPORTED;
+	}
+	return ok;
+}
+
+static void print_call_results(const int64_t *rets)
+{
+	for (unsigned i = 0; i < UNKNOWN_CALLS; i++)
+		printf(i ? ",%ld" : "[%ld", rets[i]);
+	console_putc(']');
+}
+
+/*
+ * Both conduits explicitly, whatever the device tree says. Entered at EL2 (the bare board),
+ * the guest's own EL2 has no vector table for an HVC to land in, so only SMC is tried there.
+ * Calls first, then the line: a PROBE-EXC report must not split it.
+ */
+static bool test_hvc_unknown(void)
+{
+	int64_t hvc[UNKNOWN_CALLS], smc[UNKNOWN_CALLS];
+	bool try_hvc = entry_el() != 2;
+	uint32_t excs = sync_excs[cpu_index()];
+
+	bool hvc_ok = !try_hvc || try_unknown_calls(smccc_hvc, hvc);
+	bool smc_ok = try_unknown_calls(smccc_smc, smc);
+	excs = sync_excs[cpu_index()] - excs;
+
+	printf("PROBE-JSON {\"test\":\"hvc-unknown\",\"entry_el\":%u,\"functions\":[", entry_el());
+	for (unsigned i = 0; i < UNKNOWN_CALLS; i++)
+		printf(i ? ",\"0x%x\"" : "\"0x%x\"", unknown_calls[i]);
+	printf("],\"hvc\":");
+	if (try_hvc)
+		print_call_results(hvc);
+	else
+		printf("\"skipped\"");
+	printf(",\"smc\":");
+	print_call_results(smc);
+	printf(",\"exceptions\":%u,\"pass\":%s}\n", excs, json_bool(hvc_ok && smc_ok));
+	return hvc_ok && smc_ok;
+}
+
 static void test_spin(void)
 {
 	printf("PROBE-JSON {\"test\":\"spin\",\"phase\":\"spinning\"}\n");
@@ -225,6 +448,14 @@ void guest_main(void)
 			test_fault();
 		} else if (strview_eq(item, "gicd-foreign")) {
 			test_gicd_foreign();
+		} else if (strview_eq(item, "prio")) {
+			test_prio();
+		} else if (strview_eq(item, "sgi-foreign")) {
+			test_sgi_foreign();
+		} else if (strview_eq(item, "psci-foreign")) {
+			test_psci_foreign();
+		} else if (strview_eq(item, "hvc-unknown")) {
+			test_hvc_unknown();
 		} else if (strview_eq(item, "spin")) {
 			test_spin();
 		} else {

@@ -196,8 +196,13 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	write_sysreg(vttbr_el2, arm64_part(p)->vttbr);
 	write_sysreg(hcr_el2, hcr);
 	isb();
-	/* A restarted partition must not see translations from its previous life. */
-	__asm__ volatile("tlbi vmalls12e1\n\tdsb nsh" ::: "memory");
+	/*
+	 * A restarted partition must not see translations from its previous
+	 * life.  The core serves no other VMID, so drop all EL1 entries; the
+	 * narrower TLBI VMALLS12E1 also never completes under QEMU 7.2 icount
+	 * while another core spins.
+	 */
+	__asm__ volatile("tlbi alle1\n\tdsb nsh" ::: "memory");
 	isb();
 
 	memset(frame, 0, sizeof(*frame));

@@ -1,0 +1,162 @@
+"""The config blob: packing, and agreement with the C header and board file."""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+from tern import abi, layout
+from tern.config import MAX_CPUS
+
+PARTITION = abi.PartitionRecord(
+    name="rt", ram_ipa=0x4000_0000, ram_hpa=0x4400_0000, ram_size=0x400_0000,
+    entry_ipa=0x4008_0000, dtb_ipa=0x43E0_0000, image_ipa=0x4008_0000, image_size=0x2_0000,
+    pristine_image_hpa=0x4820_0000, pristine_dtb_hpa=0x4840_0000, dtb_size=1234,
+    cpus=(1, 3), flags=abi.PF_WFI_NATIVE)
+
+
+def test_sizes_match_the_static_asserts():
+    assert abi.HEADER.size == 48
+    assert abi.PARTITION.size == 144
+
+
+def test_round_trip():
+    other = abi.PartitionRecord(name="x" * 15, ram_ipa=1 << 30, ram_hpa=3 << 30, ram_size=4 << 20,
+                                entry_ipa=5, dtb_ipa=6, image_ipa=7, image_size=8,
+                                pristine_image_hpa=0, pristine_dtb_hpa=0, dtb_size=9,
+                                cpus=tuple(range(8)))
+    blob = abi.ConfigBlob(board_cpus=4, partitions=[PARTITION, other])
+    data = abi.pack(blob)
+    assert len(data) == 48 + 2 * 144 == blob.size
+    back = abi.unpack(data)
+    assert back == blob
+
+
+def test_header_bytes():
+    data = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[PARTITION]))
+    assert data[:4] == b"TERN"
+    magic, version, size, count, cpus, flags = abi.HEADER.unpack_from(data)[:6]
+    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 1, 192, 1, 2, 0)
+    record = data[48:]
+    assert record[:16] == b"rt" + bytes(14)
+    assert int.from_bytes(record[16:24], "little") == 0x4000_0000
+    assert int.from_bytes(record[96:100], "little") == 2            # num_vcpus
+    assert int.from_bytes(record[100:104], "little") == 1           # flags
+    assert record[104:112] == bytes([1, 3, 0, 0, 0, 0, 0, 0])        # cpus
+    assert record[112:144] == bytes(32)
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(name=""), "name"), (dict(name="a" * 16), "name"), (dict(cpus=()), "vCPUs"),
+    (dict(cpus=tuple(range(9))), "vCPUs")])
+def test_pack_refuses_what_the_hypervisor_cannot_hold(change, message):
+    record = abi.PartitionRecord(**{**PARTITION.__dict__, **change})
+    with pytest.raises(ValueError, match=message):
+        abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[record]))
+
+
+def test_unpack_rejects_a_short_blob():
+    data = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[PARTITION]))
+    with pytest.raises(ValueError):
+        abi.unpack(data[:100])
+
+
+C_PROGRAM = r"""
+#include <stddef.h>
+#include <stdio.h>
+#include <tern/config_abi.h>
+
+#define FIELD(type, name) \
+	printf("%s.%s %zu %zu\n", #type, #name, offsetof(struct type, name), \
+	       sizeof(((struct type *)0)->name))
+
+int main(void)
+{
+	printf("sizeof.tern_config %zu 0\n", sizeof(struct tern_config));
+	printf("sizeof.tern_config_partition %zu 0\n", sizeof(struct tern_config_partition));
+	printf("const.MAGIC %u 0\n", TERN_CONFIG_MAGIC);
+	printf("const.VERSION %u 0\n", TERN_CONFIG_VERSION);
+	printf("const.MAX_PARTITIONS %u 0\n", TERN_MAX_PARTITIONS);
+	printf("const.MAX_VCPUS %u 0\n", TERN_MAX_VCPUS);
+	printf("const.NAME_LEN %u 0\n", TERN_NAME_LEN);
+	printf("const.PF_WFI_NATIVE %u 0\n", TERN_PF_WFI_NATIVE);
+	printf("tern_config.partition %zu 0\n", offsetof(struct tern_config, partition));
+@FIELDS@
+	return 0;
+}
+"""
+
+
+def c_compiler():
+    for cc in ("cc", "clang", "gcc"):
+        if shutil.which(cc):
+            return cc
+    return None
+
+
+@pytest.mark.skipif(c_compiler() is None, reason="no C compiler")
+def test_layout_matches_config_abi_h(repo_root, tmp_path):
+    include = repo_root / "hypervisor" / "include"
+    if not (include / "tern" / "config_abi.h").is_file():
+        pytest.skip("hypervisor/include/tern/config_abi.h not present")
+    fields = [f"\tFIELD(tern_config, {name});" for name, _ in abi.HEADER_FIELDS]
+    fields += [f"\tFIELD(tern_config_partition, {name});" for name, _ in abi.PARTITION_FIELDS]
+    source = tmp_path / "abi.c"
+    source.write_text(C_PROGRAM.replace("@FIELDS@", "\n".join(fields)))
+    exe = tmp_path / "abi"
+    subprocess.run([c_compiler(), "-std=c11", "-Wall", "-Werror", "-I", str(include),
+                    str(source), "-o", str(exe)], check=True)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    c = {key: (int(a), int(b)) for key, a, b in (line.split() for line in out.splitlines())}
+
+    assert c["sizeof.tern_config"][0] == abi.HEADER.size
+    assert c["sizeof.tern_config_partition"][0] == abi.PARTITION.size
+    assert c["tern_config.partition"][0] == abi.HEADER.size
+    for table, fields_ in (("tern_config", abi.HEADER_FIELDS),
+                           ("tern_config_partition", abi.PARTITION_FIELDS)):
+        for name, (offset, size) in abi.field_offsets(fields_).items():
+            assert c[f"{table}.{name}"] == (offset, size), f"{table}.{name}"
+    assert c["const.MAGIC"][0] == abi.CONFIG_MAGIC
+    assert c["const.VERSION"][0] == abi.CONFIG_VERSION
+    assert c["const.MAX_PARTITIONS"][0] == abi.MAX_PARTITIONS
+    assert c["const.MAX_VCPUS"][0] == abi.MAX_VCPUS
+    assert c["const.NAME_LEN"][0] == abi.NAME_LEN
+    assert c["const.PF_WFI_NATIVE"][0] == abi.PF_WFI_NATIVE
+
+
+def test_every_c_field_is_mirrored(repo_root):
+    """No field added to the header without abi.py learning of it."""
+    header = repo_root / "hypervisor" / "include" / "tern" / "config_abi.h"
+    if not header.is_file():
+        pytest.skip("config_abi.h not present")
+    text = header.read_text()
+    for struct_name, fields_ in (("tern_config_partition", abi.PARTITION_FIELDS),
+                                 ("tern_config", abi.HEADER_FIELDS)):
+        body = re.search(r"struct " + struct_name + r" \{(.*?)\};", text, re.S).group(1)
+        names = re.findall(r"^\s*(?:char|u?int\d+_t)\s+(\w+)", body, re.M)
+        assert names == [n for n, _ in fields_], struct_name
+
+
+def test_board_constants_match_board_c(repo_root):
+    board_c = repo_root / "hypervisor" / "platform" / "qemu-virt" / "board.c"
+    if not board_c.is_file():
+        pytest.skip("board.c not present")
+    text = board_c.read_text()
+
+    def value(name):
+        m = re.search(r"\." + name + r"\s*=\s*([^,]+),", text)
+        expr = m.group(1).strip()
+        m2 = re.fullmatch(r"MiB\((\d+)\)", expr)
+        return int(m2.group(1)) << 20 if m2 else int(expr, 0)
+
+    assert value("uart_base") == layout.UART_BASE
+    assert value("uart_intid") == 32 + layout.UART_SPI
+    assert value("gicd_base") == layout.GICD_BASE
+    assert value("gicr_base") == layout.GICR_BASE
+    assert value("gicr_stride") == layout.GICR_STRIDE
+    assert value("ram_base") == layout.RAM_BASE == layout.PARTITION_RAM_IPA
+    assert value("hyp_base") == layout.HYP_BASE
+    assert value("hyp_size") == layout.HYP_SIZE
+    assert value("config_hpa") == layout.CONFIG_HPA
+    assert value("config_max") == layout.CONFIG_MAX
+    assert value("max_cpus") == MAX_CPUS

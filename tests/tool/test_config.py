@@ -1,0 +1,245 @@
+"""System description validation: every user error gives one exact line."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from tern.config import GiB, MiB, format_size, load_system, parse_size
+from tern.errors import ConfigError
+from tern.layout import place
+from tern_test_files import partition, write_elf, write_image, write_toml
+
+LAUNCHER = os.path.join(os.path.dirname(__file__), "..", "..", "tern")
+
+
+def error_of(tmp_path, text):
+    """The one-line message `load_system` + `place` give for `text`, minus the file."""
+    path = write_toml(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        place(load_system(path))
+    message = str(info.value)
+    assert message.startswith(f"{path}: "), message
+    assert "\n" not in message
+    return message[len(f"{path}: "):]
+
+
+def test_minimal_system_gets_defaults(tmp_path, stub_image):
+    system = load_system(write_toml(tmp_path, partition()))
+    assert system.board.cpus == 4
+    assert system.board.cpu == "cortex-a53"
+    assert system.board.memory == 2 * GiB
+    (p,) = system.partitions
+    assert (p.name, p.cpus, p.memory, p.wfi_native, p.bootargs) == ("rt", (1,), 64 * MiB, False, "")
+    assert p.image_path == tmp_path / "guests" / "build" / "lat.img"
+    assert p.image.kind == "Image"
+
+
+def test_full_system(tmp_path, stub_image):
+    text = ('[board]\ncpus = 8\ncpu = "max"\nmemory = "4GiB"\n'
+            + partition("rt", "[1, 2]", 67108864, extra='wfi = "native"\nbootargs = "a=1 b"')
+            + partition("two_2", "[0]", '"1 GiB"'))
+    system = load_system(write_toml(tmp_path, text))
+    assert system.board == type(system.board)(cpus=8, cpu="max", memory=4 * GiB)
+    rt, two = system.partitions
+    assert rt.cpus == (1, 2) and rt.wfi_native and rt.bootargs == "a=1 b"
+    assert two.memory == GiB and two.cpus == (0,) and not two.wfi_native
+
+
+def test_image_path_resolves_against_the_toml_directory(tmp_path):
+    write_image(tmp_path / "sub" / "g.img")
+    path = write_toml(tmp_path / "sub", partition(image='"g.img"'))
+    assert load_system(path).partitions[0].image_path == tmp_path / "sub" / "g.img"
+
+
+@pytest.mark.parametrize("text, expected", [
+    (partition("rt", "[1]") + partition("b", "[2, 1]"),
+     'partition[1].cpus: core 1 is already used by partition "rt"'),
+    (partition(extra="bogus = 1"), "partition[0].bogus: unknown key"),
+    (partition(cpus="[7]"), "partition[0].cpus: core 7 is out of range (board has 4 cores)"),
+    (partition(cpus="[-1]"), "partition[0].cpus: core -1 is out of range (board has 4 cores)"),
+    (partition(cpus="[1, 1]"), "partition[0].cpus: core 1 is listed twice"),
+    (partition(cpus="[]"), "partition[0].cpus: must be a non-empty list of core numbers, "
+                           "like [1] (got [])"),
+    (partition(cpus="1"), "partition[0].cpus: must be a non-empty list of core numbers, "
+                          "like [1] (got 1)"),
+    ("[board]\ncpus = 8\n" + partition(cpus="[0,1,2,3,4,5,6,7]")
+     .replace("[0,1,2,3,4,5,6,7]", "[0,1,2,3,4,5,6,7,0]"),
+     "partition[0].cpus: at most 8 vCPUs per partition (got 9)"),
+    (partition(name="Big!"), 'partition[0].name: "Big!" must be 1 to 15 characters '
+                             "from a-z, 0-9, _ and -"),
+    (partition(name="a" * 16), f'partition[0].name: "{"a" * 16}" must be 1 to 15 characters '
+                               "from a-z, 0-9, _ and -"),
+    (partition("rt", "[1]") + partition("rt", "[2]"),
+     'partition[1].name: "rt" is already the name of partition[0]'),
+    (partition(memory='"3MiB"'), "partition[0].memory: must be a multiple of 2 MiB (got 3 MiB)"),
+    (partition(memory='"2MiB"'), "partition[0].memory: must be at least 4 MiB (got 2 MiB)"),
+    (partition(memory='"4GiB"'), "partition[0].memory: must be at most 2 GiB (got 4 GiB)"),
+    (partition(memory='"64MB"'), 'partition[0].memory: "64MB" is not a size (use bytes, '
+                                 'or "N KiB", "N MiB", "N GiB")'),
+    (partition(memory="true"), 'partition[0].memory: must be a size in bytes or a string '
+                               'like "64MiB" (got true)'),
+    (partition(extra='wfi = "sometimes"'),
+     'partition[0].wfi: must be "native" or "trap" (got "sometimes")'),
+    (partition(extra="bootargs = 5"), "partition[0].bootargs: must be a string (got 5)"),
+    (partition(extra='bootargs = "a\\nb"'),
+     "partition[0].bootargs: must be printable ASCII on one line"),
+    ('[[partition]]\ncpus = [1]\n', "partition[0].name: missing (every partition needs a name)"),
+    ('[[partition]]\nname = "a"\n', "partition[0].cpus: missing (list the physical cores, "
+                                    "like [1])"),
+    ('[[partition]]\nname = "a"\ncpus = [1]\n',
+     'partition[0].memory: missing (give the RAM size, like "64MiB")'),
+    ('[[partition]]\nname = "a"\ncpus = [1]\nmemory = "4MiB"\n',
+     "partition[0].image: missing (path of the guest's Image or ELF)"),
+    ("[board]\ncpus = 9\n" + partition(), "board.cpus: must be a whole number from 1 to 8 (got 9)"),
+    ('[board]\ncpu = "cortex-a72"\n' + partition(),
+     'board.cpu: unknown CPU "cortex-a72" (use cortex-a53, cortex-a57 or max)'),
+    ('[board]\nmemory = "64MiB"\n' + partition(),
+     "board.memory: must be at least 128 MiB (got 64 MiB)"),
+    ("[board]\nram = 1\n" + partition(), "board.ram: unknown key"),
+    ("title = 'x'\n" + partition(), "title: unknown key (expected [board] and [[partition]])"),
+    ("[board]\ncpus = 2\n", "partition: at least one [[partition]] is required"),
+    ("partition = []\n", "partition: at least one [[partition]] is required"),
+    ("[partition]\nname = 'a'\n", "partition: must be an array of tables ([[partition]])"),
+    ("[board]\ncpus = 8\n" + "".join(partition(f"p{i}", f"[{i % 8}]") for i in range(9)),
+     "partition: at most 8 partitions are supported (got 9)"),
+    ("[board]\ncpus = 2\nmemory = \n",
+     "line 3, column 10: TOML syntax error: invalid value"),
+])
+def test_config_errors(tmp_path, stub_image, text, expected):
+    assert error_of(tmp_path, text) == expected
+
+
+def test_memory_that_does_not_fit(tmp_path, stub_image):
+    # 2 GiB cannot start below QEMU's dtb at 0x48000000, so it starts just past
+    # it (0x48200000); then 1 GiB more and four 2 MiB pristine copies.
+    text = partition("big", "[1]", '"2GiB"') + partition("more", "[2]", '"1GiB"')
+    need = 0x4820_0000 + 2 * GiB + GiB + 4 * 2 * MiB - 0x4000_0000
+    assert format_size(need, round_up=True) == "3.2 GiB"
+    assert error_of(tmp_path, text) == \
+        "partition[0].memory: partitions need 3.2 GiB but the board has 2 GiB"
+
+
+def test_memory_that_does_not_fit_only_with_the_pristine_copies(tmp_path, stub_image):
+    # 128 MiB board: QEMU's dtb block is 0x44000000, so RAM runs 0x44200000-0x47e00000
+    # and fits; the two 2 MiB pristine copies would end at 0x48200000.
+    text = "[board]\nmemory = \"128MiB\"\n" + partition(memory='"60MiB"')
+    assert error_of(tmp_path, text) == \
+        "partition[0].image: partitions need 130 MiB but the board has 128 MiB"
+
+
+def test_no_such_image(tmp_path):
+    message = error_of(tmp_path, partition(image='"nope/missing.img"'))
+    assert message == f"partition[0].image: no such file: {tmp_path}/nope/missing.img"
+
+
+def test_not_an_image(tmp_path):
+    (tmp_path / "junk.img").write_bytes(b"hello world" * 10)
+    message = error_of(tmp_path, partition(image='"junk.img"'))
+    assert message == f"partition[0].image: not an arm64 Image or ELF: {tmp_path}/junk.img"
+
+
+def test_elf_for_another_machine(tmp_path):
+    write_elf(tmp_path / "x86.elf", [(0x40080000, 0x40080000, b"\x90" * 16, 16)], 0x40080000,
+              machine=62)
+    message = error_of(tmp_path, partition(image='"x86.elf"'))
+    assert message.startswith(f"partition[0].image: not an arm64 Image or ELF: {tmp_path}/x86.elf")
+
+
+def test_image_too_big_for_its_partition(tmp_path):
+    write_image(tmp_path / "big.img", image_size=4 * MiB)
+    message = error_of(tmp_path, partition(memory='"4MiB"', image='"big.img"'))
+    assert message == ("partition[0].image: image does not fit in the partition's RAM: it covers "
+                       "IPA 0x40080000-0x40480000, but RAM is 0x40000000-0x40400000 and the "
+                       "device tree takes 0x40200000-0x40400000")
+
+
+def test_image_over_the_device_tree(tmp_path):
+    write_image(tmp_path / "big.img", image_size=2 * MiB)
+    message = error_of(tmp_path, partition(memory='"4MiB"', image='"big.img"'))
+    assert message.startswith("partition[0].image: image overlaps the device tree area: it covers "
+                              "IPA 0x40080000-0x40280000")
+
+
+def test_elf_outside_ram(tmp_path):
+    write_elf(tmp_path / "low.elf", [(0x1000, 0x1000, b"\0" * 8, 8)], 0x1000)
+    message = error_of(tmp_path, partition(image='"low.elf"'))
+    assert message.startswith("partition[0].image: image does not fit in the partition's RAM: "
+                              "it covers IPA 0x1000-0x1008")
+
+
+def test_elf_entry_outside_the_image(tmp_path):
+    write_elf(tmp_path / "e.elf", [(0x40080000, 0x40080000, b"\0" * 8, 8)], 0x40100000)
+    assert error_of(tmp_path, partition(image='"e.elf"')) == \
+        "partition[0].image: entry point 0x40100000 is outside the image (0x40080000-0x40080008)"
+
+
+def test_parse_size():
+    assert parse_size(4096, "f") == 4096
+    assert parse_size("64MiB", "f") == 64 * MiB
+    assert parse_size(" 2 GiB ", "f") == 2 * GiB
+    assert parse_size("8KiB", "f") == 8192
+    for bad in ("64", "1.5GiB", "MiB", "-4MiB"):
+        with pytest.raises(ConfigError):
+            parse_size(bad, "f")
+
+
+def test_format_size():
+    assert format_size(64 * MiB) == "64 MiB"
+    assert format_size(2 * GiB) == "2 GiB"
+    assert format_size(GiB + GiB // 10 * 1) == "1.1 GiB"
+    assert format_size(2 * GiB + 2 * MiB) == "2 GiB"
+    assert format_size(2 * GiB + 2 * MiB, round_up=True) == "2.1 GiB"
+    assert format_size(100) == "100 bytes"
+
+
+def run_cli(*args, cwd):
+    return subprocess.run([sys.executable, LAUNCHER, *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_cli_reports_a_used_core_in_one_line(tmp_path, stub_image):
+    write_toml(tmp_path, partition("rt", "[1]") + partition("b", "[1]"))
+    proc = run_cli("check", "sys.toml", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr == ('tern: error: sys.toml: partition[1].cpus: core 1 is already used by '
+                           'partition "rt"\n')
+
+
+def test_cli_reports_an_unknown_key_in_one_line(tmp_path, stub_image):
+    write_toml(tmp_path, partition(extra="bogus = 1"))
+    proc = run_cli("run", "sys.toml", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == "tern: error: sys.toml: partition[0].bogus: unknown key\n"
+
+
+def test_cli_reports_a_missing_file(tmp_path):
+    proc = run_cli("check", "absent.toml", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (2, "tern: error: absent.toml: no such file\n")
+
+
+def test_cli_check_prints_the_layout(tmp_path, stub_image):
+    write_toml(tmp_path, partition("rt", "[1]", extra='wfi = "native"') + partition("b", "[2]"))
+    proc = run_cli("check", "sys.toml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.startswith("sys.toml: ok: 2 partitions on 4 x cortex-a53, 2 GiB RAM\n")
+    assert "0x44000000-0x48000000" in out and "RAM; cores 1; wfi native" in out
+    assert "0x48200000-0x4c200000" in out and "RAM; cores 2; wfi trap" in out
+    assert "QEMU's own device tree" in out
+
+
+@pytest.mark.parametrize("example", ["rt.toml", "two.toml"])
+def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_path):
+    # The guests may not be built yet; stand-ins with the examples' paths will do.
+    text = (repo_root / "examples" / example).read_text()
+    (tmp_path / "examples").mkdir()
+    path = write_toml(tmp_path / "examples", text, example)
+    for name in ("lat.img", "probe.img"):
+        write_image(tmp_path / "guests" / "build" / name)
+    system = load_system(path)
+    place(system)
+    assert system.partitions[0].cpus == (1,) and system.partitions[0].wfi_native
+    if example == "two.toml":
+        assert system.partitions[1].cpus == (2,)

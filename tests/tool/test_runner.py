@@ -1,0 +1,87 @@
+"""The runner on stand-in processes: streaming, logs, timeouts, panics."""
+
+import sys
+import time
+
+from tern import cli, runner
+
+
+def python(code):
+    return [sys.executable, "-c", code]
+
+
+def test_lines_are_streamed_logged_and_cleaned(tmp_path, capsys):
+    code = ("import sys; sys.stdout.write('one\\r\\ntwo\\r\\n'); sys.stdout.flush(); "
+            "sys.stderr.write('warn\\n'); sys.stdout.write('no newline')")
+    run = runner.run_qemu(python(code), timeout=30, quiet=False, log_path=tmp_path / "serial.log")
+    assert run.lines == ["one", "two", "no newline"]
+    assert run.stderr == ["warn"]
+    assert run.returncode == 0 and not run.timed_out
+    assert (tmp_path / "serial.log").read_text() == "one\ntwo\nno newline\n"
+    out, err = capsys.readouterr()
+    assert out == "one\ntwo\nno newline\n" and err == "warn\n"
+
+
+def test_quiet_prints_nothing(capsys):
+    runner.run_qemu(python("print('x')"), timeout=30, quiet=True)
+    assert capsys.readouterr() == ("", "")
+
+
+def test_exit_status_is_kept():
+    assert runner.run_qemu(python("raise SystemExit(7)"), timeout=30).returncode == 7
+
+
+def test_timeout_kills_the_process():
+    start = time.monotonic()
+    run = runner.run_qemu(python("import time; print('up', flush=True); time.sleep(60)"),
+                          timeout=1)
+    assert time.monotonic() - start < 10
+    assert run.timed_out and run.lines == ["up"] and run.returncode != 0
+
+
+def test_timeout_while_silent_child_holds_the_pipe_open():
+    run = runner.run_qemu(python("import time; time.sleep(60)"), timeout=0.5)
+    assert run.timed_out
+
+
+def test_panic_ends_the_run_soon(monkeypatch):
+    monkeypatch.setattr(runner, "PANIC_GRACE", 0.3)
+    code = ("import time; print('tern: PANIC esr=0x0', flush=True); "
+            "print('tern: PANIC core 0', flush=True); time.sleep(60)")
+    start = time.monotonic()
+    run = runner.run_qemu(python(code), timeout=60, panic_prefix="tern: PANIC")
+    assert time.monotonic() - start < 10
+    assert run.lines == ["tern: PANIC esr=0x0", "tern: PANIC core 0"]
+
+
+def test_cli_timeout_report(capsys):
+    result = runner.RunResult(status=124, reason="timed out after 3 s",
+                              log=[f"[rt] {i}" for i in range(50)])
+    assert cli._finish(result) == 124
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "tern: error: timed out after 3 s"
+    assert err[2:] == [f"[rt] {i}" for i in range(10, 50)]
+
+
+def test_cli_failure_is_one_line(capsys):
+    result = runner.RunResult(status=1, reason='partition "rt" stopped', log=["x"] * 50)
+    assert cli._finish(result) == 1
+    assert capsys.readouterr().err == 'tern: error: partition "rt" stopped\n'
+
+
+def test_unit_note():
+    assert cli.unit_note(4) == \
+        "emulated (icount shift 4): 1 tick = 1 instruction; not hardware time"
+    assert cli.unit_note(3) == \
+        "emulated (icount shift 3): 1 tick = 2 instructions; not hardware time"
+
+
+def test_demo_system_is_valid(tmp_path, stub_image):
+    from tern.config import load_system
+    text = cli.demo_system_toml(stub_image, "native", samples=50)
+    path = tmp_path / "demo.toml"
+    path.write_text(text)
+    system = load_system(path)
+    assert system.board.cpus == 2
+    (p,) = system.partitions
+    assert (p.name, p.cpus, p.wfi_native, p.bootargs) == ("lat", (1,), True, "lat.samples=50")

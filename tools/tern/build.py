@@ -1,0 +1,95 @@
+"""Fill a work directory with what QEMU loads for a system, and say where.
+
+For each partition: its device tree (NAME.dts, NAME.dtb), its image (the
+file itself for an arm64 Image, NAME.img for a flattened ELF); then the
+config blob (config.bin) and the QEMU command line (qemu.sh, to rerun by hand).
+"""
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import abi, devicetree, layout, qemu
+from .errors import ToolError
+from .image import ImageError, inspect
+
+
+@dataclass
+class Prepared:
+    """A system ready to boot."""
+
+    workdir: Path
+    blob: abi.ConfigBlob
+    loads: list = field(default_factory=list)   # (path, board address, what)
+    command: list = field(default_factory=list)
+
+
+def check_hypervisor(path):
+    """The hypervisor image must exist and, once loaded, stay below the config blob."""
+    path = Path(path)
+    if not path.is_file():
+        raise ToolError(f"hypervisor image not found: {path} "
+                        "(build it first, or pass --hypervisor)")
+    try:
+        hyp = inspect(path)
+    except ImageError as e:
+        raise ToolError(f"hypervisor: {e}") from None
+    if hyp.kind == "Image":
+        end = layout.RAM_BASE + hyp.text_offset + hyp.mem_size
+        if end > layout.CONFIG_HPA:
+            raise ToolError(f"hypervisor image {path} ends at 0x{end:x}, past the config blob "
+                            f"at 0x{layout.CONFIG_HPA:x}")
+    return path
+
+
+def prepare_system(system, placed, workdir, hypervisor, icount=None):
+    """Write the work directory for `system` laid out as `placed`; return what to run."""
+    workdir = Path(workdir).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    hypervisor = check_hypervisor(hypervisor).resolve()
+    blob = abi.ConfigBlob(board_cpus=system.board.cpus)
+    partition_loads = []
+    for p, pl in zip(system.partitions, placed.partitions):
+        dts = devicetree.partition_dts(p.name, len(p.cpus), system.board.cpu, pl.ram_ipa,
+                                       pl.ram_size, p.bootargs)
+        dtb_path = workdir / f"{p.name}.dtb"
+        dtb = devicetree.compile_dts(dts, dtb_path)
+        if len(dtb) > pl.dtb_area:
+            raise ToolError(f"partition {p.name}: device tree is {len(dtb)} bytes, "
+                            f"more than the {pl.dtb_area} reserved for it")
+        if p.image.needs_flattening:
+            image_path = workdir / f"{p.name}.img"
+            image_path.write_bytes(p.image.payload())
+        else:
+            image_path = p.image.path.resolve()
+        partition_loads += [
+            (image_path, pl.image_hpa, f"{p.name} image"),
+            (dtb_path, pl.dtb_hpa, f"{p.name} dtb"),
+            (image_path, pl.pristine_image_hpa, f"{p.name} pristine image"),
+            (dtb_path, pl.pristine_dtb_hpa, f"{p.name} pristine dtb"),
+        ]
+        blob.partitions.append(abi.PartitionRecord(
+            name=p.name, ram_ipa=pl.ram_ipa, ram_hpa=pl.ram_hpa, ram_size=pl.ram_size,
+            entry_ipa=pl.entry_ipa, dtb_ipa=pl.dtb_ipa, image_ipa=pl.image_ipa,
+            image_size=pl.image_size, pristine_image_hpa=pl.pristine_image_hpa,
+            pristine_dtb_hpa=pl.pristine_dtb_hpa, dtb_size=len(dtb), cpus=tuple(p.cpus),
+            flags=abi.PF_WFI_NATIVE if p.wfi_native else 0))
+
+    data = abi.pack(blob)
+    if len(data) > layout.CONFIG_MAX:
+        raise ToolError(f"config blob is {len(data)} bytes, more than {layout.CONFIG_MAX}")
+    config_path = workdir / "config.bin"
+    config_path.write_bytes(data)
+    loads = [(config_path, layout.CONFIG_HPA, "config blob")] + partition_loads
+    command = qemu.system_command(system.board, hypervisor,
+                                  [(path, addr) for path, addr, _ in loads], icount)
+    write_command(workdir, command)
+    return Prepared(workdir=workdir, blob=blob, loads=loads, command=command)
+
+
+def write_command(workdir, command):
+    """Save the command line as a script, to rerun or debug a run by hand."""
+    script = Path(workdir) / "qemu.sh"
+    script.write_text("#!/bin/sh\nexec " + shlex.join(str(a) for a in command) + "\n")
+    script.chmod(0o755)
+    return script

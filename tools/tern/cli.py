@@ -1,0 +1,248 @@
+"""The `tern` command line.
+
+    tern run SYSTEM.toml      boot the hypervisor with the system, stream the console
+    tern check SYSTEM.toml    validate the system and print where everything goes
+    tern native IMAGE         boot an image directly on the same board
+    tern demo                 interrupt latency: native vs. Tern (wfi trap / native)
+
+Exit status: 0 ok, 1 run failed, 2 bad input or missing tool, 3 hypervisor
+panic, 124 timeout.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import build, layout, results, runner
+from .config import CPU_MODELS, format_size, load_system
+from .errors import TernError, ToolError
+
+DEMO_IMAGE = runner.REPO_ROOT / "guests" / "build" / "lat.img"
+DEMO_TESTS = ("vtimer-wfi", "vtimer-busy", "ptimer-wfi", "ptimer-busy")
+DEMO_PARTITION = "lat"
+DEMO_CORE = 1
+DEMO_BOARD_CPUS = 2
+# QEMU 7.2 runs the generic timer at 62.5 MHz: one tick is 16 ns of virtual time.
+TIMER_TICK_NS = 16
+
+
+def main(argv=None):
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except TernError as e:
+        print(f"tern: error: {e}", file=sys.stderr)
+        return e.status
+    except KeyboardInterrupt:
+        print("tern: interrupted", file=sys.stderr)
+        return 130
+
+
+def _icount(text):
+    shift = int(text)
+    if not 0 <= shift <= 10:
+        raise argparse.ArgumentTypeError(f"icount shift must be 0..10 (got {shift})")
+    return shift
+
+
+def _seconds(text):
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 (got {text})")
+    return value
+
+
+def _cores(text):
+    count = int(text)
+    if not 1 <= count <= 8:
+        raise argparse.ArgumentTypeError(f"must be 1..8 (got {count})")
+    return count
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="tern", description="Build, run and measure Tern partitioned systems on QEMU virt.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def run_options(p):
+        p.add_argument("--icount", type=_icount, metavar="SHIFT",
+                       help="deterministic emulated time: one instruction = 2^SHIFT ns")
+        p.add_argument("--timeout", type=_seconds, default=runner.DEFAULT_TIMEOUT, metavar="S",
+                       help="kill QEMU after S seconds (default %(default)g)")
+        p.add_argument("--workdir", type=Path, metavar="D",
+                       help="where generated files and serial.log go "
+                            "(default: a new directory under build/run/)")
+        p.add_argument("--quiet", action="store_true", help="do not echo the console")
+
+    p = sub.add_parser("run", help="boot the hypervisor with a system description")
+    p.add_argument("system", type=Path, metavar="SYSTEM.toml")
+    run_options(p)
+    p.add_argument("--hypervisor", type=Path, metavar="IMAGE",
+                   help=f"hypervisor image (default {_rel(runner.DEFAULT_HYPERVISOR)})")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("check", help="validate a system description and show its layout")
+    p.add_argument("system", type=Path, metavar="SYSTEM.toml")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("native", help="boot an image directly on the board, no hypervisor")
+    p.add_argument("image", type=Path, metavar="IMAGE")
+    p.add_argument("--bootargs", default="", metavar="S", help="kernel command line")
+    p.add_argument("--cpus", type=_cores, default=2, metavar="N", help="cores (default 2)")
+    p.add_argument("--cpu", default="cortex-a53", choices=CPU_MODELS,
+                   help="CPU model (default cortex-a53)")
+    run_options(p)
+    p.set_defaults(func=cmd_native)
+
+    p = sub.add_parser("demo", help="latency table: native vs. Tern with wfi trap and native")
+    p.add_argument("--samples", type=int, metavar="N", help="samples per test (lat.samples=N)")
+    p.add_argument("--icount", type=_icount, default=4, metavar="SHIFT",
+                   help="icount shift (default 4: one timer tick per instruction)")
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write every record as JSON")
+    p.add_argument("--timeout", type=_seconds, default=runner.DEFAULT_TIMEOUT, metavar="S",
+                   help="per run (default %(default)g)")
+    p.add_argument("--image", type=Path, default=DEMO_IMAGE,
+                   help=f"latency guest (default {_rel(DEMO_IMAGE)})")
+    p.add_argument("--hypervisor", type=Path, metavar="IMAGE",
+                   help=f"hypervisor image (default {_rel(runner.DEFAULT_HYPERVISOR)})")
+    p.add_argument("--workdir", type=Path, metavar="D",
+                   help="where the runs' files go (default: a new directory under build/run/)")
+    p.add_argument("--verbose", action="store_true", help="echo the console of every run")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def _rel(path):
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _finish(result):
+    """Print the reason a run failed; return its exit status."""
+    if result.status == runner.STATUS_OK:
+        return 0
+    print(f"tern: error: {result.reason}", file=sys.stderr)
+    if result.status == runner.STATUS_TIMEOUT:
+        tail = result.tail()
+        where = f" (all of them in {result.workdir / 'serial.log'})" if result.workdir else ""
+        print(f"last {len(tail)} serial lines{where}:", file=sys.stderr)
+        for line in tail:
+            print(line, file=sys.stderr)
+    return result.status
+
+
+def cmd_run(args):
+    result = runner.run_system(args.system, icount=args.icount, timeout=args.timeout,
+                               quiet=args.quiet, workdir=args.workdir,
+                               hypervisor=args.hypervisor)
+    return _finish(result)
+
+
+def cmd_native(args):
+    result = runner.run_native(args.image, bootargs=args.bootargs, cpus=args.cpus,
+                               icount=args.icount, timeout=args.timeout, quiet=args.quiet,
+                               workdir=args.workdir, cpu=args.cpu)
+    return _finish(result)
+
+
+def cmd_check(args):
+    system = load_system(args.system)
+    placed = layout.place(system)
+    board = system.board
+    count = len(system.partitions)
+    print(f"{args.system}: ok: {count} partition{'s' if count != 1 else ''} on "
+          f"{board.cpus} x {board.cpu}, {format_size(board.memory)} RAM")
+    headers = ("REGION", "BOARD ADDRESS (HPA)", "SIZE", "PARTITION ADDRESS (IPA)", "NOTES")
+    print(results.format_table(headers, layout.describe(system, placed)))
+    used = placed.end - layout.RAM_BASE
+    print(f"RAM used: {format_size(used, round_up=True)} of {format_size(board.memory)} "
+          f"(0x{layout.RAM_BASE:x}-0x{placed.end:x})")
+    return 0
+
+
+def demo_system_toml(image, wfi, memory="64MiB", samples=None):
+    """The demo's one-partition system, as TOML text."""
+    lines = [
+        "# Written by `tern demo`.",
+        "[board]",
+        f"cpus = {DEMO_BOARD_CPUS}",
+        "",
+        "[[partition]]",
+        f'name = "{DEMO_PARTITION}"',
+        f"cpus = [{DEMO_CORE}]",
+        f'memory = "{memory}"',
+        f"image = {json.dumps(str(Path(image).resolve()))}",
+        f'wfi = "{wfi}"',
+    ]
+    if samples is not None:
+        lines.append(f'bootargs = "lat.samples={samples}"')
+    return "\n".join(lines) + "\n"
+
+
+def unit_note(icount):
+    """What a latency number means on this emulated board."""
+    if icount is None:
+        return "emulated, real time (no icount): 1 tick = 16 ns of host time; not hardware time"
+    per_tick = TIMER_TICK_NS / (1 << icount)
+    word = "instruction" if per_tick == 1 else "instructions"
+    return f"emulated (icount shift {icount}): 1 tick = {per_tick:g} {word}; not hardware time"
+
+
+def cmd_demo(args):
+    if not args.image.is_file():
+        raise ToolError(f"latency guest not found: {args.image} (build the guests first)")
+    if args.samples is not None and args.samples <= 0:
+        raise ToolError(f"--samples must be positive (got {args.samples})")
+    build.check_hypervisor(args.hypervisor or runner.DEFAULT_HYPERVISOR)
+    workdir = runner.make_workdir(args.workdir)
+    bootargs = f"lat.samples={args.samples}" if args.samples is not None else ""
+    quiet = not args.verbose
+    runs = {}
+    statuses = {}
+    plan = [("native", None), ("tern wfi=trap", "trap"), ("tern wfi=native", "native")]
+    for label, wfi in plan:
+        print(f"demo: running {label} ...", file=sys.stderr, flush=True)
+        rundir = workdir / label.replace(" ", "-").replace("=", "-")
+        if wfi is None:
+            result = runner.run_native(args.image, bootargs=bootargs, cpus=DEMO_BOARD_CPUS,
+                                       icount=args.icount, timeout=args.timeout, quiet=quiet,
+                                       workdir=rundir)
+            records = result.lat
+        else:
+            rundir.mkdir(parents=True, exist_ok=True)
+            toml_path = rundir / "system.toml"
+            toml_path.write_text(demo_system_toml(args.image, wfi, samples=args.samples))
+            result = runner.run_system(toml_path, icount=args.icount, timeout=args.timeout,
+                                       quiet=quiet, workdir=rundir, hypervisor=args.hypervisor)
+            part = result.partitions.get(DEMO_PARTITION)
+            records = part.lat if part else []
+        runs[label] = records
+        statuses[label] = result
+        if not result.ok:
+            print(f"tern: error: demo: {label}: {result.reason} (see {rundir})", file=sys.stderr)
+        elif not records:
+            print(f"demo: {label}: no LAT-JSON records (see {rundir}/serial.log)",
+                  file=sys.stderr)
+
+    units = {r.get("unit") for records in runs.values() for r in records if r.get("unit")}
+    unit = " / ".join(sorted(units)) if units else "ticks"
+    print(f"Interrupt latency of {_rel(args.image)}, in {unit}; {unit_note(args.icount)}")
+    tests = list(DEMO_TESTS) + sorted({r.get("test") for rs in runs.values() for r in rs
+                                       if r.get("test") not in DEMO_TESTS}, key=str)
+    headers, rows = results.latency_table(runs, tests)
+    print(results.format_table(headers, rows))
+
+    if args.json:
+        doc = {"icount": args.icount, "samples": args.samples, "unit": unit,
+               "note": unit_note(args.icount),
+               "runs": {label: {"status": statuses[label].status,
+                                "reason": statuses[label].reason,
+                                "workdir": str(statuses[label].workdir),
+                                "lat": runs[label]} for label in runs}}
+        args.json.write_text(json.dumps(doc, indent=2) + "\n")
+    failed = [r.status for r in statuses.values() if not r.ok]
+    return failed[0] if failed else 0

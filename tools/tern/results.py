@@ -1,0 +1,209 @@
+"""Reading the board console (docs/design.md, "Console protocol") and tables.
+
+`parse_log(lines)` sorts a serial log into partition output, LAT-JSON and
+PROBE-JSON records, tern-stats counters, faults and panics.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+
+LAT_TAG = "LAT-JSON"
+PROBE_TAG = "PROBE-JSON"
+STATS_TAG = "tern-stats"
+PANIC_PREFIX = "tern: PANIC"
+FAULT_PREFIX = "tern: fault "
+ERROR_PREFIX = "tern: error:"
+
+PARTITION_LINE = re.compile(r"\[([a-z0-9_-]{1,15})\] ?(.*)")
+STATE_LINE = re.compile(r"tern: partition ([a-z0-9_-]{1,15}) (off|stopped)\s*")
+NUMBER = re.compile(r"(0x[0-9a-fA-F]+|\d+)")
+SIGNED_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
+
+LATENCY_COLUMNS = ("avg", "min", "max", "warm_max", "p99")
+
+
+@dataclass
+class PartitionOutput:
+    """What one partition printed, and how it ended."""
+
+    lines: list = field(default_factory=list)   # text after "[name] "
+    lat: list = field(default_factory=list)     # LAT-JSON records
+    probe: list = field(default_factory=list)   # PROBE-JSON records
+    state: str = None                           # "off", "stopped" or None (never said)
+
+
+@dataclass
+class ParsedLog:
+    partitions: dict = field(default_factory=dict)
+    stats: dict = field(default_factory=dict)   # partition name -> tern-stats record
+    faults: list = field(default_factory=list)
+    panic: str = None
+    errors: list = field(default_factory=list)  # "tern: error: ..." lines from the hypervisor
+    lat: list = field(default_factory=list)     # records on lines without a [name] prefix
+    probe: list = field(default_factory=list)
+
+
+def json_record(text, tag):
+    """The JSON object after `tag` on a line, or None if it is not such a line."""
+    if not text.startswith(tag + " "):
+        return None
+    try:
+        record = json.loads(text[len(tag) + 1:])
+    except json.JSONDecodeError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def parse_fault(line):
+    """`tern: fault partition=p vcpu=0 ipa=0x.. ...` as a dict; numbers become ints.
+
+    The whole line is kept under "line" for messages.
+    """
+    out = {"line": line}
+    for token in line[len(FAULT_PREFIX):].split():
+        key, sep, value = token.partition("=")
+        if not sep:
+            continue
+        out[key] = int(value, 0) if NUMBER.fullmatch(value) else value
+    return out
+
+
+def parse_log(lines, names=()):
+    """Sort console lines; `names` pre-creates entries for partitions that stay silent."""
+    log = ParsedLog(partitions={n: PartitionOutput() for n in names})
+    unfinished = {}     # partition name -> start of a record split across lines
+    for line in lines:
+        m = PARTITION_LINE.fullmatch(line)
+        if m:
+            name, text = m.groups()
+            out = log.partitions.setdefault(name, PartitionOutput())
+            out.lines.append(text)
+            _partition_record(out, name, text, unfinished)
+            continue
+        if line.startswith(PANIC_PREFIX):
+            if log.panic is None:
+                log.panic = line
+            continue
+        if line.startswith(FAULT_PREFIX):
+            log.faults.append(parse_fault(line))
+            continue
+        if line.startswith(ERROR_PREFIX):
+            log.errors.append(line)
+            continue
+        m = STATE_LINE.fullmatch(line)
+        if m:
+            log.partitions.setdefault(m.group(1), PartitionOutput()).state = m.group(2)
+            continue
+        stats = json_record(line, STATS_TAG)
+        if stats is not None:
+            log.stats[str(stats.get("partition", len(log.stats)))] = stats
+            continue
+        _add_records(log.lat, log.probe, line)
+    return log
+
+
+# The hypervisor forwards a partition's output in bounded chunks, so one long
+# record line can arrive as several "[name] ..." lines; join them back.
+MAX_RECORD_CHARS = 64 * 1024
+
+
+def _partition_record(out, name, text, unfinished):
+    if name in unfinished and not _is_record_start(text):
+        joined = unfinished.pop(name) + text
+        if _add_records(out.lat, out.probe, joined):
+            return
+        if len(joined) < MAX_RECORD_CHARS:
+            unfinished[name] = joined
+        return
+    unfinished.pop(name, None)
+    if not _add_records(out.lat, out.probe, text) and _is_record_start(text):
+        unfinished[name] = text
+
+
+def _is_record_start(text):
+    return text.startswith((LAT_TAG + " {", PROBE_TAG + " {"))
+
+
+def _add_records(lat, probe, text):
+    """Append the record on `text` to lat or probe; False if there is none."""
+    record = json_record(text, LAT_TAG)
+    if record is not None:
+        lat.append(record)
+        return True
+    record = json_record(text, PROBE_TAG)
+    if record is not None:
+        probe.append(record)
+        return True
+    return False
+
+
+def format_table(headers, rows):
+    """Plain-text table; columns whose cells are all numbers are right-aligned."""
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [len(h) for h in headers]
+    for row in cells:
+        for i, v in enumerate(row):
+            widths[i] = max(widths[i], len(v))
+    numeric = [all(_is_number(row[i]) for row in rows) and rows != [] for i in range(len(headers))]
+
+    def line(values):
+        parts = [v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)]
+        return "  ".join(parts).rstrip()
+
+    out = [line(headers), line(["-" * w for w in widths])]
+    out += [line(row) for row in cells]
+    return "\n".join(out)
+
+
+def _is_number(value):
+    if isinstance(value, str):
+        return SIGNED_NUMBER.fullmatch(value) is not None
+    return value is None or isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _cell(value):
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    return str(value)
+
+
+def latency_value(record, key):
+    """One latency figure from a LAT-JSON record (None if the guest did not give it)."""
+    value = record.get(key)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def latency_table(runs, tests=None):
+    """Rows comparing LAT-JSON records of several runs of the same guest.
+
+    runs: {system label: [LAT-JSON records]}, the first label being the baseline
+    ("+ over native" is each row's average minus the baseline's for that test).
+    """
+    labels = list(runs)
+    by_run = {label: {r.get("test"): r for r in records} for label, records in runs.items()}
+    if tests is None:
+        tests = []
+        for records in runs.values():
+            for r in records:
+                if r.get("test") not in tests:
+                    tests.append(r.get("test"))
+    baseline = by_run[labels[0]] if labels else {}
+    headers = ("TEST", "SYSTEM", "AVG", "MIN", "MAX", "WARM_MAX", "p99", "+ over native")
+    rows = []
+    for test in tests:
+        base_avg = latency_value(baseline.get(test, {}), "avg")
+        for label in labels:
+            record = by_run[label].get(test)
+            if record is None:
+                rows.append((test, label) + (None,) * 6)
+                continue
+            values = tuple(latency_value(record, k) for k in LATENCY_COLUMNS)
+            extra = None
+            if label != labels[0] and base_avg is not None and values[0] is not None:
+                extra = values[0] - base_avg
+                extra = f"{extra:+.1f}" if isinstance(extra, float) else f"{extra:+d}"
+            rows.append((test, label) + values + (extra,))
+    return headers, rows
