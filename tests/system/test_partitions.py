@@ -74,3 +74,50 @@ def test_timeout_reports_the_serial_log(system_file):
     assert result.status == 124, result.explain()
     assert any("spinning" in line for line in result.log), result.explain()
     assert "spinning" in result.explain()
+
+
+def test_priority_order_kept_beyond_list_registers(system_file):
+    """Ten SGIs pending at once (the GIC has four list registers) arrive in priority order."""
+    path = system_file(partition("prio", [1], PROBE, "probe.tests=prio probe.prio_runs=10"), cpus=2)
+    result = run_system(path, icount=4)
+    assert result.ok, result.explain()
+    record = probe_record(result, "prio", "prio")
+    assert record["in_order"] == record["runs"] == 10, record
+    # The overflow path really ran: some interrupts waited for a list register.
+    assert result.stats["prio"]["irq_queued"] > 0, result.stats
+
+
+def test_hostile_sgi_and_psci_stay_inside_the_partition(system_file):
+    path = system_file(
+        partition("hostile", [1, 2], PROBE, "probe.tests=sgi-foreign,psci-foreign,hvc-unknown"),
+        partition("victim", [3], LAT, SHORT_LAT),
+        cpus=4,
+    )
+    result = run_system(path, icount=4)
+    assert result.ok, result.explain()
+    for test in ("sgi-foreign", "psci-foreign", "hvc-unknown"):
+        record = probe_record(result, "hostile", test)
+        assert record["pass"], record
+    hvc = probe_record(result, "hostile", "hvc-unknown")
+    assert hvc["hvc"] == [-1, -1, -1] and hvc["smc"] == [-1, -1, -1], hvc
+    stats = result.stats["hostile"]
+    assert stats["sgi_denied"] >= 2 and stats["psci_denied"] >= 3, stats
+    # The other partition neither saw nor suffered any of it.
+    assert result.partitions["victim"].state == "off", result.explain()
+    assert len(result.partitions["victim"].lat) == 2, result.explain()
+    assert result.stats["victim"]["irq_injected"] >= 20, result.stats
+
+
+def test_malformed_description_is_rejected_with_one_line(tmp_path):
+    import subprocess
+
+    from conftest import REPO
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'[[partition]]\nname = "a"\ncpus = [1, 1]\nmemory = "16MiB"\nimage = "{LAT}"\n')
+    proc = subprocess.run([str(REPO / "tern"), "run", str(bad)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "partition[0].cpus" in lines[0] and "bad.toml" in lines[0], lines
+    assert "Traceback" not in proc.stderr
