@@ -10,6 +10,7 @@
 #define PSCI_CPU_ON             0xC4000003u
 #define PSCI_AFFINITY_INFO      0xC4000004u
 #define PSCI_SYSTEM_OFF         0x84000008u
+#define PSCI_SYSTEM_RESET       0x84000009u
 #define PSCI_FEATURES           0x8400000Au
 
 #define PSCI_SUCCESS            0

@@ -421,6 +421,27 @@ static bool test_hvc_unknown(void)
 	return hvc_ok && smc_ok;
 }
 
+/*
+ * SYSTEM_RESET until the counter passes probe.reset_until_us: nothing in the
+ * partition survives a reset, but the counter keeps running, so it tells a
+ * later boot from the first.
+ */
+static void test_reset(void)
+{
+	uint64_t until = us_to_ticks(bootarg_ulong("probe.reset_until_us", 2000, 1, 1000000000));
+	uint64_t now = counter_virt();
+
+	if (now < until) {
+		printf("PROBE-JSON {\"test\":\"reset\",\"phase\":\"resetting\",\"uptime_ticks\":%lu}\n",
+		       (unsigned long)now);
+		int32_t ret = psci_call(PSCI_SYSTEM_RESET, 0, 0, 0);
+		printf("PROBE-JSON {\"test\":\"reset\",\"phase\":\"returned\",\"ret\":%d,\"pass\":false}\n", ret);
+		return;
+	}
+	printf("PROBE-JSON {\"test\":\"reset\",\"phase\":\"after\",\"uptime_ticks\":%lu,\"pass\":true}\n",
+	       (unsigned long)now);
+}
+
 static void test_spin(void)
 {
 	printf("PROBE-JSON {\"test\":\"spin\",\"phase\":\"spinning\"}\n");
@@ -456,6 +477,8 @@ void guest_main(void)
 			test_psci_foreign();
 		} else if (strview_eq(item, "hvc-unknown")) {
 			test_hvc_unknown();
+		} else if (strview_eq(item, "reset")) {
+			test_reset();
 		} else if (strview_eq(item, "spin")) {
 			test_spin();
 		} else {

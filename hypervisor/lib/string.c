@@ -26,6 +26,13 @@ void *memset(void *dst, int c, size_t n)
 {
 	unsigned char *d = dst;
 
+	if (IS_ALIGNED((uintptr_t)d | n, 8)) {
+		uint64_t *d8 = dst;
+		uint64_t v = 0x0101010101010101ull * (unsigned char)c;
+		for (size_t i = 0; i < n / 8; i++)
+			d8[i] = v;
+		return dst;
+	}
 	while (n--)
 		*d++ = (unsigned char)c;
 	return dst;

@@ -121,3 +121,21 @@ def test_malformed_description_is_rejected_with_one_line(tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "partition[0].cpus" in lines[0] and "bad.toml" in lines[0], lines
     assert "Traceback" not in proc.stderr
+
+
+def test_system_reset_restarts_only_the_caller_from_pristine_images(system_file):
+    # The probe resets while its uptime is under 6 ms: once, since a reload takes longer.
+    path = system_file(
+        partition("rst", [1, 2], PROBE, "probe.tests=reset probe.reset_until_us=6000"),
+        partition("victim", [3], LAT, SHORT_LAT),
+        cpus=4,
+    )
+    result = run_system(path, icount=4)
+    assert result.ok, result.explain()
+    phases = [r["phase"] for r in result.partitions["rst"].probe if r.get("test") == "reset"]
+    assert phases == ["resetting", "after"], result.explain()
+    assert probe_record(result, "rst", "reset")["pass"], result.explain()
+    assert "tern: partition rst reset" in result.log, result.explain()
+    assert result.stats["rst"]["restarts"] == 1, result.stats
+    assert result.stats["victim"]["restarts"] == 0, result.stats
+    assert len(result.partitions["victim"].lat) == 2, result.explain()
