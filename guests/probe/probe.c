@@ -35,6 +35,7 @@ static volatile uint32_t cpu1_pings;            /* CPU 1's IRQ handler */
 static volatile uint32_t cpu0_pongs;            /* CPU 0's IRQ handler */
 static volatile uint32_t stray_irqs[MAX_CPUS];  /* each CPU its own slot */
 static volatile uint32_t sync_excs[MAX_CPUS];   /* each CPU its own slot */
+static volatile uint64_t last_esr[MAX_CPUS];    /* each CPU its own slot */
 static volatile uint32_t prio_recording;        /* CPU 0 */
 static volatile uint32_t prio_count;            /* CPU 0's IRQ handler */
 static volatile uint32_t prio_order[PRIO_RECORD]; /* CPU 0's IRQ handler */
@@ -55,8 +56,10 @@ static void print_strview(struct strview s)
 static void probe_sync(struct exc_frame *frame)
 {
 	printf("PROBE-EXC esr=0x%lx elr=0x%lx far=0x%lx\n", frame->esr, frame->elr, frame->far);
-	if (cpu_index() < MAX_CPUS)
+	if (cpu_index() < MAX_CPUS) {
 		sync_excs[cpu_index()]++;
+		last_esr[cpu_index()] = frame->esr;
+	}
 	frame->elr += 4;
 }
 
@@ -442,6 +445,24 @@ static void test_reset(void)
 	       (unsigned long)now);
 }
 
+/*
+ * Read an IMPLEMENTATION DEFINED register (CPUACTLR_EL1 on Cortex-A53/A57).
+ * Natively it reads as the core defines it; a hypervisor that keeps such
+ * registers from its guests (as Tern, Xen and KVM do) makes it undefined.
+ */
+static bool test_sysreg_impdef(void)
+{
+	unsigned cpu = cpu_index();
+	uint32_t before = sync_excs[cpu];
+	uint64_t value = read_sysreg(S3_1_C15_C2_0);
+	bool undef = sync_excs[cpu] != before;
+
+	printf("PROBE-JSON {\"test\":\"sysreg-impdef\",\"undef\":%s,\"esr_ec\":%lu,\"value\":\"0x%lx\",\"pass\":true}\n",
+	       json_bool(undef), undef ? (unsigned long)(last_esr[cpu] >> 26) : 0ul,
+	       undef ? 0ul : (unsigned long)value);
+	return true;
+}
+
 static void test_spin(void)
 {
 	printf("PROBE-JSON {\"test\":\"spin\",\"phase\":\"spinning\"}\n");
@@ -477,6 +498,8 @@ void guest_main(void)
 			test_psci_foreign();
 		} else if (strview_eq(item, "hvc-unknown")) {
 			test_hvc_unknown();
+		} else if (strview_eq(item, "sysreg-impdef")) {
+			test_sysreg_impdef();
 		} else if (strview_eq(item, "reset")) {
 			test_reset();
 		} else if (strview_eq(item, "spin")) {

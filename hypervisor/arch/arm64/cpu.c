@@ -185,7 +185,11 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	struct arm64_cpu *c = this_cpu();
 	const struct partition *p = v->partition;
 	struct guest_regs *frame = guest_frame(c);
-	uint64_t hcr = HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_TSC | HCR_RW;
+	/*
+	 * IMPLEMENTATION DEFINED registers tune the core below the architecture:
+	 * not the guest's (they trap and become undefined; QEMU 7.2 ignores TIDCP).
+	 */
+	uint64_t hcr = HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_TSC | HCR_TIDCP | HCR_RW;
 
 	if (!(p->cfg->flags & TERN_PF_WFI_NATIVE))
 		hcr |= HCR_TWI | HCR_TWE;

@@ -41,6 +41,7 @@
 #define HCR_TWI  BIT(13)
 #define HCR_TWE  BIT(14)
 #define HCR_TSC  BIT(19)
+#define HCR_TIDCP BIT(20)
 #define HCR_RW   BIT(31)
 
 
