@@ -177,11 +177,15 @@ static void load_pristine(struct partition *p)
 void partition_system_reset(struct vcpu *v)
 {
 	struct partition *p = v->partition;
+	uint32_t running = PARTITION_RUNNING;
 
 	if (!p->cfg->pristine_image_hpa || !p->cfg->pristine_dtb_hpa) {
 		tern_log("partition %s: reset needs a pristine image, powering it off", p->name);
 		partition_end(v, PARTITION_OFF);
 	}
+	/* One ending or reset at a time: a vCPU that loses the race just leaves. */
+	if (!atomic_compare_exchange_strong(&p->state, &running, PARTITION_RESETTING))
+		vcpu_leave(v);
 	vpl011_flush(&p->uart, p->name);
 	stop_other_vcpus(p, v);
 	arch_vcpu_quiesce(v);
@@ -194,6 +198,7 @@ void partition_system_reset(struct vcpu *v)
 	boot->entry = p->cfg->entry_ipa;
 	boot->context = p->cfg->dtb_ipa;
 	atomic_store(&boot->power, VCPU_ON_PENDING);
+	atomic_store(&p->state, PARTITION_RUNNING);
 	if (boot != v)
 		arch_cpu_kick(boot->pcpu);
 	arch_cpu_return_to_idle();

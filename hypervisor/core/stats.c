@@ -27,6 +27,7 @@ static const char *const state_names[] = {
 	[PARTITION_RUNNING] = "running",
 	[PARTITION_OFF] = "off",
 	[PARTITION_STOPPED] = "stopped",
+	[PARTITION_RESETTING] = "resetting",
 };
 
 void partition_print_stats(struct partition *p)

@@ -19,6 +19,7 @@ enum partition_state {
 	PARTITION_RUNNING,
 	PARTITION_OFF,      /* the guest asked (SYSTEM_OFF) */
 	PARTITION_STOPPED,  /* contained after a fault */
+	PARTITION_RESETTING, /* SYSTEM_RESET: being reloaded, no vCPU may enter */
 };
 
 struct partition;
