@@ -25,6 +25,7 @@ struct partition partitions[TERN_MAX_PARTITIONS];
 uint32_t num_partitions;
 static struct vcpu *cpu_vcpu[32];
 static _Atomic uint32_t partitions_running;
+struct boot_times boot_times;
 
 struct vcpu *vcpu_of_cpu(unsigned pcpu)
 {
@@ -35,6 +36,7 @@ static void board_off_if_done(void)
 {
 	if (atomic_fetch_sub(&partitions_running, 1) != 1)
 		return;
+	print_boot_times();
 	for (uint32_t i = 0; i < num_partitions; i++)
 		partition_print_stats(&partitions[i]);
 	tern_log("all partitions ended, board off");
@@ -276,6 +278,7 @@ void tern_main(void)
 			 p->name, p->num_vcpus, c->cpus[0], (unsigned long long)(c->ram_size >> 20),
 			 (unsigned long long)c->ram_hpa,
 			 (c->flags & TERN_PF_WFI_NATIVE) ? "native" : "trap");
+		p->created = arch_counter();
 		p->vcpu[0].entry = c->entry_ipa;
 		p->vcpu[0].context = c->dtb_ipa;
 		atomic_store(&p->vcpu[0].power, VCPU_ON_PENDING);
@@ -289,5 +292,6 @@ void tern_main(void)
 			arch_board_off();
 		}
 	}
+	boot_times.ready = arch_counter();
 	cpu_idle(self);
 }

@@ -48,3 +48,22 @@ void partition_print_stats(struct partition *p)
 		snprintf(buf + n, sizeof(buf) - n, "}");
 	console_printf("tern-stats %s", buf);
 }
+
+void print_boot_times(void)
+{
+	char buf[512];
+	size_t n = (size_t)snprintf(buf, sizeof(buf),
+		"{\"freq_hz\":%llu,\"entry\":%llu,\"mmu_on\":%llu,\"ready\":%llu,\"partitions\":{",
+		(unsigned long long)arch_counter_freq(), (unsigned long long)boot_times.entry,
+		(unsigned long long)boot_times.mmu_on, (unsigned long long)boot_times.ready);
+	for (uint32_t i = 0; i < num_partitions && n < sizeof(buf); i++) {
+		const struct partition *p = &partitions[i];
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+				      "%s\"%s\":{\"created\":%llu,\"first_entry\":%llu}", i ? "," : "",
+				      p->name, (unsigned long long)p->created,
+				      (unsigned long long)p->first_entry);
+	}
+	if (n < sizeof(buf))
+		snprintf(buf + n, sizeof(buf) - n, "}}");
+	console_printf("tern-boot %s", buf);
+}

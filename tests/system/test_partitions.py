@@ -139,3 +139,19 @@ def test_system_reset_restarts_only_the_caller_from_pristine_images(system_file)
     assert result.stats["rst"]["restarts"] == 1, result.stats
     assert result.stats["victim"]["restarts"] == 0, result.stats
     assert len(result.partitions["victim"].lat) == 2, result.explain()
+
+
+def test_boot_timestamps_are_reported_in_order(system_file):
+    import json
+
+    path = system_file(partition("rt", [1], LAT, SHORT_LAT), partition("p2", [2], LAT, SHORT_LAT), cpus=3)
+    result = run_system(path, icount=4)
+    assert result.ok, result.explain()
+    lines = [l for l in result.log if l.startswith("tern-boot ")]
+    assert len(lines) == 1, result.explain()
+    boot = json.loads(lines[0][len("tern-boot "):])
+    assert boot["freq_hz"] > 0
+    assert 0 < boot["entry"] < boot["mmu_on"], boot
+    for name in ("rt", "p2"):
+        part = boot["partitions"][name]
+        assert boot["mmu_on"] < part["created"] < part["first_entry"], boot

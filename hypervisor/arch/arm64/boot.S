@@ -19,6 +19,7 @@ _start:
 
 /* x0 = board device tree (unused: the board is described by platform/). */
 primary_entry:
+	mrs	x20, cntpct_el0		/* boot timestamp, before anything else */
 	msr	daifset, #0xf
 	mrs	x1, CurrentEL
 	cmp	x1, #(2 << 2)
@@ -31,11 +32,12 @@ primary_entry:
 	add	x2, x2, :lo12:__bss_end
 1:	cmp	x1, x2
 	b.hs	2f
-	str	xzr, [x1], #8
+	stp	xzr, xzr, [x1], #16
 	b	1b
 2:	mov	x0, x19
 	bl	set_stack
 	mov	x0, x19
+	mov	x1, x20
 	b	arm64_boot_primary
 
 /* Started by arch_cpu_start() through the firmware's PSCI CPU_ON: x0 = core index. */

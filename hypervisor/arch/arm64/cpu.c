@@ -17,7 +17,7 @@
 #define CPTR_EL2_RES1       0x33ffu   /* and no traps: FP/SIMD belong to the guest */
 
 struct arm64_cpu cpus[MAX_CPUS];
-uint8_t cpu_stacks[MAX_CPUS][STACK_SIZE] __attribute__((aligned(16)));
+uint8_t cpu_stacks[MAX_CPUS][STACK_SIZE] __attribute__((aligned(16), section(".noinit")));
 
 extern char hyp_vectors[];
 extern void secondary_entry(void);
@@ -61,11 +61,13 @@ static void cpu_local_init(struct arm64_cpu *c)
 	gic_cpu_init(c);
 }
 
-__attribute__((noreturn)) void arm64_boot_primary(unsigned id)
+__attribute__((noreturn)) void arm64_boot_primary(unsigned id, uint64_t entry_time)
 {
+	boot_times.entry = entry_time;
 	cpu_early(id);
 	mmu_init_tables();
 	mmu_enable();
+	boot_times.mmu_on = arch_counter();
 	gic_dist_init();
 	cpu_local_init(&cpus[id]);
 	tern_main();
@@ -210,6 +212,8 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	isb();
 
 	memset(frame, 0, sizeof(*frame));
+	if (!v->partition->first_entry)
+		v->partition->first_entry = arch_counter();
 	frame->x[0] = context;
 	frame->elr = entry;
 	frame->spsr = SPSR_EL1H_MASKED;

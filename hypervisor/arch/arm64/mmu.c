@@ -33,7 +33,8 @@
 struct arm64_partition arm64_partitions[TERN_MAX_PARTITIONS];
 
 static uint64_t hyp_l1[512] __attribute__((aligned(4096)));
-static uint64_t s2_pool[S2_POOL_PAGES][512] __attribute__((aligned(4096)));
+/* Each page is cleared when handed out (s2_alloc). */
+static uint64_t s2_pool[S2_POOL_PAGES][512] __attribute__((aligned(4096), section(".noinit")));
 static unsigned s2_pool_used;
 
 void mmu_init_tables(void)

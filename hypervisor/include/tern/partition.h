@@ -45,6 +45,8 @@ struct partition {
 	_Atomic uint32_t generation; /* bumped at every restart */
 	struct vcpu vcpu[TERN_MAX_VCPUS];
 	struct spinlock power_lock; /* vCPU power transitions of this partition */
+	uint64_t created;        /* boot timestamps, counter ticks since board reset */
+	uint64_t first_entry;    /* the eret into vCPU 0's first instruction */
 	struct vpl011 uart;
 };
 
@@ -70,6 +72,15 @@ __attribute__((noreturn, format(printf, 2, 3)))
 void partition_fault(struct vcpu *v, const char *fmt, ...);
 
 void partition_print_stats(struct partition *p);
+
+/* Hypervisor boot timestamps, counter ticks since board reset; printed at power-off. */
+struct boot_times {
+	uint64_t entry;     /* first hypervisor instruction */
+	uint64_t mmu_on;    /* EL2 MMU and caches on */
+	uint64_t ready;     /* every partition created, secondary cores started */
+};
+extern struct boot_times boot_times;
+void print_boot_times(void);
 
 /* Called by the architecture when a kick arrives while a guest runs on this core. */
 void vcpu_check_requests(struct vcpu *v);
