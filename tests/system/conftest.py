@@ -38,9 +38,9 @@ def partition(name, cpus, image, bootargs="", wfi="trap", memory="32MiB"):
 def system_file(tmp_path):
     """Write a system description from partition() snippets; returns its path."""
 
-    def write(*partitions, cpus=4):
+    def write(*partitions, cpus=4, cpu="cortex-a53"):
         path = tmp_path / "system.toml"
-        path.write_text(f"[board]\ncpus = {cpus}\n\n" + "\n".join(partitions))
+        path.write_text(f'[board]\ncpus = {cpus}\ncpu = "{cpu}"\n\n' + "\n".join(partitions))
         return path
 
     return write

@@ -1,5 +1,6 @@
 """Partitions side by side: isolation, containment, PSCI, SMP."""
 
+import pytest
 from conftest import LAT, PROBE, partition
 
 from tern import run_system
@@ -155,3 +156,17 @@ def test_boot_timestamps_are_reported_in_order(system_file):
     for name in ("rt", "p2"):
         part = boot["partitions"][name]
         assert boot["mmu_on"] < part["created"] < part["first_entry"], boot
+
+
+@pytest.mark.parametrize("cpu", ["cortex-a57", "max"])
+def test_other_core_models(system_file, cpu):
+    path = system_file(
+        partition("rt", [1], LAT, SHORT_LAT),
+        partition("smp", [0, 2], PROBE, "probe.tests=smp,prio probe.prio_runs=3"),
+        cpus=3, cpu=cpu,
+    )
+    result = run_system(path, icount=4)
+    assert result.ok, result.explain()
+    assert len(result.partitions["rt"].lat) == 2, result.explain()
+    assert probe_record(result, "smp", "smp")["pass"], result.explain()
+    assert probe_record(result, "smp", "prio")["pass"], result.explain()
