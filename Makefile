@@ -31,9 +31,18 @@ demo: deps
 	$(MAKE) all
 	./tern demo
 
-bench: deps
+deps-bench:
+	@scripts/install-deps.sh --bench
+
+# The full matrix, recorded in docs/ (about 10 minutes on 2 cores).
+bench: deps deps-bench
 	$(MAKE) all
-	$(PYTHON) scripts/bench.py
+	./tern bench --out docs/bench --doc docs/benchmarks.md
+
+# A few minutes: fewer samples, icount shift 4 only, report under build/.
+bench-quick: deps deps-bench
+	$(MAKE) all
+	./tern bench --quick --out build/bench-quick --doc build/bench-quick/benchmarks.md
 
 clean:
 	$(MAKE) -C hypervisor clean
@@ -41,4 +50,4 @@ clean:
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all deps hypervisor guests unit-test tool-test system-test test demo bench clean
+.PHONY: all deps deps-bench hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean

@@ -4,6 +4,7 @@
     tern check SYSTEM.toml    validate the system and print where everything goes
     tern native IMAGE         boot an image directly on the same board
     tern demo                 interrupt latency: native vs. Tern (wfi trap / native)
+    tern bench                the latency lab: every system x scenario, JSON, plots, report
 
 Exit status: 0 ok, 1 run failed, 2 bad input or missing tool, 3 hypervisor
 panic, 124 timeout.
@@ -12,6 +13,7 @@ panic, 124 timeout.
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from . import build, layout, results, runner
@@ -111,6 +113,19 @@ def _parser():
                    help="where the runs' files go (default: a new directory under build/run/)")
     p.add_argument("--verbose", action="store_true", help="echo the console of every run")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("bench", help="the latency lab: systems x scenarios, results.json, plots, report")
+    p.add_argument("--quick", action="store_true",
+                   help="fewer samples, icount shift 4 only (a few minutes)")
+    p.add_argument("--out", type=Path, default=runner.REPO_ROOT / "build" / "bench", metavar="DIR",
+                   help="results.json and plots (default build/bench)")
+    p.add_argument("--doc", type=Path, metavar="FILE",
+                   help="also write the Markdown report there (make bench: docs/benchmarks.md)")
+    p.add_argument("--no-plots", action="store_true", help="skip the plots (no matplotlib needed)")
+    p.add_argument("--scenarios", metavar="A,B", help="only these scenarios")
+    p.add_argument("--workdir", type=Path, metavar="D",
+                   help="where the runs' files go (default: a new directory under build/run/)")
+    p.set_defaults(func=cmd_bench)
     return parser
 
 
@@ -246,3 +261,55 @@ def cmd_demo(args):
         args.json.write_text(json.dumps(doc, indent=2) + "\n")
     failed = [r.status for r in statuses.values() if not r.ok]
     return failed[0] if failed else 0
+
+
+def cmd_bench(args):
+    from . import bench, report
+
+    plan = bench.QUICK if args.quick else bench.FULL
+    scenarios = bench.SCENARIOS
+    if args.scenarios:
+        wanted = args.scenarios.split(",")
+        unknown = [w for w in wanted if w not in {s.name for s in scenarios}]
+        if unknown:
+            raise ToolError(f"unknown scenario(s) {', '.join(unknown)}; known: "
+                            f"{', '.join(s.name for s in scenarios)}")
+        scenarios = tuple(s for s in scenarios if s.name in wanted)
+    for image in {img for s in scenarios for img in bench.images_for(s)}:
+        if not image.is_file():
+            raise ToolError(f"guest not found: {_rel(image)} (run `make all` first)")
+    build.check_hypervisor(runner.DEFAULT_HYPERVISOR)
+    if not args.no_plots:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise ToolError("plots need matplotlib (`make deps-bench`), or pass --no-plots")
+
+    started = time.monotonic()
+    records, errors = bench.run_matrix(plan, scenarios=scenarios, workdir=args.workdir)
+    args.out.mkdir(parents=True, exist_ok=True)
+    command = "tern bench" + (" --quick" if args.quick else "")
+    data = {
+        "meta": {"command": command, "date": report.today(), "versions": report.tool_versions(),
+                 "seconds": time.monotonic() - started,
+                 "note": "emulated (icount): ticks count instructions, not hardware time"},
+        "plan": {"samples": plan.samples, "prio_runs": plan.prio_runs, "shifts": list(plan.shifts),
+                 "budget_instructions": bench.BUDGET_INSTRUCTIONS},
+        "systems": [{"name": s.name, "description": s.describe()} for s in bench.SYSTEMS],
+        "scenarios": [{"name": s.name, "title": s.title} for s in scenarios],
+        "paths": report.interrupt_paths(),
+        "records": records,
+        "errors": errors,
+    }
+    (args.out / "results.json").write_text(json.dumps(data, indent=1) + "\n")
+    plots = [] if args.no_plots else report.write_plots(data, args.out)
+    print(report.terminal_report(data))
+    if args.doc:
+        plot_rel = None
+        if plots:
+            plot_rel = report.rel(args.out, args.doc.parent)
+        args.doc.write_text(report.markdown_report(data, plot_rel))
+    print(f"\nbench: {len(records)} records in {_rel(args.out / 'results.json')}"
+          + (f", {len(plots)} plot files" if plots else "")
+          + (f", report {_rel(args.doc)}" if args.doc else ""), file=sys.stderr)
+    return 1 if errors else 0

@@ -1,0 +1,41 @@
+"""The latency lab's machinery: deterministic results and a report that says what they are."""
+
+from tern import bench, report
+
+TERN_TRAP = next(s for s in bench.SYSTEMS if s.name == "tern wfi=trap")
+NATIVE = next(s for s in bench.SYSTEMS if s.name == "native")
+TIMER = next(s for s in bench.SCENARIOS if s.name == "timer")
+SMALL = bench.Plan(samples=20, prio_runs=2, shifts=(4,), timeout=120)
+
+
+def test_bench_results_are_identical_across_runs(tmp_path):
+    first, errors1 = bench.run_matrix(SMALL, systems=(NATIVE, TERN_TRAP), scenarios=(TIMER,),
+                                      workdir=tmp_path / "a", progress=None)
+    second, errors2 = bench.run_matrix(SMALL, systems=(NATIVE, TERN_TRAP), scenarios=(TIMER,),
+                                       workdir=tmp_path / "b", progress=None)
+    assert not errors1 and not errors2, (errors1, errors2)
+    assert len(first) == 2 * len(bench.TIMER_TESTS)
+    assert first == second
+    tern = [r for r in first if r["system"] == "tern wfi=trap"]
+    assert all(r["extra_avg"] > 0 for r in tern), tern
+
+
+def test_report_labels_figures_as_emulated(tmp_path):
+    records, errors = bench.run_matrix(SMALL, systems=(NATIVE, TERN_TRAP), scenarios=(TIMER,),
+                                       workdir=tmp_path, progress=None)
+    data = {
+        "meta": {"command": "test", "date": "today", "versions": report.tool_versions(),
+                 "seconds": 1.0},
+        "plan": {"samples": SMALL.samples, "prio_runs": 2, "shifts": [4]},
+        "systems": [{"name": s.name, "description": s.describe()} for s in (NATIVE, TERN_TRAP)],
+        "scenarios": [{"name": "timer", "title": TIMER.title}],
+        "paths": report.interrupt_paths(),
+        "records": records,
+        "errors": errors,
+    }
+    text = report.markdown_report(data)
+    assert "emulated (icount)" in text and "not hardware time" in text
+    assert f"**{len(data['paths']['fast_path'])} instructions**" in text
+    assert data["paths"]["fast_path"][-1] == "eret"
+    for r in records:
+        assert f"| {r['test']} | {r['system']} |" in text
