@@ -1,7 +1,8 @@
 #!/bin/sh
-# Boots both guests on the bare QEMU board (entered at EL2, PSCI over SMC) and at EL1 (no
+# Boots the guests on the bare QEMU board (entered at EL2, PSCI over SMC) and at EL1 (no
 # virtualization: the partition-like path, PSCI over HVC), with and without icount, and
-# checks each run powers off by itself after its DONE line with no failed PROBE-JSON line.
+# checks each run powers off by itself after its DONE line with no failed PROBE-JSON line
+# and no JSON line reporting an error.
 set -u
 cd "$(dirname "$0")"
 QEMU=${QEMU:-qemu-system-aarch64}
@@ -15,7 +16,8 @@ run() {  # machine cpu extra image bootargs done-marker
 	out=$(timeout 60 $QEMU -M "$1" -cpu "$2" -smp 2 -m 512M -nographic $3 \
 		-kernel "build/$4.img" -append "$5" 2>&1)
 	rc=$?
-	fails=$(printf '%s\n' "$out" | grep '^PROBE-JSON' | grep '"pass":false')
+	fails=$(printf '%s\n' "$out" | grep -E '^(PROBE|LAT|NOISE)-JSON' |
+		grep -E '"pass":false|"error"')
 	if [ $rc -eq 0 ] && [ -z "$fails" ] && printf '%s\n' "$out" | grep -q "^$6\$"; then
 		echo "ok   $4 $1 $2 ${3:+icount}"
 	else
@@ -24,7 +26,7 @@ run() {  # machine cpu extra image bootargs done-marker
 		failed=1
 	fi
 	printf '%s\n' "$out" | grep -E '^(LAT|PROBE)-JSON' | grep -v '"pass":true' |
-		sed -n 's/^LAT-JSON {"test":"\([^"]*\)".*"avg":\([^,]*\).*"min":\([^,]*\).*/     \1 avg \2 min \3/p'
+		sed -n 's/^LAT-JSON {"test":"\([^"]*\)".*"unit":"ticks","avg":\([^,]*\),"ema":[^,]*,"min":\([^,]*\).*/     \1 avg \2 min \3/p'
 }
 
 for machine in virt,virtualization=on,gic-version=3 virt,gic-version=3; do
@@ -35,6 +37,9 @@ for machine in virt,virtualization=on,gic-version=3 virt,gic-version=3; do
 	for icount in "" "$ICOUNT"; do
 		run "$machine" cortex-a53 "$icount" lat "lat.samples=50" LAT-DONE
 		run "$machine" cortex-a53 "$icount" probe "$probe_args" PROBE-DONE
+		run "$machine" cortex-a53 "$icount" lat "lat.samples=50 lat.tests=sgi-wfi,sgi-busy" \
+			LAT-DONE
+		run "$machine" cortex-a53 "$icount" noise "noise.bursts=200" NOISE-DONE
 	done
 done
 for cpu in cortex-a57 max; do

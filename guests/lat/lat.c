@@ -1,11 +1,14 @@
 /*
  * Interrupt latency, tbm-style: arm an EL1 timer `delta` ahead, wait, and in the IRQ vector
  * take the counter first thing; a sample is (counter at vector entry) - (deadline), in ticks.
+ * The IPI tests do the same with an SGI that CPU 1 sends: (counter at vector) - (counter
+ * just before the ICC_SGI1R_EL1 write).
  */
 #include "bootargs.h"
 #include "console.h"
 #include "exceptions.h"
 #include "gic.h"
+#include "psci.h"
 #include "runtime.h"
 #include "timer.h"
 
@@ -16,21 +19,35 @@ const char guest_name[] = "lat";
 #define HIST_BAR        40
 #define MAX_SELECTED    16
 
+/* What raises the measured interrupt. */
+enum lat_source { SRC_VTIMER, SRC_PTIMER, SRC_SGI };
+
 struct lat_test {
 	const char *name;
-	const char *timer;      /* "virt" or "phys" */
+	const char *timer;      /* "virt", "phys" or "sgi" */
 	const char *wait;       /* "wfi" or "busy" */
-	bool phys;
+	enum lat_source source;
 	bool wfi;
+	bool by_default;        /* run when lat.tests is absent */
 };
 
 static const struct lat_test all_tests[] = {
-	{ "vtimer-wfi",  "virt", "wfi",  false, true },
-	{ "vtimer-busy", "virt", "busy", false, false },
-	{ "ptimer-wfi",  "phys", "wfi",  true,  true },
-	{ "ptimer-busy", "phys", "busy", true,  false },
+	{ "vtimer-wfi",  "virt", "wfi",  SRC_VTIMER, true,  true },
+	{ "vtimer-busy", "virt", "busy", SRC_VTIMER, false, true },
+	{ "ptimer-wfi",  "phys", "wfi",  SRC_PTIMER, true,  true },
+	{ "ptimer-busy", "phys", "busy", SRC_PTIMER, false, true },
+	/* Need a second CPU, so only on request. */
+	{ "sgi-wfi",     "sgi",  "wfi",  SRC_SGI,    true,  false },
+	{ "sgi-busy",    "sgi",  "busy", SRC_SGI,    false, false },
 };
 #define NUM_TESTS (sizeof(all_tests) / sizeof(all_tests[0]))
+
+/* The IPI tests: CPU 1 sends SGI_LAT to CPU 0, which measures. */
+#define SGI_LAT         1
+#define SGI_RECEIVER    0
+#define SGI_SENDER      1
+/* Bound on every step of the handshake, and the receiver's watchdog beyond the delay. */
+#define SGI_WAIT_US     1000000
 
 struct lat_config {
 	unsigned samples;
@@ -40,7 +57,7 @@ struct lat_config {
 };
 
 struct lat_stats {
-	int32_t min, max, warm_max, p50, p99;
+	int32_t min, max, warm_max, p50, p99, p999;
 	int64_t avg_x100, ema_x100;
 	int32_t hist_lo, hist_width;
 	unsigned hist_buckets;
@@ -50,14 +67,22 @@ struct lat_stats {
 extern char lat_vectors_virt[], lat_vectors_phys[];
 void lat_wait_wfi(volatile uint32_t *fired);
 void lat_wait_busy(volatile uint32_t *fired);
+void lat_wait_busy_yield(volatile uint32_t *fired);
 void lat_irq(uint64_t now);
 
 static int32_t samples[MAX_SAMPLES];
 static int32_t sorted[MAX_SAMPLES];
 
+/* The sender's cost, t_after - t_send, over the samples of an IPI test. */
+struct sender_stats {
+	int64_t avg_x100;
+	int64_t min, max;
+};
+
 /* Shared with lat_irq: which interrupt the current test expects, and what it saw. */
+enum { FIRED_NONE, FIRED_SAMPLE, FIRED_WATCHDOG };
 static uint32_t active_intid;
-static bool active_phys;
+static enum lat_source active_source;
 static volatile uint32_t fired;
 static volatile uint64_t irq_counter;
 
@@ -65,19 +90,21 @@ void lat_irq(uint64_t now)
 {
 	uint32_t intid = gic_ack();
 	bool ours = intid == active_intid;
+	/* The IPI tests bound each wait with the physical timer: WFI cannot time out. */
+	bool watchdog = active_source == SRC_SGI && intid == INTID_PTIMER;
 
-	/* Stop the timer before EOI: it is level-triggered and would fire again at once. */
-	if (ours) {
-		if (active_phys)
-			ptimer_stop();
-		else
-			vtimer_stop();
-	}
+	/* Stop a timer before EOI: it is level-triggered and would fire again at once. */
+	if (ours && active_source == SRC_VTIMER)
+		vtimer_stop();
+	if ((ours && active_source == SRC_PTIMER) || watchdog)
+		ptimer_stop();
 	if (intid < 1020)
 		gic_eoi(intid);
 	if (ours) {
 		irq_counter = now;
-		fired = 1;
+		fired = FIRED_SAMPLE;
+	} else if (watchdog) {
+		fired = FIRED_WATCHDOG;
 	}
 }
 
@@ -86,34 +113,215 @@ static int32_t clamp32(int64_t v)
 	return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
 }
 
+static int64_t div_round(int64_t num, int64_t den)
+{
+	return num >= 0 ? (num + den / 2) / den : -((-num + den / 2) / den);
+}
+
+static void lat_wait(const struct lat_test *t)
+{
+	if (t->wfi)
+		lat_wait_wfi(&fired);
+	else if (t->source == SRC_SGI)
+		lat_wait_busy_yield(&fired);    /* the sender needs its turn under icount */
+	else
+		lat_wait_busy(&fired);
+}
+
 static void run_samples(const struct lat_test *t, const struct lat_config *cfg)
 {
-	active_intid = t->phys ? INTID_PTIMER : INTID_VTIMER;
-	active_phys = t->phys;
+	bool phys = t->source == SRC_PTIMER;
+
+	active_intid = phys ? INTID_PTIMER : INTID_VTIMER;
+	active_source = t->source;
 	gic_enable_private(active_intid);
-	write_sysreg(vbar_el1, (uintptr_t)(t->phys ? lat_vectors_phys : lat_vectors_virt));
+	write_sysreg(vbar_el1, (uintptr_t)(phys ? lat_vectors_phys : lat_vectors_virt));
 	isb();
 
 	for (unsigned i = 0; i < cfg->samples; i++) {
 		uint64_t deadline;
 
-		fired = 0;
-		if (t->phys) {
+		fired = FIRED_NONE;
+		if (phys) {
 			deadline = counter_phys() + cfg->delta_ticks;
 			ptimer_arm(deadline);
 		} else {
 			deadline = counter_virt() + cfg->delta_ticks;
 			vtimer_arm(deadline);
 		}
-		if (t->wfi)
-			lat_wait_wfi(&fired);
-		else
-			lat_wait_busy(&fired);
+		lat_wait(t);
 		samples[i] = clamp32((int64_t)(irq_counter - deadline));
 	}
 
 	write_sysreg(vbar_el1, (uintptr_t)lib_vectors);
 	isb();
+}
+
+/*
+ * The IPI tests' handshake. Every variable has one writer: with the MMU off there are no
+ * exclusives to build a lock on. Each side stores its data, then (after a barrier) the flag
+ * that covers it. Sample `seq` (from 1): CPU 0 arms its watchdog, sets rx_seq = seq and waits;
+ * CPU 1 sees it, sleeps the delay so that CPU 0 has settled in its wait, takes t_send, sends,
+ * takes t_after, stores both and then tx_seq = seq.
+ */
+static volatile uint32_t rx_seq, rx_stop;       /* CPU 0 */
+static volatile uint64_t sgi_delay_ticks;       /* CPU 0, before CPU 1 starts */
+static volatile uint32_t tx_run;                /* CPU 1: the run (context id) it serves */
+static volatile uint32_t tx_seq;                /* CPU 1 */
+static volatile uint64_t tx_send, tx_after;     /* CPU 1 */
+
+/* CPU 1's interrupts come through the library's vectors: only its own wake-up timer. */
+static void sender_irq(struct exc_frame *frame)
+{
+	(void)frame;
+	uint32_t intid = gic_ack();
+
+	if (intid == INTID_VTIMER)
+		vtimer_stop();
+	if (intid < 1020)
+		gic_eoi(intid);
+}
+
+/*
+ * The sender waits in WFI on its own timer rather than spinning. Under icount QEMU runs the
+ * emulated cores in turns that each last until the next timer deadline: a spinning sender
+ * would hold up the receiver for all of it, a sleeping one keeps the turns short.
+ */
+static void sender_sleep(uint64_t ticks)
+{
+	uint64_t deadline = counter_virt() + ticks;
+
+	vtimer_arm(deadline);
+	while (counter_virt() < deadline) {
+		wfi();
+		irq_enable();
+		irq_disable();
+	}
+	vtimer_stop();
+}
+
+static void sgi_sender(uint64_t run)
+{
+	const uint64_t sgi1r = SGI1R_INTID(SGI_LAT) | SGI1R_TARGET(SGI_RECEIVER);
+
+	gic_enable_private(INTID_VTIMER);
+	tx_seq = 0;
+	dsb_sy();
+	tx_run = (uint32_t)run;
+	for (uint32_t seq = 1;; seq++) {
+		while (rx_seq < seq && !rx_stop)
+			sender_sleep(sgi_delay_ticks);
+		if (rx_stop)
+			return;         /* the library calls CPU_OFF */
+		sender_sleep(sgi_delay_ticks);
+
+		uint64_t t_send = counter_virt();
+		write_sysreg(icc_sgi1r_el1, sgi1r);
+		uint64_t t_after = counter_virt();
+
+		tx_send = t_send;
+		tx_after = t_after;
+		dsb_sy();
+		tx_seq = seq;
+	}
+}
+
+/* Spin with yield (it hands the turn to the other core under icount) until *flag >= want. */
+static bool wait_flag(const volatile uint32_t *flag, uint32_t want, uint64_t deadline)
+{
+	while (*flag < want) {
+		if (deadline_passed(deadline))
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+struct sgi_result {
+	const char *error;      /* 0 if every sample arrived */
+	int32_t cpu_on;         /* what PSCI CPU_ON returned */
+	unsigned done;          /* samples taken */
+	struct sender_stats sender;
+};
+
+/* Let CPU 1 finish (it calls CPU_OFF) so the next IPI test can start it again. */
+static bool stop_sender(void)
+{
+	uint64_t deadline = deadline_after_us(SGI_WAIT_US);
+
+	dsb_sy();
+	rx_stop = 1;
+	while (psci_affinity_info(SGI_SENDER) != PSCI_AFFINITY_OFF) {
+		if (deadline_passed(deadline))
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+static void run_sgi_samples(const struct lat_test *t, const struct lat_config *cfg,
+			    struct sgi_result *r)
+{
+	static uint32_t run;
+	uint64_t watchdog = us_to_ticks(cfg->delta_us * 2 + SGI_WAIT_US);
+	int64_t cost_sum = 0;
+
+	r->error = 0;
+	r->done = 0;
+	rx_seq = 0;
+	rx_stop = 0;
+	sgi_delay_ticks = cfg->delta_ticks;
+	active_intid = SGI_LAT;
+	active_source = SRC_SGI;
+	gic_enable_private(SGI_LAT);
+	gic_enable_private(INTID_PTIMER);
+	exceptions_set_irq_handler(sender_irq);
+
+	r->cpu_on = cpu_start(SGI_SENDER, sgi_sender, ++run);
+	if (r->cpu_on != PSCI_SUCCESS) {
+		r->error = "cpu 1 not started: CPU_ON failed";
+		return;
+	}
+	if (!wait_flag(&tx_run, run, deadline_after_us(SGI_WAIT_US))) {
+		r->error = "cpu 1 not started: it did not report in";
+		stop_sender();
+		return;
+	}
+
+	write_sysreg(vbar_el1, (uintptr_t)lat_vectors_virt);
+	isb();
+	for (unsigned i = 0; i < cfg->samples; i++) {
+		fired = FIRED_NONE;
+		ptimer_arm(counter_phys() + watchdog);
+		rx_seq = i + 1;
+		lat_wait(t);
+		ptimer_stop();
+		if (fired != FIRED_SAMPLE) {
+			r->error = "sgi not received";
+			break;
+		}
+		if (!wait_flag(&tx_seq, i + 1, deadline_after_us(SGI_WAIT_US))) {
+			r->error = "cpu 1 did not report its send time";
+			break;
+		}
+		samples[i] = clamp32((int64_t)(irq_counter - tx_send));
+
+		int64_t cost = (int64_t)(tx_after - tx_send);
+		cost_sum += cost;
+		if (i == 0 || cost < r->sender.min)
+			r->sender.min = cost;
+		if (i == 0 || cost > r->sender.max)
+			r->sender.max = cost;
+		r->done++;
+	}
+	write_sysreg(vbar_el1, (uintptr_t)lib_vectors);
+	isb();
+
+	if (!stop_sender() && !r->error)
+		r->error = "cpu 1 did not turn off";
+	exceptions_set_irq_handler(0);
+	if (r->done)
+		r->sender.avg_x100 = div_round(cost_sum * 100, r->done);
 }
 
 static void sift_down(int32_t *a, unsigned root, unsigned n)
@@ -145,16 +353,11 @@ static void heapsort(int32_t *a, unsigned n)
 	}
 }
 
-/* Nearest-rank percentile of a sorted array. */
-static int32_t percentile(const int32_t *sorted_samples, unsigned n, unsigned pct)
+/* Nearest-rank percentile of a sorted array, in tenths of a percent (999 = p99.9). */
+static int32_t percentile(const int32_t *sorted_samples, unsigned n, unsigned permille)
 {
-	unsigned rank = (pct * n + 99) / 100;
+	unsigned rank = (permille * n + 999) / 1000;
 	return sorted_samples[rank ? rank - 1 : 0];
-}
-
-static int64_t div_round(int64_t num, int64_t den)
-{
-	return num >= 0 ? (num + den / 2) / den : -((-num + den / 2) / den);
 }
 
 static void compute_stats(const struct lat_config *cfg, struct lat_stats *s)
@@ -186,8 +389,9 @@ static void compute_stats(const struct lat_config *cfg, struct lat_stats *s)
 	for (unsigned i = 0; i < n; i++)
 		sorted[i] = samples[i];
 	heapsort(sorted, n);
-	s->p50 = percentile(sorted, n, 50);
-	s->p99 = percentile(sorted, n, 99);
+	s->p50 = percentile(sorted, n, 500);
+	s->p99 = percentile(sorted, n, 990);
+	s->p999 = percentile(sorted, n, 999);
 
 	/* Width = ceil(range / buckets) so the last bucket still holds max. */
 	int64_t span = (int64_t)s->max - s->min + 1;
@@ -207,19 +411,30 @@ static void print_x100(int64_t v)
 }
 
 static void print_human(const struct lat_test *t, const struct lat_config *cfg,
-			const struct lat_stats *s)
+			const struct lat_stats *s, const struct sender_stats *sender)
 {
 	unsigned peak = 1;
 
-	printf("lat: %s: %s timer, %s wait, %u samples, delta %lu us = %lu ticks, "
-	       "warm-up %u\n", t->name, t->timer, t->wait, cfg->samples, cfg->delta_us,
-	       cfg->delta_ticks, cfg->warmup);
+	if (sender)
+		printf("lat: %s: SGI from cpu %u to cpu %u, %s wait, %u samples, delay %lu us = "
+		       "%lu ticks, warm-up %u\n", t->name, SGI_SENDER, SGI_RECEIVER, t->wait,
+		       cfg->samples, cfg->delta_us, cfg->delta_ticks, cfg->warmup);
+	else
+		printf("lat: %s: %s timer, %s wait, %u samples, delta %lu us = %lu ticks, "
+		       "warm-up %u\n", t->name, t->timer, t->wait, cfg->samples, cfg->delta_us,
+		       cfg->delta_ticks, cfg->warmup);
 	printf("lat: %s: AVG ", t->name);
 	print_x100(s->avg_x100);
 	printf(" EMA ");
 	print_x100(s->ema_x100);
-	printf(" MIN %d MAX %d WARM_MAX %d p50 %d p99 %d (ticks of %lu Hz)\n", s->min, s->max,
-	       s->warm_max, s->p50, s->p99, timer_freq());
+	printf(" MIN %d MAX %d WARM_MAX %d p50 %d p99 %d p99.9 %d (ticks of %lu Hz)\n", s->min,
+	       s->max, s->warm_max, s->p50, s->p99, s->p999, timer_freq());
+	if (sender) {
+		printf("lat: %s: sender AVG ", t->name);
+		print_x100(sender->avg_x100);
+		printf(" MIN %ld MAX %ld (ticks from before to after its ICC_SGI1R_EL1 write)\n",
+		       sender->min, sender->max);
+	}
 
 	for (unsigned b = 0; b < s->hist_buckets; b++)
 		if (s->hist[b] > peak)
@@ -235,7 +450,7 @@ static void print_human(const struct lat_test *t, const struct lat_config *cfg,
 }
 
 static void print_json(const struct lat_test *t, const struct lat_config *cfg,
-		       const struct lat_stats *s)
+		       const struct lat_stats *s, const struct sender_stats *sender)
 {
 	printf("LAT-JSON {\"test\":\"%s\",\"timer\":\"%s\",\"wait\":\"%s\",\"samples\":%u,"
 	       "\"warmup\":%u,\"freq_hz\":%lu,\"unit\":\"ticks\",\"avg\":",
@@ -243,12 +458,28 @@ static void print_json(const struct lat_test *t, const struct lat_config *cfg,
 	print_x100(s->avg_x100);
 	printf(",\"ema\":");
 	print_x100(s->ema_x100);
-	printf(",\"min\":%d,\"max\":%d,\"warm_max\":%d,\"p50\":%d,\"p99\":%d,"
+	printf(",\"min\":%d,\"max\":%d,\"warm_max\":%d,\"p50\":%d,\"p99\":%d,\"p999\":%d,"
 	       "\"hist\":{\"lo\":%d,\"width\":%d,\"counts\":[",
-	       s->min, s->max, s->warm_max, s->p50, s->p99, s->hist_lo, s->hist_width);
+	       s->min, s->max, s->warm_max, s->p50, s->p99, s->p999, s->hist_lo, s->hist_width);
 	for (unsigned b = 0; b < s->hist_buckets; b++)
 		printf("%s%u", b ? "," : "", s->hist[b]);
-	printf("]}}\n");
+	printf("]}");
+	if (sender) {
+		printf(",\"sender\":{\"avg\":");
+		print_x100(sender->avg_x100);
+		printf(",\"min\":%ld,\"max\":%ld}", sender->min, sender->max);
+	}
+	printf("}\n");
+}
+
+static void print_sgi_error(const struct lat_test *t, const struct lat_config *cfg,
+			    const struct sgi_result *r)
+{
+	printf("lat: %s: %s (CPU_ON returned %d, %u of %u samples taken)\n", t->name, r->error,
+	       r->cpu_on, r->done, cfg->samples);
+	printf("LAT-JSON {\"test\":\"%s\",\"timer\":\"%s\",\"wait\":\"%s\",\"samples\":%u,"
+	       "\"done\":%u,\"cpu_on\":%d,\"error\":\"%s\"}\n", t->name, t->timer, t->wait,
+	       cfg->samples, r->done, r->cpu_on, r->error);
 }
 
 static const struct lat_test *find_test(struct strview name)
@@ -259,7 +490,7 @@ static const struct lat_test *find_test(struct strview name)
 	return 0;
 }
 
-/* The tests named by lat.tests, in the order given; all four if it is absent. */
+/* The tests named by lat.tests, in the order given; the timer tests if it is absent. */
 static unsigned select_tests(const struct lat_test **selected)
 {
 	struct strview list, item;
@@ -267,7 +498,8 @@ static unsigned select_tests(const struct lat_test **selected)
 
 	if (!bootarg("lat.tests", &list)) {
 		for (unsigned i = 0; i < NUM_TESTS; i++)
-			selected[count++] = &all_tests[i];
+			if (all_tests[i].by_default)
+				selected[count++] = &all_tests[i];
 		return count;
 	}
 	while (strview_next_item(&list, &item)) {
@@ -299,10 +531,22 @@ void guest_main(void)
 
 	unsigned count = select_tests(selected);
 	for (unsigned i = 0; i < count; i++) {
-		run_samples(selected[i], &cfg);
+		const struct lat_test *t = selected[i];
+		struct sgi_result sgi;
+
+		if (t->source == SRC_SGI) {
+			run_sgi_samples(t, &cfg, &sgi);
+			if (sgi.error) {
+				print_sgi_error(t, &cfg, &sgi);
+				continue;
+			}
+		} else {
+			run_samples(t, &cfg);
+		}
+		const struct sender_stats *sender = t->source == SRC_SGI ? &sgi.sender : 0;
 		compute_stats(&cfg, &stats);
-		print_human(selected[i], &cfg, &stats);
-		print_json(selected[i], &cfg, &stats);
+		print_human(t, &cfg, &stats, sender);
+		print_json(t, &cfg, &stats, sender);
 	}
 	printf("LAT-DONE\n");
 }

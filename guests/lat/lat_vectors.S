@@ -87,3 +87,19 @@ lat_wait_busy:
 	cbz	w1, 1b
 	msr	daifset, #2
 	ret
+
+/*
+ * void lat_wait_busy_yield(volatile uint32_t *fired)
+ * lat_wait_busy with a YIELD hint in the loop, for the IPI test. QEMU 7.2's round-robin
+ * scheduler under icount runs a spinning core until the next timer deadline before the next
+ * core gets a turn, so the sender would never run; YIELD ends the turn there (a hint that
+ * costs next to nothing elsewhere).
+ */
+	.globl lat_wait_busy_yield
+lat_wait_busy_yield:
+	msr	daifclr, #2
+1:	yield
+	ldr	w1, [x0]
+	cbz	w1, 1b
+	msr	daifset, #2
+	ret

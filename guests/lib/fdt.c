@@ -23,6 +23,8 @@ struct fdt_header {
 static const uint8_t *fdt_struct;
 static const uint8_t *fdt_struct_end;
 static const char *fdt_strings;
+static uintptr_t fdt_start;
+static uint32_t fdt_totalsize;
 
 uint32_t fdt_be32(const void *p)
 {
@@ -35,12 +37,22 @@ bool fdt_init(const void *blob)
 	const struct fdt_header *h = blob;
 
 	fdt_struct = 0;
+	fdt_start = 0;
+	fdt_totalsize = 0;
 	if (!blob || ((uintptr_t)blob & 7) || fdt_be32(&h->magic) != FDT_MAGIC)
 		return false;
+	fdt_start = (uintptr_t)blob;
+	fdt_totalsize = fdt_be32(&h->totalsize);
 	fdt_struct = (const uint8_t *)blob + fdt_be32(&h->off_dt_struct);
 	fdt_struct_end = fdt_struct + fdt_be32(&h->size_dt_struct);
 	fdt_strings = (const char *)blob + fdt_be32(&h->off_dt_strings);
 	return true;
+}
+
+void fdt_extent(uintptr_t *start, uint32_t *size)
+{
+	*start = fdt_start;
+	*size = fdt_totalsize;
 }
 
 static bool str_eq(const char *a, const char *b)

@@ -15,6 +15,9 @@ bool fdt_init(const void *blob);
  */
 const void *fdt_getprop(const char *path, const char *name, uint32_t *len);
 
+/* Where the blob lies, so that RAM a guest hands out can avoid it; 0/0 if it is not valid. */
+void fdt_extent(uintptr_t *start, uint32_t *size);
+
 /* The first range of the /memory node's reg property. */
 bool fdt_memory(uint64_t *base, uint64_t *size);
 
