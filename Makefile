@@ -44,10 +44,14 @@ bench-quick: deps deps-bench
 	$(MAKE) all
 	./tern bench --quick --out build/bench-quick --doc build/bench-quick/benchmarks.md
 
+# Xen 4.17 with the null scheduler for the bench (Debian's source package, about a minute).
+xen-null:
+	scripts/xen/build-xen-null.sh
+
 clean:
 	$(MAKE) -C hypervisor clean
 	$(MAKE) -C guests clean
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all deps deps-bench hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean
+.PHONY: xen-null all deps deps-bench hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean

@@ -522,6 +522,9 @@ void guest_main(void)
 	struct lat_config cfg;
 	struct lat_stats stats;
 
+	/* Boot time as the guest sees it: how long after the board's reset it started. */
+	printf("LAT-BOOT {\"entry_counter\":%lu,\"freq_hz\":%lu,\"entry_el\":%u}\n",
+	       (unsigned long)entry_time(), (unsigned long)read_sysreg(cntfrq_el0), entry_el());
 	cfg.samples = (unsigned)bootarg_ulong("lat.samples", 100, 1, MAX_SAMPLES);
 	cfg.warmup = (unsigned)bootarg_ulong("lat.warmup", 8, 0, MAX_SAMPLES);
 	cfg.delta_us = bootarg_ulong("lat.delta_us", 20, 1, 1000000);

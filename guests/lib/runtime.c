@@ -9,17 +9,23 @@
 #include "timer.h"
 
 /* Entered from start.S. */
-void lib_primary_entry(const void *dtb, unsigned el);
+void lib_primary_entry(const void *dtb, unsigned el, uint64_t counter);
 void lib_secondary_entry(uint64_t context_id, unsigned el);
 extern char secondary_entry[];
 
 static unsigned cpu_entry_el[MAX_CPUS];
 static uint64_t memory_base, memory_size;
+static uint64_t entry_counter;
 static volatile secondary_fn secondary_main[MAX_CPUS];
 
 unsigned entry_el(void)
 {
 	return cpu_entry_el[cpu_index()];
+}
+
+uint64_t entry_time(void)
+{
+	return entry_counter;
 }
 
 uint64_t ram_base(void)
@@ -37,9 +43,10 @@ void guest_exit(void)
 	psci_system_off();
 }
 
-void lib_primary_entry(const void *dtb, unsigned el)
+void lib_primary_entry(const void *dtb, unsigned el, uint64_t counter)
 {
 	cpu_entry_el[cpu_index()] = el;
+	entry_counter = counter;
 
 	bool have_dtb = fdt_init(dtb);
 	bootargs_init();

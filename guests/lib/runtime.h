@@ -10,6 +10,8 @@ void guest_main(void);
 
 /* Exception level the CPU was entered at (1 inside Tern, 2 on the bare board). */
 unsigned entry_el(void);
+/* The physical counter at the image's first instruction (ticks since the board's reset). */
+uint64_t entry_time(void);
 
 /* RAM as the device tree describes it; 0/0 if it does not. */
 uint64_t ram_base(void);

@@ -28,6 +28,7 @@ _head:
 
 	.text
 primary_entry:
+	mrs	x21, cntpct_el0         /* when this image started: boot-time measurements */
 	mov	x19, x0                 /* device tree */
 	mrs	x20, CurrentEL
 	ubfx	x20, x20, #2, #2
@@ -54,6 +55,7 @@ primary_el1:
 2:
 	mov	x0, x19
 	mov	x1, x20
+	mov	x2, x21
 	bl	lib_primary_entry
 	b	park
 

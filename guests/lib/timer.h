@@ -6,6 +6,7 @@
 
 #define CNT_CTL_ENABLE  (1u << 0)
 #define CNT_CTL_IMASK   (1u << 1)
+#define CNT_CTL_ISTATUS (1u << 2)
 
 static inline uint64_t timer_freq(void)
 {

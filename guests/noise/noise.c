@@ -47,7 +47,12 @@ static void noise_irq(struct exc_frame *frame)
 	(void)frame;
 	uint32_t intid = gic_ack();
 
-	if (intid == INTID_VTIMER) {
+	/*
+	 * Under a hypervisor an interrupt injected just before the timer was
+	 * stopped or re-armed can still arrive: act only if the timer really
+	 * fired (ISTATUS), as Linux does.
+	 */
+	if (intid == INTID_VTIMER && (read_sysreg(cntv_ctl_el0) & CNT_CTL_ISTATUS)) {
 		irqs++;
 		if (period) {
 			/* A fixed rate, but never a deadline already past: no interrupt storm. */

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import runner
+from . import runner, xen
 from .errors import ToolError
 
 REPO = runner.REPO_ROOT
@@ -41,18 +41,45 @@ class System:
     """One way of running the guests."""
 
     name: str
-    kind: str                 # "native" or "tern"
+    kind: str                 # "native", "tern" or "xen"
     wfi: str = "trap"         # tern: the partitions' wfi setting
+    xen_args: str = ""        # xen: command line beyond xen.BASE_ARGS
+    xen_binary: Path = None   # xen: which build
 
     def describe(self):
-        return {"native": "the guest alone on the bare board",
-                "tern": f"Tern partition, wfi = \"{self.wfi}\""}[self.kind]
+        if self.kind == "native":
+            return "the guest alone on the bare board"
+        if self.kind == "tern":
+            return f"Tern partition, wfi = \"{self.wfi}\""
+        build = "Xen 4.17 built from Debian's source with the null scheduler" \
+            if self.xen_binary == xen.XEN_NULL else "Debian's Xen 4.17 binary (credit2)"
+        return f"{build}, dom0less, no dom0; Xen command line `{xen.BASE_ARGS} {self.xen_args}`"
+
+    def available(self):
+        """Why this system cannot run here, or None."""
+        if self.kind == "xen" and self.xen_binary == xen.XEN_NULL and not xen.XEN_NULL.is_file():
+            return "no null-scheduler Xen build (make xen-null)"
+        return None
+
+    def can_run(self, scenario):
+        """Why this system cannot run `scenario` on this emulator, or None."""
+        if self.kind == "xen" and scenario.cpus > 1:
+            return ("Xen 4.17 on two or more cores stops booting under QEMU 7.2 icount (last line "
+                    "'P2M: 3 levels ...'); it boots without icount, which would not be comparable")
+        return None
 
 
 SYSTEMS = (
     System("native", "native"),
     System("tern wfi=trap", "tern", "trap"),
     System("tern wfi=native", "tern", "native"),
+    System("xen credit2", "xen", xen_binary=xen.XEN_DEBIAN),
+    System("xen credit2 slop=0", "xen", xen_args="timer_slop=0", xen_binary=xen.XEN_DEBIAN),
+    System("xen credit2 vwfi=native", "xen", xen_args="vwfi=native", xen_binary=xen.XEN_DEBIAN),
+    System("xen credit2 vwfi=native slop=0", "xen", xen_args="vwfi=native timer_slop=0",
+           xen_binary=xen.XEN_DEBIAN),
+    System("xen null vwfi=native", "xen", xen_args="sched=null vwfi=native",
+           xen_binary=xen.XEN_NULL),
 )
 
 
@@ -61,21 +88,21 @@ class Scenario:
     name: str
     title: str
     shifts: tuple = (4, 0)
-    kinds: tuple = ("native", "tern")
+    kinds: tuple = ("native", "tern", "xen")
+    cpus: int = 1             # cores the measured system needs (vCPUs + neighbours)
 
 
 SCENARIOS = (
     Scenario("timer", "timer interrupt latency (virtual and EL1 physical timer, WFI and busy)"),
-    Scenario("ipi", "IPI: SGI from vCPU 1 to vCPU 0 of one partition, receive latency"),
+    Scenario("ipi", "IPI: SGI from vCPU 1 to vCPU 0 of one partition, receive latency", cpus=2),
     Scenario("prio", "priority order: ten SGIs pending at once, served in priority order",
              shifts=(4,)),
     Scenario("noise-burst", "timer latency with a second partition streaming memory and taking "
-             "interrupts in bursts separated by WFI", kinds=("tern",)),
+             "interrupts in bursts separated by WFI", kinds=("tern", "xen"), cpus=2),
     Scenario("noise-spin", "timer latency with a second partition streaming memory and taking "
-             "interrupts without pause (emulator artefact: see the caveat)", kinds=("tern",),
-             shifts=(4,)),
-    Scenario("boot", "boot: hypervisor entry to the partition's first instruction", shifts=(4,),
-             kinds=("tern",)),
+             "interrupts without pause (emulator artefact: see the caveat)", kinds=("tern", "xen"),
+             shifts=(4,), cpus=2),
+    Scenario("boot", "boot: board reset to the guest's first instruction", shifts=(4,)),
 )
 
 
@@ -139,6 +166,13 @@ class Runs:
         Returns (RunResult, PartitionOutput-like with .lat/.probe/.lines).
         """
         d = self._dir(label)
+        if self.system.kind == "xen":
+            domains = [xen.Domain("rt", xen.xen_variant(image), bootargs, vcpus=vcpus)]
+            domains += [xen.Domain(name, xen.xen_variant(n_image), n_args)
+                        for name, n_image, n_args in neighbours]
+            result = xen.run_xen(domains, self.system.xen_args, xen=self.system.xen_binary,
+                                 icount=shift, timeout=self.timeout, workdir=d)
+            return result, result.partitions.get("rt")
         if self.system.kind == "native":
             result = runner.run_native(image, bootargs=bootargs, cpus=max(2, vcpus), icount=shift,
                                        timeout=self.timeout, workdir=d)
@@ -191,7 +225,7 @@ def run_scenario(scenario, system, shift, plan, runs):
                                   shift)
         records = [{"system": system.name, "scenario": "prio", "test": "prio", "shift": shift,
                     "runs": r.get("runs"), "in_order": r.get("in_order"),
-                    "first_wrong": r.get("first_wrong")}
+                    "expected": r.get("expected"), "first_wrong": r.get("first_wrong")}
                    for r in getattr(part, "probe", []) or [] if r.get("test") == "prio"]
     elif scenario.name.startswith("noise-"):
         mode = scenario.name.split("-", 1)[1]
@@ -202,20 +236,31 @@ def run_scenario(scenario, system, shift, plan, runs):
         records = _lat_records(scenario.name, system, shift, part)
     elif scenario.name == "boot":
         result, part = runs.guest(label, LAT, "lat.samples=1 lat.tests=vtimer-busy", shift)
-        boot = _boot_line(result.log)
         records = []
-        if boot:
-            first = next(iter(boot["partitions"].values()))
-            records.append({"system": system.name, "scenario": "boot", "test": "boot",
-                            "shift": shift, "freq_hz": boot["freq_hz"], "entry": boot["entry"],
-                            "mmu_on": boot["mmu_on"], "created": first["created"],
-                            "first_entry": first["first_entry"], "ready": boot["ready"]})
+        entry = _guest_boot(getattr(part, "lines", None) or result.log)
+        if entry:
+            rec = {"system": system.name, "scenario": "boot", "test": "boot", "shift": shift,
+                   "freq_hz": entry["freq_hz"], "first_instruction": entry["entry_counter"]}
+            hyp = _boot_line(result.log)
+            if hyp:  # Tern's own timestamps
+                first = next(iter(hyp["partitions"].values()))
+                rec.update(hyp_entry=hyp["entry"], mmu_on=hyp["mmu_on"],
+                           created=first["created"], eret=first["first_entry"])
+            records.append(rec)
     else:
         raise ToolError(f"unknown scenario {scenario.name}")
     error = None if result.ok else result.reason
     if not records and not error:
         error = "no results in the guest's output"
     return Outcome(records, error, str(result.workdir) if result.workdir else None)
+
+
+def _guest_boot(lines):
+    """The guest's LAT-BOOT record: the counter at its first instruction."""
+    for line in lines:
+        if line.startswith("LAT-BOOT {"):
+            return json.loads(line[len("LAT-BOOT "):])
+    return None
 
 
 def _boot_line(log):
@@ -240,9 +285,28 @@ def add_extra_over_native(records):
 def run_matrix(plan, systems=SYSTEMS, scenarios=SCENARIOS, workdir=None, progress=sys.stderr):
     """Every (scenario, system, shift); returns (records, errors)."""
     workdir = runner.make_workdir(workdir)
-    cells = [(sc, sy, sh) for sc in scenarios for sy in systems for sh in sc.shifts
-             if sh in plan.shifts and sy.kind in sc.kinds]
     records, errors = [], []
+    usable = []
+    for system in systems:
+        why = system.available()
+        if why:
+            errors.append({"system": system.name, "scenario": "-", "shift": "-", "error": why,
+                           "workdir": None, "skipped": True})
+            if progress:
+                print(f"bench: skipping {system.name}: {why}", file=progress)
+        else:
+            usable.append(system)
+    cells = []
+    for sc in scenarios:
+        for sy in usable:
+            if sy.kind not in sc.kinds:
+                continue
+            why = sy.can_run(sc)
+            if why:
+                errors.append({"system": sy.name, "scenario": sc.name, "shift": "-", "error": why,
+                               "workdir": None, "skipped": True})
+                continue
+            cells += [(sc, sy, sh) for sh in sc.shifts if sh in plan.shifts]
     started = time.monotonic()
     for n, (scenario, system, shift) in enumerate(cells, 1):
         if progress:

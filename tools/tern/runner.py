@@ -90,12 +90,14 @@ class RunResult:
         return "\n".join(out)
 
 
-def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None):
+def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, stop_when=None):
     """Run `command`, streaming its output, until it exits or `timeout` seconds pass.
 
     Serial lines (QEMU's stdout) are echoed to our stdout unless quiet, and
     appended to log_path as they arrive.  A line starting with panic_prefix
-    cuts the remaining time to PANIC_GRACE.  QEMU is killed on timeout.
+    cuts the remaining time to PANIC_GRACE.  QEMU is killed on timeout, or
+    once stop_when(line) says the run is complete (for boards that never
+    power off by themselves).
     """
     lines, stderr = [], []
     arrivals = queue.Queue()
@@ -109,9 +111,10 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None):
     deadline = time.monotonic() + timeout
     open_streams = len(readers)
     timed_out = False
+    stopped = False
 
     def take(tag, raw):
-        nonlocal deadline
+        nonlocal deadline, stopped
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         if tag == "err":
             stderr.append(line)
@@ -126,9 +129,11 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None):
             print(line, flush=True)
         if panic_prefix and line.startswith(panic_prefix):
             deadline = min(deadline, time.monotonic() + PANIC_GRACE)
+        if stop_when and stop_when(line):
+            stopped = True
 
     try:
-        while open_streams:
+        while open_streams and not stopped:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 timed_out = True
@@ -141,7 +146,7 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None):
                 open_streams -= 1
             else:
                 take(tag, raw)
-        if not timed_out:
+        if not timed_out and not stopped:
             try:
                 proc.wait(timeout=max(deadline - time.monotonic(), 0))
             except subprocess.TimeoutExpired:
@@ -162,7 +167,8 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None):
                 take(tag, raw)
         if log_file:
             log_file.close()
-    return QemuRun(lines=lines, returncode=proc.returncode, timed_out=timed_out, stderr=stderr)
+    return QemuRun(lines=lines, returncode=0 if stopped else proc.returncode, timed_out=timed_out,
+                   stderr=stderr)
 
 
 def _pump(stream, tag, arrivals):

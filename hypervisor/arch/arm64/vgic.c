@@ -125,7 +125,14 @@ void vgic_inject(struct arm64_cpu *c, uint32_t intid)
 	}
 	if (virq_queue_contains(&g->queue, intid))
 		return;
-	if (free_lrs()) {
+	uint64_t free = free_lrs();
+	if (free && virq_queue_empty(&g->queue)) {
+		/* Nothing waits: any free list register keeps the order. */
+		gic_write_lr((unsigned)__builtin_ctzll(free), make_lr(c, intid));
+		vcpu_count(c->vcpu, STAT_IRQ_INJECTED);
+		return;
+	}
+	if (free) {
 		/* Through the queue, so anything waiting with a higher priority goes first. */
 		virq_queue_push(&g->queue, intid, prio);
 		refill(c);

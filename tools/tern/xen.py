@@ -1,0 +1,180 @@
+"""Real Xen on the same board: Debian's Xen 4.17, booted dom0less (no dom0), for the latency lab.
+
+Xen reads its domains from the device tree: QEMU's own tree (dumped with the same machine
+options) gets `xen,xen-bootargs` and one `xen,domain` node per guest under /chosen. A domU sees
+Xen's guest memory map, not the board's, so it runs the `*-xen.img` build of our guests (GIC at
+Xen's addresses, console on Xen's emulated PL011). A domU's SYSTEM_OFF does not stop the board:
+the run ends when every guest has printed its DONE line.
+"""
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import results, runner
+from .errors import ToolError
+
+REPO = runner.REPO_ROOT
+XEN_DEBIAN = REPO / "build" / "xen" / "root" / "boot" / "xen-4.17-arm64"
+XEN_NULL = REPO / "build" / "xen-null" / "xen"
+FETCH_SCRIPT = REPO / "scripts" / "xen" / "fetch-xen.sh"
+
+# Console on the board UART; domU output shown; no background scrubbing of free RAM after boot
+# (it delays wake-ups from WFI for the first hundreds of ms and is a boot artefact).
+BASE_ARGS = "console=dtuart dtuart=/pl011@9000000 guest_loglvl=all loglvl=all bootscrub=off"
+DOMU_BASE = 0x5000_0000     # clear of Xen itself and of QEMU's device tree at 0x4800_0000
+DOMU_STRIDE = 0x0400_0000
+DONE_MARKERS = ("LAT-DONE", "PROBE-DONE", "NOISE-DONE")
+
+# Xen prints a domU's vpl011 output as "(XEN) DOM<n>: <chunk>", flushing at a newline or when
+# 126 characters are pending: a chunk of exactly 126 characters continues on the next line.
+GUEST_LINE = re.compile(r"^\(XEN\) DOM(\d+): (.*)$")
+VPL011_CHUNK = 126
+
+
+@dataclass
+class Domain:
+    name: str
+    image: Path               # a *-xen.img guest
+    bootargs: str = ""
+    vcpus: int = 1
+    memory_kib: int = 64 * 1024
+
+
+def xen_variant(image):
+    """guests/build/lat.img -> guests/build/lat-xen.img"""
+    image = Path(image)
+    return image.with_name(image.stem + "-xen" + image.suffix)
+
+
+def ensure_xen(binary=XEN_DEBIAN):
+    """The Xen binary, fetching Debian's package on first use."""
+    binary = Path(binary)
+    if binary.is_file():
+        return binary
+    if binary == XEN_DEBIAN:
+        proc = subprocess.run([str(FETCH_SCRIPT)], capture_output=True, text=True)
+        if proc.returncode == 0 and binary.is_file():
+            return binary
+        raise ToolError(f"could not fetch Debian's Xen: {(proc.stderr or proc.stdout).strip()}")
+    if binary == XEN_NULL:
+        raise ToolError(f"no null-scheduler Xen at {binary}: run `make xen-null` (a few minutes)")
+    raise ToolError(f"no Xen binary at {binary}")
+
+
+class GuestLines:
+    """Turns Xen's chunked domU console output into `[name] text` lines."""
+
+    def __init__(self, names):
+        self.names = names
+        self.pending = {}
+
+    def feed(self, line):
+        m = GUEST_LINE.match(line)
+        if not m:
+            return None
+        dom, chunk = int(m.group(1)), m.group(2)
+        text = self.pending.pop(dom, "") + chunk
+        if len(chunk) == VPL011_CHUNK:
+            self.pending[dom] = text
+            return None
+        name = self.names[dom - 1] if 0 < dom <= len(self.names) else f"dom{dom}"
+        return f"[{name}] {text}"
+
+
+def _dts_string(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _board(cpus, cpu, memory_mib, icount, extra=""):
+    args = ["qemu-system-aarch64", "-M", "virt,virtualization=on,gic-version=3" + extra,
+            "-cpu", cpu, "-smp", str(cpus), "-m", f"{memory_mib}M", "-display", "none",
+            "-monitor", "none", "-serial", "stdio", "-no-reboot"]
+    if icount is not None:
+        args += ["-icount", f"shift={int(icount)},align=off,sleep=off"]
+    return args
+
+
+def build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir):
+    """QEMU's device tree plus Xen's command line and one dom0less domain per guest."""
+    raw = workdir / "qemu.dtb"
+    subprocess.run(_board(cpus, cpu, memory_mib, None, f",dumpdtb={raw}"), check=True,
+                   timeout=60, stdin=subprocess.DEVNULL, capture_output=True)
+    dts = subprocess.run(["dtc", "-q", "-I", "dtb", "-O", "dts", str(raw)], check=True,
+                         capture_output=True, text=True, timeout=60).stdout
+    nodes = [f"\t\txen,xen-bootargs = {_dts_string(' '.join(a for a in (BASE_ARGS, xen_args) if a))};",
+             "\t\t#address-cells = <0x02>;", "\t\t#size-cells = <0x02>;"]
+    for i, d in enumerate(domains):
+        addr = DOMU_BASE + i * DOMU_STRIDE
+        size = Path(d.image).stat().st_size
+        nodes += [
+            f"\t\tdomU{i + 1} {{",
+            '\t\t\tcompatible = "xen,domain";',
+            "\t\t\t#address-cells = <0x01>;", "\t\t\t#size-cells = <0x01>;",
+            f"\t\t\tcpus = <{d.vcpus:#x}>;",
+            f"\t\t\tmemory = <0x00 {d.memory_kib:#x}>;",
+            "\t\t\tvpl011;",
+            f"\t\t\tmodule@{addr:x} {{",
+            '\t\t\t\tcompatible = "multiboot,kernel", "multiboot,module";',
+            f"\t\t\t\treg = <{addr:#x} {size:#x}>;",
+            f"\t\t\t\tbootargs = {_dts_string(d.bootargs)};",
+            "\t\t\t};", "\t\t};",
+        ]
+    # A second root block: dtc merges it into QEMU's /chosen.
+    text = dts + "\n/ {\n\tchosen {\n" + "\n".join(nodes) + "\n\t};\n};\n"
+    (workdir / "xen.dts").write_text(text)
+    out = workdir / "xen.dtb"
+    subprocess.run(["dtc", "-q", "-I", "dts", "-O", "dtb", "-o", str(out), str(workdir / "xen.dts")],
+                   check=True, timeout=60)
+    return out
+
+
+def run_xen(domains, xen_args="", xen=XEN_DEBIAN, icount=None, timeout=runner.DEFAULT_TIMEOUT,
+            quiet=True, workdir=None, cpu="cortex-a53", memory_mib=2048):
+    """Boot Xen with `domains`; returns a runner.RunResult whose partitions are the domains."""
+    for tool in ("qemu-system-aarch64", "dtc"):
+        if not shutil.which(tool):
+            raise ToolError(f"{tool} not found (make deps)")
+    xen = ensure_xen(xen)
+    for d in domains:
+        if not Path(d.image).is_file():
+            raise ToolError(f"guest not found: {d.image} (make guests)")
+    workdir = runner.make_workdir(workdir)
+    cpus = max(1, sum(d.vcpus for d in domains))
+    dtb = build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir)
+    command = _board(cpus, cpu, memory_mib, icount) + ["-kernel", str(xen), "-dtb", str(dtb)]
+    for i, d in enumerate(domains):
+        command += ["-device", f"loader,file={d.image},addr={DOMU_BASE + i * DOMU_STRIDE:#x},"
+                    "force-raw=on"]
+    (workdir / "qemu.sh").write_text("#!/bin/sh\nexec " + " ".join(command) + "\n")
+
+    names = [d.name for d in domains]
+    joiner = GuestLines(names)
+    guest_lines = []
+    done = set()
+
+    def complete(line):
+        text = joiner.feed(line)
+        if text is None:
+            return False
+        guest_lines.append(text)
+        name, _, body = text[1:].partition("] ")
+        if body.strip() in DONE_MARKERS:
+            done.add(name)
+        return len(done) == len(names)
+
+    run = runner.run_qemu(command, timeout, quiet=quiet, log_path=workdir / "serial.log",
+                          stop_when=complete)
+    parsed = results.parse_log(guest_lines, names)
+    if len(done) == len(names):
+        status, reason = runner.STATUS_OK, "every domain finished"
+    elif run.timed_out:
+        status, reason = runner.STATUS_TIMEOUT, f"timed out after {timeout:g} s"
+    else:
+        status, reason = runner.STATUS_FAILED, f"QEMU exited with status {run.returncode}"
+    return runner.RunResult(status=status, reason=reason, log=run.lines,
+                            partitions=parsed.partitions, timed_out=run.timed_out,
+                            qemu_status=run.returncode, qemu_stderr=run.stderr, workdir=workdir,
+                            command=command)
