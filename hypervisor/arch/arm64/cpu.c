@@ -99,13 +99,17 @@ void arch_cpu_kick(unsigned pcpu)
 	gic_send_sgi(pcpu, SGI_KICK);
 }
 
+/* An idle core only needs waking: acknowledge and retire whatever woke it. */
 void arch_cpu_idle_wait(void)
 {
+	uint64_t intid;
+
 	wfi();
-	for (;;) {
-		uint64_t intid = read_sysreg(icc_iar1_el1);
-		if (intid >= 1020)
-			return;
+	while ((intid = read_sysreg(icc_iar0_el1)) < 1020) {
+		write_sysreg(icc_eoir0_el1, intid);
+		write_sysreg(icc_dir_el1, intid);
+	}
+	while ((intid = read_sysreg(icc_iar1_el1)) < 1020) {
 		write_sysreg(icc_eoir1_el1, intid);
 		write_sysreg(icc_dir_el1, intid);
 	}

@@ -60,7 +60,7 @@ void gic_cpu_init(struct arm64_cpu *c)
 	mmio_write32(rd + GICR_WAKER, mmio_read32(rd + GICR_WAKER) & ~GICR_WAKER_SLEEP);
 	while (mmio_read32(rd + GICR_WAKER) & GICR_WAKER_ASLEEP)
 		;
-	mmio_write32(sgi + GICD_IGROUPR, ~0u);
+	mmio_write32(sgi + GICD_IGROUPR, ~(uint32_t)BIT(SGI_KICK));
 	mmio_write32(sgi + GICD_ICENABLER, ~0u);
 	mmio_write32(sgi + GICD_ICPENDR, ~0u);
 	mmio_write32(sgi + GICD_ICACTIVER, ~0u);
@@ -76,6 +76,7 @@ void gic_cpu_init(struct arm64_cpu *c)
 	write_sysreg(icc_bpr1_el1, 0);
 	/* Split priority drop from deactivation: the guest's EOI deactivates linked interrupts. */
 	write_sysreg(icc_ctlr_el1, ICC_CTLR_EOIMODE);
+	write_sysreg(icc_igrpen0_el1, 1);
 	write_sysreg(icc_igrpen1_el1, 1);
 	isb();
 
@@ -98,11 +99,26 @@ void gic_ppi_clear(uintptr_t gicr, uint32_t intid)
 	mmio_write32(gicr + GICR_SGI_BASE + GICD_ICPENDR, (uint32_t)BIT(intid));
 }
 
+/*
+ * Split priority drop and deactivation (trap-and-inject: the guest's virtual
+ * EOI deactivates), or not (direct: the guest EOIs physical interrupts itself).
+ */
+void gic_set_eoimode(bool split)
+{
+	write_sysreg(icc_ctlr_el1, split ? ICC_CTLR_EOIMODE : 0);
+	isb();
+}
+
 void gic_send_sgi(unsigned pcpu, uint32_t intid)
 {
 	/* Aff0 = core index on this board: target list bit, Aff1..3 zero. */
+	uint64_t value = ((uint64_t)intid << 24) | BIT(pcpu & 15);
+
 	dsb(ishst);
-	write_sysreg(icc_sgi1r_el1, ((uint64_t)intid << 24) | BIT(pcpu & 15));
+	if (intid == SGI_KICK)
+		write_sysreg(icc_sgi0r_el1, value); /* Group 0: the control path */
+	else
+		write_sysreg(icc_sgi1r_el1, value);
 	isb();
 }
 

@@ -219,11 +219,26 @@ void arm64_guest_irq(uint32_t intid, struct guest_regs *r)
 		return;
 	}
 	write_sysreg(icc_dir_el1, intid);
+	if (intid == PPI_MAINTENANCE)
+		vgic_maintenance(c);
+}
+
+/* The control path: a kick from another core (stop, restart, SGIs for a trapping guest). */
+void arm64_guest_fiq(struct guest_regs *r)
+{
+	struct arm64_cpu *c = this_cpu();
+	uint64_t intid = read_sysreg(icc_iar0_el1);
+
+	(void)r;
+	if (intid >= 1020)
+		return;
+	write_sysreg(icc_eoir0_el1, intid);
+	if (!c->direct)
+		write_sysreg(icc_dir_el1, intid); /* EOImode 1 on a trap-and-inject core */
+	vcpu_count(c->vcpu, STAT_EXIT_IRQ);
 	if (intid == SGI_KICK) {
 		vgic_take_incoming(c);
-		vcpu_check_requests(v);
-	} else if (intid == PPI_MAINTENANCE) {
-		vgic_maintenance(c);
+		vcpu_check_requests(c->vcpu);
 	}
 }
 
@@ -231,6 +246,6 @@ void arm64_guest_async_abort(struct guest_regs *r, int kind)
 {
 	struct vcpu *v = this_cpu()->vcpu;
 
-	partition_fault(v, "%s pc=0x%llx esr=0x%llx", kind == 1 ? "unexpected FIQ" : "SError",
+	partition_fault(v, "%s pc=0x%llx esr=0x%llx", kind == 1 ? "unexpected exception" : "SError",
 			(unsigned long long)r->elr, (unsigned long long)read_sysreg(esr_el2));
 }

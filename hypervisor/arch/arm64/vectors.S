@@ -152,11 +152,11 @@ guest_irq_slow:
 	bl	arm64_guest_irq
 	b	guest_exit
 
+/* The hypervisor's own Group 0 interrupts (kicks), whatever the guest's delivery mode. */
 guest_fiq:
 	save_all
 	mov	x0, sp
-	mov	x1, #1
-	bl	arm64_guest_async_abort
+	bl	arm64_guest_fiq
 	b	guest_exit
 
 guest_serror:

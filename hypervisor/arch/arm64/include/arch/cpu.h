@@ -58,6 +58,7 @@ struct arm64_cpu {
 	struct vcpu *vcpu;
 	uint64_t mpidr;
 	uintptr_t gicr;          /* this core's physical redistributor */
+	bool direct;             /* the vCPU takes its interrupts from the GIC itself */
 	struct vgic_cpu vgic;
 };
 

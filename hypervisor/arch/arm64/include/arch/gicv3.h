@@ -40,16 +40,23 @@
 #define GICR_WAKER_ASLEEP BIT(2)
 #define GICR_TYPER_LAST  BIT(4)
 
-/* Interrupts the hypervisor itself uses on every core. */
-#define SGI_KICK       0     /* "look at your vCPU's requests" */
+/*
+ * Interrupts the hypervisor itself uses on every core.  The kick is a Group 0
+ * interrupt, taken as FIQ at EL2 (HCR_EL2.FMO), whatever the guest masks and
+ * however its interrupts are delivered; guests never see SGI 15.
+ */
+#define SGI_KICK       15    /* "look at your vCPU's requests" */
 #define PPI_MAINTENANCE 25
 #define PPI_VTIMER     27
 #define PPI_PTIMER     30
 /* PPIs that belong to whichever vCPU owns the core. */
 #define OWNED_PPIS     (BIT(PPI_VTIMER) | BIT(PPI_PTIMER))
 
-#define PRIO_HYP   0x80
+#define PRIO_HYP   0x00      /* above anything a guest can configure */
 #define PRIO_GUEST 0xa0
+#define PRIO_GUEST_MIN 0x10  /* a direct guest's priorities are clamped to this or lower */
+/* The SGIs and PPIs a guest may own on its core. */
+#define GUEST_SGIS     (BIT(SGI_KICK) - 1)
 
 extern unsigned gic_nr_lrs;
 extern uint32_t gic_nr_irqs;
@@ -59,6 +66,7 @@ void gic_cpu_init(struct arm64_cpu *c);
 void gic_ppi_enable(uintptr_t gicr, uint32_t intid, bool on);
 void gic_ppi_clear(uintptr_t gicr, uint32_t intid);
 void gic_send_sgi(unsigned pcpu, uint32_t intid);
+void gic_set_eoimode(bool split);
 uint64_t gic_read_lr(unsigned n);
 void gic_write_lr(unsigned n, uint64_t value);
 
