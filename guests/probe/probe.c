@@ -463,6 +463,28 @@ static bool test_sysreg_impdef(void)
 	return true;
 }
 
+/* CPU 1 spins for ever with every exception masked: only the hypervisor can stop it. */
+static void cpu1_spin_masked(uint64_t context_id)
+{
+	(void)context_id;
+	__asm__ volatile("msr daifset, #0xf" ::: "memory");
+	cpu1_ready = 1;
+	for (;;)
+		__asm__ volatile("" ::: "memory");
+}
+
+static bool test_spin_masked(void)
+{
+	cpu1_ready = 0;
+	dsb_sy();
+	int32_t ret = cpu_start(1, cpu1_spin_masked, 0);
+	bool started = ret == PSCI_SUCCESS && wait_for(&cpu1_ready);
+
+	printf("PROBE-JSON {\"test\":\"spin-masked\",\"cpu_on_ret\":%d,\"cpu1_spinning\":%s,"
+	       "\"pass\":%s}\n", ret, json_bool(started), json_bool(started));
+	return started;
+}
+
 static void test_spin(void)
 {
 	printf("PROBE-JSON {\"test\":\"spin\",\"phase\":\"spinning\"}\n");
@@ -500,6 +522,8 @@ void guest_main(void)
 			test_hvc_unknown();
 		} else if (strview_eq(item, "sysreg-impdef")) {
 			test_sysreg_impdef();
+		} else if (strview_eq(item, "spin-masked")) {
+			test_spin_masked();
 		} else if (strview_eq(item, "reset")) {
 			test_reset();
 		} else if (strview_eq(item, "spin")) {

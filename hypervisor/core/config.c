@@ -72,8 +72,10 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 		if (!name_ok(p->name))
 			return fail(err, errlen, "partition %u: bad name", i);
 		const char *n = p->name;
-		if (p->flags & ~TERN_PF_WFI_NATIVE)
+		if (p->flags & ~(TERN_PF_WFI_NATIVE | TERN_PF_IRQ_DIRECT))
 			return fail(err, errlen, "partition %s: unknown flags 0x%x", n, p->flags);
+		if ((p->flags & TERN_PF_IRQ_DIRECT) && !(p->flags & TERN_PF_WFI_NATIVE))
+			return fail(err, errlen, "partition %s: direct interrupts need native WFI", n);
 		if (p->num_vcpus == 0 || p->num_vcpus > TERN_MAX_VCPUS)
 			return fail(err, errlen, "partition %s: %u vCPUs (1..%u supported)", n,
 				    p->num_vcpus, TERN_MAX_VCPUS);

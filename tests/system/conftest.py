@@ -26,11 +26,12 @@ def built_images():
     assert not missing, f"missing {', '.join(map(str, missing))}: run `make all` first"
 
 
-def partition(name, cpus, image, bootargs="", wfi="trap", memory="32MiB"):
+def partition(name, cpus, image, bootargs="", wfi=None, memory="32MiB", irq="trap"):
     cpu_list = ", ".join(str(c) for c in cpus)
+    wfi = wfi or ("native" if irq == "direct" else "trap")
     return (
         f'[[partition]]\nname = "{name}"\ncpus = [{cpu_list}]\nmemory = "{memory}"\n'
-        f'image = "{image}"\nwfi = "{wfi}"\nbootargs = "{bootargs}"\n'
+        f'image = "{image}"\nwfi = "{wfi}"\nirq = "{irq}"\nbootargs = "{bootargs}"\n'
     )
 
 

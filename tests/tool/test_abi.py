@@ -80,6 +80,7 @@ int main(void)
 	printf("const.MAX_VCPUS %u 0\n", TERN_MAX_VCPUS);
 	printf("const.NAME_LEN %u 0\n", TERN_NAME_LEN);
 	printf("const.PF_WFI_NATIVE %u 0\n", TERN_PF_WFI_NATIVE);
+	printf("const.PF_IRQ_DIRECT %u 0\n", TERN_PF_IRQ_DIRECT);
 	printf("tern_config.partition %zu 0\n", offsetof(struct tern_config, partition));
 @FIELDS@
 	return 0;
@@ -122,6 +123,7 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     assert c["const.MAX_VCPUS"][0] == abi.MAX_VCPUS
     assert c["const.NAME_LEN"][0] == abi.NAME_LEN
     assert c["const.PF_WFI_NATIVE"][0] == abi.PF_WFI_NATIVE
+    assert c["const.PF_IRQ_DIRECT"][0] == abi.PF_IRQ_DIRECT
 
 
 def test_every_c_field_is_mirrored(repo_root):

@@ -243,3 +243,16 @@ def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_pa
     assert system.partitions[0].cpus == (1,) and system.partitions[0].wfi_native
     if example == "two.toml":
         assert system.partitions[1].cpus == (2,)
+
+
+def test_direct_interrupts_default_to_native_wfi(tmp_path, stub_image):
+    (p,) = load_system(write_toml(tmp_path, partition(extra='irq = "direct"'))).partitions
+    assert p.irq_direct and p.wfi_native
+
+
+@pytest.mark.parametrize("extra, expected", [
+    ('irq = "direct"\nwfi = "trap"', 'partition[0].wfi: irq = "direct" needs wfi = "native"'),
+    ('irq = "fast"', 'partition[0].irq: must be "trap" or "direct" (got "fast")'),
+])
+def test_irq_mode_errors(tmp_path, stub_image, extra, expected):
+    assert error_of(tmp_path, partition(extra=extra)) == expected

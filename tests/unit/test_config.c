@@ -145,6 +145,17 @@ void test_config_rejects_memory_errors(void)
 	CHECK_EQ(validate(), -1);
 }
 
+void test_config_checks_flags(void)
+{
+	make_valid(1);
+	part(0).flags = TERN_PF_IRQ_DIRECT | TERN_PF_WFI_NATIVE;
+	CHECK_EQ(validate(), 0);
+	part(0).flags = TERN_PF_IRQ_DIRECT;
+	CHECK(expect_error("direct interrupts need native WFI"));
+	part(0).flags = 1u << 7;
+	CHECK(expect_error("unknown flags"));
+}
+
 void test_config_rejects_bad_names(void)
 {
 	make_valid(1);

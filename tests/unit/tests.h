@@ -11,6 +11,7 @@
 	TEST(test_config_rejects_bad_header) \
 	TEST(test_config_rejects_core_conflicts) \
 	TEST(test_config_rejects_memory_errors) \
+	TEST(test_config_checks_flags) \
 	TEST(test_config_rejects_bad_names) \
 	TEST(test_config_rejects_pristine_inside_partition) \
 	TEST(test_printf_formats) \

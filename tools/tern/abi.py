@@ -14,6 +14,7 @@ MAX_PARTITIONS = 8
 MAX_VCPUS = 8
 NAME_LEN = 16
 PF_WFI_NATIVE = 1 << 0
+PF_IRQ_DIRECT = 1 << 1
 
 # (C field name, struct format) in declaration order.
 HEADER_FIELDS = (

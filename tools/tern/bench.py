@@ -43,6 +43,7 @@ class System:
     name: str
     kind: str                 # "native", "tern" or "xen"
     wfi: str = "trap"         # tern: the partitions' wfi setting
+    irq: str = "trap"         # tern: "trap" (trap-and-inject) or "direct"
     xen_args: str = ""        # xen: command line beyond xen.BASE_ARGS
     xen_binary: Path = None   # xen: which build
 
@@ -50,7 +51,7 @@ class System:
         if self.kind == "native":
             return "the guest alone on the bare board"
         if self.kind == "tern":
-            return f"Tern partition, wfi = \"{self.wfi}\""
+            return f"Tern partition, irq = \"{self.irq}\", wfi = \"{self.wfi}\""
         build = "Xen 4.17 built from Debian's source with the null scheduler" \
             if self.xen_binary == xen.XEN_NULL else "Debian's Xen 4.17 binary (credit2)"
         return f"{build}, dom0less, no dom0; Xen command line `{xen.BASE_ARGS} {self.xen_args}`"
@@ -73,6 +74,7 @@ SYSTEMS = (
     System("native", "native"),
     System("tern wfi=trap", "tern", "trap"),
     System("tern wfi=native", "tern", "native"),
+    System("tern direct", "tern", "native", irq="direct"),
     System("xen credit2", "xen", xen_binary=xen.XEN_DEBIAN),
     System("xen credit2 slop=0", "xen", xen_args="timer_slop=0", xen_binary=xen.XEN_DEBIAN),
     System("xen credit2 vwfi=native", "xen", xen_args="vwfi=native", xen_binary=xen.XEN_DEBIAN),
@@ -136,10 +138,11 @@ class Outcome:
     workdir: str = None
 
 
-def _partition(name, cpus, image, wfi, bootargs, memory="64MiB"):
+def _partition(name, cpus, image, wfi, bootargs, memory="64MiB", irq="trap"):
     cpu_list = ", ".join(str(c) for c in cpus)
     return (f'[[partition]]\nname = "{name}"\ncpus = [{cpu_list}]\nmemory = "{memory}"\n'
-            f'image = {json.dumps(str(image))}\nwfi = "{wfi}"\nbootargs = "{bootargs}"\n')
+            f'image = {json.dumps(str(image))}\nwfi = "{wfi}"\nirq = "{irq}"\n'
+            f'bootargs = "{bootargs}"\n')
 
 
 def _system_toml(board_cpus, *partitions):
@@ -178,7 +181,7 @@ class Runs:
                                        timeout=self.timeout, workdir=d)
             return result, result
         cores = list(range(1, 1 + vcpus))
-        parts = [_partition("rt", cores, image, self.system.wfi, bootargs)]
+        parts = [_partition("rt", cores, image, self.system.wfi, bootargs, irq=self.system.irq)]
         next_core = 1 + vcpus
         for name, n_image, n_args in neighbours:
             parts.append(_partition(name, [next_core], n_image, "trap", n_args))

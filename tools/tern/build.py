@@ -73,7 +73,8 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             entry_ipa=pl.entry_ipa, dtb_ipa=pl.dtb_ipa, image_ipa=pl.image_ipa,
             image_size=pl.image_size, pristine_image_hpa=pl.pristine_image_hpa,
             pristine_dtb_hpa=pl.pristine_dtb_hpa, dtb_size=len(dtb), cpus=tuple(p.cpus),
-            flags=abi.PF_WFI_NATIVE if p.wfi_native else 0))
+            flags=(abi.PF_WFI_NATIVE if p.wfi_native else 0)
+            | (abi.PF_IRQ_DIRECT if p.irq_direct else 0)))
 
     data = abi.pack(blob)
     if len(data) > layout.CONFIG_MAX:

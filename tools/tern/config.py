@@ -22,6 +22,7 @@ MAX_CPUS = 8
 MAX_PARTITIONS = 8
 CPU_MODELS = ("cortex-a53", "cortex-a57", "max")
 WFI_MODES = ("native", "trap")
+IRQ_MODES = ("trap", "direct")
 
 PARTITION_MEMORY_ALIGN = 2 * MiB
 PARTITION_MEMORY_MIN = 4 * MiB
@@ -35,7 +36,7 @@ UNITS = {"KiB": KiB, "MiB": MiB, "GiB": GiB}
 MAX_BOOTARGS = 1024
 
 BOARD_KEYS = ("cpus", "cpu", "memory")
-PARTITION_KEYS = ("name", "cpus", "memory", "image", "wfi", "bootargs")
+PARTITION_KEYS = ("name", "cpus", "memory", "image", "wfi", "irq", "bootargs")
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class Partition:
     image_path: Path
     image: object  # image.GuestImage
     wfi_native: bool = False
+    irq_direct: bool = False
     bootargs: str = ""
 
     @property
@@ -266,9 +268,16 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner):
     except OSError as e:
         raise ConfigError(f"{at}.image", f"cannot read {shown}: {e.strerror}") from None
 
-    wfi = entry.get("wfi", "trap")
+    irq = entry.get("irq", "trap")
+    if irq not in IRQ_MODES:
+        raise ConfigError(f"{at}.irq", f'must be "trap" or "direct" (got {_show(irq)})')
+    # A direct guest owns its core's GIC CPU interface: a trapped WFI would wake in the
+    # hypervisor with the guest's interrupt pending for EL1, so it waits on the core.
+    wfi = entry.get("wfi", "native" if irq == "direct" else "trap")
     if wfi not in WFI_MODES:
         raise ConfigError(f"{at}.wfi", f'must be "native" or "trap" (got {_show(wfi)})')
+    if irq == "direct" and wfi != "native":
+        raise ConfigError(f"{at}.wfi", 'irq = "direct" needs wfi = "native"')
 
     bootargs = entry.get("bootargs", "")
     if not isinstance(bootargs, str):
@@ -281,7 +290,7 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner):
 
     return Partition(index=index, name=name, cpus=tuple(cpus), memory=memory,
                      image_path=image_path, image=image, wfi_native=(wfi == "native"),
-                     bootargs=bootargs)
+                     irq_direct=(irq == "direct"), bootargs=bootargs)
 
 
 def _show(value):

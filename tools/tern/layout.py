@@ -200,7 +200,7 @@ def describe(system, layout):
                                  "QEMU's own device tree, left unused")]))
     for p, pl in zip(system.partitions, layout.partitions):
         cores = ",".join(str(c) for c in p.cpus)
-        wfi = "native" if p.wfi_native else "trap"
+        wfi = ("native" if p.wfi_native else "trap") + ("; irq direct" if p.irq_direct else "")
         groups.append((pl.ram_hpa, [
             (f"{p.name}", span(pl.ram_hpa, pl.ram_size), format_size(pl.ram_size),
              span(pl.ram_ipa, pl.ram_size), f"RAM; cores {cores}; wfi {wfi}"),

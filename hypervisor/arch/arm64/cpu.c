@@ -195,10 +195,20 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	 * IMPLEMENTATION DEFINED registers tune the core below the architecture:
 	 * not the guest's (they trap and become undefined; QEMU 7.2 ignores TIDCP).
 	 */
-	uint64_t hcr = HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_TSC | HCR_TIDCP | HCR_RW;
+	uint64_t hcr = HCR_VM | HCR_SWIO | HCR_FMO | HCR_AMO | HCR_TSC | HCR_TIDCP | HCR_RW;
+	bool direct = p->cfg->flags & TERN_PF_IRQ_DIRECT;
 
+	/*
+	 * Trap-and-inject routes the guest's interrupts (Group 1) to EL2 (IMO).
+	 * Direct leaves IMO clear: the core's GIC CPU interface delivers them to
+	 * EL1 and the guest acknowledges and EOIs them itself; FMO keeps the
+	 * hypervisor's Group 0 control path and traps the guest's SGI writes.
+	 */
+	if (!direct)
+		hcr |= HCR_IMO;
 	if (!(p->cfg->flags & TERN_PF_WFI_NATIVE))
 		hcr |= HCR_TWI | HCR_TWE;
+	c->direct = direct;
 	vgic_vcpu_reset(c, v);
 	reset_el1();
 	write_sysreg(vmpidr_el2, BIT(31) | v->index);

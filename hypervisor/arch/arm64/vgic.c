@@ -191,14 +191,39 @@ void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v)
 	for (unsigned n = 0; n < gic_nr_lrs; n++)
 		gic_write_lr(n, 0);
 	write_sysreg(ich_vmcr_el2, 0);
-	write_sysreg(ich_hcr_el2, ICH_HCR_EN);
+	/* A direct guest uses the physical CPU interface: no list registers, no maintenance. */
+	write_sysreg(ich_hcr_el2, c->direct ? 0 : ICH_HCR_EN);
+	gic_set_eoimode(!c->direct);
 	isb();
+}
+
+/* Hand a direct core's GIC CPU interface back: nothing of the guest pending, active or enabled. */
+static void quiesce_direct(struct arm64_cpu *c)
+{
+	uintptr_t sgi = c->gicr + GICR_SGI_BASE;
+	uint32_t guest = GUEST_SGIS | OWNED_PPIS;
+
+	mmio_write32(sgi + GICD_ICENABLER, guest);
+	mmio_write32(sgi + GICD_ICPENDR, guest);
+	mmio_write32(sgi + GICD_ICACTIVER, guest);
+	for (uint32_t i = 0; i < 32; i++) {
+		if (guest & BIT(i))
+			*(volatile uint8_t *)(sgi + GICD_IPRIORITYR + i) = PRIO_GUEST;
+	}
+	write_sysreg(icc_ap1r0_el1, 0);   /* the guest may have left handlers active */
+	write_sysreg(icc_bpr1_el1, 0);
+	write_sysreg(icc_igrpen1_el1, 1);
+	c->direct = false;
+	gic_set_eoimode(true);
 }
 
 void vgic_quiesce(struct arm64_cpu *c)
 {
 	uint32_t intid;
 	uint8_t prio;
+
+	if (c->direct)
+		quiesce_direct(c);
 
 	for (uint32_t i = 16; i < 32; i++) {
 		if (owned_hw(i))
@@ -225,9 +250,19 @@ void vgic_quiesce(struct arm64_cpu *c)
 }
 
 /* Raise SGI `intid` on vCPU `to` of the caller's partition. */
+static bool is_direct(const struct vcpu *v)
+{
+	return v->partition->cfg->flags & TERN_PF_IRQ_DIRECT;
+}
+
 static void deliver_sgi(struct vcpu *to, uint32_t intid)
 {
 	struct arm64_cpu *target = &cpus[to->pcpu];
+
+	if (is_direct(to)) {
+		gic_send_sgi(to->pcpu, intid); /* the target takes it from its GIC: no hypervisor */
+		return;
+	}
 
 	if (target == this_cpu()) {
 		vgic_inject(target, intid);
@@ -241,6 +276,11 @@ void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r)
 {
 	struct partition *p = v->partition;
 	uint32_t intid = (sgi1r >> 24) & 0xf;
+
+	if (intid == SGI_KICK && is_direct(v)) {
+		vcpu_count(v, STAT_SGI_DENIED); /* the hypervisor's control SGI */
+		return;
+	}
 
 	if (sgi1r & BIT(40)) {
 		for (uint32_t i = 0; i < p->num_vcpus; i++) {
@@ -325,7 +365,8 @@ static bool vgicd_access(struct vcpu *v, uint32_t off, bool write, uint64_t *val
 static void set_enables(struct vcpu *caller, struct vcpu *t, uint32_t bits, bool on)
 {
 	struct arm64_cpu *tc = &cpus[t->pcpu];
-	uint32_t allowed = 0xffff | OWNED_PPIS;
+	bool direct = is_direct(t);
+	uint32_t allowed = (direct ? GUEST_SGIS : 0xffff) | OWNED_PPIS;
 
 	if (bits & ~allowed)
 		vcpu_count(caller, STAT_GIC_IGNORED);
@@ -334,8 +375,12 @@ static void set_enables(struct vcpu *caller, struct vcpu *t, uint32_t bits, bool
 		tc->vgic.enabled |= bits;
 	else
 		tc->vgic.enabled &= ~bits;
-	for (uint32_t ppi = bits & OWNED_PPIS; ppi; ppi &= ppi - 1)
-		gic_ppi_enable(tc->gicr, (uint32_t)__builtin_ctz(ppi), on);
+	/* The physical GIC delivers owned PPIs in both modes, and a direct guest's SGIs too. */
+	uint32_t physical = bits & (direct ? allowed : OWNED_PPIS);
+	if (physical)
+		mmio_write32(tc->gicr + GICR_SGI_BASE + (on ? GICD_ISENABLER : GICD_ICENABLER), physical);
+	if (direct)
+		return;
 	uint32_t release = on ? (tc->vgic.sgi_held & bits) : 0;
 	tc->vgic.sgi_held &= ~release;
 	for (; release; release &= release - 1)
@@ -359,8 +404,14 @@ static bool vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t off, unsign
 			*value = v64;
 			return true;
 		}
-		for (unsigned i = 0; i < size; i++)
-			g->prio[idx + i] = (uint8_t)(*value >> (8 * i));
+		for (unsigned i = 0; i < size; i++) {
+			uint8_t prio = (uint8_t)(*value >> (8 * i));
+			g->prio[idx + i] = prio;
+			/* A direct guest's priorities are the GIC's; never above the control path's. */
+			if (is_direct(t) && ((GUEST_SGIS | OWNED_PPIS) & BIT(idx + i)))
+				*(volatile uint8_t *)(tc->gicr + GICR_SGI_BASE + GICD_IPRIORITYR + idx + i) =
+					prio < PRIO_GUEST_MIN ? PRIO_GUEST_MIN : prio;
+		}
 		update_templates(tc);
 		return true;
 	}
@@ -392,8 +443,9 @@ static bool vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t off, unsign
 		return true;
 	case GICD_ICPENDR:
 		if (write) {
-			for (uint32_t ppi = val & OWNED_PPIS; ppi; ppi &= ppi - 1)
-				gic_ppi_clear(tc->gicr, (uint32_t)__builtin_ctz(ppi));
+			uint32_t own = OWNED_PPIS | (is_direct(t) ? GUEST_SGIS : 0);
+			if (val & own)
+				mmio_write32(tc->gicr + GICR_SGI_BASE + GICD_ICPENDR, val & own);
 		}
 		*value = 0;
 		return true;

@@ -22,6 +22,7 @@
 
 /* tern_config_partition.flags */
 #define TERN_PF_WFI_NATIVE     (1u << 0) /* guest WFI/WFE run on the core, not trapped */
+#define TERN_PF_IRQ_DIRECT     (1u << 1) /* guest takes its interrupts from the GIC itself */
 
 struct tern_config_partition {
 	char     name[TERN_NAME_LEN];   /* NUL-terminated */
