@@ -45,3 +45,10 @@ def system_file(tmp_path):
         return path
 
     return write
+
+
+def probe_record(result, name, test):
+    """The last PROBE-JSON record of `test` that partition `name` printed."""
+    records = [r for r in result.partitions[name].probe if r.get("test") == test]
+    assert records, result.explain()
+    return records[-1]

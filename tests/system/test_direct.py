@@ -1,16 +1,11 @@
 """Direct delivery: the guest takes its interrupts from the GIC itself, the hypervisor keeps control."""
 
-from conftest import LAT, PROBE, partition
+from conftest import LAT, PROBE, partition, probe_record
 
 from tern import run_native, run_system
 
 SHORT_LAT = "lat.samples=20"
 
-
-def probe_record(result, name, test):
-    records = [r for r in result.partitions[name].probe if r.get("test") == test]
-    assert records, result.explain()
-    return records[-1]
 
 
 def test_direct_timer_interrupts_never_enter_the_hypervisor(system_file):

@@ -1,17 +1,12 @@
 """Partitions side by side: isolation, containment, PSCI, SMP."""
 
 import pytest
-from conftest import LAT, PROBE, partition
+from conftest import LAT, PROBE, partition, probe_record
 
 from tern import run_system
 
 SHORT_LAT = "lat.samples=10 lat.tests=vtimer-wfi,ptimer-busy"
 
-
-def probe_record(result, name, test):
-    records = [r for r in result.partitions[name].probe if r.get("test") == test]
-    assert records, result.explain()
-    return records[-1]
 
 
 def test_two_partitions_on_separate_cores_both_complete(system_file):
