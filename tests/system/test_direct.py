@@ -57,3 +57,18 @@ def test_control_path_stops_a_guest_spinning_with_everything_masked(system_file)
     assert probe_record(result, "d", "spin-masked")["cpu1_spinning"], result.explain()
     assert result.partitions["d"].state == "off", result.explain()
     assert result.stats["d"]["exit_irq"] >= 1, result.stats  # the kick that stopped vCPU 1
+
+
+def test_control_path_restarts_a_partition_spinning_with_everything_masked(system_file):
+    # Each boot leaves vCPU 1 spinning masked, then vCPU 0 resets the partition while its uptime
+    # is under 1.5 s: the hypervisor must take vCPU 1's core back for every reload.
+    path = system_file(partition("d", [1, 2], PROBE,
+                                 "probe.tests=spin-masked,reset probe.reset_until_us=1500000",
+                                 irq="direct"), cpus=3)
+    result = run_system(path, timeout=120)
+    assert result.ok, result.explain()
+    restarts = result.stats["d"]["restarts"]
+    assert restarts >= 1, result.stats
+    spins = [r for r in result.partitions["d"].probe if r.get("test") == "spin-masked"]
+    assert len(spins) == restarts + 1 and all(r["cpu1_spinning"] for r in spins), result.explain()
+    assert probe_record(result, "d", "reset")["pass"], result.explain()
