@@ -189,15 +189,7 @@ static void sender_irq(struct exc_frame *frame)
  */
 static void sender_sleep(uint64_t ticks)
 {
-	uint64_t deadline = counter_virt() + ticks;
-
-	vtimer_arm(deadline);
-	while (counter_virt() < deadline) {
-		wfi();
-		irq_enable();
-		irq_disable();
-	}
-	vtimer_stop();
+	vtimer_sleep_until(counter_virt() + ticks);
 }
 
 static void sgi_sender(uint64_t run)

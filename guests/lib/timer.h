@@ -68,4 +68,20 @@ static inline bool deadline_passed(uint64_t deadline)
 	return counter_virt() >= deadline;
 }
 
+/*
+ * WFI until the virtual counter reaches `deadline`, woken by a one-shot virtual timer; IRQs are
+ * masked on entry and exit and unmasked only between the test and the next WFI, so a wake-up
+ * cannot be lost. The caller's IRQ handler must stop or re-arm the timer.
+ */
+static inline void vtimer_sleep_until(uint64_t deadline)
+{
+	vtimer_arm(deadline);
+	while (counter_virt() < deadline) {
+		wfi();
+		irq_enable();
+		irq_disable();
+	}
+	vtimer_stop();
+}
+
 #endif

@@ -111,18 +111,11 @@ static uint64_t stream_until(const struct noise_config *cfg, size_t *pos, uint64
 	return bytes;
 }
 
-/* WFI until `deadline`, woken by a one-shot timer; IRQs are masked on entry and exit. */
+/* WFI until `deadline`; with period 0 the handler stops the one-shot timer. */
 static void sleep_until(uint64_t deadline)
 {
 	period = 0;
-	vtimer_arm(deadline);
-	while (counter_virt() < deadline) {
-		wfi();
-		/* Masked while testing, so a wake-up between the test and WFI is not lost. */
-		irq_enable();
-		irq_disable();
-	}
-	vtimer_stop();
+	vtimer_sleep_until(deadline);
 }
 
 static bool finished(const struct noise_config *cfg, const struct noise_counts *c)

@@ -116,6 +116,15 @@ def _hist_points(hist):
     return points
 
 
+def _save(plt, fig, stem):
+    """`stem`.png and `stem`.svg, the SVG without a date so that equal results give equal files."""
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    fig.savefig(paths[0])
+    fig.savefig(paths[1], metadata={"Date": None})
+    plt.close(fig)
+    return paths
+
+
 def write_plots(data, out_dir):
     """PNG and SVG: a CDF per latency test (shift 4) and the extra-over-native bar chart."""
     import matplotlib
@@ -146,11 +155,7 @@ def write_plots(data, out_dir):
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
         fig.tight_layout()
-        for ext in ("png", "svg"):
-            path = out_dir / f"cdf-{scenario}-{test}.{ext}"
-            fig.savefig(path, metadata={"Date": None} if ext == "svg" else None)
-            written.append(path)
-        plt.close(fig)
+        written += _save(plt, fig, out_dir / f"cdf-{scenario}-{test}")
 
     extra = {}
     for r in data["records"]:
@@ -170,11 +175,7 @@ def write_plots(data, out_dir):
         ax.tick_params(axis="y", labelsize=8)
         ax.set_xlim(right=max(worst) * 4)
         fig.tight_layout()
-        for ext in ("png", "svg"):
-            path = out_dir / f"extra-over-native.{ext}"
-            fig.savefig(path, metadata={"Date": None} if ext == "svg" else None)
-            written.append(path)
-        plt.close(fig)
+        written += _save(plt, fig, out_dir / "extra-over-native")
     return written
 
 
