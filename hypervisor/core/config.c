@@ -40,6 +40,70 @@ static bool inside(uint64_t base, uint64_t len, uint64_t lo, uint64_t size)
 	return base >= lo && len <= size && base - lo <= size - len;
 }
 
+static bool spi_owned(const struct tern_config_partition *p, uint32_t intid)
+{
+	return p->spis[intid / 32] & (1u << (intid % 32));
+}
+
+/* Devices passed through: MMIO regions and SPIs, each given to at most one partition. */
+static int check_devices(const struct tern_config *cfg, uint32_t i, const struct config_limits *lim,
+			 char *err, size_t errlen)
+{
+	const struct tern_config_partition *p = &cfg->partition[i];
+	const char *n = p->name;
+
+	if (p->num_regions > TERN_MAX_REGIONS)
+		return fail(err, errlen, "partition %s: %u device regions (at most %u)", n,
+			    p->num_regions, TERN_MAX_REGIONS);
+	for (uint32_t r = 0; r < p->num_regions; r++) {
+		const struct tern_config_region *g = &p->region[r];
+		unsigned long long base = (unsigned long long)g->hpa;
+		if (g->flags != TERN_RF_DEVICE)
+			return fail(err, errlen, "partition %s: region 0x%llx has flags 0x%x", n, base,
+				    g->flags);
+		if (!g->size || !IS_ALIGNED(g->ipa | g->hpa | g->size, KiB(4)))
+			return fail(err, errlen, "partition %s: region 0x%llx not 4 KiB aligned", n, base);
+		/* The board's own map: a device appears where it is on the bare board. */
+		if (g->ipa != g->hpa)
+			return fail(err, errlen, "partition %s: region 0x%llx moved to IPA 0x%llx", n,
+				    base, (unsigned long long)g->ipa);
+		if (!inside(g->hpa, g->size, lim->device_window.base, lim->device_window.size))
+			return fail(err, errlen, "partition %s: region 0x%llx+0x%llx outside the device window",
+				    n, base, (unsigned long long)g->size);
+		for (uint32_t e = 0; e < CONFIG_MAX_EMULATED; e++) {
+			const struct config_range *m = &lim->emulated[e];
+			if (m->size && overlaps(g->hpa, g->size, m->base, m->size))
+				return fail(err, errlen, "partition %s: region 0x%llx overlaps an emulated device at 0x%llx",
+					    n, base, (unsigned long long)m->base);
+		}
+		for (uint32_t j = 0; j <= i; j++) {
+			const struct tern_config_partition *q = &cfg->partition[j];
+			for (uint32_t s = 0; s < (j == i ? r : q->num_regions); s++) {
+				if (overlaps(g->hpa, g->size, q->region[s].hpa, q->region[s].size))
+					return fail(err, errlen, "partition %s: region 0x%llx already given to %s",
+						    n, base, q->name);
+			}
+		}
+	}
+	for (uint32_t w = 0; w < TERN_IRQ_WORDS; w++) {
+		uint32_t bits = p->spis[w];
+		for (; bits; bits &= bits - 1) {
+			uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
+			if (intid < 32 || intid > lim->max_intid)
+				return fail(err, errlen, "partition %s: interrupt %u is not an SPI", n, intid);
+			if (intid == lim->hyp_intid)
+				return fail(err, errlen, "partition %s: interrupt %u is the hypervisor's", n,
+					    intid);
+			for (uint32_t j = 0; j < i; j++) {
+				if (spi_owned(&cfg->partition[j], intid))
+					return fail(err, errlen, "partition %s: interrupt %u already given to %s",
+						    n, intid, cfg->partition[j].name);
+			}
+		}
+	}
+	return 0;
+}
+
 int config_validate(const struct tern_config *cfg, size_t avail,
 		    const struct config_limits *lim, char *err, size_t errlen)
 {
@@ -114,6 +178,8 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 			return fail(err, errlen, "partition %s: device tree outside its RAM", n);
 		if (!inside(p->image_ipa, p->image_size, p->ram_ipa, p->ram_size) || !p->image_size)
 			return fail(err, errlen, "partition %s: image outside its RAM", n);
+		if (check_devices(cfg, i, lim, err, errlen))
+			return -1;
 	}
 
 	/* Pristine copies must survive every guest: outside all partitions' RAM. */

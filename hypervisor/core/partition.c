@@ -80,6 +80,7 @@ static __attribute__((noreturn)) void partition_end(struct vcpu *v, enum partiti
 	tern_log("partition %s %s", p->name, how == PARTITION_OFF ? "off" : "stopped");
 	stop_other_vcpus(p, v);
 	arch_vcpu_quiesce(v);
+	arch_partition_irqs_reset(p); /* its devices' interrupts stay quiet from now on */
 	atomic_store(&v->power, VCPU_OFF);
 	board_off_if_done();
 	arch_cpu_return_to_idle();
@@ -191,6 +192,7 @@ void partition_system_reset(struct vcpu *v)
 	vpl011_flush(&p->uart, p->name);
 	stop_other_vcpus(p, v);
 	arch_vcpu_quiesce(v);
+	arch_partition_irqs_reset(p);
 	atomic_store(&v->power, VCPU_OFF);
 	load_pristine(p);
 	atomic_fetch_add(&p->generation, 1);
@@ -246,6 +248,14 @@ void tern_main(void)
 		.reserved_hi = platform.hyp_base + platform.hyp_size,
 		.ram_ipa = platform.ram_base,
 		.ipa_limit = GiB(4),
+		.device_window = { 0, platform.ram_base },
+		.emulated = {
+			{ platform.gicd_base, platform.gicd_size },
+			{ platform.gicr_base, platform.gicr_stride * platform.max_cpus },
+			{ platform.uart_base, VPL011_SIZE },
+		},
+		.max_intid = arch_irq_max_intid(),
+		.hyp_intid = platform.uart_intid,
 	};
 	char err[160];
 
@@ -274,10 +284,12 @@ void tern_main(void)
 			tern_log("error: partition %s: %s", p->name, err);
 			arch_board_off();
 		}
-		tern_log("partition %s: %u vCPU(s) from core %u, %llu MiB at 0x%llx, wfi %s",
+		arch_partition_irqs_reset(p);
+		tern_log("partition %s: %u vCPU(s) from core %u, %llu MiB at 0x%llx, wfi %s, irq %s, %u device region(s)",
 			 p->name, p->num_vcpus, c->cpus[0], (unsigned long long)(c->ram_size >> 20),
 			 (unsigned long long)c->ram_hpa,
-			 (c->flags & TERN_PF_WFI_NATIVE) ? "native" : "trap");
+			 (c->flags & TERN_PF_WFI_NATIVE) ? "native" : "trap",
+			 (c->flags & TERN_PF_IRQ_DIRECT) ? "direct" : "trap", c->num_regions);
 		p->created = arch_counter();
 		p->vcpu[0].entry = c->entry_ipa;
 		p->vcpu[0].context = c->dtb_ipa;

@@ -17,6 +17,7 @@ const char *const stat_names[STAT_COUNT] = {
 	[STAT_IRQ_QUEUED] = "irq_queued",
 	[STAT_SGI_SENT] = "sgi_sent",
 	[STAT_GIC_IGNORED] = "gic_ignored",
+	[STAT_GIC_CLAMPED] = "gic_clamped",
 	[STAT_SGI_DENIED] = "sgi_denied",
 	[STAT_UNDEF_INJECTED] = "undef_injected",
 	[STAT_PSCI_DENIED] = "psci_denied",

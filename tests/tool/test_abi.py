@@ -14,41 +14,92 @@ PARTITION = abi.PartitionRecord(
     pristine_image_hpa=0x4820_0000, pristine_dtb_hpa=0x4840_0000, dtb_size=1234,
     cpus=(1, 3), flags=abi.PF_WFI_NATIVE)
 
+PCIE_ECAM = (0x3F00_0000, 0x3F00_0000, 0x100_0000, abi.RF_DEVICE)
+WITH_DEVICES = abi.PartitionRecord(**{
+    **PARTITION.__dict__, "name": "dev",
+    "regions": ((0x1000_0000, 0x1000_0000, 0x2EFF_0000, abi.RF_DEVICE),
+                (0x3EFF_0000, 0x3EFF_0000, 0x1_0000, abi.RF_DEVICE), PCIE_ECAM),
+    "spis": (35, 36, 37, 38)})
+
+
+def u32(data, offset):
+    return int.from_bytes(data[offset:offset + 4], "little")
+
+
+def u64(data, offset):
+    return int.from_bytes(data[offset:offset + 8], "little")
+
 
 def test_sizes_match_the_static_asserts():
     assert abi.HEADER.size == 48
-    assert abi.PARTITION.size == 144
+    assert abi.REGION.size == 32
+    assert abi.PARTITION.size == 536
 
 
 def test_round_trip():
     other = abi.PartitionRecord(name="x" * 15, ram_ipa=1 << 30, ram_hpa=3 << 30, ram_size=4 << 20,
                                 entry_ipa=5, dtb_ipa=6, image_ipa=7, image_size=8,
                                 pristine_image_hpa=0, pristine_dtb_hpa=0, dtb_size=9,
-                                cpus=tuple(range(8)))
-    blob = abi.ConfigBlob(board_cpus=4, partitions=[PARTITION, other])
+                                cpus=tuple(range(8)),
+                                regions=[(k << 32, (k + 1) << 12, 0x1000, k & 1) for k in range(8)],
+                                spis=range(32, 1020))
+    blob = abi.ConfigBlob(board_cpus=4, partitions=[PARTITION, WITH_DEVICES, other])
     data = abi.pack(blob)
-    assert len(data) == 48 + 2 * 144 == blob.size
+    assert len(data) == 48 + 3 * 536 == blob.size
     back = abi.unpack(data)
     assert back == blob
+    assert back.partitions[1].regions[2] == PCIE_ECAM
+    assert back.partitions[1].regions[2].size == 0x100_0000
+    assert back.partitions[1].spis == {35, 36, 37, 38}
+    assert back.partitions[2].spis == frozenset(range(32, 1020))
+    assert back.partitions[0].regions == () and back.partitions[0].spis == frozenset()
 
 
 def test_header_bytes():
     data = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[PARTITION]))
     assert data[:4] == b"TERN"
     magic, version, size, count, cpus, flags = abi.HEADER.unpack_from(data)[:6]
-    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 1, 192, 1, 2, 0)
+    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 2, 48 + 536, 1, 2, 0)
     record = data[48:]
     assert record[:16] == b"rt" + bytes(14)
     assert int.from_bytes(record[16:24], "little") == 0x4000_0000
     assert int.from_bytes(record[96:100], "little") == 2            # num_vcpus
     assert int.from_bytes(record[100:104], "little") == 1           # flags
     assert record[104:112] == bytes([1, 3, 0, 0, 0, 0, 0, 0])        # cpus
-    assert record[112:144] == bytes(32)
+    assert record[112:536] == bytes(424)                            # no regions, SPIs, reserved
+
+
+def test_region_and_spi_bytes():
+    record = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[WITH_DEVICES]))[48:]
+    assert u32(record, 112) == 3                                   # num_regions
+    assert u32(record, 116) == 0                                   # reserved0
+    # region[2] (ECAM) at 120 + 2 * 32: ipa, hpa, size, flags, reserved
+    assert (u64(record, 184), u64(record, 192), u64(record, 200)) == \
+        (0x3F00_0000, 0x3F00_0000, 0x100_0000)
+    assert (u32(record, 208), u32(record, 212)) == (abi.RF_DEVICE, 0)
+    assert record[120 + 3 * 32:376] == bytes(5 * 32)                 # unused regions are zero
+    # spis: INTIDs 35-38 are bits 3-6 of word 1; every other word is zero.
+    assert u32(record, 376) == 0
+    assert u32(record, 380) == 0b111_1000
+    assert record[384:504] == bytes(120)
+    assert record[504:536] == bytes(32)                              # reserved
+
+
+def test_spi_bitmap_places_intid_n_at_bit_n_mod_32_of_word_n_div_32():
+    words = abi.spi_bitmap({32, 63, 64, 1019})
+    assert words[1] == 1 | 1 << 31 and words[2] == 1 and words[31] == 1 << 27
+    assert sum(1 for w in words if w) == 3
+    assert abi.spis_of(words) == {32, 63, 64, 1019}
 
 
 @pytest.mark.parametrize("change, message", [
     (dict(name=""), "name"), (dict(name="a" * 16), "name"), (dict(cpus=()), "vCPUs"),
-    (dict(cpus=tuple(range(9))), "vCPUs")])
+    (dict(cpus=tuple(range(9))), "vCPUs"),
+    (dict(regions=[PCIE_ECAM] * 9), r"partition rt: 9 regions \(at most 8 supported\)"),
+    (dict(regions=[(0x3F00_0800, 0x3F00_0800, 0x1000, 1)]), "not 4 KiB aligned"),
+    (dict(regions=[(0x3F00_0000, 0x3F00_0000, 0, 1)]), "not 4 KiB aligned"),
+    (dict(spis=(31,)), r"INTID 31 is not an SPI \(32..1019\)"),
+    (dict(spis=(35, 1020)), r"INTID 1020 is not an SPI \(32..1019\)")])
 def test_pack_refuses_what_the_hypervisor_cannot_hold(change, message):
     record = abi.PartitionRecord(**{**PARTITION.__dict__, **change})
     with pytest.raises(ValueError, match=message):
@@ -59,6 +110,13 @@ def test_unpack_rejects_a_short_blob():
     data = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[PARTITION]))
     with pytest.raises(ValueError):
         abi.unpack(data[:100])
+
+
+def test_unpack_rejects_too_many_regions():
+    data = bytearray(abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[WITH_DEVICES])))
+    data[48 + 112:48 + 116] = (9).to_bytes(4, "little")
+    with pytest.raises(ValueError, match="num_regions 9"):
+        abi.unpack(bytes(data))
 
 
 C_PROGRAM = r"""
@@ -74,6 +132,7 @@ int main(void)
 {
 	printf("sizeof.tern_config %zu 0\n", sizeof(struct tern_config));
 	printf("sizeof.tern_config_partition %zu 0\n", sizeof(struct tern_config_partition));
+	printf("sizeof.tern_config_region %zu 0\n", sizeof(struct tern_config_region));
 	printf("const.MAGIC %u 0\n", TERN_CONFIG_MAGIC);
 	printf("const.VERSION %u 0\n", TERN_CONFIG_VERSION);
 	printf("const.MAX_PARTITIONS %u 0\n", TERN_MAX_PARTITIONS);
@@ -81,6 +140,9 @@ int main(void)
 	printf("const.NAME_LEN %u 0\n", TERN_NAME_LEN);
 	printf("const.PF_WFI_NATIVE %u 0\n", TERN_PF_WFI_NATIVE);
 	printf("const.PF_IRQ_DIRECT %u 0\n", TERN_PF_IRQ_DIRECT);
+	printf("const.MAX_REGIONS %u 0\n", TERN_MAX_REGIONS);
+	printf("const.IRQ_WORDS %u 0\n", TERN_IRQ_WORDS);
+	printf("const.RF_DEVICE %u 0\n", TERN_RF_DEVICE);
 	printf("tern_config.partition %zu 0\n", offsetof(struct tern_config, partition));
 @FIELDS@
 	return 0;
@@ -102,6 +164,7 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
         pytest.skip("hypervisor/include/tern/config_abi.h not present")
     fields = [f"\tFIELD(tern_config, {name});" for name, _ in abi.HEADER_FIELDS]
     fields += [f"\tFIELD(tern_config_partition, {name});" for name, _ in abi.PARTITION_FIELDS]
+    fields += [f"\tFIELD(tern_config_region, {name});" for name, _ in abi.REGION_FIELDS]
     source = tmp_path / "abi.c"
     source.write_text(C_PROGRAM.replace("@FIELDS@", "\n".join(fields)))
     exe = tmp_path / "abi"
@@ -112,9 +175,14 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
 
     assert c["sizeof.tern_config"][0] == abi.HEADER.size
     assert c["sizeof.tern_config_partition"][0] == abi.PARTITION.size
+    assert c["sizeof.tern_config_region"][0] == abi.REGION.size
     assert c["tern_config.partition"][0] == abi.HEADER.size
+    # region[] is MAX_REGIONS records of the region struct, back to back.
+    assert c["tern_config_partition.region"][1] == abi.MAX_REGIONS * abi.REGION.size
+    assert c["tern_config_partition.spis"][1] == abi.IRQ_WORDS * 4
     for table, fields_ in (("tern_config", abi.HEADER_FIELDS),
-                           ("tern_config_partition", abi.PARTITION_FIELDS)):
+                           ("tern_config_partition", abi.PARTITION_FIELDS),
+                           ("tern_config_region", abi.REGION_FIELDS)):
         for name, (offset, size) in abi.field_offsets(fields_).items():
             assert c[f"{table}.{name}"] == (offset, size), f"{table}.{name}"
     assert c["const.MAGIC"][0] == abi.CONFIG_MAGIC
@@ -124,6 +192,9 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     assert c["const.NAME_LEN"][0] == abi.NAME_LEN
     assert c["const.PF_WFI_NATIVE"][0] == abi.PF_WFI_NATIVE
     assert c["const.PF_IRQ_DIRECT"][0] == abi.PF_IRQ_DIRECT
+    assert c["const.MAX_REGIONS"][0] == abi.MAX_REGIONS
+    assert c["const.IRQ_WORDS"][0] == abi.IRQ_WORDS
+    assert c["const.RF_DEVICE"][0] == abi.RF_DEVICE
 
 
 def test_every_c_field_is_mirrored(repo_root):
@@ -133,9 +204,12 @@ def test_every_c_field_is_mirrored(repo_root):
         pytest.skip("config_abi.h not present")
     text = header.read_text()
     for struct_name, fields_ in (("tern_config_partition", abi.PARTITION_FIELDS),
-                                 ("tern_config", abi.HEADER_FIELDS)):
+                                 ("tern_config", abi.HEADER_FIELDS),
+                                 ("tern_config_region", abi.REGION_FIELDS)):
         body = re.search(r"struct " + struct_name + r" \{(.*?)\};", text, re.S).group(1)
-        names = re.findall(r"^\s*(?:char|u?int\d+_t)\s+(\w+)", body, re.M)
+        declared = re.findall(r"^\s*(?:char|u?int\d+_t|struct\s+\w+)\s+(\w+)(\[\])?", body, re.M)
+        # The flexible array member (tern_config.partition[]) is the records that follow.
+        names = [name for name, flexible in declared if not flexible]
         assert names == [n for n, _ in fields_], struct_name
 
 
@@ -154,6 +228,7 @@ def test_board_constants_match_board_c(repo_root):
     assert value("uart_base") == layout.UART_BASE
     assert value("uart_intid") == 32 + layout.UART_SPI
     assert value("gicd_base") == layout.GICD_BASE
+    assert value("gicd_size") == layout.GICD_SIZE
     assert value("gicr_base") == layout.GICR_BASE
     assert value("gicr_stride") == layout.GICR_STRIDE
     assert value("ram_base") == layout.RAM_BASE == layout.PARTITION_RAM_IPA

@@ -25,7 +25,16 @@ def test_native_image(assemble, tmp_path):
     assert result.lat == [{"test": "vtimer-wfi", "avg": 10, "min": 8, "max": 20, "warm_max": 12,
                            "p99": 19}]
     assert (tmp_path / "serial.log").read_text().startswith("hello from the guest\n")
-    assert "-icount" in result.command and "virt,gic-version=3" in result.command
+    assert "-icount" in result.command and "virt,gic-version=3,highmem=off" in result.command
+    assert "-nic" in result.command and "-device" not in result.command
+
+
+def test_native_image_with_edu(assemble, tmp_path):
+    result = run_native(assemble("hello_guest"), timeout=30, workdir=tmp_path, pci=["edu"])
+    assert result.status == 0, result.explain()
+    assert result.log[0] == "hello from the guest"
+    assert result.command[result.command.index("-device") + 1] == "edu,addr=2.0"
+    assert "edu,addr=2.0" in (tmp_path / "qemu.sh").read_text()
 
 
 def test_native_elf(assemble, tmp_path):
@@ -64,6 +73,29 @@ def test_system_with_a_stand_in_hypervisor(assemble, tmp_path):
     assert [p.name for p in blob.partitions] == ["rt", "big"]
     assert blob.partitions[0].flags == abi.PF_WFI_NATIVE and blob.partitions[1].cpus == (2, 3)
     assert (tmp_path / "work" / "rt.dts").is_file() and (tmp_path / "work" / "qemu.sh").is_file()
+
+
+def test_system_with_a_device_passed_through(assemble, tmp_path):
+    toml = system(tmp_path, assemble, '[board]\npci = ["edu"]\n'
+                  + partition("rt", "[1]", extra='devices = ["pcie"]\nirq = "direct"')
+                  + partition("b", "[2]"))
+    result = run_system(toml, timeout=30, workdir=tmp_path / "work",
+                        hypervisor=assemble("fake_hyp"))
+    assert result.status == 0, result.explain()
+    assert result.partitions["rt"].lines == ["hello"] and result.partitions["b"].state == "off"
+    command = result.command
+    assert command[command.index("-nic") + 1] == "none"
+    assert command[command.index("-device") + 1] == "edu,addr=2.0"
+    blob = abi.unpack((tmp_path / "work" / "config.bin").read_bytes())
+    rt, b = blob.partitions
+    assert rt.regions == ((0x1000_0000, 0x1000_0000, 0x2EFF_0000, abi.RF_DEVICE),
+                          (0x3EFF_0000, 0x3EFF_0000, 0x1_0000, abi.RF_DEVICE),
+                          (0x3F00_0000, 0x3F00_0000, 0x100_0000, abi.RF_DEVICE))
+    assert rt.spis == {35, 36, 37, 38}
+    assert rt.flags == abi.PF_WFI_NATIVE | abi.PF_IRQ_DIRECT
+    assert b.regions == () and b.spis == frozenset()
+    assert "pcie@10000000 {" in (tmp_path / "work" / "rt.dts").read_text()
+    assert "pcie" not in (tmp_path / "work" / "b.dts").read_text()
 
 
 def test_system_with_an_elf_guest(assemble, tmp_path):

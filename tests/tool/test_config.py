@@ -36,14 +36,30 @@ def test_minimal_system_gets_defaults(tmp_path, stub_image):
 
 
 def test_full_system(tmp_path, stub_image):
-    text = ('[board]\ncpus = 8\ncpu = "max"\nmemory = "4GiB"\n'
+    text = ('[board]\ncpus = 8\ncpu = "max"\nmemory = "3GiB"\n'
             + partition("rt", "[1, 2]", 67108864, extra='wfi = "native"\nbootargs = "a=1 b"')
             + partition("two_2", "[0]", '"1 GiB"'))
     system = load_system(write_toml(tmp_path, text))
-    assert system.board == type(system.board)(cpus=8, cpu="max", memory=4 * GiB)
+    assert system.board == type(system.board)(cpus=8, cpu="max", memory=3 * GiB)
     rt, two = system.partitions
     assert rt.cpus == (1, 2) and rt.wfi_native and rt.bootargs == "a=1 b"
     assert two.memory == GiB and two.cpus == (0,) and not two.wfi_native
+
+
+def test_devices_and_pci(tmp_path, stub_image):
+    text = ('[board]\npci = ["edu", "edu"]\nmemory = 3221225472\n'
+            + partition("rt", "[1]", extra='devices = ["pcie"]\nirq = "direct"')
+            + partition("other", "[2]", extra="devices = []"))
+    system = load_system(write_toml(tmp_path, text))
+    assert system.board.pci == ("edu", "edu") and system.board.memory == 3 * GiB
+    rt, other = system.partitions
+    assert rt.devices == ("pcie",) and rt.irq_direct
+    assert other.devices == ()
+
+
+def test_no_devices_by_default(tmp_path, stub_image):
+    system = load_system(write_toml(tmp_path, partition()))
+    assert system.board.pci == () and system.partitions[0].devices == ()
 
 
 def test_image_path_resolves_against_the_toml_directory(tmp_path):
@@ -105,6 +121,32 @@ def test_image_path_resolves_against_the_toml_directory(tmp_path):
      "partition: at most 8 partitions are supported (got 9)"),
     ("[board]\ncpus = 2\nmemory = \n",
      "line 3, column 10: TOML syntax error: invalid value"),
+    ('[board]\nmemory = "4GiB"\n' + partition(),
+     "board.memory: must be at most 3 GiB (got 4 GiB): board RAM starts at 1 GiB and must end "
+     "by 4 GiB (QEMU virt with highmem=off)"),
+    ('[board]\nmemory = "3073MiB"\n' + partition(),
+     "board.memory: must be at most 3 GiB (got 3.1 GiB): board RAM starts at 1 GiB and must end "
+     "by 4 GiB (QEMU virt with highmem=off)"),
+    ('[board]\npci = "edu"\n' + partition(),
+     'board.pci: must be a list of PCI device models, like ["edu"] (got "edu")'),
+    ('[board]\npci = ["edu", 1]\n' + partition(),
+     "board.pci: must be a list of PCI device models, like [\"edu\"] (got ['edu', 1])"),
+    ('[board]\npci = ["e1000"]\n' + partition(),
+     'board.pci: unknown PCI device model "e1000" (allowed: edu)'),
+    ('[board]\npci = ["edu", "edu", "edu", "edu", "edu"]\n' + partition(),
+     "board.pci: at most 4 PCI devices (got 5)"),
+    (partition(extra='devices = ["usb"]'), 'partition[0].devices: unknown device "usb" '
+                                           "(known: pcie)"),
+    (partition(extra='devices = ["pcie", "pcie"]'), 'partition[0].devices: "pcie" is listed twice'),
+    (partition("rt", "[1]", extra='devices = ["pcie"]')
+     + partition("b", "[2]", extra='devices = ["pcie"]'),
+     'partition[1].devices: "pcie" is already given to partition "rt"'),
+    (partition(extra='devices = "pcie"'),
+     'partition[0].devices: must be a list of board device names, like ["pcie"] (got "pcie")'),
+    (partition(extra="devices = [1]"),
+     'partition[0].devices: must be a list of board device names, like ["pcie"] (got [1])'),
+    (partition(extra="devices = { pcie = true }"),
+     'partition[0].devices: must be a list of board device names, like ["pcie"] (got a table)'),
 ])
 def test_config_errors(tmp_path, stub_image, text, expected):
     assert error_of(tmp_path, text) == expected
@@ -219,6 +261,25 @@ def test_cli_reports_a_missing_file(tmp_path):
     assert (proc.returncode, proc.stderr) == (2, "tern: error: absent.toml: no such file\n")
 
 
+def test_cli_check_shows_device_regions(tmp_path, stub_image):
+    write_toml(tmp_path, '[board]\npci = ["edu"]\n'
+               + partition("rt", "[1]", extra='devices = ["pcie"]\nirq = "direct"'))
+    proc = run_cli("check", "sys.toml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    ram, image, dtb, mmio, pio, ecam = lines[4:10]
+    assert ram.startswith("rt ") and ram.endswith("RAM; cores 1; wfi native; irq direct; "
+                                                  "pcie INTIDs 35-38")
+    assert image.startswith("  Image ") and dtb.startswith("  dtb ")
+    # The partition's device regions follow its RAM, image and device tree rows.
+    assert mmio.split() == ["pcie", "mmio", "0x10000000-0x3eff0000", "751.9", "MiB",
+                            "0x10000000-0x3eff0000", "device,", "pass-through"]
+    assert pio.split() == ["pcie", "io", "0x3eff0000-0x3f000000", "64", "KiB",
+                           "0x3eff0000-0x3f000000", "device,", "pass-through"]
+    assert ecam.split() == ["pcie", "ecam", "0x3f000000-0x40000000", "16", "MiB",
+                            "0x3f000000-0x40000000", "device,", "pass-through"]
+
+
 def test_cli_check_prints_the_layout(tmp_path, stub_image):
     write_toml(tmp_path, partition("rt", "[1]", extra='wfi = "native"') + partition("b", "[2]"))
     proc = run_cli("check", "sys.toml", cwd=tmp_path)
@@ -230,7 +291,7 @@ def test_cli_check_prints_the_layout(tmp_path, stub_image):
     assert "QEMU's own device tree" in out
 
 
-@pytest.mark.parametrize("example", ["rt.toml", "two.toml"])
+@pytest.mark.parametrize("example", ["rt.toml", "two.toml", "edu-direct.toml"])
 def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_path):
     # The guests may not be built yet; stand-ins with the examples' paths will do.
     text = (repo_root / "examples" / example).read_text()
@@ -243,6 +304,12 @@ def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_pa
     assert system.partitions[0].cpus == (1,) and system.partitions[0].wfi_native
     if example == "two.toml":
         assert system.partitions[1].cpus == (2,)
+    if example == "edu-direct.toml":
+        assert system.board.cpus == 2 and system.board.pci == ("edu",)
+        (rt,) = system.partitions
+        assert (rt.name, rt.devices, rt.irq_direct) == ("rt", ("pcie",), True)
+        assert rt.bootargs == "lat.tests=edu-wfi,edu-busy lat.samples=200"
+        assert rt.image_path.name == "lat.img"
 
 
 def test_direct_interrupts_default_to_native_wfi(tmp_path, stub_image):

@@ -85,3 +85,95 @@ def test_compiles_and_decompiles(dts, tmp_path):
     assert "reg = <0x00 0x8000000 0x00 0x10000 0x00 0x80a0000 0x00 0x40000>;" in back
     assert "interrupt-parent = <0x01>;" in back
     assert "cpu@1 {" in back
+
+
+@pytest.fixture
+def pcie_dts():
+    return partition_dts("rt", 1, "cortex-a53", 0x4000_0000, 64 * MiB, devices=("pcie",))
+
+
+def decompiled_node(blob_path, name):
+    """{property: value} of node `name` in a DTB, as dtc prints it (value None: no value)."""
+    text = subprocess.run(["dtc", "-q", "-I", "dtb", "-O", "dts", str(blob_path)],
+                          capture_output=True, text=True, check=True).stdout
+    m = re.search(r"^\t" + re.escape(name) + r" \{\n(.*?)^\t\};", text, re.S | re.M)
+    assert m, f"no node {name} in {blob_path}"
+    props = {}
+    for line in m.group(1).strip().splitlines():
+        prop, _, value = line.strip().rstrip(";").partition(" = ")
+        props[prop] = value or None
+    return props
+
+
+def cells(value):
+    """<0x1 0x2> -> [1, 2]"""
+    return [int(c, 0) for c in value.strip("<>").split()]
+
+
+def test_pcie_node_only_for_its_owner(dts, pcie_dts):
+    assert "pcie" not in dts
+    top_level = re.findall(r"^\t([a-z0-9@,_-]+) \{$", pcie_dts, re.M)
+    assert top_level[-2:] == ["pl011@9000000", "pcie@10000000"]
+    text = node(pcie_dts, "pcie@10000000")
+    assert 'compatible = "pci-host-ecam-generic";' in text
+    assert 'device_type = "pci";' in text
+    assert "reg = <0x0 0x3f000000 0x0 0x1000000>;" in text
+    assert "msi" not in text
+
+
+@pytest.mark.skipif(shutil.which("dtc") is None, reason="dtc not installed")
+def test_pcie_node_compiles(pcie_dts, tmp_path):
+    compile_dts(pcie_dts, tmp_path / "rt.dtb")
+    props = decompiled_node(tmp_path / "rt.dtb", "pcie@10000000")
+    assert props["compatible"] == '"pci-host-ecam-generic"'
+    assert props["device_type"] == '"pci"'
+    assert cells(props["#address-cells"]) == [3]
+    assert cells(props["#size-cells"]) == [2]
+    assert cells(props["#interrupt-cells"]) == [1]
+    assert cells(props["bus-range"]) == [0, 15]
+    assert cells(props["linux,pci-domain"]) == [0]
+    assert props["dma-coherent"] is None
+    assert cells(props["reg"]) == [0, 0x3F00_0000, 0, 0x100_0000]
+    assert cells(props["ranges"]) == [0x0100_0000, 0, 0, 0, 0x3EFF_0000, 0, 0x1_0000,
+                                      0x0200_0000, 0, 0x1000_0000, 0, 0x1000_0000, 0, 0x2EFF_0000]
+    assert cells(props["interrupt-map-mask"]) == [0x1800, 0, 0, 7]
+    assert "msi-map" not in props and "msi-parent" not in props
+    # 4 slots x 4 pins; each entry: child address (3) + pin (1) + GIC phandle (1) + SPI (3),
+    # with no parent unit address: the GIC has #address-cells = <0>.
+    flat = cells(props["interrupt-map"])
+    entries = [flat[i:i + 8] for i in range(0, len(flat), 8)]
+    assert len(flat) == 16 * 8
+    assert entries[2 * 4 + 0] == [0x1000, 0, 0, 1, 1, 0, 5, 4]     # slot 2 INTA -> SPI 5
+    for slot in range(4):
+        for pin in range(1, 5):
+            entry = entries[slot * 4 + pin - 1]
+            assert entry[:4] == [slot << 11, 0, 0, pin]
+            assert entry[4:] == [1, 0, 3 + (slot + pin - 1) % 4, 4]
+
+
+@pytest.mark.skipif(shutil.which("dtc") is None or shutil.which("qemu-system-aarch64") is None,
+                    reason="needs dtc and qemu-system-aarch64")
+def test_pcie_node_matches_qemus_own(pcie_dts, tmp_path):
+    from tern import qemu
+    qemu_dtb = tmp_path / "virt.dtb"
+    subprocess.run(qemu.board_args("cortex-a53", 4, 2048 * MiB, pci=("edu",),
+                                   machine_extra=f",dumpdtb={qemu_dtb}"),
+                   check=True, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    theirs = decompiled_node(qemu_dtb, "pcie@10000000")
+    compile_dts(pcie_dts, tmp_path / "rt.dtb")
+    ours = decompiled_node(tmp_path / "rt.dtb", "pcie@10000000")
+    # Deliberate differences: no ITS (no msi-map); the interrupt-map's parent is our GIC.
+    assert set(theirs) - set(ours) == {"msi-map"}
+    assert set(ours) <= set(theirs)
+    for prop in set(ours) - {"interrupt-map"}:
+        assert ours[prop] == theirs[prop], prop
+    # Entries: child address (3), pin, parent phandle, [parent address], SPI specifier (3).
+    # QEMU's carry 2 parent address cells (its GIC has #address-cells = <2> for the ITS).
+    flat = cells(theirs["interrupt-map"])
+    qemu_entries = [flat[i:i + 10] for i in range(0, len(flat), 10)]
+    ours_flat = cells(ours["interrupt-map"])
+    our_entries = [ours_flat[i:i + 8] for i in range(0, len(ours_flat), 8)]
+    assert len(qemu_entries) == len(our_entries) == 16
+    assert all(e[5:7] == [0, 0] for e in qemu_entries)
+    assert all(e[4] == 1 for e in our_entries)
+    assert [e[:4] + e[7:] for e in qemu_entries] == [e[:4] + e[5:] for e in our_entries]

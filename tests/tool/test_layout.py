@@ -3,6 +3,7 @@
 import pytest
 from tern import layout
 from tern.config import GiB, MiB, load_system
+from tern.errors import ConfigError
 from tern_test_files import partition, write_elf, write_image, write_toml
 
 
@@ -42,7 +43,7 @@ def test_one_partition(tmp_path, stub_image):
 
 
 def test_partitions_in_file_order_and_aligned(tmp_path, stub_image):
-    text = ("[board]\ncpus = 8\nmemory = \"4GiB\"\n"
+    text = ("[board]\ncpus = 8\nmemory = \"3GiB\"\n"
             + partition("a", "[1]", '"6MiB"') + partition("b", "[2]", '"128MiB"')
             + partition("c", "[3, 4]", '"1GiB"') + partition("d", "[5]", '"4MiB"'))
     _, lay = placed(tmp_path, text)
@@ -101,3 +102,81 @@ def test_elf_placed_by_physical_address(tmp_path):
     p = lay.partitions[0]
     assert (p.image_ipa, p.entry_ipa, p.image_size) == (0x4010_0000, 0x4010_0010, 0x2000)
     assert p.image_hpa == 0x4410_0000
+
+
+def test_pcie_catalog_is_qemu_virt_with_highmem_off():
+    pcie = layout.BOARD_DEVICES["pcie"]
+    assert pcie.kind == "pci-host-ecam-generic"
+    assert [(r.name, r.base, r.size) for r in pcie.regions] == [
+        ("mmio", 0x1000_0000, 0x2EFF_0000), ("io", 0x3EFF_0000, 0x1_0000),
+        ("ecam", 0x3F00_0000, 0x100_0000)]
+    assert pcie.spis == (3, 4, 5, 6) and pcie.intids == (35, 36, 37, 38)
+    assert pcie.region("ecam").base == layout.PCIE_ECAM_BASE
+
+
+def test_catalog_regions_are_pages_clear_of_what_partitions_already_see():
+    fixed = [(layout.GICD_BASE, layout.GICD_SIZE),
+             (layout.GICR_BASE, layout.GICR_STRIDE * 8),
+             (layout.UART_BASE, layout.UART_SIZE),
+             (layout.RAM_BASE, layout.RAM_LIMIT - layout.RAM_BASE)]
+    devices = layout.BOARD_DEVICES.values()
+    for device in devices:
+        assert all(32 <= i <= 1019 and i != 32 + layout.UART_SPI for i in device.intids)
+        for r in device.regions:
+            assert r.base % 0x1000 == 0 and r.size % 0x1000 == 0, r
+            for start, size in fixed:
+                assert r.base + r.size <= start or start + size <= r.base, (r, hex(start))
+    # Owning a device by name is exclusive only if no two devices share a range or an SPI.
+    spans = sorted((r.base, r.base + r.size) for d in devices for r in d.regions)
+    assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))
+    intids = [i for d in devices for i in d.intids]
+    assert len(intids) == len(set(intids))
+
+
+def test_devices_are_mapped_at_board_addresses(tmp_path, stub_image):
+    text = partition("rt", "[1]", extra='devices = ["pcie"]') + partition("b", "[2]")
+    _, lay = placed(tmp_path, text)
+    rt, b = lay.partitions
+    assert [(r.name, r.ipa, r.hpa, r.size) for r in rt.regions] == [
+        ("pcie mmio", 0x1000_0000, 0x1000_0000, 0x2EFF_0000),
+        ("pcie io", 0x3EFF_0000, 0x3EFF_0000, 0x1_0000),
+        ("pcie ecam", 0x3F00_0000, 0x3F00_0000, 0x100_0000)]
+    assert rt.intids == (35, 36, 37, 38)
+    assert b.regions == () and b.intids == ()
+    # Board RAM placement is unchanged by devices.
+    assert (rt.ram_hpa, b.ram_hpa) == (0x4400_0000, 0x4820_0000)
+
+
+def test_describe_lists_device_regions_under_their_partition(tmp_path, stub_image):
+    system, lay = placed(tmp_path, partition("rt", "[1]", extra='devices = ["pcie"]')
+                         + partition("b", "[2]"))
+    rows = layout.describe(system, lay)
+    names = [row[0] for row in rows]
+    start = names.index("rt")
+    assert names[start:start + 6] == ["rt", "  Image", "  dtb", "  pcie mmio", "  pcie io",
+                                      "  pcie ecam"]
+    assert rows[start + 5] == ("  pcie ecam", "0x3f000000-0x40000000", "16 MiB",
+                               "0x3f000000-0x40000000", "device, pass-through")
+    assert rows[start][4] == "RAM; cores 1; wfi trap; pcie INTIDs 35-38"
+    assert rows[names.index("b")][4] == "RAM; cores 2; wfi trap"
+    assert sum(1 for row in rows if row[4] == "device, pass-through") == 3
+
+
+def test_too_many_regions_for_one_partition(tmp_path, stub_image, monkeypatch):
+    many = layout.BoardDevice("many", "test", tuple(
+        layout.DeviceRegion(f"r{i}", 0x0A00_0000 + i * 0x1000, 0x1000) for i in range(9)), (16,))
+    monkeypatch.setitem(layout.BOARD_DEVICES, "many", many)
+    with pytest.raises(ConfigError) as info:
+        placed(tmp_path, partition(extra='devices = ["many"]'))
+    assert str(info.value).endswith("sys.toml: partition[0].devices: the devices have 9 MMIO "
+                                    "regions, more than the 8 a partition can have")
+
+
+def test_device_over_an_emulated_one(tmp_path, stub_image, monkeypatch):
+    bad = layout.BoardDevice("bad", "test", (layout.DeviceRegion("regs", 0x0900_0000, 0x2000),),
+                             (16,))
+    monkeypatch.setitem(layout.BOARD_DEVICES, "bad", bad)
+    with pytest.raises(ConfigError) as info:
+        placed(tmp_path, partition(extra='devices = ["bad"]'))
+    assert str(info.value).endswith("partition[0].devices: bad regs at 0x9000000-0x9002000 "
+                                    "overlaps the PL011 (0x9000000-0x9001000)")

@@ -12,6 +12,10 @@ static const struct config_limits limits = {
 	.reserved_hi = 0x44000000,
 	.ram_ipa = RAM_IPA,
 	.ipa_limit = 1ull << 32,
+	.device_window = { 0, 0x40000000 },
+	.emulated = { { 0x08000000, 0x10000 }, { 0x080a0000, 0x100000 }, { 0x09000000, 0x1000 } },
+	.max_intid = 287,
+	.hyp_intid = 33,
 };
 
 static _Alignas(8) unsigned char raw[sizeof(struct tern_config) +
@@ -177,4 +181,77 @@ void test_config_rejects_pristine_inside_partition(void)
 	make_valid(1);
 	part(0).pristine_dtb_hpa = 0x40100000;
 	CHECK(expect_error("pristine copy overlaps the hypervisor"));
+}
+
+/* The PCIe host bridge of QEMU virt (highmem=off): ECAM, and its INTx SPIs 35-38. */
+static void give_pcie(unsigned i)
+{
+	struct tern_config_partition *p = &part(i);
+
+	p->num_regions = 2;
+	p->region[0] = (struct tern_config_region){ 0x3f000000, 0x3f000000, 0x1000000, TERN_RF_DEVICE, 0 };
+	p->region[1] = (struct tern_config_region){ 0x10000000, 0x10000000, 0x2eff0000, TERN_RF_DEVICE, 0 };
+	p->spis[1] = 0xfu << 3;
+}
+
+void test_config_accepts_devices(void)
+{
+	make_valid(2);
+	give_pcie(0);
+	CHECK_EQ(validate(), 0);
+	part(1).num_regions = 1;
+	part(1).region[0] = (struct tern_config_region){ 0x0a000000, 0x0a000000, 0x1000, TERN_RF_DEVICE, 0 };
+	part(1).spis[1] = 1u << 16;
+	CHECK_EQ(validate(), 0);
+}
+
+void test_config_rejects_device_errors(void)
+{
+	make_valid(2);
+	give_pcie(0);
+	give_pcie(1);
+	CHECK(expect_error("partition linux: region 0x3f000000 already given to rt"));
+	make_valid(2);
+	give_pcie(0);
+	part(1).spis[1] = 1u << 5;
+	CHECK(expect_error("interrupt 37 already given to rt"));
+	make_valid(1);
+	give_pcie(0);
+	part(0).region[1].hpa = 0x3f800000; /* overlaps region 0 of the same partition */
+	part(0).region[1].ipa = 0x3f800000;
+	part(0).region[1].size = 0x1000;
+	CHECK(expect_error("already given to rt"));
+	make_valid(1);
+	give_pcie(0);
+	part(0).region[0].ipa = 0x20000000;
+	CHECK(expect_error("moved to IPA"));
+	make_valid(1);
+	give_pcie(0);
+	part(0).region[0].size = 0x800;
+	CHECK(expect_error("not 4 KiB aligned"));
+	make_valid(1);
+	give_pcie(0);
+	part(0).region[0].hpa = part(0).region[0].ipa = 0x44000000; /* partition RAM */
+	CHECK(expect_error("outside the device window"));
+	make_valid(1);
+	give_pcie(0);
+	part(0).region[0].hpa = part(0).region[0].ipa = 0x08000000; /* the GIC distributor */
+	part(0).region[0].size = 0x2000;
+	CHECK(expect_error("overlaps an emulated device at 0x8000000"));
+	make_valid(1);
+	give_pcie(0);
+	part(0).region[0].flags = 0;
+	CHECK(expect_error("flags"));
+	make_valid(1);
+	part(0).num_regions = TERN_MAX_REGIONS + 1;
+	CHECK(expect_error("device regions"));
+	make_valid(1);
+	part(0).spis[0] = 1u << 27; /* the virtual timer PPI */
+	CHECK(expect_error("interrupt 27 is not an SPI"));
+	make_valid(1);
+	part(0).spis[9] = 1u << 8; /* INTID 296 > max_intid */
+	CHECK(expect_error("interrupt 296 is not an SPI"));
+	make_valid(1);
+	part(0).spis[1] = 1u << 1;
+	CHECK(expect_error("interrupt 33 is the hypervisor's"));
 }

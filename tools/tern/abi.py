@@ -7,14 +7,21 @@ compiles the header and compares sizes and offsets with the tables below.
 
 import struct
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 CONFIG_MAGIC = 0x4E524554         # "TERN"
-CONFIG_VERSION = 1
+CONFIG_VERSION = 2
 MAX_PARTITIONS = 8
 MAX_VCPUS = 8
 NAME_LEN = 16
+MAX_REGIONS = 8                   # pass-through MMIO regions per partition
+IRQ_WORDS = 32                    # INTID bitmap words: INTIDs 0..1023
 PF_WFI_NATIVE = 1 << 0
 PF_IRQ_DIRECT = 1 << 1
+RF_DEVICE = 1 << 0                # region is device memory (Device-nGnRE), not RAM
+SPI_FIRST = 32                    # INTIDs a partition may be given: the SPIs
+SPI_LAST = 1019
+PAGE = 0x1000                     # regions are 4 KiB aligned and sized
 
 # (C field name, struct format) in declaration order.
 HEADER_FIELDS = (
@@ -26,6 +33,15 @@ HEADER_FIELDS = (
     ("flags", "I"),
     ("reserved", "3Q"),
 )
+
+REGION_FIELDS = (
+    ("ipa", "Q"),
+    ("hpa", "Q"),
+    ("size", "Q"),
+    ("flags", "I"),
+    ("reserved", "I"),
+)
+REGION_FORMAT = "".join(fmt for _, fmt in REGION_FIELDS)
 
 PARTITION_FIELDS = (
     ("name", f"{NAME_LEN}s"),
@@ -42,6 +58,10 @@ PARTITION_FIELDS = (
     ("num_vcpus", "I"),
     ("flags", "I"),
     ("cpus", f"{MAX_VCPUS}B"),
+    ("num_regions", "I"),
+    ("reserved0", "I"),
+    ("region", REGION_FORMAT * MAX_REGIONS),
+    ("spis", f"{IRQ_WORDS}I"),
     ("reserved", "4Q"),
 )
 
@@ -62,7 +82,17 @@ def field_offsets(field_table):
 
 
 HEADER = _struct(HEADER_FIELDS)
+REGION = _struct(REGION_FIELDS)
 PARTITION = _struct(PARTITION_FIELDS)
+
+
+class Region(NamedTuple):
+    """One struct tern_config_region: a board device's MMIO range given to a partition."""
+
+    ipa: int
+    hpa: int
+    size: int
+    flags: int = RF_DEVICE
 
 
 @dataclass
@@ -82,6 +112,12 @@ class PartitionRecord:
     dtb_size: int
     cpus: tuple                   # physical core of vCPU i; num_vcpus = len(cpus)
     flags: int = 0
+    regions: tuple = ()           # Region (ipa, hpa, size, flags), in order
+    spis: frozenset = frozenset()  # INTIDs passed through (SPIs only)
+
+    def __post_init__(self):
+        self.regions = tuple(Region(*r) for r in self.regions)
+        self.spis = frozenset(self.spis)
 
     @property
     def num_vcpus(self):
@@ -119,8 +155,39 @@ def pack(blob):
         out += PARTITION.pack(name, p.ram_ipa, p.ram_hpa, p.ram_size, p.entry_ipa, p.dtb_ipa,
                               p.image_ipa, p.image_size, p.pristine_image_hpa,
                               p.pristine_dtb_hpa, p.dtb_size, len(p.cpus), p.flags, *cpus,
+                              len(p.regions), 0, *_region_values(p), *spi_bitmap(p.spis),
                               0, 0, 0, 0)
     return bytes(out)
+
+
+def _region_values(p):
+    """The region[] array as flat struct values, unused entries zero."""
+    if len(p.regions) > MAX_REGIONS:
+        raise ValueError(f"partition {p.name}: {len(p.regions)} regions "
+                         f"(at most {MAX_REGIONS} supported)")
+    values = []
+    for r in p.regions:
+        if r.ipa % PAGE or r.hpa % PAGE or r.size % PAGE or not r.size:
+            raise ValueError(f"partition {p.name}: region ipa 0x{r.ipa:x} hpa 0x{r.hpa:x} "
+                             f"size 0x{r.size:x} is not 4 KiB aligned and sized")
+        values += [r.ipa, r.hpa, r.size, r.flags, 0]
+    return values + [0] * (len(REGION_FIELDS) * (MAX_REGIONS - len(p.regions)))
+
+
+def spi_bitmap(intids):
+    """The spis[] words: INTID n is bit (n % 32) of word n / 32."""
+    words = [0] * IRQ_WORDS
+    for n in sorted(intids):
+        if not SPI_FIRST <= n <= SPI_LAST:
+            raise ValueError(f"INTID {n} is not an SPI ({SPI_FIRST}..{SPI_LAST})")
+        words[n // 32] |= 1 << (n % 32)
+    return words
+
+
+def spis_of(words):
+    """The INTIDs set in a spis[] bitmap."""
+    return frozenset(32 * w + bit for w, word in enumerate(words)
+                     for bit in range(32) if word >> bit & 1)
 
 
 def unpack(data):
@@ -136,11 +203,22 @@ def unpack(data):
         (name, ram_ipa, ram_hpa, ram_size, entry_ipa, dtb_ipa, image_ipa, image_size,
          pristine_image_hpa, pristine_dtb_hpa, dtb_size, num_vcpus, pflags) = values[:13]
         cpus = tuple(values[13:13 + MAX_VCPUS][:num_vcpus])
+        at = 13 + MAX_VCPUS
+        num_regions = values[at]
+        if num_regions > MAX_REGIONS:
+            raise ValueError(f"partition {i}: num_regions {num_regions} "
+                             f"(at most {MAX_REGIONS})")
+        at += 2                                    # num_regions, reserved0
+        width = len(REGION_FIELDS)
+        regions = tuple(Region(*values[at + k * width:at + k * width + 4])
+                        for k in range(num_regions))
+        at += width * MAX_REGIONS
+        spis = spis_of(values[at:at + IRQ_WORDS])
         record = dict(name=name.split(b"\0", 1)[0].decode("ascii", "replace"),
                       ram_ipa=ram_ipa, ram_hpa=ram_hpa, ram_size=ram_size,
                       entry_ipa=entry_ipa, dtb_ipa=dtb_ipa, image_ipa=image_ipa,
                       image_size=image_size, pristine_image_hpa=pristine_image_hpa,
                       pristine_dtb_hpa=pristine_dtb_hpa, dtb_size=dtb_size, cpus=cpus,
-                      flags=pflags)
+                      flags=pflags, regions=regions, spis=spis)
         blob.partitions.append(PartitionRecord(**record))
     return blob

@@ -51,7 +51,7 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
     partition_loads = []
     for p, pl in zip(system.partitions, placed.partitions):
         dts = devicetree.partition_dts(p.name, len(p.cpus), system.board.cpu, pl.ram_ipa,
-                                       pl.ram_size, p.bootargs)
+                                       pl.ram_size, p.bootargs, p.devices)
         dtb_path = workdir / f"{p.name}.dtb"
         dtb = devicetree.compile_dts(dts, dtb_path)
         if len(dtb) > pl.dtb_area:
@@ -74,7 +74,9 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             image_size=pl.image_size, pristine_image_hpa=pl.pristine_image_hpa,
             pristine_dtb_hpa=pl.pristine_dtb_hpa, dtb_size=len(dtb), cpus=tuple(p.cpus),
             flags=(abi.PF_WFI_NATIVE if p.wfi_native else 0)
-            | (abi.PF_IRQ_DIRECT if p.irq_direct else 0)))
+            | (abi.PF_IRQ_DIRECT if p.irq_direct else 0),
+            regions=tuple(abi.Region(r.ipa, r.hpa, r.size, abi.RF_DEVICE) for r in pl.regions),
+            spis=pl.intids))
 
     data = abi.pack(blob)
     if len(data) > layout.CONFIG_MAX:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from . import build, layout, results, runner
-from .config import CPU_MODELS, format_size, load_system
+from .config import CPU_MODELS, PCI_MODELS, format_size, load_system
 from .errors import TernError, ToolError
 
 DEMO_IMAGE = runner.REPO_ROOT / "guests" / "build" / "lat.img"
@@ -95,6 +95,9 @@ def _parser():
     p.add_argument("--cpus", type=_cores, default=2, metavar="N", help="cores (default 2)")
     p.add_argument("--cpu", default="cortex-a53", choices=CPU_MODELS,
                    help="CPU model (default cortex-a53)")
+    p.add_argument("--pci", action="append", default=[], choices=PCI_MODELS, metavar="MODEL",
+                   help="put a QEMU PCI device on the board's PCIe bus, in slot 2, 3, ... as "
+                        f"[board] pci does; repeat for more ({', '.join(PCI_MODELS)})")
     run_options(p)
     p.set_defaults(func=cmd_native)
 
@@ -160,7 +163,7 @@ def cmd_run(args):
 def cmd_native(args):
     result = runner.run_native(args.image, bootargs=args.bootargs, cpus=args.cpus,
                                icount=args.icount, timeout=args.timeout, quiet=args.quiet,
-                               workdir=args.workdir, cpu=args.cpu)
+                               workdir=args.workdir, cpu=args.cpu, pci=args.pci)
     return _finish(result)
 
 

@@ -11,32 +11,34 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import layout
 from .errors import ConfigError
 from .image import ImageError, inspect
-
-KiB = 1 << 10
-MiB = 1 << 20
-GiB = 1 << 30
+from .units import GiB, KiB, MiB, format_size
 
 MAX_CPUS = 8
 MAX_PARTITIONS = 8
 CPU_MODELS = ("cortex-a53", "cortex-a57", "max")
 WFI_MODES = ("native", "trap")
 IRQ_MODES = ("trap", "direct")
+PCI_MODELS = ("edu",)             # QEMU PCI device models [board] pci may list
+MAX_PCI_DEVICES = 4
 
 PARTITION_MEMORY_ALIGN = 2 * MiB
 PARTITION_MEMORY_MIN = 4 * MiB
 PARTITION_MEMORY_MAX = 2 * GiB
 # The hypervisor owns the first 64 MiB; QEMU wants the rest in whole MiB (-m).
 BOARD_MEMORY_MIN = 128 * MiB
+# With highmem=off QEMU virt's RAM must end by 4 GiB (and the hypervisor maps 1-4 GiB).
+BOARD_MEMORY_MAX = layout.RAM_LIMIT - layout.RAM_BASE
 
 NAME_RE = re.compile(r"[a-z0-9_-]{1,15}")
 SIZE_RE = re.compile(r"\s*(\d+)\s*(KiB|MiB|GiB)\s*")
 UNITS = {"KiB": KiB, "MiB": MiB, "GiB": GiB}
 MAX_BOOTARGS = 1024
 
-BOARD_KEYS = ("cpus", "cpu", "memory")
-PARTITION_KEYS = ("name", "cpus", "memory", "image", "wfi", "irq", "bootargs")
+BOARD_KEYS = ("cpus", "cpu", "memory", "pci")
+PARTITION_KEYS = ("name", "cpus", "memory", "image", "wfi", "irq", "bootargs", "devices")
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class Board:
     cpus: int = 4
     cpu: str = "cortex-a53"
     memory: int = 2 * GiB
+    pci: tuple = ()               # QEMU PCI device models; device i sits in slot 2 + i
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ class Partition:
     wfi_native: bool = False
     irq_direct: bool = False
     bootargs: str = ""
+    devices: tuple = ()           # names in layout.BOARD_DEVICES this partition owns
 
     @property
     def toml_key(self):
@@ -75,25 +79,6 @@ class System:
     source: str          # the path as the user gave it, for messages
     board: Board
     partitions: tuple = field(default=())
-
-
-def format_size(n, round_up=False):
-    """'64 MiB', '2 GiB', '3.1 GiB': whole numbers bare, else one decimal.
-
-    round_up makes an amount that is a little over a limit never print as
-    the limit itself ("need 2.1 GiB", not "need 2 GiB", when it is 2 GiB + 2 MiB).
-    """
-    for unit, scale in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
-        if n >= scale:
-            break
-    else:
-        return f"{n} bytes"
-    if n % scale == 0:
-        return f"{n // scale} {unit}"
-    tenths = -(-n * 10 // scale) if round_up else round(n * 10 / scale)
-    if tenths % 10 == 0:
-        return f"{tenths // 10} {unit}"
-    return f"{tenths / 10:.1f} {unit}"
 
 
 def parse_size(value, field):
@@ -155,8 +140,9 @@ def parse_system(doc, base_dir, source="<system>"):
 
     partitions = []
     core_owner = {}
+    device_owner = {}
     for index, entry in enumerate(entries):
-        p = _parse_partition(index, entry, board, base_dir, partitions, core_owner)
+        p = _parse_partition(index, entry, board, base_dir, partitions, core_owner, device_owner)
         partitions.append(p)
     return System(source=source, board=board, partitions=tuple(partitions))
 
@@ -199,10 +185,27 @@ def _parse_board(table):
         if memory < BOARD_MEMORY_MIN:
             raise ConfigError("board.memory", f"must be at least {format_size(BOARD_MEMORY_MIN)} "
                                               f"(got {format_size(memory)})")
-    return Board(cpus=cpus, cpu=cpu, memory=memory)
+        if memory > BOARD_MEMORY_MAX:
+            got = format_size(memory, round_up=True)
+            raise ConfigError("board.memory", f"must be at most {format_size(BOARD_MEMORY_MAX)} "
+                                              f"(got {got}): board RAM starts at 1 GiB and must "
+                                              f"end by 4 GiB (QEMU virt with highmem=off)")
+    pci = table.get("pci", [])
+    allowed = ", ".join(PCI_MODELS)
+    if not isinstance(pci, list) or not all(isinstance(m, str) for m in pci):
+        raise ConfigError("board.pci", f'must be a list of PCI device models, like ["edu"] '
+                                       f"(got {_show(pci)})")
+    for model in pci:
+        if model not in PCI_MODELS:
+            raise ConfigError("board.pci", f"unknown PCI device model {_show(model)} "
+                                           f"(allowed: {allowed})")
+    if len(pci) > MAX_PCI_DEVICES:
+        raise ConfigError("board.pci", f"at most {MAX_PCI_DEVICES} PCI devices "
+                                       f"(got {len(pci)})")
+    return Board(cpus=cpus, cpu=cpu, memory=memory, pci=tuple(pci))
 
 
-def _parse_partition(index, entry, board, base_dir, earlier, core_owner):
+def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_owner):
     at = f"partition[{index}]"
     for key in entry:
         if key not in PARTITION_KEYS:
@@ -288,9 +291,29 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner):
         raise ConfigError(f"{at}.bootargs", f"at most {MAX_BOOTARGS} characters "
                                             f"(got {len(bootargs)})")
 
+    devices = _parse_devices(entry.get("devices", []), f"{at}.devices", name, device_owner)
+
     return Partition(index=index, name=name, cpus=tuple(cpus), memory=memory,
                      image_path=image_path, image=image, wfi_native=(wfi == "native"),
-                     irq_direct=(irq == "direct"), bootargs=bootargs)
+                     irq_direct=(irq == "direct"), bootargs=bootargs, devices=devices)
+
+
+def _parse_devices(devices, key, name, device_owner):
+    """Board devices the partition `name` owns; device_owner: device -> partition name."""
+    if not isinstance(devices, list) or not all(isinstance(d, str) for d in devices):
+        raise ConfigError(key, f'must be a list of board device names, like ["pcie"] '
+                               f"(got {_show(devices)})")
+    for device in devices:
+        if device not in layout.BOARD_DEVICES:
+            raise ConfigError(key, f"unknown device {_show(device)} "
+                                   f"(known: {', '.join(layout.BOARD_DEVICES)})")
+        if device in device_owner:
+            owner = device_owner[device]
+            if owner == name:
+                raise ConfigError(key, f'"{device}" is listed twice')
+            raise ConfigError(key, f'"{device}" is already given to partition "{owner}"')
+        device_owner[device] = name
+    return tuple(devices)
 
 
 def _show(value):

@@ -26,6 +26,20 @@ UART_CLOCK_HZ = 24_000_000
 # phys 30, virtual 27, hypervisor 26, in the order the binding requires.
 TIMER_PPIS = ((1, 13, 4), (1, 14, 4), (1, 11, 4), (1, 10, 4))
 
+# GIC interrupt specifier cells.
+GIC_SPI = 0
+IRQ_LEVEL_HIGH = 4
+
+# PCI bus addresses (3 cells: phys.hi, phys.mid, phys.lo) as the PCI bus binding spells them.
+PCI_SPACE_IO = 0x0100_0000        # phys.hi space code 01: I/O
+PCI_SPACE_MEM32 = 0x0200_0000     # phys.hi space code 10: 32-bit memory
+PCI_DEVICE_SHIFT = 11             # phys.hi bits 15:11: device (slot) number
+PCI_INTX_PINS = 4                 # INTA..INTD = 1..4
+# Like QEMU's tree: interrupt-map lists slots 0-3, matched on the slot's low two bits
+# (mask 0x1800) and the pin; slot s pin p raises INTx line (s + p - 1) % 4.
+PCI_INTX_SLOTS = 4
+PCI_INTX_MAP_MASK = (0x1800, 0, 0, 7)
+
 
 def _cells(*values):
     return "<" + " ".join(f"0x{v:x}" for v in values) + ">"
@@ -40,8 +54,12 @@ def _string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs=""):
-    """DTS source for a partition with `num_vcpus` vCPUs and RAM at `ram_ipa`."""
+def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", devices=()):
+    """DTS source for a partition with `num_vcpus` vCPUs and RAM at `ram_ipa`.
+
+    devices: names of layout.BOARD_DEVICES the partition owns; each gets its node,
+    at the board's addresses, after the emulated ones.
+    """
     uart = f"pl011@{layout.UART_BASE:x}"
     gicr_size = layout.GICR_STRIDE * num_vcpus
     lines = [
@@ -118,10 +136,66 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs=""):
         f"\t\tclocks = <{CLOCK_PHANDLE}>, <{CLOCK_PHANDLE}>;",
         '\t\tclock-names = "uartclk", "apb_pclk";',
         "\t};",
+    ]
+    for device_name in devices:
+        device = layout.BOARD_DEVICES[device_name]
+        lines += [""] + DEVICE_NODES[device.kind](device)
+    lines += [
         "};",
         "",
     ]
     return "\n".join(lines)
+
+
+def _pci_address(space, address):
+    return (space, address >> 32, address & 0xFFFF_FFFF)
+
+
+def pci_host_ecam_node(device):
+    """QEMU virt's generic ECAM host bridge, as QEMU describes it, minus MSI.
+
+    Tern's virtual GIC has no ITS, so there is no msi-map: devices use INTx.
+    The interrupt-map's parent is the partition's GIC, which has
+    #address-cells = <0>, so entries carry no parent unit address (QEMU's have 2).
+    """
+    ecam = device.region("ecam")
+    pio = device.region("io")
+    mmio = device.region("mmio")
+    last_bus = ecam.size // layout.PCIE_ECAM_BUS_SIZE - 1
+    # (PCI address, CPU address, size): I/O from PCI address 0, memory 1:1.
+    windows = ((_pci_address(PCI_SPACE_IO, 0), pio.base, pio.size),
+               (_pci_address(PCI_SPACE_MEM32, mmio.base), mmio.base, mmio.size))
+    ranges = [_cells(*pci, cpu >> 32, cpu & 0xFFFF_FFFF, size >> 32, size & 0xFFFF_FFFF)
+              for pci, cpu, size in windows]
+    interrupt_map = []
+    for slot in range(PCI_INTX_SLOTS):
+        for pin in range(1, PCI_INTX_PINS + 1):
+            spi = device.spis[(slot + pin - 1) % len(device.spis)]
+            interrupt_map.append(_cells(slot << PCI_DEVICE_SHIFT, 0, 0, pin, GIC_PHANDLE,
+                                        GIC_SPI, spi, IRQ_LEVEL_HIGH))
+    indent = "\t\t" + " " * len("interrupt-map = ")
+    return [
+        f"\tpcie@{mmio.base:x} {{",
+        f'\t\tcompatible = "{device.kind}";',
+        '\t\tdevice_type = "pci";',
+        "\t\t#address-cells = <3>;",
+        "\t\t#size-cells = <2>;",
+        "\t\t#interrupt-cells = <1>;",
+        f"\t\tbus-range = {_cells(0, last_bus)};",
+        "\t\tlinux,pci-domain = <0>;",
+        "\t\tdma-coherent;",
+        f"\t\treg = {_reg(ecam.base, ecam.size)};",
+        "\t\tranges = " + (",\n\t\t         ").join(ranges) + ";",
+        f"\t\tinterrupt-map-mask = {_cells(*PCI_INTX_MAP_MASK)};",
+        "\t\tinterrupt-map = " + (",\n" + indent).join(interrupt_map) + ";",
+        "\t};",
+    ]
+
+
+# How each kind of layout.BoardDevice is described: kind -> lines of its node.
+DEVICE_NODES = {
+    "pci-host-ecam-generic": pci_host_ecam_node,
+}
 
 
 def dtc_path():

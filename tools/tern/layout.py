@@ -7,8 +7,9 @@ agree).  `place(system)` decides every host-physical (HPA) and guest-physical
 
 from dataclasses import dataclass
 
-from .config import MiB, format_size
+from . import abi
 from .errors import ConfigError
+from .units import MiB, format_size
 
 # The board (host physical addresses).
 GICD_BASE = 0x0800_0000
@@ -18,7 +19,62 @@ GICR_STRIDE = 0x2_0000
 UART_BASE = 0x0900_0000
 UART_SIZE = 0x1000
 UART_SPI = 1                      # INTID 33
+SPI_INTID_BASE = 32               # INTID of SPI 0
 RAM_BASE = 0x4000_0000
+# Tern runs QEMU virt with highmem=off (no device or RAM above 4 GiB, the PCIe ECAM at
+# 0x3f00_0000), so board RAM ends at 4 GiB at most: 3 GiB from RAM_BASE.
+RAM_LIMIT = 0x1_0000_0000
+
+# QEMU virt's PCIe host bridge (generic ECAM) with highmem=off.  QEMU's own device tree
+# names it pcie@10000000; bus numbers follow from the ECAM size, 1 MiB per bus.
+PCIE_MMIO_BASE = 0x1000_0000      # 32-bit memory window, PCI address == CPU address
+PCIE_MMIO_SIZE = 0x2EFF_0000
+PCIE_PIO_BASE = 0x3EFF_0000       # I/O window, PCI I/O addresses from 0
+PCIE_PIO_SIZE = 0x1_0000
+PCIE_ECAM_BASE = 0x3F00_0000
+PCIE_ECAM_SIZE = 0x100_0000
+PCIE_ECAM_BUS_SIZE = 1 * MiB      # 32 devices x 8 functions x 4 KiB
+PCIE_INTX_SPIS = (3, 4, 5, 6)     # INTA..INTD of slot 0 (INTIDs 35-38); swizzled per slot
+
+
+@dataclass(frozen=True)
+class DeviceRegion:
+    """One MMIO range of a board device, at its board address."""
+
+    name: str                     # "ecam": names the range in `tern check` and the DT code
+    base: int
+    size: int
+
+
+@dataclass(frozen=True)
+class BoardDevice:
+    """A board device a partition can own: its MMIO ranges and its interrupts."""
+
+    name: str                     # what [[partition]] devices = [...] lists
+    kind: str                     # which device tree node describes it (devicetree.py)
+    regions: tuple                # DeviceRegion, by address
+    spis: tuple                   # SPI numbers (INTID = 32 + SPI)
+
+    @property
+    def intids(self):
+        return tuple(SPI_INTID_BASE + spi for spi in self.spis)
+
+    def region(self, name):
+        for r in self.regions:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+
+# What a partition may own, by name.  A device is mapped at its board addresses
+# (IPA == HPA) as device memory, and its SPIs go to that partition alone.
+BOARD_DEVICES = {d.name: d for d in (
+    BoardDevice("pcie", "pci-host-ecam-generic",
+                regions=(DeviceRegion("mmio", PCIE_MMIO_BASE, PCIE_MMIO_SIZE),
+                         DeviceRegion("io", PCIE_PIO_BASE, PCIE_PIO_SIZE),
+                         DeviceRegion("ecam", PCIE_ECAM_BASE, PCIE_ECAM_SIZE)),
+                spis=PCIE_INTX_SPIS),
+)}
 
 HYP_BASE = 0x4000_0000
 HYP_SIZE = 64 * MiB
@@ -61,6 +117,16 @@ def qemu_dtb_block(board_memory):
 
 
 @dataclass(frozen=True)
+class RegionPlacement:
+    """A device's MMIO range as one partition sees it (device memory, passed through)."""
+
+    name: str                     # "pcie ecam"
+    ipa: int
+    hpa: int
+    size: int
+
+
+@dataclass(frozen=True)
 class PartitionPlacement:
     """Every address tern decides for one partition."""
 
@@ -75,6 +141,8 @@ class PartitionPlacement:
     dtb_area: int                 # bytes reserved for the device tree at dtb_ipa
     pristine_image_hpa: int
     pristine_dtb_hpa: int
+    regions: tuple = ()           # RegionPlacement: devices' MMIO passed through
+    intids: tuple = ()            # devices' SPIs, as INTIDs
 
     def hpa(self, ipa):
         """Board address of a guest-physical address inside this partition's RAM."""
@@ -155,11 +223,13 @@ def place(system):
         pristine_dtb = alloc.take(DTB_AREA)
         if pristine_dtb + DTB_AREA > ram_end and overflow is None:
             overflow = f"{p.toml_key}.image"
+        regions, intids = _device_regions(system, p, ram_ipa)
         placements.append(PartitionPlacement(
             name=p.name, ram_ipa=ram_ipa, ram_hpa=ram_hpa, ram_size=p.memory,
             image_ipa=image_ipa, image_size=image_size, entry_ipa=entry_ipa,
             dtb_ipa=dtb, dtb_area=DTB_AREA,
-            pristine_image_hpa=pristine_image, pristine_dtb_hpa=pristine_dtb))
+            pristine_image_hpa=pristine_image, pristine_dtb_hpa=pristine_dtb,
+            regions=regions, intids=intids))
 
     end = alloc.next
     if overflow:
@@ -168,6 +238,30 @@ def place(system):
                           file=system.source)
     return Layout(board_memory=board_memory, partitions=tuple(placements),
                   qemu_dtb=hole, end=end)
+
+
+def _device_regions(system, p, ram_ipa):
+    """The MMIO regions and INTIDs of the devices `p` owns, mapped at board addresses."""
+    regions = tuple(RegionPlacement(f"{d.name} {r.name}", ipa=r.base, hpa=r.base, size=r.size)
+                    for d in (BOARD_DEVICES[name] for name in p.devices) for r in d.regions)
+    key = f"{p.toml_key}.devices"
+    if len(regions) > abi.MAX_REGIONS:
+        raise ConfigError(key, f"the devices have {len(regions)} MMIO regions, more than the "
+                               f"{abi.MAX_REGIONS} a partition can have", file=system.source)
+    # What the partition already sees at fixed IPAs: a device must not cover any of it.
+    taken = [("the partition's RAM", ram_ipa, p.memory),
+             ("the GIC distributor", GICD_BASE, GICD_SIZE),
+             ("the GIC redistributors", GICR_BASE, GICR_STRIDE * len(p.cpus)),
+             ("the PL011", UART_BASE, UART_SIZE)]
+    for r in regions:
+        for what, start, size in taken:
+            if r.ipa < start + size and start < r.ipa + r.size:
+                raise ConfigError(key, f"{r.name} at 0x{r.ipa:x}-0x{r.ipa + r.size:x} overlaps "
+                                       f"{what} (0x{start:x}-0x{start + size:x})",
+                                  file=system.source)
+        taken.append((r.name, r.ipa, r.size))
+    intids = tuple(i for name in p.devices for i in BOARD_DEVICES[name].intids)
+    return regions, intids
 
 
 def _check_image_fits(system, p, ram_ipa, image_ipa, image_size, entry_ipa, dtb):
@@ -188,7 +282,10 @@ def _check_image_fits(system, p, ram_ipa, image_ipa, image_size, entry_ipa, dtb)
 
 
 def describe(system, layout):
-    """Rows for `tern check`, by board address: (region, HPA range, size, IPA range, notes)."""
+    """Rows for `tern check`, by board address: (region, HPA range, size, IPA range, notes).
+
+    A partition's image, device tree and device regions follow its RAM row, indented.
+    """
     def span(start, size):
         return f"0x{start:08x}-0x{start + size:08x}"
 
@@ -201,14 +298,16 @@ def describe(system, layout):
     for p, pl in zip(system.partitions, layout.partitions):
         cores = ",".join(str(c) for c in p.cpus)
         wfi = ("native" if p.wfi_native else "trap") + ("; irq direct" if p.irq_direct else "")
+        devices = f"; {', '.join(p.devices)} INTIDs {_ranges(pl.intids)}" if p.devices else ""
         groups.append((pl.ram_hpa, [
             (f"{p.name}", span(pl.ram_hpa, pl.ram_size), format_size(pl.ram_size),
-             span(pl.ram_ipa, pl.ram_size), f"RAM; cores {cores}; wfi {wfi}"),
+             span(pl.ram_ipa, pl.ram_size), f"RAM; cores {cores}; wfi {wfi}{devices}"),
             (f"  {p.image.kind}", span(pl.image_hpa, pl.image_size), format_size(pl.image_size),
              span(pl.image_ipa, pl.image_size), f"entry 0x{pl.entry_ipa:x}"),
             ("  dtb", span(pl.dtb_hpa, pl.dtb_area), format_size(pl.dtb_area),
              span(pl.dtb_ipa, pl.dtb_area), "x0 at entry"),
-        ]))
+        ] + [(f"  {r.name}", span(r.hpa, r.size), format_size(r.size), span(r.ipa, r.size),
+              "device, pass-through") for r in pl.regions]))
         groups.append((pl.pristine_image_hpa, [
             (f"{p.name} image copy", span(pl.pristine_image_hpa, pl.image_size),
              format_size(pl.image_size), "-", "pristine, for restarts")]))
@@ -217,3 +316,14 @@ def describe(system, layout):
              format_size(pl.dtb_area), "-", "pristine, for restarts")]))
     groups.sort(key=lambda g: g[0])
     return [row for _, rows in groups for row in rows]
+
+
+def _ranges(numbers):
+    """'35-38, 40' for 35, 36, 37, 38, 40."""
+    runs = []
+    for n in sorted(numbers):
+        if runs and runs[-1][1] == n - 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)

@@ -4,8 +4,9 @@ Python API for system tests (add tools/ to sys.path, then `from tern import ...`
 
     run_system(toml_path, icount=None, timeout=120, quiet=True, workdir=None) -> RunResult
         Boot the hypervisor with the partitions described in toml_path.
-    run_native(image, bootargs="", cpus=2, icount=None, timeout=120, ...) -> RunResult
-        Boot `image` directly on the same board (at EL1, no hypervisor).
+    run_native(image, bootargs="", cpus=2, icount=None, timeout=120, pci=(), ...) -> RunResult
+        Boot `image` directly on the same board (at EL1, no hypervisor), with the
+        PCI devices `pci` (["edu"]) in slots 2, 3, ... as [board] pci puts them.
 
 RunResult.status: 0 ok, 1 failed (reason says why), 3 hypervisor panic,
 124 timed out.  Bad input raises tern.ConfigError / tern.ToolError instead.
@@ -251,11 +252,12 @@ def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, work
 
 
 def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True,
-               workdir=None, cpu="cortex-a53", memory=2 * GiB):
+               workdir=None, cpu="cortex-a53", memory=2 * GiB, pci=()):
     """Boot `image` directly on the board (no hypervisor, guest at EL1).
 
     QEMU gives the guest its own device tree, where PSCI is "hvc".  Success is
-    QEMU exiting with status 0 (the guest powered the board off).
+    QEMU exiting with status 0 (the guest powered the board off).  pci: QEMU
+    PCI device models put on the board's PCIe bus, as [board] pci does.
     """
     image = Path(image)
     if not image.is_file():
@@ -264,9 +266,9 @@ def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT,
         inspect(image)
     except ImageError as e:
         raise ToolError(str(e)) from None
+    command = qemu.native_command(image, bootargs, cpu, cpus, memory, icount, pci)
     qemu.require_qemu()
     workdir = make_workdir(workdir)
-    command = qemu.native_command(image, bootargs, cpu, cpus, memory, icount)
     build.write_command(workdir, command)
     run = run_qemu(command, timeout, quiet, workdir / "serial.log")
     parsed = results.parse_log(run.lines)

@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import results, runner
+from . import qemu, results, runner
 from .errors import ToolError
 
 REPO = runner.REPO_ROOT
@@ -89,12 +89,8 @@ def _dts_string(s):
 
 
 def _board(cpus, cpu, memory_mib, icount, extra=""):
-    args = ["qemu-system-aarch64", "-M", "virt,virtualization=on,gic-version=3" + extra,
-            "-cpu", cpu, "-smp", str(cpus), "-m", f"{memory_mib}M", "-display", "none",
-            "-monitor", "none", "-serial", "stdio", "-no-reboot"]
-    if icount is not None:
-        args += ["-icount", f"shift={int(icount)},align=off,sleep=off"]
-    return args
+    """The same board as Tern's runs (qemu.board_args), entered at EL2; extra: more -M options."""
+    return qemu.board_args(cpu, cpus, memory_mib * qemu.MiB, True, icount, machine_extra=extra)
 
 
 def build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir):

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * EL2 stage 1 (the hypervisor's own identity map) and stage 2 (each
- * partition's IPA space).  Partitions get 2 MiB blocks: their RAM is the only
- * thing mapped; every other IPA faults into the hypervisor.
+ * partition's IPA space).  A partition's RAM (2 MiB blocks) and the MMIO of
+ * devices passed to it (2 MiB blocks where aligned, else 4 KiB pages) are the
+ * only things mapped; every other IPA faults into the hypervisor.
  */
 #include <arch/partition.h>
 #include <arch/sysreg.h>
@@ -18,6 +19,8 @@
 #define S1_ATTR_DEVICE (0ull << 2)  /* MAIR index 0 */
 #define S1_ATTR_NORMAL (1ull << 2)  /* MAIR index 1 */
 #define S2_MEM_NORMAL  (0xfull << 2) /* outer and inner write-back */
+#define S2_MEM_DEVICE  (0x1ull << 2) /* Device-nGnRE */
+#define PTE_PAGE       (BIT(0) | BIT(1)) /* level 3 descriptor */
 #define S2_AP_RW       (3ull << 6)
 #define PTE_ADDR_MASK  0x0000fffffffff000ull
 
@@ -28,7 +31,8 @@
 #define VTCR_EL2_VALUE (32ull | (1ull << 6) | (1ull << 8) | (1ull << 10) | (3ull << 12) | (2ull << 16) | BIT(31))
 #define SCTLR_EL2_VALUE (0x30c50830ull | BIT(0) | BIT(2) | BIT(3) | BIT(12))
 
-#define S2_POOL_PAGES  (4 * TERN_MAX_PARTITIONS)
+/* Root, one level-2 table per GiB touched, level-3 tables for unaligned device edges. */
+#define S2_POOL_PAGES  (8 * TERN_MAX_PARTITIONS)
 
 struct arm64_partition arm64_partitions[TERN_MAX_PARTITIONS];
 
@@ -68,19 +72,38 @@ static uint64_t *s2_alloc(void)
 	return t;
 }
 
-static bool s2_map_2m(uint64_t *root, ipaddr_t ipa, paddr_t pa, uint64_t size)
+/* The next-level table behind *entry, made on first use. */
+static uint64_t *s2_table(uint64_t *entry)
 {
-	for (uint64_t off = 0; off < size; off += MiB(2)) {
-		uint64_t *l1e = &root[((ipa + off) >> 30) & 3];
-		if (!(*l1e & PTE_VALID)) {
-			uint64_t *l2 = s2_alloc();
-			if (!l2)
-				return false;
-			*l1e = (uintptr_t)l2 | PTE_TABLE;
+	if (!(*entry & PTE_VALID)) {
+		uint64_t *t = s2_alloc();
+		if (!t)
+			return NULL;
+		*entry = (uintptr_t)t | PTE_TABLE;
+	}
+	return (uint64_t *)(uintptr_t)(*entry & PTE_ADDR_MASK);
+}
+
+/* Map [ipa, ipa+size) to pa: 2 MiB blocks where both are aligned, 4 KiB pages elsewhere. */
+static bool s2_map(uint64_t *root, ipaddr_t ipa, paddr_t pa, uint64_t size, uint64_t attrs)
+{
+	uint64_t off = 0;
+
+	while (off < size) {
+		uint64_t *l2 = s2_table(&root[((ipa + off) >> 30) & 3]);
+		if (!l2)
+			return false;
+		uint64_t *l2e = &l2[((ipa + off) >> 21) & 511];
+		if (IS_ALIGNED((ipa + off) | (pa + off), MiB(2)) && size - off >= MiB(2)) {
+			*l2e = ((pa + off) & PTE_ADDR_MASK) | PTE_VALID | attrs;
+			off += MiB(2);
+			continue;
 		}
-		uint64_t *l2 = (uint64_t *)(uintptr_t)(*l1e & PTE_ADDR_MASK);
-		l2[((ipa + off) >> 21) & 511] = ((pa + off) & PTE_ADDR_MASK) | PTE_VALID | S2_MEM_NORMAL |
-						S2_AP_RW | PTE_SH_INNER | PTE_AF;
+		uint64_t *l3 = s2_table(l2e);
+		if (!l3)
+			return false;
+		l3[((ipa + off) >> 12) & 511] = ((pa + off) & PTE_ADDR_MASK) | PTE_PAGE | attrs;
+		off += KiB(4);
 	}
 	return true;
 }
@@ -91,10 +114,17 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	const struct tern_config_partition *c = p->cfg;
 
 	ap->s2_root = s2_alloc();
-	if (!ap->s2_root || !s2_map_2m(ap->s2_root, c->ram_ipa, c->ram_hpa, c->ram_size)) {
+	bool mapped = ap->s2_root && s2_map(ap->s2_root, c->ram_ipa, c->ram_hpa, c->ram_size,
+					    S2_MEM_NORMAL | S2_AP_RW | PTE_SH_INNER | PTE_AF);
+	/* Device MMIO: never executable, no speculative or gathered access. */
+	for (uint32_t r = 0; mapped && r < c->num_regions; r++)
+		mapped = s2_map(ap->s2_root, c->region[r].ipa, c->region[r].hpa, c->region[r].size,
+				S2_MEM_DEVICE | S2_AP_RW | PTE_AF | PTE_XN);
+	if (!mapped) {
 		snprintf(err, errlen, "out of stage-2 table pages");
 		return false;
 	}
+
 	ap->vttbr = (uintptr_t)ap->s2_root | ((uint64_t)(p->index + 1) << 48);
 	dsb(ish);
 	return true;

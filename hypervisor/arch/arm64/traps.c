@@ -214,7 +214,7 @@ void arm64_guest_irq(uint32_t intid, struct guest_regs *r)
 		return; /* spurious */
 	vcpu_count(v, STAT_EXIT_IRQ);
 	write_sysreg(icc_eoir1_el1, intid);
-	if (intid < 32 && (OWNED_PPIS & BIT(intid))) {
+	if (vgic_owned_hw(c, intid)) {
 		vgic_inject(c, intid); /* deactivated later by the guest's EOI */
 		return;
 	}

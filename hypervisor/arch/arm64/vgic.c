@@ -3,11 +3,12 @@
  * The virtual GICv3 each partition sees at the board's GIC addresses.
  *
  * Delivery uses the list registers of the core the vCPU is pinned on.  The
- * common case (an owned timer PPI, a free list register, nothing queued) is
- * handled in vectors.S from lr_template[]; this file handles the rest and
- * keeps lr_template[] true.  Distributor and redistributor registers are
- * trapped: a partition changes only what it owns; writes aimed at anything
- * else are dropped and counted (STAT_GIC_IGNORED).
+ * common case (an owned timer PPI or pass-through SPI, a free list register,
+ * nothing queued) is handled in vectors.S from lr_template[]; this file
+ * handles the rest and keeps lr_template[] true.  Distributor and
+ * redistributor registers are trapped: a partition changes only what it
+ * owns; writes aimed at anything else are dropped and counted
+ * (STAT_GIC_IGNORED).
  */
 #include <arch/gicv3.h>
 #include <arch/partition.h>
@@ -18,32 +19,73 @@
 
 #define NO_LR (~0u)
 
-static bool owned_hw(uint32_t intid)
+static bool is_direct(const struct vcpu *v)
 {
-	return intid < 32 && (OWNED_PPIS & BIT(intid));
+	return v->partition->cfg->flags & TERN_PF_IRQ_DIRECT;
+}
+
+/* A direct guest's priorities are the GIC's, never above the control path's. */
+static uint8_t direct_prio(uint8_t prio)
+{
+	return prio < PRIO_GUEST_MIN ? PRIO_GUEST_MIN : prio;
+}
+
+static struct vgic_dist *dist_of(const struct vcpu *v)
+{
+	return &arm64_part(v->partition)->dist;
+}
+
+static bool spi_owned(const struct vgic_dist *d, uint32_t intid)
+{
+	return intid >= 32 && intid < NR_INTIDS && (d->owned[intid / 32] & BIT(intid % 32));
+}
+
+/* A physical interrupt the vCPU on core `c` owns: injected hardware-linked. */
+bool vgic_owned_hw(const struct arm64_cpu *c, uint32_t intid)
+{
+	if (intid < 32)
+		return OWNED_PPIS & BIT(intid);
+	return spi_owned(dist_of(c->vcpu), intid);
 }
 
 static uint8_t virq_prio(const struct arm64_cpu *c, uint32_t intid)
 {
-	return intid < 32 ? c->vgic.prio[intid] : 0xff;
+	return intid < 32 ? c->vgic.prio[intid] : dist_of(c->vcpu)->prio[intid];
+}
+
+static bool virq_group1(const struct arm64_cpu *c, uint32_t intid)
+{
+	if (intid < 32)
+		return c->vgic.group & BIT(intid);
+	return dist_of(c->vcpu)->group[intid / 32] & BIT(intid % 32);
 }
 
 static uint64_t make_lr(const struct arm64_cpu *c, uint32_t intid)
 {
 	uint64_t lr = ICH_LR_PENDING | ((uint64_t)virq_prio(c, intid) << ICH_LR_PRIO_SHIFT) | intid;
 
-	if (intid < 32 && (c->vgic.group & BIT(intid)))
+	if (virq_group1(c, intid))
 		lr |= ICH_LR_GROUP1;
-	if (owned_hw(intid))
+	if (vgic_owned_hw(c, intid))
 		lr |= ICH_LR_HW | ((uint64_t)intid << ICH_LR_PINTID_SHIFT);
 	return lr;
 }
 
+/* The fast path's table for this core: owned PPIs, and the partition's SPIs routed here. */
 static void update_templates(struct arm64_cpu *c)
 {
+	const struct vgic_dist *d = dist_of(c->vcpu);
+
 	for (uint32_t intid = 16; intid < 32; intid++) {
-		if (owned_hw(intid))
+		if (vgic_owned_hw(c, intid))
 			c->lr_template[intid] = c->vgic.fast_path_off ? 0 : make_lr(c, intid);
+	}
+	for (uint32_t w = 1; w < TERN_IRQ_WORDS; w++) {
+		for (uint32_t bits = d->owned[w]; bits; bits &= bits - 1) {
+			uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
+			bool here = d->target[intid] == c->vcpu->index && !c->vgic.fast_path_off;
+			c->lr_template[intid] = here ? make_lr(c, intid) : 0;
+		}
 	}
 }
 
@@ -186,6 +228,8 @@ void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v)
 	memset(&c->vgic, 0, sizeof(c->vgic));
 	atomic_store(&c->vgic.incoming, 0);
 	c->vgic.waker = GICR_WAKER_SLEEP;
+	if (c->direct)
+		c->vgic.group = DIRECT_GROUP1;
 	memset(c->lr_template, 0, sizeof(c->lr_template));
 	update_templates(c);
 	for (unsigned n = 0; n < gic_nr_lrs; n++)
@@ -226,7 +270,7 @@ void vgic_quiesce(struct arm64_cpu *c)
 		quiesce_direct(c);
 
 	for (uint32_t i = 16; i < 32; i++) {
-		if (owned_hw(i))
+		if (vgic_owned_hw(c, i))
 			gic_ppi_enable(c->gicr, i, false);
 	}
 	/* Hardware-linked interrupts are still active in the GIC: deactivate them. */
@@ -237,11 +281,11 @@ void vgic_quiesce(struct arm64_cpu *c)
 		gic_write_lr(n, 0);
 	}
 	while (virq_queue_pop(&c->vgic.queue, &intid, &prio)) {
-		if (owned_hw(intid))
+		if (vgic_owned_hw(c, intid))
 			write_sysreg(icc_dir_el1, intid);
 	}
 	for (uint32_t i = 16; i < 32; i++) {
-		if (owned_hw(i))
+		if (vgic_owned_hw(c, i))
 			gic_ppi_clear(c->gicr, i);
 	}
 	memset(c->lr_template, 0, sizeof(c->lr_template));
@@ -250,11 +294,6 @@ void vgic_quiesce(struct arm64_cpu *c)
 }
 
 /* Raise SGI `intid` on vCPU `to` of the caller's partition. */
-static bool is_direct(const struct vcpu *v)
-{
-	return v->partition->cfg->flags & TERN_PF_IRQ_DIRECT;
-}
-
 static void deliver_sgi(struct vcpu *to, uint32_t intid)
 {
 	struct arm64_cpu *target = &cpus[to->pcpu];
@@ -308,6 +347,9 @@ void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r)
 
 /* ---- distributor ---- */
 
+/* Serialises read-modify-write of physical GICD words that partitions share (ICFGR). */
+static struct spinlock gicd_rmw_lock = SPINLOCK_INIT;
+
 /* The first INTID a per-interrupt GICD register at `off` describes, or -1. */
 static int64_t gicd_intid(uint32_t off)
 {
@@ -324,15 +366,199 @@ static int64_t gicd_intid(uint32_t off)
 	return -1;
 }
 
-static bool vgicd_access(struct vcpu *v, uint32_t off, bool write, uint64_t *value)
+static void route_spi(struct partition *p, uint32_t intid, uint32_t vcpu)
 {
-	struct arm64_partition *ap = arm64_part(v->partition);
+	/* Aff0 = core index on this board, as for SGIs and PSCI; IRM = 0. */
+	mmio_write64(platform.gicd_base + GICD_IROUTER + 8 * intid, p->vcpu[vcpu].pcpu);
+}
 
+/* Templates of every core of the partition, after a change to its SPIs' priority, group or route. */
+static void update_partition_templates(struct partition *p)
+{
+	for (uint32_t i = 0; i < p->num_vcpus; i++) {
+		struct arm64_cpu *c = &cpus[p->vcpu[i].pcpu];
+		if (c->vcpu == &p->vcpu[i])
+			update_templates(c);
+	}
+}
+
+void arch_partition_irqs_reset(struct partition *p)
+{
+	struct vgic_dist *d = &arm64_part(p)->dist;
+	bool direct = p->cfg->flags & TERN_PF_IRQ_DIRECT;
+	uintptr_t gicd = platform.gicd_base;
+
+	spin_lock(&d->lock);
+	memcpy(d->owned, p->cfg->spis, sizeof(d->owned));
+	d->owned[0] = 0;
+	d->ctlr = 0;
+	/* A direct guest's interrupts are Group 1 for good: it sees them so. */
+	for (uint32_t w = 0; w < TERN_IRQ_WORDS; w++)
+		d->group[w] = direct ? d->owned[w] : 0;
+	memset(d->prio, 0, sizeof(d->prio));
+	memset(d->target, 0, sizeof(d->target));
+	for (uint32_t w = 1; w < TERN_IRQ_WORDS; w++) {
+		uint32_t bits = d->owned[w];
+		if (!bits)
+			continue;
+		mmio_write32(gicd + GICD_ICENABLER + 4 * w, bits);
+		mmio_write32(gicd + GICD_ICPENDR + 4 * w, bits);
+		mmio_write32(gicd + GICD_ICACTIVER + 4 * w, bits);
+		for (; bits; bits &= bits - 1) {
+			uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
+			*(volatile uint8_t *)(gicd + GICD_IPRIORITYR + intid) = PRIO_GUEST;
+			route_spi(p, intid, 0);
+		}
+	}
+	spin_unlock(&d->lock);
+}
+
+uint32_t arch_irq_max_intid(void)
+{
+	return gic_nr_irqs - 1;
+}
+
+/*
+ * A set/clear register word (enable, pending, active): the partition's bits
+ * go to the physical distributor, whose state is the truth for both delivery
+ * modes; reads show only the partition's bits.
+ */
+static void gicd_bits(struct vcpu *v, uint32_t off, uint32_t word, bool write, uint64_t *value)
+{
+	uint32_t owned = dist_of(v)->owned[word];
+	uint32_t val = (uint32_t)*value;
+
+	if (write) {
+		if (val & ~owned)
+			vcpu_count(v, STAT_GIC_IGNORED);
+		if (val & owned)
+			mmio_write32(platform.gicd_base + off, val & owned);
+		return;
+	}
+	*value = mmio_read32(platform.gicd_base + off) & owned;
+}
+
+static void gicd_group(struct vcpu *v, uint32_t word, bool write, uint64_t *value)
+{
+	struct vgic_dist *d = dist_of(v);
+	uint32_t owned = d->owned[word];
+	uint32_t val = (uint32_t)*value;
+
+	if (write) {
+		if (val & ~owned)
+			vcpu_count(v, STAT_GIC_IGNORED);
+		/* Group 0 is the hypervisor's (FIQ at EL2): a direct guest's SPIs stay Group 1. */
+		if (is_direct(v) && (~val & owned))
+			vcpu_count(v, STAT_GIC_IGNORED);
+		else
+			d->group[word] = (d->group[word] & ~owned) | (val & owned);
+		update_partition_templates(v->partition);
+		return;
+	}
+	*value = d->group[word] & owned;
+}
+
+static void gicd_priority(struct vcpu *v, uint32_t intid, unsigned size, bool write, uint64_t *value)
+{
+	struct vgic_dist *d = dist_of(v);
+	bool direct = is_direct(v);
+	uint64_t out = 0;
+
+	for (unsigned i = 0; i < size; i++, intid++) {
+		uint8_t prio = (uint8_t)(*value >> (8 * i));
+		if (!spi_owned(d, intid)) {
+			if (write && prio)
+				vcpu_count(v, STAT_GIC_IGNORED);
+			continue;
+		}
+		if (!write) {
+			out |= (uint64_t)d->prio[intid] << (8 * i);
+			continue;
+		}
+		/* Rewriting an unchanged value (a read-modify-write of a neighbour) is no attempt. */
+		if (direct && prio < PRIO_GUEST_MIN && prio != d->prio[intid])
+			vcpu_count(v, STAT_GIC_CLAMPED);
+		d->prio[intid] = prio;
+		if (direct) {
+			*(volatile uint8_t *)(platform.gicd_base + GICD_IPRIORITYR + intid) = direct_prio(prio);
+		}
+	}
+	if (write)
+		update_partition_templates(v->partition);
+	else
+		*value = out;
+}
+
+/* GICD_ICFGR: two bits per interrupt, 16 per word, shared with other partitions' SPIs. */
+static void gicd_config(struct vcpu *v, uint32_t off, uint32_t first, bool write, uint64_t *value)
+{
+	const struct vgic_dist *d = dist_of(v);
+	uint32_t mask = 0;
+
+	for (uint32_t i = 0; i < 16; i++) {
+		if (spi_owned(d, first + i))
+			mask |= 3u << (2 * i);
+	}
 	if (!write) {
+		*value = mmio_read32(platform.gicd_base + off) & mask;
+		return;
+	}
+	uint32_t val = (uint32_t)*value;
+	if (val & ~mask)
+		vcpu_count(v, STAT_GIC_IGNORED);
+	if (!mask)
+		return;
+	spin_lock(&gicd_rmw_lock);
+	uint32_t phys = mmio_read32(platform.gicd_base + off);
+	mmio_write32(platform.gicd_base + off, (phys & ~mask) | (val & mask));
+	spin_unlock(&gicd_rmw_lock);
+}
+
+/* GICD_IROUTER<n>: one of the partition's own vCPUs (Aff0 = index), never 1-of-N. */
+static void gicd_router(struct vcpu *v, uint32_t intid, uint32_t off, unsigned size, bool write,
+			uint64_t *value)
+{
+	struct partition *p = v->partition;
+	struct vgic_dist *d = dist_of(v);
+	bool high = off & 4;
+
+	if (!spi_owned(d, intid)) {
+		if (write && *value)
+			vcpu_count(v, STAT_GIC_IGNORED);
+		*value = 0;
+		return;
+	}
+	if (!write) {
+		*value = high ? 0 : d->target[intid];
+		return;
+	}
+	uint64_t val = *value;
+	if (size == 4 && high) {
+		if (val)
+			vcpu_count(v, STAT_GIC_IGNORED); /* Aff3: no such vCPU */
+		return;
+	}
+	if (val >= p->num_vcpus) {
+		vcpu_count(v, STAT_GIC_IGNORED); /* another cluster, 1-of-N, or no such vCPU */
+		return;
+	}
+	d->target[intid] = (uint8_t)val;
+	route_spi(p, intid, (uint32_t)val);
+	update_partition_templates(p);
+}
+
+static bool vgicd_access(struct vcpu *v, uint32_t off, unsigned size, bool write, uint64_t *value)
+{
+	struct vgic_dist *d = dist_of(v);
+
+	if (off == GICD_CTLR && size == 4) {
+		if (write)
+			d->ctlr = (uint32_t)*value & (GICD_CTLR_ENGRP0 | GICD_CTLR_ENGRP1);
+		*value = d->ctlr | GICD_CTLR_ARE | GICD_CTLR_DS;
+		return true;
+	}
+	if (!write && size == 4) {
 		switch (off) {
-		case GICD_CTLR:
-			*value = ap->gicd_ctlr | GICD_CTLR_ARE | GICD_CTLR_DS;
-			return true;
 		case GICD_TYPER:
 			/* Same SPI range as the board, 10 INTID bits, no LPIs, no 1-of-N. */
 			*value = (mmio_read32(platform.gicd_base + GICD_TYPER) & 0x1f) | (9u << 19) | BIT(25);
@@ -343,20 +569,47 @@ static bool vgicd_access(struct vcpu *v, uint32_t off, bool write, uint64_t *val
 		case GICD_PIDR2:
 			*value = 0x3b; /* GICv3 */
 			return true;
-		default:
-			*value = 0; /* SPIs the partition does not own, SGI/PPI banks (RAZ with ARE) */
-			return true;
 		}
 	}
-	if (off == GICD_CTLR) {
-		ap->gicd_ctlr = (uint32_t)*value & (GICD_CTLR_ENGRP0 | GICD_CTLR_ENGRP1);
+	int64_t first = gicd_intid(off);
+	bool router = off >= GICD_IROUTER && off < GICD_IROUTER + 8 * 1020;
+	bool bytes = off >= GICD_IPRIORITYR && off < GICD_ITARGETSR + 0x400;
+
+	if (size == 8 && !router)
+		return false; /* no 64-bit register there: the guest faults, as before */
+	if (size != 4 && !bytes && !router) {
+		if (write)
+			vcpu_count(v, STAT_GIC_IGNORED); /* word registers are accessed as words */
+		*value = 0;
 		return true;
 	}
-	int64_t intid = gicd_intid(off);
-	/* SGI/PPI banks of GICD are RAZ/WI with affinity routing: legal, nothing to do. */
-	if (intid >= 0 && intid < 32)
+	if (first < 0 || first + (bytes ? size : 1) <= 32 || (off >= GICD_ITARGETSR && bytes) ||
+	    (off >= GICD_IGRPMODR && !router)) {
+		/*
+		 * Identification, the SGI/PPI banks (RAZ/WI with affinity routing),
+		 * ITARGETSR (ignored with affinity routing), IGRPMODR and NSACR (one
+		 * security state): legal, nothing to change.
+		 */
+		*value = 0;
 		return true;
-	vcpu_count(v, STAT_GIC_IGNORED);
+	}
+	uint32_t intid = (uint32_t)first;
+	bool locked = write;
+
+	if (locked)
+		spin_lock(&d->lock);
+	if (router)
+		gicd_router(v, intid, off, size, write, value);
+	else if (bytes)
+		gicd_priority(v, intid, size, write, value);
+	else if (off >= GICD_ICFGR)
+		gicd_config(v, off, intid, write, value);
+	else if (off < GICD_ISENABLER)
+		gicd_group(v, intid / 32, write, value);
+	else if (off < GICD_IPRIORITYR)
+		gicd_bits(v, off, intid / 32, write, value);
+	if (locked)
+		spin_unlock(&d->lock);
 	return true;
 }
 
@@ -406,11 +659,15 @@ static bool vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t off, unsign
 		}
 		for (unsigned i = 0; i < size; i++) {
 			uint8_t prio = (uint8_t)(*value >> (8 * i));
+			bool changed = prio != g->prio[idx + i];
 			g->prio[idx + i] = prio;
 			/* A direct guest's priorities are the GIC's; never above the control path's. */
-			if (is_direct(t) && ((GUEST_SGIS | OWNED_PPIS) & BIT(idx + i)))
+			if (is_direct(t) && ((GUEST_SGIS | OWNED_PPIS) & BIT(idx + i))) {
+				if (prio < PRIO_GUEST_MIN && changed)
+					vcpu_count(v, STAT_GIC_CLAMPED);
 				*(volatile uint8_t *)(tc->gicr + GICR_SGI_BASE + GICD_IPRIORITYR + idx + i) =
-					prio < PRIO_GUEST_MIN ? PRIO_GUEST_MIN : prio;
+					direct_prio(prio);
+			}
 		}
 		update_templates(tc);
 		return true;
@@ -420,7 +677,11 @@ static bool vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t off, unsign
 	uint32_t val = (uint32_t)*value;
 	switch (off) {
 	case GICD_IGROUPR:
-		if (write) {
+		if (write && is_direct(t)) {
+			/* Group 0 is the hypervisor's (FIQ at EL2): a direct guest's stay Group 1. */
+			if (~val & DIRECT_GROUP1)
+				vcpu_count(v, STAT_GIC_IGNORED);
+		} else if (write) {
 			g->group = val;
 			update_templates(tc);
 		}
@@ -513,11 +774,9 @@ bool arch_vgic_mmio(struct vcpu *v, ipaddr_t ipa, unsigned size, bool write, uin
 {
 	struct partition *p = v->partition;
 
-	if (ipa >= platform.gicd_base && ipa < platform.gicd_base + 0x10000) {
+	if (ipa >= platform.gicd_base && ipa < platform.gicd_base + platform.gicd_size) {
 		uint32_t off = (uint32_t)(ipa - platform.gicd_base);
-		if (size == 8 && !(off >= GICD_IROUTER && off < GICD_IROUTER + 8 * 1020))
-			return false;
-		return vgicd_access(v, off, write, value);
+		return vgicd_access(v, off, size, write, value);
 	}
 	if (ipa >= platform.gicr_base && ipa < platform.gicr_base + p->num_vcpus * platform.gicr_stride) {
 		uint64_t rel = ipa - platform.gicr_base;

@@ -31,6 +31,14 @@ void arch_vcpu_quiesce(struct vcpu *v);
 /* Counters the arch keeps outside the generic array (fast paths). */
 uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id);
 
+/* The highest INTID the interrupt controller implements (pass-through SPIs stay below it). */
+uint32_t arch_irq_max_intid(void);
+/*
+ * Put the partition's pass-through interrupts in their reset state: disabled, nothing pending
+ * or active, routed to vCPU 0.  At boot, when the partition ends and before it restarts.
+ */
+void arch_partition_irqs_reset(struct partition *p);
+
 /* Emulated interrupt-controller MMIO; false if `ipa` is not one of its registers. */
 bool arch_vgic_mmio(struct vcpu *v, ipaddr_t ipa, unsigned size, bool write, uint64_t *value);
 

@@ -15,14 +15,28 @@
 #include <tern/types.h>
 
 #define TERN_CONFIG_MAGIC      0x4e524554u /* "TERN" */
-#define TERN_CONFIG_VERSION    1u
+#define TERN_CONFIG_VERSION    2u
 #define TERN_MAX_PARTITIONS    8u
 #define TERN_MAX_VCPUS         8u
 #define TERN_NAME_LEN          16u
+#define TERN_MAX_REGIONS       8u   /* pass-through MMIO regions per partition */
+#define TERN_IRQ_WORDS         32u  /* INTID bitmap words: INTIDs 0..1023 */
 
 /* tern_config_partition.flags */
 #define TERN_PF_WFI_NATIVE     (1u << 0) /* guest WFI/WFE run on the core, not trapped */
 #define TERN_PF_IRQ_DIRECT     (1u << 1) /* guest takes its interrupts from the GIC itself */
+
+/* tern_config_region.flags */
+#define TERN_RF_DEVICE         (1u << 0) /* device memory (Device-nGnRE), not RAM */
+
+/* A board device's MMIO range given to one partition, mapped 1:1 (ipa == hpa on this board). */
+struct tern_config_region {
+	uint64_t ipa;
+	uint64_t hpa;
+	uint64_t size;                  /* 4 KiB multiple; ipa and hpa 4 KiB aligned */
+	uint32_t flags;                 /* TERN_RF_* */
+	uint32_t reserved;
+};
 
 struct tern_config_partition {
 	char     name[TERN_NAME_LEN];   /* NUL-terminated */
@@ -39,6 +53,10 @@ struct tern_config_partition {
 	uint32_t num_vcpus;
 	uint32_t flags;                 /* TERN_PF_* */
 	uint8_t  cpus[TERN_MAX_VCPUS];  /* physical core of vCPU i */
+	uint32_t num_regions;
+	uint32_t reserved0;
+	struct tern_config_region region[TERN_MAX_REGIONS]; /* devices passed through */
+	uint32_t spis[TERN_IRQ_WORDS];  /* SPIs passed through: bit (n % 32) of word n / 32 = INTID n */
 	uint64_t reserved[4];
 };
 
@@ -53,7 +71,8 @@ struct tern_config {
 	struct tern_config_partition partition[];
 };
 
-_Static_assert(sizeof(struct tern_config_partition) == 144, "ABI: partition record");
+_Static_assert(sizeof(struct tern_config_region) == 32, "ABI: region record");
+_Static_assert(sizeof(struct tern_config_partition) == 536, "ABI: partition record");
 _Static_assert(sizeof(struct tern_config) == 48, "ABI: header");
 
 #endif

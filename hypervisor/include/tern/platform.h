@@ -14,6 +14,7 @@ struct platform_desc {
 	paddr_t uart_base;          /* PL011: hypervisor console, and the partitions' view */
 	uint32_t uart_intid;
 	paddr_t gicd_base;
+	uint64_t gicd_size;
 	paddr_t gicr_base;
 	uint64_t gicr_stride;       /* one redistributor per core */
 	paddr_t ram_base;           /* also every partition's RAM IPA */

@@ -16,6 +16,7 @@ enum stat_id {
 	STAT_IRQ_QUEUED,      /* ... that had to wait for a free list register */
 	STAT_SGI_SENT,
 	STAT_GIC_IGNORED,     /* GICD/GICR writes to interrupts the partition does not own */
+	STAT_GIC_CLAMPED,     /* direct mode: priorities raised to the highest a guest may use */
 	STAT_SGI_DENIED,      /* SGIs aimed outside the partition */
 	STAT_UNDEF_INJECTED,
 	STAT_PSCI_DENIED,     /* PSCI calls naming vCPUs the partition does not have */

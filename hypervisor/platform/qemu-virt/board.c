@@ -7,6 +7,7 @@ const struct platform_desc platform = {
 	.uart_base = 0x09000000,
 	.uart_intid = 33,
 	.gicd_base = 0x08000000,
+	.gicd_size = 0x10000,
 	.gicr_base = 0x080a0000,
 	.gicr_stride = 0x20000,
 	.ram_base = 0x40000000,

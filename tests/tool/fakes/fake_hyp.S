@@ -24,6 +24,9 @@ start:
 	movk	w3, #0x4e52, lsl #16
 	cmp	w2, w3
 	b.ne	bad
+	ldr	w2, [x20, #4]		/* version */
+	cmp	w2, #2
+	b.ne	bad
 	movz	w8, #0x0dd0		/* FDT magic 0xd00dfeed, read little-endian */
 	movk	w8, #0xedfe, lsl #16
 	ldr	w9, [x20, #12]		/* num_partitions */
@@ -54,7 +57,7 @@ next:
 	bl	puts
 	adr	x2, is_off
 	bl	puts
-	add	x10, x10, #144
+	add	x10, x10, #536		/* sizeof(struct tern_config_partition) */
 	sub	w9, w9, #1
 	b	next
 off:

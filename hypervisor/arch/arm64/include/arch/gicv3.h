@@ -57,6 +57,8 @@
 #define PRIO_GUEST_MIN 0x10  /* a direct guest's priorities are clamped to this or lower */
 /* The SGIs and PPIs a guest may own on its core. */
 #define GUEST_SGIS     (BIT(SGI_KICK) - 1)
+/* A direct guest's SGIs and PPIs: Group 1 whatever it writes. */
+#define DIRECT_GROUP1  ((uint32_t)(GUEST_SGIS | OWNED_PPIS))
 
 extern unsigned gic_nr_lrs;
 extern uint32_t gic_nr_irqs;
@@ -98,5 +100,6 @@ void vgic_maintenance(struct arm64_cpu *c);
 void vgic_take_incoming(struct arm64_cpu *c);
 void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r);
 bool vgic_lrs_pending(void);
+bool vgic_owned_hw(const struct arm64_cpu *c, uint32_t intid);
 
 #endif

@@ -1,0 +1,78 @@
+"""QEMU command lines: the board every run uses, and PCI devices on it."""
+
+import pytest
+from tern import cli, qemu, xen
+from tern.config import Board, GiB, MiB
+from tern.errors import ToolError
+
+BOARD = ["-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot",
+         "-nic", "none"]
+
+
+def test_system_command_with_pci_devices():
+    board = Board(cpus=2, pci=("edu", "edu"))
+    command = qemu.system_command(board, "/h/tern.img", [("/w/config.bin", 0x43F0_0000)],
+                                  icount=4)
+    assert command == [
+        "qemu-system-aarch64", "-M", "virt,virtualization=on,gic-version=3,highmem=off",
+        "-cpu", "cortex-a53", "-smp", "2", "-m", "2048M", *BOARD,
+        "-device", "edu,addr=2.0", "-device", "edu,addr=3.0",
+        "-icount", "shift=4,align=off,sleep=off",
+        "-kernel", "/h/tern.img",
+        "-device", "loader,file=/w/config.bin,addr=0x43f00000,force-raw=on"]
+
+
+def test_system_command_without_pci_devices():
+    command = qemu.system_command(Board(cpus=4, cpu="max", memory=3 * GiB), "t.img", [])
+    assert command == [
+        "qemu-system-aarch64", "-M", "virt,virtualization=on,gic-version=3,highmem=off",
+        "-cpu", "max", "-smp", "4", "-m", "3072M", *BOARD, "-kernel", "t.img"]
+
+
+def test_native_command():
+    assert qemu.native_command("lat.img", "a=1", pci=["edu"]) == [
+        "qemu-system-aarch64", "-M", "virt,gic-version=3,highmem=off",
+        "-cpu", "cortex-a53", "-smp", "2", "-m", "2048M", *BOARD,
+        "-device", "edu,addr=2.0", "-kernel", "lat.img", "-append", "a=1"]
+    # Existing positional call sites keep working, with no PCI device.
+    assert qemu.native_command("lat.img", "", "cortex-a57", 3, 256 * MiB, 2) == [
+        "qemu-system-aarch64", "-M", "virt,gic-version=3,highmem=off",
+        "-cpu", "cortex-a57", "-smp", "3", "-m", "256M", *BOARD,
+        "-icount", "shift=2,align=off,sleep=off", "-kernel", "lat.img"]
+
+
+def test_pci_slots_start_at_2():
+    assert qemu.pci_args(["edu"] * 4) == ["-device", "edu,addr=2.0", "-device", "edu,addr=3.0",
+                                          "-device", "edu,addr=4.0", "-device", "edu,addr=5.0"]
+    assert qemu.pci_args(()) == []
+
+
+@pytest.mark.parametrize("models, message", [
+    (["e1000"], 'unknown PCI device model "e1000" (allowed: edu)'),
+    (["edu"] * 5, "at most 4 PCI devices (got 5)")])
+def test_pci_args_refuse(models, message):
+    with pytest.raises(ToolError) as info:
+        qemu.pci_args(models)
+    assert str(info.value) == message
+
+
+def test_xen_runs_on_the_same_board():
+    assert xen._board(3, "cortex-a53", 1024, 4, ",dumpdtb=/tmp/x.dtb") == [
+        "qemu-system-aarch64", "-M",
+        "virt,virtualization=on,gic-version=3,highmem=off,dumpdtb=/tmp/x.dtb",
+        "-cpu", "cortex-a53", "-smp", "3", "-m", "1024M", *BOARD,
+        "-icount", "shift=4,align=off,sleep=off"]
+
+
+def test_cli_native_pci_option():
+    parser = cli._parser()
+    args = parser.parse_args(["native", "lat.img", "--pci", "edu", "--pci", "edu"])
+    assert args.pci == ["edu", "edu"]
+    assert parser.parse_args(["native", "lat.img"]).pci == []
+
+
+def test_cli_native_refuses_an_unknown_pci_model(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli._parser().parse_args(["native", "lat.img", "--pci", "e1000"])
+    assert info.value.code == 2
+    assert "argument --pci: invalid choice: 'e1000' (choose from 'edu')" in capsys.readouterr().err

@@ -1,0 +1,24 @@
+"""Byte sizes: the units descriptions are written in and how messages print them."""
+
+KiB = 1 << 10
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+def format_size(n, round_up=False):
+    """'64 MiB', '2 GiB', '3.1 GiB': whole numbers bare, else one decimal.
+
+    round_up makes an amount that is a little over a limit never print as
+    the limit itself ("need 2.1 GiB", not "need 2 GiB", when it is 2 GiB + 2 MiB).
+    """
+    for unit, scale in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if n >= scale:
+            break
+    else:
+        return f"{n} bytes"
+    if n % scale == 0:
+        return f"{n // scale} {unit}"
+    tenths = -(-n * 10 // scale) if round_up else round(n * 10 / scale)
+    if tenths % 10 == 0:
+        return f"{tenths // 10} {unit}"
+    return f"{tenths / 10:.1f} {unit}"
