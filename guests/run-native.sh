@@ -11,17 +11,19 @@ failed=0
 PROBE_EL2="probe.tests=smp,psci,prio,sgi-foreign,psci-foreign,hvc-unknown"
 # Entered at EL1 with neither EL2 nor EL3 below, SMC is UNDEFINED, so no hvc-unknown there.
 PROBE_EL1="probe.tests=smp,psci,prio,sgi-foreign,psci-foreign"
+# lat's device tests: QEMU's edu PCI device, with the 32-bit PCI layout a Tern board has.
+EDU="-device edu,addr=2.0"
 
-run() {  # machine cpu extra image bootargs done-marker
-	out=$(timeout 60 $QEMU -M "$1" -cpu "$2" -smp 2 -m 512M -nographic $3 \
+run() {  # machine cpu icount image bootargs done-marker [more QEMU arguments]
+	out=$(timeout 60 $QEMU -M "$1" -cpu "$2" -smp 2 -m 512M -nographic $3 ${7:-} \
 		-kernel "build/$4.img" -append "$5" 2>&1)
 	rc=$?
 	fails=$(printf '%s\n' "$out" | grep -E '^(PROBE|LAT|NOISE)-JSON' |
 		grep -E '"pass":false|"error"')
 	if [ $rc -eq 0 ] && [ -z "$fails" ] && printf '%s\n' "$out" | grep -q "^$6\$"; then
-		echo "ok   $4 $1 $2 ${3:+icount}"
+		echo "ok   $4 $1 $2 ${3:+icount}${7:+ $7}"
 	else
-		echo "FAIL $4 $1 $2 ${3:+icount} (exit $rc)"
+		echo "FAIL $4 $1 $2 ${3:+icount}${7:+ $7} (exit $rc)"
 		printf '%s\n' "$out" | tail -n 20
 		failed=1
 	fi
@@ -39,6 +41,8 @@ for machine in virt,virtualization=on,gic-version=3 virt,gic-version=3; do
 		run "$machine" cortex-a53 "$icount" probe "$probe_args" PROBE-DONE
 		run "$machine" cortex-a53 "$icount" lat "lat.samples=50 lat.tests=sgi-wfi,sgi-busy" \
 			LAT-DONE
+		run "$machine,highmem=off" cortex-a53 "$icount" lat \
+			"lat.samples=50 lat.tests=edu-wfi,edu-busy" LAT-DONE "$EDU"
 		run "$machine" cortex-a53 "$icount" noise "noise.bursts=200" NOISE-DONE
 	done
 done

@@ -2,12 +2,14 @@
  * Interrupt latency, tbm-style: arm an EL1 timer `delta` ahead, wait, and in the IRQ vector
  * take the counter first thing; a sample is (counter at vector entry) - (deadline), in ticks.
  * The IPI tests do the same with an SGI that CPU 1 sends: (counter at vector) - (counter
- * just before the ICC_SGI1R_EL1 write).
+ * just before the ICC_SGI1R_EL1 write); the device tests with the INTx interrupt of QEMU's
+ * edu PCI device: (counter at vector) - (counter just before the write that raises it).
  */
 #include "bootargs.h"
 #include "console.h"
 #include "exceptions.h"
 #include "gic.h"
+#include "pci.h"
 #include "psci.h"
 #include "runtime.h"
 #include "timer.h"
@@ -20,11 +22,11 @@ const char guest_name[] = "lat";
 #define MAX_SELECTED    16
 
 /* What raises the measured interrupt. */
-enum lat_source { SRC_VTIMER, SRC_PTIMER, SRC_SGI };
+enum lat_source { SRC_VTIMER, SRC_PTIMER, SRC_SGI, SRC_EDU };
 
 struct lat_test {
 	const char *name;
-	const char *timer;      /* "virt", "phys" or "sgi" */
+	const char *timer;      /* "virt", "phys", "sgi" or "edu" */
 	const char *wait;       /* "wfi" or "busy" */
 	enum lat_source source;
 	bool wfi;
@@ -39,6 +41,9 @@ static const struct lat_test all_tests[] = {
 	/* Need a second CPU, so only on request. */
 	{ "sgi-wfi",     "sgi",  "wfi",  SRC_SGI,    true,  false },
 	{ "sgi-busy",    "sgi",  "busy", SRC_SGI,    false, false },
+	/* Need QEMU's edu device (-device edu). */
+	{ "edu-wfi",     "edu",  "wfi",  SRC_EDU,    true,  false },
+	{ "edu-busy",    "edu",  "busy", SRC_EDU,    false, false },
 };
 #define NUM_TESTS (sizeof(all_tests) / sizeof(all_tests[0]))
 
@@ -48,6 +53,18 @@ static const struct lat_test all_tests[] = {
 #define SGI_SENDER      1
 /* Bound on every step of the handshake, and the receiver's watchdog beyond the delay. */
 #define SGI_WAIT_US     1000000
+
+/* QEMU's edu device (docs/specs/edu.txt): PCI 1234:11e8, registers in BAR0, 32-bit access. */
+#define EDU_VENDOR      0x1234
+#define EDU_DEVICE      0x11e8
+#define EDU_BAR         0
+#define EDU_ID          0x00    /* 0xRRrr00ed: version RR.rr */
+#define EDU_INT_STATUS  0x24
+#define EDU_INT_RAISE   0x60    /* ORed into the status; the interrupt is raised */
+#define EDU_INT_ACK     0x64    /* cleared from the status; the line drops at 0 */
+#define EDU_INT_BIT     1
+/* The device tests' watchdog (EL1 physical timer) per sample. */
+#define EDU_WAIT_US     1000000
 
 struct lat_config {
 	unsigned samples;
@@ -73,7 +90,7 @@ void lat_irq(uint64_t now);
 static int32_t samples[MAX_SAMPLES];
 static int32_t sorted[MAX_SAMPLES];
 
-/* The sender's cost, t_after - t_send, over the samples of an IPI test. */
+/* The sender's cost, t_after - t_send, over the samples of an IPI or device test. */
 struct sender_stats {
 	int64_t avg_x100;
 	int64_t min, max;
@@ -85,19 +102,26 @@ static uint32_t active_intid;
 static enum lat_source active_source;
 static volatile uint32_t fired;
 static volatile uint64_t irq_counter;
+static uintptr_t edu_regs;      /* the edu device's BAR0 during a device test */
 
 void lat_irq(uint64_t now)
 {
 	uint32_t intid = gic_ack();
 	bool ours = intid == active_intid;
-	/* The IPI tests bound each wait with the physical timer: WFI cannot time out. */
-	bool watchdog = active_source == SRC_SGI && intid == INTID_PTIMER;
+	/* The IPI and device tests bound each wait with the physical timer: WFI cannot time out. */
+	bool watchdog = (active_source == SRC_SGI || active_source == SRC_EDU) &&
+			intid == INTID_PTIMER;
 
 	/* Stop a timer before EOI: it is level-triggered and would fire again at once. */
 	if (ours && active_source == SRC_VTIMER)
 		vtimer_stop();
 	if ((ours && active_source == SRC_PTIMER) || watchdog)
 		ptimer_stop();
+	/* So does the device's INTx line: acknowledge in the device, and let the write land. */
+	if (ours && active_source == SRC_EDU) {
+		mmio_write32(edu_regs + EDU_INT_ACK, EDU_INT_BIT);
+		dsb_sy();
+	}
 	if (intid < 1020)
 		gic_eoi(intid);
 	if (ours) {
@@ -316,6 +340,129 @@ static void run_sgi_samples(const struct lat_test *t, const struct lat_config *c
 		r->sender.avg_x100 = div_round(cost_sum * 100, r->done);
 }
 
+/*
+ * The device tests. Set up once per test: the host bridge and the device from the device
+ * tree and configuration space, BAR0 from the 32-bit window, INTx through the interrupt-map
+ * to an SPI routed to this CPU. Per sample: arm the watchdog, take t_send, write the raise
+ * register, take t_after, wait; the handler acknowledges in the device before EOI.
+ */
+struct edu_result {
+	const char *error;      /* 0 if every sample arrived */
+	unsigned done;          /* samples taken */
+	bool found;             /* bdf is valid */
+	uint32_t bdf;
+	uint32_t id;            /* identification register */
+	uint64_t bar, bar_size; /* BAR0, as the CPU sees it */
+	unsigned pin;
+	int intid;              /* -1 until resolved */
+	int64_t status;         /* interrupt status when the watchdog fired, else -1 */
+	struct sender_stats sender;
+};
+
+static const char *edu_setup(struct edu_result *r)
+{
+	struct pci_host host;
+
+	if (!pci_host_init(&host))
+		return "no PCI host bridge in the device tree";
+	if (!pci_find(&host, EDU_VENDOR, EDU_DEVICE, &r->bdf))
+		return "edu device not found";
+	r->found = true;
+	if (!pci_assign_bar(&host, r->bdf, EDU_BAR, &r->bar, &r->bar_size) || r->bar_size < 0x80)
+		return "edu BAR0 not assigned";
+	r->id = mmio_read32((uintptr_t)r->bar + EDU_ID);
+	if ((r->id & 0xff) != 0xed)
+		return "edu identification register wrong";
+	r->pin = pci_intx_pin(&host, r->bdf);
+	r->intid = r->pin ? pci_intx_intid(&host, r->bdf, r->pin) : -1;
+	if (r->intid < 0)
+		return "edu interrupt not in interrupt-map";
+
+	/* Nothing left raised from before; then the SPI, level-triggered as INTx is. */
+	edu_regs = (uintptr_t)r->bar;
+	mmio_write32(edu_regs + EDU_INT_ACK, ~0u);
+	gic_spi_set_group1((unsigned)r->intid);
+	gic_spi_set_priority((unsigned)r->intid, GIC_DEFAULT_PRIORITY);
+	gic_spi_set_trigger((unsigned)r->intid, false);
+	gic_spi_route_to_self((unsigned)r->intid);
+	gic_spi_enable((unsigned)r->intid);
+	return 0;
+}
+
+/*
+ * t_send, the 32-bit write of `bit` to the raise register (plain base register, so that a
+ * trapped write has a valid syndrome), t_after: nothing else between the counter reads.
+ */
+static inline void edu_raise(uintptr_t raise, uint32_t bit, uint64_t *t_send,
+			     uint64_t *t_after)
+{
+	uint64_t send, after;
+
+	__asm__ volatile("isb\n\t"
+			 "mrs %0, cntvct_el0\n\t"
+			 "str %w3, [%2]\n\t"
+			 "isb\n\t"
+			 "mrs %1, cntvct_el0"
+			 : "=&r"(send), "=&r"(after) : "r"(raise), "r"(bit) : "memory");
+	*t_send = send;
+	*t_after = after;
+}
+
+static void run_edu_samples(const struct lat_test *t, const struct lat_config *cfg,
+			    struct edu_result *r)
+{
+	uint64_t watchdog = us_to_ticks(EDU_WAIT_US);
+	int64_t cost_sum = 0;
+	uintptr_t raise;
+
+	r->done = 0;
+	r->found = false;
+	r->intid = -1;
+	r->status = -1;
+	r->error = edu_setup(r);
+	if (r->error)
+		return;
+
+	raise = edu_regs + EDU_INT_RAISE;
+	active_intid = (uint32_t)r->intid;
+	active_source = SRC_EDU;
+	gic_enable_private(INTID_PTIMER);
+	write_sysreg(vbar_el1, (uintptr_t)lat_vectors_virt);
+	isb();
+	for (unsigned i = 0; i < cfg->samples; i++) {
+		fired = FIRED_NONE;
+		ptimer_arm(counter_phys() + watchdog);
+		uint64_t t_send, t_after;
+		edu_raise(raise, EDU_INT_BIT, &t_send, &t_after);
+		lat_wait(t);
+		ptimer_stop();
+		if (fired != FIRED_SAMPLE) {
+			/* Raised in the device (1) but not delivered, or not even raised (0)? */
+			r->status = mmio_read32(edu_regs + EDU_INT_STATUS);
+			r->error = "device interrupt not received";
+			break;
+		}
+		samples[i] = clamp32((int64_t)(irq_counter - t_send));
+
+		int64_t cost = (int64_t)(t_after - t_send);
+		cost_sum += cost;
+		if (i == 0 || cost < r->sender.min)
+			r->sender.min = cost;
+		if (i == 0 || cost > r->sender.max)
+			r->sender.max = cost;
+		r->done++;
+	}
+	write_sysreg(vbar_el1, (uintptr_t)lib_vectors);
+	isb();
+
+	/* Leave nothing behind for the next test: the SPI off, the line low. */
+	gic_spi_disable((unsigned)r->intid);
+	mmio_write32(edu_regs + EDU_INT_ACK, ~0u);
+	active_intid = GIC_SPURIOUS;
+	if (r->done)
+		r->sender.avg_x100 = div_round(cost_sum * 100, r->done);
+}
+
 static void sift_down(int32_t *a, unsigned root, unsigned n)
 {
 	for (;;) {
@@ -402,12 +549,26 @@ static void print_x100(int64_t v)
 	printf("%s%lu.%02lu", v < 0 ? "-" : "", mag / 100, mag % 100);
 }
 
+static void print_bdf(uint32_t bdf)
+{
+	printf("%02x:%02x.%x", PCI_BDF_BUS(bdf), PCI_BDF_DEV(bdf), PCI_BDF_FN(bdf));
+}
+
+/* `sender`: the IPI and device tests; `edu`: the device tests. */
 static void print_human(const struct lat_test *t, const struct lat_config *cfg,
-			const struct lat_stats *s, const struct sender_stats *sender)
+			const struct lat_stats *s, const struct sender_stats *sender,
+			const struct edu_result *edu)
 {
 	unsigned peak = 1;
 
-	if (sender)
+	if (edu) {
+		printf("lat: %s: edu ", t->name);
+		print_bdf(edu->bdf);
+		printf(" (%04x:%04x, id 0x%08x), BAR0 0x%lx + 0x%lx, INT%c = INTID %d (level), "
+		       "%s wait, %u samples, warm-up %u\n", EDU_VENDOR, EDU_DEVICE, edu->id,
+		       edu->bar, edu->bar_size, 'A' + edu->pin - 1, edu->intid, t->wait,
+		       cfg->samples, cfg->warmup);
+	} else if (sender)
 		printf("lat: %s: SGI from cpu %u to cpu %u, %s wait, %u samples, delay %lu us = "
 		       "%lu ticks, warm-up %u\n", t->name, SGI_SENDER, SGI_RECEIVER, t->wait,
 		       cfg->samples, cfg->delta_us, cfg->delta_ticks, cfg->warmup);
@@ -424,8 +585,9 @@ static void print_human(const struct lat_test *t, const struct lat_config *cfg,
 	if (sender) {
 		printf("lat: %s: sender AVG ", t->name);
 		print_x100(sender->avg_x100);
-		printf(" MIN %ld MAX %ld (ticks from before to after its ICC_SGI1R_EL1 write)\n",
-		       sender->min, sender->max);
+		printf(" MIN %ld MAX %ld (ticks from before to after %s)\n", sender->min,
+		       sender->max, edu ? "the write to edu's raise register"
+					: "its ICC_SGI1R_EL1 write");
 	}
 
 	for (unsigned b = 0; b < s->hist_buckets; b++)
@@ -442,7 +604,8 @@ static void print_human(const struct lat_test *t, const struct lat_config *cfg,
 }
 
 static void print_json(const struct lat_test *t, const struct lat_config *cfg,
-		       const struct lat_stats *s, const struct sender_stats *sender)
+		       const struct lat_stats *s, const struct sender_stats *sender,
+		       const struct edu_result *edu)
 {
 	printf("LAT-JSON {\"test\":\"%s\",\"timer\":\"%s\",\"wait\":\"%s\",\"samples\":%u,"
 	       "\"warmup\":%u,\"freq_hz\":%lu,\"unit\":\"ticks\",\"avg\":",
@@ -461,6 +624,11 @@ static void print_json(const struct lat_test *t, const struct lat_config *cfg,
 		print_x100(sender->avg_x100);
 		printf(",\"min\":%ld,\"max\":%ld}", sender->min, sender->max);
 	}
+	if (edu) {
+		printf(",\"intid\":%d,\"bdf\":\"", edu->intid);
+		print_bdf(edu->bdf);
+		printf("\"");
+	}
 	printf("}\n");
 }
 
@@ -472,6 +640,28 @@ static void print_sgi_error(const struct lat_test *t, const struct lat_config *c
 	printf("LAT-JSON {\"test\":\"%s\",\"timer\":\"%s\",\"wait\":\"%s\",\"samples\":%u,"
 	       "\"done\":%u,\"cpu_on\":%d,\"error\":\"%s\"}\n", t->name, t->timer, t->wait,
 	       cfg->samples, r->done, r->cpu_on, r->error);
+}
+
+/* As the IPI tests' error record; what is known of the device so far is added. */
+static void print_edu_error(const struct lat_test *t, const struct lat_config *cfg,
+			    const struct edu_result *r)
+{
+	printf("lat: %s: %s (%u of %u samples taken", t->name, r->error, r->done, cfg->samples);
+	if (r->status >= 0)
+		printf("; edu interrupt status %ld", r->status);
+	printf(")\n");
+	printf("LAT-JSON {\"test\":\"%s\",\"timer\":\"%s\",\"wait\":\"%s\",\"samples\":%u,"
+	       "\"done\":%u", t->name, t->timer, t->wait, cfg->samples, r->done);
+	if (r->found) {
+		printf(",\"bdf\":\"");
+		print_bdf(r->bdf);
+		printf("\"");
+	}
+	if (r->intid >= 0)
+		printf(",\"intid\":%d", r->intid);
+	if (r->status >= 0)
+		printf(",\"int_status\":%ld", r->status);
+	printf(",\"error\":\"%s\"}\n", r->error);
 }
 
 static const struct lat_test *find_test(struct strview name)
@@ -527,7 +717,10 @@ void guest_main(void)
 	unsigned count = select_tests(selected);
 	for (unsigned i = 0; i < count; i++) {
 		const struct lat_test *t = selected[i];
+		const struct sender_stats *sender = 0;
+		const struct edu_result *edu = 0;
 		struct sgi_result sgi;
+		struct edu_result dev;
 
 		if (t->source == SRC_SGI) {
 			run_sgi_samples(t, &cfg, &sgi);
@@ -535,13 +728,21 @@ void guest_main(void)
 				print_sgi_error(t, &cfg, &sgi);
 				continue;
 			}
+			sender = &sgi.sender;
+		} else if (t->source == SRC_EDU) {
+			run_edu_samples(t, &cfg, &dev);
+			if (dev.error) {
+				print_edu_error(t, &cfg, &dev);
+				continue;
+			}
+			sender = &dev.sender;
+			edu = &dev;
 		} else {
 			run_samples(t, &cfg);
 		}
-		const struct sender_stats *sender = t->source == SRC_SGI ? &sgi.sender : 0;
 		compute_stats(&cfg, &stats);
-		print_human(t, &cfg, &stats, sender);
-		print_json(t, &cfg, &stats, sender);
+		print_human(t, &cfg, &stats, sender, edu);
+		print_json(t, &cfg, &stats, sender, edu);
 	}
 	printf("LAT-DONE\n");
 }

@@ -173,11 +173,13 @@ static uint32_t cells_or(const char *name, uint32_t fallback)
 	return p && len == 4 ? fdt_be32(p) : fallback;
 }
 
-static uint64_t read_cells(const uint8_t *p, uint32_t cells)
+uint64_t fdt_read_cells(const void *p, uint32_t cells)
 {
+	const uint8_t *cell = p;
 	uint64_t val = 0;
+
 	for (uint32_t i = 0; i < cells; i++)
-		val = (val << 32) | fdt_be32(p + 4 * i);
+		val = (val << 32) | fdt_be32(cell + 4 * i);
 	return val;
 }
 
@@ -191,7 +193,147 @@ bool fdt_memory(uint64_t *base, uint64_t *size)
 
 	if (!reg || addr_cells > 2 || size_cells > 2 || len < 4 * (addr_cells + size_cells))
 		return false;
-	*base = read_cells(reg, addr_cells);
-	*size = read_cells(reg + 4 * addr_cells, size_cells);
+	*base = fdt_read_cells(reg, addr_cells);
+	*size = fdt_read_cells(reg + 4 * addr_cells, size_cells);
 	return true;
+}
+
+/*
+ * Node lookups by offset into the structure block. Properties come before a node's
+ * children (devicetree specification 5.4.1), so a node's own properties are the FDT_PROP
+ * tokens (and NOPs) right after its FDT_BEGIN_NODE.
+ */
+#define MAX_DEPTH       16
+
+/* The token at offset `off`, and in *next the offset of the token after it; FDT_END when
+ * `off` is past the block or the token is not one we know. */
+static uint32_t token_at(uint32_t off, uint32_t *next)
+{
+	uint32_t size = (uint32_t)(fdt_struct_end - fdt_struct);
+	uint32_t n = off + 4;
+	uint32_t token;
+
+	if (!fdt_struct || off > size || size - off < 4 || (off & 3))
+		return FDT_END;
+	token = fdt_be32(fdt_struct + off);
+	switch (token) {
+	case FDT_BEGIN_NODE:
+		n += str_len((const char *)fdt_struct + n) + 1;
+		break;
+	case FDT_PROP:
+		if (size - n < 8)
+			return FDT_END;
+		n += 8 + fdt_be32(fdt_struct + n);
+		break;
+	case FDT_END_NODE:
+	case FDT_NOP:
+		break;
+	default:
+		return FDT_END;
+	}
+	*next = (n + 3) & ~3u;
+	return token;
+}
+
+const void *fdt_node_prop(int node, const char *name, uint32_t *len)
+{
+	uint32_t off, next;
+
+	if (node < 0 || token_at((uint32_t)node, &off) != FDT_BEGIN_NODE)
+		return 0;
+	for (;; off = next) {
+		uint32_t token = token_at(off, &next);
+		if (token == FDT_PROP) {
+			const uint8_t *p = fdt_struct + off + 4;
+			if (str_eq(fdt_strings + fdt_be32(p + 4), name)) {
+				if (len)
+					*len = fdt_be32(p);
+				return p + 8;
+			}
+		} else if (token != FDT_NOP) {
+			return 0;
+		}
+	}
+}
+
+uint32_t fdt_node_u32(int node, const char *name, uint32_t fallback)
+{
+	uint32_t len;
+	const void *p = fdt_node_prop(node, name, &len);
+
+	return p && len == 4 ? fdt_be32(p) : fallback;
+}
+
+/* The first node after `after` for which match(node, arg) holds. */
+static int find_node(int after, bool (*match)(int node, const void *arg), const void *arg)
+{
+	uint32_t next;
+
+	for (uint32_t off = 0;; off = next) {
+		uint32_t token = token_at(off, &next);
+		if (token == FDT_END)
+			return FDT_NONE;
+		if (token == FDT_BEGIN_NODE && (int)off > after && match((int)off, arg))
+			return (int)off;
+	}
+}
+
+static bool match_compatible(int node, const void *arg)
+{
+	const char *want = arg;
+	uint32_t len;
+	const char *list = fdt_node_prop(node, "compatible", &len);
+
+	/* A list of NUL-terminated strings. */
+	for (uint32_t i = 0; list && i < len; i += str_len(list + i) + 1)
+		if (str_eq(list + i, want))
+			return true;
+	return false;
+}
+
+int fdt_find_compatible(int after, const char *compat)
+{
+	return find_node(after, match_compatible, compat);
+}
+
+static bool match_phandle(int node, const void *arg)
+{
+	uint32_t want = *(const uint32_t *)arg;
+
+	return fdt_node_u32(node, "phandle", 0) == want ||
+	       fdt_node_u32(node, "linux,phandle", 0) == want;
+}
+
+int fdt_find_phandle(uint32_t phandle)
+{
+	/* 0 and 0xffffffff are not valid phandles. */
+	if (phandle == 0 || phandle == 0xffffffff)
+		return FDT_NONE;
+	return find_node(FDT_NONE, match_phandle, &phandle);
+}
+
+int fdt_parent(int node)
+{
+	int stack[MAX_DEPTH];
+	unsigned depth = 0;
+	uint32_t next;
+
+	for (uint32_t off = 0;; off = next) {
+		switch (token_at(off, &next)) {
+		case FDT_BEGIN_NODE:
+			if ((int)off == node)
+				return depth ? stack[depth - 1] : FDT_NONE;
+			if (depth == MAX_DEPTH)
+				return FDT_NONE;
+			stack[depth++] = (int)off;
+			break;
+		case FDT_END_NODE:
+			if (depth == 0)
+				return FDT_NONE;
+			depth--;
+			break;
+		case FDT_END:
+			return FDT_NONE;
+		}
+	}
 }

@@ -23,4 +23,28 @@ bool fdt_memory(uint64_t *base, uint64_t *size);
 
 uint32_t fdt_be32(const void *p);
 
+/* `cells` (0..2) big-endian cells at p as one number. */
+uint64_t fdt_read_cells(const void *p, uint32_t cells);
+
+/*
+ * Nodes found by what they hold rather than by path. A node is the offset of its
+ * FDT_BEGIN_NODE token in the structure block (normally 0 for the root); FDT_NONE for none.
+ */
+#define FDT_NONE        (-1)
+
+/* The first node after `after` (FDT_NONE: from the start) whose compatible list has `compat`. */
+int fdt_find_compatible(int after, const char *compat);
+
+/* The node whose `phandle` (or legacy `linux,phandle`) property is `phandle`. */
+int fdt_find_phandle(uint32_t phandle);
+
+/* The node's parent; FDT_NONE for the root. */
+int fdt_parent(int node);
+
+/* Property `name` of the node itself (not of its children), as fdt_getprop. */
+const void *fdt_node_prop(int node, const char *name, uint32_t *len);
+
+/* A one-cell property such as #address-cells; `fallback` if it is absent or not one cell. */
+uint32_t fdt_node_u32(int node, const char *name, uint32_t fallback);
+
 #endif

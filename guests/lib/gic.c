@@ -115,3 +115,67 @@ void gic_send_sgi(unsigned intid, unsigned cpu)
 {
 	gic_send_sgi1r(SGI1R_INTID(intid) | SGI1R_TARGET(cpu));
 }
+
+static bool is_spi(unsigned intid)
+{
+	return intid >= 32 && intid < 1020;
+}
+
+/* One bit per INTID in a bank of 32-bit registers. */
+static uintptr_t bit_reg(unsigned offset, unsigned intid)
+{
+	return GICD_BASE + offset + 4 * (intid / 32);
+}
+
+/* Word access only (see gic.h): the `mask` bits of the register become `bits`. */
+static void gicd_update(uintptr_t reg, uint32_t mask, uint32_t bits)
+{
+	mmio_write32(reg, (mmio_read32(reg) & ~mask) | bits);
+}
+
+void gic_spi_set_group1(unsigned intid)
+{
+	uint32_t bit = 1u << (intid % 32);
+
+	if (is_spi(intid))
+		gicd_update(bit_reg(GICD_IGROUPR, intid), bit, bit);
+}
+
+void gic_spi_set_priority(unsigned intid, uint8_t priority)
+{
+	unsigned shift = 8 * (intid & 3);
+
+	if (is_spi(intid))
+		gicd_update(GICD_BASE + GICD_IPRIORITYR + (intid & ~3u), 0xffu << shift,
+			    (uint32_t)priority << shift);
+}
+
+void gic_spi_set_trigger(unsigned intid, bool edge)
+{
+	/* Two bits per INTID; the upper one is edge (1) or level (0), the lower is reserved. */
+	uint32_t bit = 2u << (2 * (intid % 16));
+
+	if (is_spi(intid))
+		gicd_update(GICD_BASE + GICD_ICFGR + 4 * (intid / 16), bit, edge ? bit : 0);
+}
+
+void gic_spi_route_to_self(unsigned intid)
+{
+	/* MPIDR's Aff3 (39:32) and Aff2.Aff1.Aff0 (23:0) sit where IROUTER has them. */
+	if (is_spi(intid))
+		mmio_write64(GICD_BASE + GICD_IROUTER + 8 * intid, mpidr_affinity());
+}
+
+void gic_spi_enable(unsigned intid)
+{
+	if (is_spi(intid))
+		mmio_write32(bit_reg(GICD_ISENABLER, intid), 1u << (intid % 32));
+}
+
+bool gic_spi_disable(unsigned intid)
+{
+	if (!is_spi(intid))
+		return false;
+	mmio_write32(bit_reg(GICD_ICENABLER, intid), 1u << (intid % 32));
+	return wait_clear(GICD_BASE + GICD_CTLR, GICD_CTLR_RWP);
+}

@@ -8,8 +8,11 @@
 #include "arm64.h"
 
 #define GICD_CTLR               0x0000
+#define GICD_IGROUPR            0x0080
 #define GICD_ISENABLER          0x0100
+#define GICD_ICENABLER          0x0180
 #define GICD_IPRIORITYR         0x0400
+#define GICD_ICFGR              0x0c00
 #define GICD_IROUTER            0x6000
 
 #define GICD_CTLR_ENABLE_GRP1   (1u << 1)
@@ -44,6 +47,20 @@ void gic_enable_private(unsigned intid);
 
 /* Set the priority of an SGI or PPI in the calling CPU's redistributor. */
 void gic_set_priority_private(unsigned intid, uint8_t priority);
+
+/*
+ * SPIs (32 <= intid < 1020) in the distributor; other INTIDs are ignored. Configure group,
+ * priority, trigger and route before enabling: changing the trigger of an enabled
+ * interrupt is UNPREDICTABLE.
+ */
+void gic_spi_set_group1(unsigned intid);
+void gic_spi_set_priority(unsigned intid, uint8_t priority);
+void gic_spi_set_trigger(unsigned intid, bool edge);    /* false: level-sensitive */
+/* GICD_IROUTER<n> = the calling CPU's affinity, IRM 0. */
+void gic_spi_route_to_self(unsigned intid);
+void gic_spi_enable(unsigned intid);
+/* ICENABLER, then GICD_CTLR.RWP until the disable has taken effect (false on timeout). */
+bool gic_spi_disable(unsigned intid);
 
 /* ICC_SGI1R_EL1 fields (IRM, RS, Aff2 and Aff3 are not used here). */
 #define SGI1R_INTID(intid)      ((uint64_t)((intid) & 0xf) << 24)

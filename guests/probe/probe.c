@@ -18,6 +18,9 @@ const char guest_name[] = "probe";
 #define SMP_CONTEXT_ID  0x7e4e0c0de5ULL
 #define WAIT_US         1000000
 #define FOREIGN_PRIO    0x40
+#define FOREIGN_ROUTE   1
+#define SGI_GROUP       5       /* CPU 0 -> itself after asking for Group 0 */
+#define GICD_ISPENDR    0x0200
 
 #define PRIO_SGIS       10      /* SGIs 1..10: more than the 4 list registers of QEMU's GIC */
 #define PRIO_RECORD     16      /* acknowledgements kept per run; more means duplicates */
@@ -40,6 +43,9 @@ static volatile uint32_t prio_recording;        /* CPU 0 */
 static volatile uint32_t prio_count;            /* CPU 0's IRQ handler */
 static volatile uint32_t prio_order[PRIO_RECORD]; /* CPU 0's IRQ handler */
 static volatile uint32_t cpu0_foreign;          /* CPU 0's IRQ handler */
+static volatile uint32_t cpu0_group_sgis;       /* CPU 0's IRQ handler */
+static volatile uint32_t cpu0_spis;             /* CPU 0's IRQ handler */
+static unsigned probe_spi;                      /* the SPI spi-owned raises, 0: none */
 
 static const char *json_bool(bool b)
 {
@@ -80,6 +86,10 @@ static void probe_irq(struct exc_frame *frame)
 		cpu0_pongs++;
 	} else if (intid == SGI_FOREIGN && cpu == 0) {
 		cpu0_foreign++;
+	} else if (intid == SGI_GROUP && cpu == 0) {
+		cpu0_group_sgis++;
+	} else if (probe_spi && intid == probe_spi && cpu == 0) {
+		cpu0_spis++;
 	} else if (intid < 1020 && cpu < MAX_CPUS) {
 		stray_irqs[cpu]++;
 	}
@@ -225,14 +235,15 @@ static bool test_gicd_foreign(void)
 	mmio_write32(prio_reg, prio_word | (uint32_t)FOREIGN_PRIO << prio_shift);
 	unsigned prio_after = (mmio_read32(prio_reg) >> prio_shift) & 0xff;
 
+	/* Aff0 = 1: a route that differs from both the reset value and the read-as-zero view. */
 	uint64_t router_before = mmio_read64(router_reg);
-	mmio_write64(router_reg, 0);
+	mmio_write64(router_reg, FOREIGN_ROUTE);
 	uint64_t router_after = mmio_read64(router_reg);
 
 	/* A write "took" if it changed the value to the one written. */
 	bool enable_stuck = !enable_before && enable_after;
 	bool priority_stuck = prio_before != FOREIGN_PRIO && prio_after == FOREIGN_PRIO;
-	bool router_stuck = router_before != 0 && router_after == 0;
+	bool router_stuck = router_before != FOREIGN_ROUTE && router_after == FOREIGN_ROUTE;
 	bool pass = !enable_stuck && !priority_stuck && !router_stuck;
 
 	printf("PROBE-JSON {\"test\":\"gicd-foreign\",\"spi\":%u,\"enable_before\":%s,"
@@ -242,6 +253,85 @@ static bool test_gicd_foreign(void)
 	       spi, json_bool(enable_before), json_bool(enable_after), json_bool(enable_stuck),
 	       prio_before, prio_after, json_bool(priority_stuck), router_before, router_after,
 	       json_bool(router_stuck), json_bool(pass));
+	return pass;
+}
+
+/*
+ * An SPI passed to this partition (probe.spi): priority 0x00 (a direct partition's is clamped
+ * below the hypervisor's control interrupt), routes outside the partition (1-of-N, a vCPU that
+ * does not exist, another cluster: all refused, the SPI stays on vCPU 0), then made pending
+ * through GICD_ISPENDR and taken once on CPU 0.
+ */
+static bool test_spi_owned(void)
+{
+	unsigned spi = (unsigned)bootarg_ulong("probe.spi", 37, 32, 1019);
+	uintptr_t prio_reg = GICD_BASE + GICD_IPRIORITYR + (spi & ~3u);
+	unsigned prio_shift = 8 * (spi & 3);
+	uintptr_t router_reg = GICD_BASE + GICD_IROUTER + 8 * spi;
+	static const uint64_t foreign_routes[] = { 1ull << 31, 7, 1ull << 8 };
+
+	irq_disable();
+	gic_spi_set_group1(spi);
+	gic_spi_set_priority(spi, GIC_DEFAULT_PRIORITY);
+	gic_spi_set_priority(spi, 0x00);
+	unsigned prio_after = (mmio_read32(prio_reg) >> prio_shift) & 0xff;
+	gic_spi_route_to_self(spi);
+	uint64_t router_before = mmio_read64(router_reg);
+	for (unsigned i = 0; i < sizeof(foreign_routes) / sizeof(foreign_routes[0]); i++)
+		mmio_write64(router_reg, foreign_routes[i]);
+	uint64_t router_after = mmio_read64(router_reg);
+	gic_spi_set_trigger(spi, true);
+
+	probe_spi = spi;
+	cpu0_spis = 0;
+	gic_spi_enable(spi);
+	mmio_write32(GICD_BASE + GICD_ISPENDR + 4 * (spi / 32), 1u << (spi % 32));
+	irq_enable();
+	wait_count(&cpu0_spis, 1, WAIT_US);
+	spin_us(SETTLE_US);     /* a second delivery would show up here */
+	irq_disable();
+	uint32_t received = cpu0_spis;
+	gic_spi_disable(spi);
+	gic_spi_set_trigger(spi, false);
+	gic_spi_set_priority(spi, GIC_DEFAULT_PRIORITY);
+	probe_spi = 0;
+
+	bool pass = received == 1 && router_after == router_before;
+	printf("PROBE-JSON {\"test\":\"spi-owned\",\"spi\":%u,\"priority_after\":%u,"
+	       "\"router_before\":%lu,\"router_after\":%lu,\"received\":%u,\"pass\":%s}\n",
+	       spi, prio_after, router_before, router_after, received, json_bool(pass));
+	return pass;
+}
+
+/*
+ * Ask for Group 0 for every SGI and PPI and priority 0x00 for SGI 5, then send SGI 5 to this
+ * CPU. Group 0 would make it an FIQ (masked here, and with FMO taken by the hypervisor): the
+ * test passes when it still arrives once as an IRQ, as a direct partition's must.
+ */
+static bool test_gicr_group(void)
+{
+	uintptr_t group_reg = gic_redistributor() + GICR_IGROUPR0;
+
+	irq_disable();
+	uint32_t group_before = mmio_read32(group_reg);
+	mmio_write32(group_reg, 0);
+	uint32_t group_after = mmio_read32(group_reg);
+	gic_set_priority_private(SGI_GROUP, 0x00);
+	gic_enable_private(SGI_GROUP);
+	cpu0_group_sgis = 0;
+	gic_send_sgi(SGI_GROUP, cpu_index());
+	irq_enable();
+	wait_count(&cpu0_group_sgis, 1, SETTLE_US);
+	spin_us(SETTLE_US);
+	irq_disable();
+	uint32_t received = cpu0_group_sgis;
+	mmio_write32(group_reg, ~0u);
+	gic_set_priority_private(SGI_GROUP, GIC_DEFAULT_PRIORITY);
+
+	bool pass = received == 1;
+	printf("PROBE-JSON {\"test\":\"gicr-group\",\"group_before\":\"0x%x\","
+	       "\"group_after\":\"0x%x\",\"received\":%u,\"pass\":%s}\n",
+	       group_before, group_after, received, json_bool(pass));
 	return pass;
 }
 
@@ -512,6 +602,10 @@ void guest_main(void)
 			test_fault();
 		} else if (strview_eq(item, "gicd-foreign")) {
 			test_gicd_foreign();
+		} else if (strview_eq(item, "spi-owned")) {
+			test_spi_owned();
+		} else if (strview_eq(item, "gicr-group")) {
+			test_gicr_group();
 		} else if (strview_eq(item, "prio")) {
 			test_prio();
 		} else if (strview_eq(item, "sgi-foreign")) {
