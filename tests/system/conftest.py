@@ -26,12 +26,14 @@ def built_images():
     assert not missing, f"missing {', '.join(map(str, missing))}: run `make all` first"
 
 
-def partition(name, cpus, image, bootargs="", wfi=None, memory="32MiB", irq="trap"):
+def partition(name, cpus, image, bootargs="", wfi=None, memory="32MiB", irq="trap", devices=()):
     cpu_list = ", ".join(str(c) for c in cpus)
     wfi = wfi or ("native" if irq == "direct" else "trap")
+    device_list = ", ".join(f'"{d}"' for d in devices)
     return (
         f'[[partition]]\nname = "{name}"\ncpus = [{cpu_list}]\nmemory = "{memory}"\n'
         f'image = "{image}"\nwfi = "{wfi}"\nirq = "{irq}"\nbootargs = "{bootargs}"\n'
+        f'devices = [{device_list}]\n'
     )
 
 
@@ -39,9 +41,11 @@ def partition(name, cpus, image, bootargs="", wfi=None, memory="32MiB", irq="tra
 def system_file(tmp_path):
     """Write a system description from partition() snippets; returns its path."""
 
-    def write(*partitions, cpus=4, cpu="cortex-a53"):
+    def write(*partitions, cpus=4, cpu="cortex-a53", pci=()):
         path = tmp_path / "system.toml"
-        path.write_text(f'[board]\ncpus = {cpus}\ncpu = "{cpu}"\n\n' + "\n".join(partitions))
+        pci_list = ", ".join(f'"{d}"' for d in pci)
+        path.write_text(f'[board]\ncpus = {cpus}\ncpu = "{cpu}"\npci = [{pci_list}]\n\n'
+                        + "\n".join(partitions))
         return path
 
     return write
