@@ -45,6 +45,7 @@ static volatile uint32_t prio_order[PRIO_RECORD]; /* CPU 0's IRQ handler */
 static volatile uint32_t cpu0_foreign;          /* CPU 0's IRQ handler */
 static volatile uint32_t cpu0_group_sgis;       /* CPU 0's IRQ handler */
 static volatile uint32_t cpu0_spis;             /* CPU 0's IRQ handler */
+static volatile uint32_t cpu1_spis;             /* CPU 1's IRQ handler */
 static unsigned probe_spi;                      /* the SPI spi-owned raises, 0: none */
 
 static const char *json_bool(bool b)
@@ -90,6 +91,8 @@ static void probe_irq(struct exc_frame *frame)
 		cpu0_group_sgis++;
 	} else if (probe_spi && intid == probe_spi && cpu == 0) {
 		cpu0_spis++;
+	} else if (probe_spi && intid == probe_spi && cpu == 1) {
+		cpu1_spis++;
 	} else if (intid < 1020 && cpu < MAX_CPUS) {
 		stray_irqs[cpu]++;
 	}
@@ -105,6 +108,23 @@ static bool wait_count(volatile uint32_t *counter, uint32_t target, uint64_t us)
 	while (*counter < target)
 		if (deadline_passed(deadline))
 			return false;
+	return true;
+}
+
+/*
+ * wait_count with a YIELD in the loop: for waits on another CPU that must first be started.
+ * Under icount QEMU runs the cores in turns, and a core that spins without it can hold the
+ * turn far longer than the wait.
+ */
+static bool wait_count_yield(volatile uint32_t *counter, uint32_t target, uint64_t us)
+{
+	uint64_t deadline = deadline_after_us(us);
+
+	while (*counter < target) {
+		if (deadline_passed(deadline))
+			return false;
+		cpu_relax();
+	}
 	return true;
 }
 
@@ -300,6 +320,58 @@ static bool test_spi_owned(void)
 	printf("PROBE-JSON {\"test\":\"spi-owned\",\"spi\":%u,\"priority_after\":%u,"
 	       "\"router_before\":%lu,\"router_after\":%lu,\"received\":%u,\"pass\":%s}\n",
 	       spi, prio_after, router_before, router_after, received, json_bool(pass));
+	return pass;
+}
+
+/* CPU 1 of spi-offline: takes what was pending for it, then reports and turns off. */
+static void cpu1_spi_main(uint64_t context_id)
+{
+	(void)context_id;
+	cpu1_ready = 1;
+	irq_enable();
+	wait_count(&cpu1_spis, 1, WAIT_US);
+	spin_us(SETTLE_US);     /* a second delivery would show up here */
+	irq_disable();
+}
+
+/*
+ * An SPI routed to CPU 1 while CPU 1 is off, made pending there: it must wait in the GIC and
+ * arrive once CPU 1 is started, not be lost (or taken by whoever runs that core meanwhile).
+ */
+static bool test_spi_offline(void)
+{
+	unsigned spi = (unsigned)bootarg_ulong("probe.spi", 37, 32, 1019);
+	uintptr_t router_reg = GICD_BASE + GICD_IROUTER + 8 * spi;
+	int32_t aff_before = psci_affinity_info(1);
+
+	gic_spi_set_group1(spi);
+	gic_spi_set_priority(spi, GIC_DEFAULT_PRIORITY);
+	gic_spi_set_trigger(spi, true);
+	mmio_write64(router_reg, 1);    /* Aff0 = 1: CPU 1 */
+	probe_spi = spi;
+	cpu1_spis = 0;
+	cpu1_ready = 0;
+	gic_spi_enable(spi);
+	mmio_write32(GICD_BASE + GICD_ISPENDR + 4 * (spi / 32), 1u << (spi % 32));
+	spin_us(SETTLE_US);             /* time for it to go astray, were it to */
+	uint32_t early = cpu1_spis;
+	int32_t ret = cpu_start(1, cpu1_spi_main, 0);
+	bool started = ret == PSCI_SUCCESS && wait_count_yield(&cpu1_ready, 1, WAIT_US);
+	wait_count_yield(&cpu1_spis, 1, WAIT_US);
+	uint64_t deadline = deadline_after_us(WAIT_US);
+	while (psci_affinity_info(1) != PSCI_AFFINITY_OFF && !deadline_passed(deadline))
+		cpu_relax();
+	uint32_t received = cpu1_spis;
+	gic_spi_disable(spi);
+	gic_spi_route_to_self(spi);
+	gic_spi_set_trigger(spi, false);
+	probe_spi = 0;
+
+	bool pass = aff_before == PSCI_AFFINITY_OFF && started && early == 0 && received == 1;
+	printf("PROBE-JSON {\"test\":\"spi-offline\",\"spi\":%u,\"cpu1_off_before\":%s,"
+	       "\"taken_while_off\":%u,\"cpu_on_ret\":%d,\"cpu1_started\":%s,\"received\":%u,"
+	       "\"pass\":%s}\n", spi, json_bool(aff_before == PSCI_AFFINITY_OFF), early, ret,
+	       json_bool(started), received, json_bool(pass));
 	return pass;
 }
 
@@ -604,6 +676,8 @@ void guest_main(void)
 			test_gicd_foreign();
 		} else if (strview_eq(item, "spi-owned")) {
 			test_spi_owned();
+		} else if (strview_eq(item, "spi-offline")) {
+			test_spi_offline();
 		} else if (strview_eq(item, "gicr-group")) {
 			test_gicr_group();
 		} else if (strview_eq(item, "prio")) {

@@ -285,11 +285,13 @@ void tern_main(void)
 			arch_board_off();
 		}
 		arch_partition_irqs_reset(p);
-		tern_log("partition %s: %u vCPU(s) from core %u, %llu MiB at 0x%llx, wfi %s, irq %s, %u device region(s)",
+		/* Every character costs boot time on the UART: the defaults go unsaid. */
+		tern_log("partition %s: %u vCPU(s) from core %u, %llu MiB at 0x%llx, wfi %s%s%s",
 			 p->name, p->num_vcpus, c->cpus[0], (unsigned long long)(c->ram_size >> 20),
 			 (unsigned long long)c->ram_hpa,
 			 (c->flags & TERN_PF_WFI_NATIVE) ? "native" : "trap",
-			 (c->flags & TERN_PF_IRQ_DIRECT) ? "direct" : "trap", c->num_regions);
+			 (c->flags & TERN_PF_IRQ_DIRECT) ? ", irq direct" : "",
+			 c->num_regions ? ", devices passed through" : "");
 		p->created = arch_counter();
 		p->vcpu[0].entry = c->entry_ipa;
 		p->vcpu[0].context = c->dtb_ipa;

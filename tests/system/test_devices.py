@@ -94,3 +94,15 @@ def test_direct_guest_cannot_take_group_0_or_outrank_the_control_path(system_fil
     assert stats["gic_ignored"] >= 1 and stats["gic_clamped"] >= 1, stats
     assert probe_record(result, "d", "spin-masked")["cpu1_spinning"], result.explain()
     assert result.partitions["d"].state == "off", result.explain()
+
+
+@pytest.mark.parametrize("irq", ["trap", "direct"])
+def test_spi_for_a_vcpu_that_is_off_waits_for_it(system_file, irq):
+    # SPI 37 routed to vCPU 1 while it is off and made pending: the core it is pinned on idles
+    # in the hypervisor, which must leave it pending in the GIC until vCPU 1 runs and takes it.
+    path = system_file(partition("p", [1, 2], PROBE, f"probe.tests=spi-offline probe.spi={EDU_INTID}",
+                                 irq=irq, devices=["pcie"]), cpus=3, pci=["edu"])
+    result = run_system(path, icount=4)
+    assert result.ok, result.explain()
+    record = probe_record(result, "p", "spi-offline")
+    assert record["pass"] and record["received"] == 1 and record["taken_while_off"] == 0, record

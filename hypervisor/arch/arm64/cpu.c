@@ -99,18 +99,20 @@ void arch_cpu_kick(unsigned pcpu)
 	gic_send_sgi(pcpu, SGI_KICK);
 }
 
-/* An idle core only needs waking: acknowledge and retire whatever woke it. */
+/*
+ * An idle core waits for the control path (Group 0) alone.  Group 1 is off at its CPU
+ * interface, so a guest interrupt routed here (an SPI aimed at a vCPU that is off) stays
+ * pending in the GIC for when the vCPU runs again, instead of being taken and lost.
+ */
 void arch_cpu_idle_wait(void)
 {
 	uint64_t intid;
 
+	write_sysreg(icc_igrpen1_el1, 0);
+	isb();
 	wfi();
 	while ((intid = read_sysreg(icc_iar0_el1)) < 1020) {
 		write_sysreg(icc_eoir0_el1, intid);
-		write_sysreg(icc_dir_el1, intid);
-	}
-	while ((intid = read_sysreg(icc_iar1_el1)) < 1020) {
-		write_sysreg(icc_eoir1_el1, intid);
 		write_sysreg(icc_dir_el1, intid);
 	}
 }
@@ -209,6 +211,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	if (!(p->cfg->flags & TERN_PF_WFI_NATIVE))
 		hcr |= HCR_TWI | HCR_TWE;
 	c->direct = direct;
+	write_sysreg(icc_igrpen1_el1, 1); /* off while the core idled */
 	vgic_vcpu_reset(c, v);
 	reset_el1();
 	write_sysreg(vmpidr_el2, BIT(31) | v->index);

@@ -34,7 +34,8 @@
 /* Root, one level-2 table per GiB touched, level-3 tables for unaligned device edges. */
 #define S2_POOL_PAGES  (8 * TERN_MAX_PARTITIONS)
 
-struct arm64_partition arm64_partitions[TERN_MAX_PARTITIONS];
+/* Set up field by field for the partitions that exist: not cleared at boot, it is large. */
+struct arm64_partition arm64_partitions[TERN_MAX_PARTITIONS] __attribute__((section(".noinit")));
 
 static uint64_t hyp_l1[512] __attribute__((aligned(4096)));
 /* Each page is cleared when handed out (s2_alloc). */
@@ -113,6 +114,7 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	struct arm64_partition *ap = arm64_part(p);
 	const struct tern_config_partition *c = p->cfg;
 
+	atomic_flag_clear(&ap->dist.lock.held);
 	ap->s2_root = s2_alloc();
 	bool mapped = ap->s2_root && s2_map(ap->s2_root, c->ram_ipa, c->ram_hpa, c->ram_size,
 					    S2_MEM_NORMAL | S2_AP_RW | PTE_SH_INNER | PTE_AF);

@@ -389,16 +389,14 @@ void arch_partition_irqs_reset(struct partition *p)
 	uintptr_t gicd = platform.gicd_base;
 
 	spin_lock(&d->lock);
-	memcpy(d->owned, p->cfg->spis, sizeof(d->owned));
-	d->owned[0] = 0;
 	d->ctlr = 0;
-	/* A direct guest's interrupts are Group 1 for good: it sees them so. */
-	for (uint32_t w = 0; w < TERN_IRQ_WORDS; w++)
-		d->group[w] = direct ? d->owned[w] : 0;
-	memset(d->prio, 0, sizeof(d->prio));
-	memset(d->target, 0, sizeof(d->target));
+	d->owned[0] = d->group[0] = 0;
+	/* prio[] and target[] are only ever read for owned SPIs: only those are reset. */
 	for (uint32_t w = 1; w < TERN_IRQ_WORDS; w++) {
-		uint32_t bits = d->owned[w];
+		uint32_t bits = p->cfg->spis[w];
+		d->owned[w] = bits;
+		/* A direct guest's interrupts are Group 1 for good: it sees them so. */
+		d->group[w] = direct ? bits : 0;
 		if (!bits)
 			continue;
 		mmio_write32(gicd + GICD_ICENABLER + 4 * w, bits);
@@ -406,6 +404,8 @@ void arch_partition_irqs_reset(struct partition *p)
 		mmio_write32(gicd + GICD_ICACTIVER + 4 * w, bits);
 		for (; bits; bits &= bits - 1) {
 			uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
+			d->prio[intid] = 0;
+			d->target[intid] = 0;
 			*(volatile uint8_t *)(gicd + GICD_IPRIORITYR + intid) = PRIO_GUEST;
 			route_spi(p, intid, 0);
 		}
