@@ -72,3 +72,16 @@ def test_control_path_restarts_a_partition_spinning_with_everything_masked(syste
     spins = [r for r in result.partitions["d"].probe if r.get("test") == "spin-masked"]
     assert len(spins) == restarts + 1 and all(r["cpu1_spinning"] for r in spins), result.explain()
     assert probe_record(result, "d", "reset")["pass"], result.explain()
+
+
+def test_direct_sgis_between_cores_that_are_not_contiguous(system_file):
+    # vCPU 0 on core 3, vCPU 1 on core 1: the vector's shift-the-target-list path cannot map
+    # these, so the SGIs take the C filter; they must arrive all the same, and nothing else.
+    path = system_file(partition("d", [3, 1], PROBE, "probe.tests=smp,sgi-foreign", irq="direct"),
+                       cpus=4)
+    result = run_system(path, icount=4)
+    assert result.ok, result.explain()
+    assert probe_record(result, "d", "smp")["pass"], result.explain()
+    assert probe_record(result, "d", "sgi-foreign")["pass"], result.explain()
+    stats = result.stats["d"]
+    assert stats["sgi_sent"] >= 2 and stats["exit_irq"] == 0, stats

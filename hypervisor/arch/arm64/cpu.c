@@ -146,6 +146,9 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 		return c->fast_wfi;
 	case STAT_EXIT_WFE:
 		return c->fast_wfe;
+	case STAT_EXIT_SYSREG:
+	case STAT_SGI_SENT:
+		return c->fast_sgi;
 	default:
 		return 0;
 	}
@@ -160,6 +163,22 @@ void arch_vcpu_quiesce(struct vcpu *v)
 	vgic_quiesce(c);
 	write_sysreg(hcr_el2, HCR_RW);
 	isb();
+}
+
+/*
+ * A direct vCPU's SGI writes are filtered in the vector (vectors.S, guest_sgi) when its
+ * partition's cores are contiguous: vCPU i's target-list bit then maps to physical Aff0
+ * cpus[0] + i by one shift.  Anything else takes the C path.
+ */
+static void sgi_fast_path_setup(struct arm64_cpu *c, const struct partition *p)
+{
+	uint32_t first = p->vcpu[0].pcpu;
+	bool contiguous = first + p->num_vcpus <= 16;
+
+	for (uint32_t i = 0; i < p->num_vcpus; i++)
+		contiguous &= p->vcpu[i].pcpu == first + i;
+	c->sgi_vcpus = c->direct && contiguous ? BIT(p->num_vcpus) - 1 : 0;
+	c->sgi_shift = first;
 }
 
 /* Everything of EL1 the guest may have changed, back to a cold core's state. */
@@ -211,6 +230,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	if (!(p->cfg->flags & TERN_PF_WFI_NATIVE))
 		hcr |= HCR_TWI | HCR_TWE;
 	c->direct = direct;
+	sgi_fast_path_setup(c, p);
 	write_sysreg(icc_igrpen1_el1, 1); /* off while the core idled */
 	vgic_vcpu_reset(c, v);
 	reset_el1();

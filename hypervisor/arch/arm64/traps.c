@@ -20,13 +20,6 @@
 #define PSCI_NOT_SUPPORTED      (-1)
 #define PSCI_MIGRATE_NOT_NEEDED 2          /* no Trusted OS to migrate */
 
-/* ESR_EL2.ISS of a trapped system register access: Op0, Op2, Op1, CRn, CRm and the direction. */
-#define SYSREG_ISS_MASK   0x3ffc1eu
-#define SYSREG_ISS(op0, op1, crn, crm, op2) \
-	(((op0) << 20) | ((op2) << 17) | ((op1) << 14) | ((crn) << 10) | ((crm) << 1))
-#define ISS_ICC_SGI1R     SYSREG_ISS(3, 0, 12, 11, 5)
-#define ISS_ICC_ASGI1R    SYSREG_ISS(3, 1, 12, 11, 6)
-#define ISS_ICC_SGI0R     SYSREG_ISS(3, 2, 12, 11, 7)
 
 static uint64_t reg_get(const struct guest_regs *r, unsigned n)
 {

@@ -5,6 +5,7 @@
  * (guest_frame()); nothing else is on the stack then.
  */
 #include <arch/cpu.h>
+#include <arch/gicv3.h>
 #include <arch/sysreg.h>
 
 .macro save_x4_to_x30_elr_spsr
@@ -62,10 +63,16 @@ guest_sync:
 	ubfx	x1, x0, #26, #6
 	cmp	x1, #EC_WFX
 	b.eq	guest_wfx
+	cmp	x1, #EC_SYSREG
+	b.eq	guest_sgi
+guest_sync_slow:
 	save_x4_to_x30_elr_spsr
 	mov	x0, sp
 	bl	arm64_guest_sync
 	b	guest_exit
+	.if	(. - guest_sync) > 128
+	.error	"guest_sync overflows its vector slot"
+	.endif
 
 	/*
 	 * Interrupt from a guest: the fast path.  A hardware interrupt the
@@ -94,6 +101,9 @@ guest_irq_body:
 	ldp	x2, x3, [sp, #16]
 	ldp	x0, x1, [sp], #GUEST_FRAME_SIZE
 	eret
+	.if	(. - guest_irq) > 128
+	.error	"guest_irq overflows its vector slot"
+	.endif
 
 	.balign	128
 	b	guest_fiq
@@ -138,6 +148,71 @@ guest_wfi_slow:
 	mov	x0, sp
 	bl	arm64_guest_wfi
 	b	guest_exit
+
+/*
+ * A trapped system register access, x0 = ESR, x0-x3 saved.  A direct vCPU's ICC_SGI1R_EL1
+ * write to vCPUs of its own partition becomes the physical SGI here: check the fields, shift
+ * the target list onto the partition's cores, write, return.  Everything else - another
+ * register, a trap-and-inject vCPU (sgi_vcpus = 0), IRM, affinity above Aff0, targets outside
+ * the partition, the hypervisor's SGI 15 - goes to C, which filters and counts.
+ */
+guest_sgi:
+	mrs	x1, tpidr_el2
+	ldr	x2, [x1, #CPU_SGI_VCPUS]
+	cbz	x2, guest_sync_slow
+	and	w3, w0, #ISS_SYSREG_ID_HI_MASK
+	mov	w2, #(ISS_ICC_SGI1R_HI & 0xffff)
+	movk	w2, #(ISS_ICC_SGI1R_HI >> 16), lsl #16
+	cmp	w3, w2
+	b.ne	guest_sync_slow
+	and	w3, w0, #ISS_SYSREG_ID_LO_MASK	/* CRm and the direction: a write */
+	cmp	w3, #ISS_ICC_SGI1R_LO
+	b.ne	guest_sync_slow
+	ubfx	x3, x0, #5, #5			/* Rt */
+	adr	x2, sgi_rt_table
+	add	x2, x2, x3, lsl #3
+	br	x2
+sgi_rt_value:					/* x1 = this core, x2 = the value written */
+	lsr	x3, x2, #28			/* IRM, Aff2, RS, Aff3: must be 0 */
+	cbnz	x3, guest_sync_slow
+	ubfx	x3, x2, #16, #8			/* Aff1 */
+	cbnz	x3, guest_sync_slow
+	ubfx	x3, x2, #24, #4
+	cmp	x3, #SGI_KICK
+	b.eq	guest_sync_slow
+	and	x0, x2, #0xffff			/* target list: the partition's vCPUs only */
+	ldr	x3, [x1, #CPU_SGI_VCPUS]
+	bics	xzr, x0, x3
+	b.ne	guest_sync_slow
+	ldr	x3, [x1, #CPU_SGI_SHIFT]
+	lsl	x0, x0, x3
+	and	x2, x2, #0x0f000000
+	orr	x2, x2, x0
+	dsb	ishst
+	msr	icc_sgi1r_el1, x2
+	mrs	x2, elr_el2
+	add	x2, x2, #4
+	msr	elr_el2, x2
+	ldr	x2, [x1, #CPU_FAST_SGI]
+	add	x2, x2, #1
+	str	x2, [x1, #CPU_FAST_SGI]
+	ldp	x2, x3, [sp, #16]
+	ldp	x0, x1, [sp], #GUEST_FRAME_SIZE
+	eret
+
+/* x2 = the guest's Rt: x0-x3 from the frame, x4-x30 live, 31 = XZR.  Two instructions each. */
+	.balign	8
+sgi_rt_table:
+	.irp	n, 0, 1, 2, 3
+	ldr	x2, [sp, #(\n * 8)]
+	b	sgi_rt_value
+	.endr
+	.irp	n, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30
+	mov	x2, x\n
+	b	sgi_rt_value
+	.endr
+	mov	x2, xzr
+	b	sgi_rt_value
 
 guest_sync_aarch32:
 	save_all

@@ -13,6 +13,9 @@
 #define CPU_LRS_IDLE    8216   /* ICH_ELRSR_EL2 value when every list register is empty */
 #define CPU_FAST_WFI    8224   /* WFI exits handled by the fast path */
 #define CPU_FAST_WFE    8232
+#define CPU_SGI_VCPUS   8240   /* direct vCPU: target-list bits of its partition's vCPUs, else 0 */
+#define CPU_SGI_SHIFT   8248   /* ... and how far to shift them to get physical Aff0 bits */
+#define CPU_FAST_SGI    8256   /* SGI writes handled by the vector (direct vCPUs) */
 #define NR_INTIDS       1024   /* SGI, PPI, SPI and special INTIDs; LPIs are never enabled */
 #define GUEST_FRAME_SIZE 272   /* x0-x30, ELR_EL2, SPSR_EL2, padding */
 #define GUEST_ELR       248
@@ -55,6 +58,9 @@ struct arm64_cpu {
 	uint64_t lrs_idle;
 	uint64_t fast_wfi;
 	uint64_t fast_wfe;
+	uint64_t sgi_vcpus;
+	uint64_t sgi_shift;
+	uint64_t fast_sgi;
 	struct vcpu *vcpu;
 	uint64_t mpidr;
 	uintptr_t gicr;          /* this core's physical redistributor */
@@ -68,6 +74,9 @@ _Static_assert(__builtin_offsetof(struct arm64_cpu, id) == CPU_ID, "asm offset")
 _Static_assert(__builtin_offsetof(struct arm64_cpu, lrs_idle) == CPU_LRS_IDLE, "asm offset");
 _Static_assert(__builtin_offsetof(struct arm64_cpu, fast_wfi) == CPU_FAST_WFI, "asm offset");
 _Static_assert(__builtin_offsetof(struct arm64_cpu, fast_wfe) == CPU_FAST_WFE, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, sgi_vcpus) == CPU_SGI_VCPUS, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, sgi_shift) == CPU_SGI_SHIFT, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, fast_sgi) == CPU_FAST_SGI, "asm offset");
 _Static_assert(sizeof(struct guest_regs) == GUEST_FRAME_SIZE, "asm frame");
 _Static_assert(__builtin_offsetof(struct guest_regs, elr) == GUEST_ELR, "asm frame");
 _Static_assert(__builtin_offsetof(struct guest_regs, spsr) == GUEST_SPSR, "asm frame");

@@ -60,6 +60,7 @@
 /* A direct guest's SGIs and PPIs: Group 1 whatever it writes. */
 #define DIRECT_GROUP1  ((uint32_t)(GUEST_SGIS | OWNED_PPIS))
 
+#ifndef __ASSEMBLER__
 extern unsigned gic_nr_lrs;
 extern uint32_t gic_nr_irqs;
 
@@ -101,5 +102,7 @@ void vgic_take_incoming(struct arm64_cpu *c);
 void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r);
 bool vgic_lrs_pending(void);
 bool vgic_owned_hw(const struct arm64_cpu *c, uint32_t intid);
+
+#endif /* __ASSEMBLER__ */
 
 #endif

@@ -11,6 +11,22 @@
 #define EC_IABT_LOW  0x20
 #define EC_DABT_LOW  0x24
 
+/*
+ * ESR_EL2.ISS of a trapped system register access (EC_SYSREG): Op0 [21:20], Op2 [19:17],
+ * Op1 [16:14], CRn [13:10], Rt [9:5], CRm [4:1], direction [0] (1 = read).
+ */
+#define SYSREG_ISS(op0, op1, crn, crm, op2) \
+	(((op0) << 20) | ((op2) << 17) | ((op1) << 14) | ((crn) << 10) | ((crm) << 1))
+#define SYSREG_ISS_MASK   0x3ffc1e    /* the register, without Rt and the direction */
+/* The same split in two masks an AND instruction can encode, for vectors.S. */
+#define ISS_SYSREG_ID_HI_MASK 0x3ffc00 /* Op0, Op2, Op1, CRn */
+#define ISS_SYSREG_ID_LO_MASK 0x1f     /* CRm and the direction */
+#define ISS_ICC_SGI1R     SYSREG_ISS(3, 0, 12, 11, 5)
+#define ISS_ICC_SGI1R_HI  (ISS_ICC_SGI1R & ISS_SYSREG_ID_HI_MASK)
+#define ISS_ICC_SGI1R_LO  (ISS_ICC_SGI1R & ISS_SYSREG_ID_LO_MASK) /* a write */
+#define ISS_ICC_ASGI1R    SYSREG_ISS(3, 1, 12, 11, 6)
+#define ISS_ICC_SGI0R     SYSREG_ISS(3, 2, 12, 11, 7)
+
 #ifndef __ASSEMBLER__
 #include <tern/types.h>
 
