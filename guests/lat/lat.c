@@ -132,6 +132,16 @@ void lat_irq(uint64_t now)
 	}
 }
 
+/* Sample `n` (from 0) of a sender's cost: min and max, and the sum for the average. */
+static void sender_add(struct sender_stats *s, int64_t *sum, unsigned n, int64_t cost)
+{
+	*sum += cost;
+	if (n == 0 || cost < s->min)
+		s->min = cost;
+	if (n == 0 || cost > s->max)
+		s->max = cost;
+}
+
 static int32_t clamp32(int64_t v)
 {
 	return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
@@ -322,12 +332,7 @@ static void run_sgi_samples(const struct lat_test *t, const struct lat_config *c
 		}
 		samples[i] = clamp32((int64_t)(irq_counter - tx_send));
 
-		int64_t cost = (int64_t)(tx_after - tx_send);
-		cost_sum += cost;
-		if (i == 0 || cost < r->sender.min)
-			r->sender.min = cost;
-		if (i == 0 || cost > r->sender.max)
-			r->sender.max = cost;
+		sender_add(&r->sender, &cost_sum, i, (int64_t)(tx_after - tx_send));
 		r->done++;
 	}
 	write_sysreg(vbar_el1, (uintptr_t)lib_vectors);
@@ -444,12 +449,7 @@ static void run_edu_samples(const struct lat_test *t, const struct lat_config *c
 		}
 		samples[i] = clamp32((int64_t)(irq_counter - t_send));
 
-		int64_t cost = (int64_t)(t_after - t_send);
-		cost_sum += cost;
-		if (i == 0 || cost < r->sender.min)
-			r->sender.min = cost;
-		if (i == 0 || cost > r->sender.max)
-			r->sender.max = cost;
+		sender_add(&r->sender, &cost_sum, i, (int64_t)(t_after - t_send));
 		r->done++;
 	}
 	write_sysreg(vbar_el1, (uintptr_t)lib_vectors);

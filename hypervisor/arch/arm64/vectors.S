@@ -35,6 +35,16 @@
 	save_x4_to_x30_elr_spsr
 .endm
 
+/* x1 = this core: count one fast exit in its `counter`, restore x0-x3, back to the guest. */
+.macro count_and_eret counter
+	ldr	x2, [x1, #\counter]
+	add	x2, x2, #1
+	str	x2, [x1, #\counter]
+	ldp	x2, x3, [sp, #16]
+	ldp	x0, x1, [sp], #GUEST_FRAME_SIZE
+	eret
+.endm
+
 .macro ventry label
 	.balign	128
 	b	\label
@@ -95,12 +105,7 @@ guest_irq_body:
 	tbz	x3, #0, guest_irq_slow
 	msr	ich_lr0_el2, x2
 	msr	icc_eoir1_el1, x0
-	ldr	x2, [x1, #CPU_FAST_IRQS]
-	add	x2, x2, #1
-	str	x2, [x1, #CPU_FAST_IRQS]
-	ldp	x2, x3, [sp, #16]
-	ldp	x0, x1, [sp], #GUEST_FRAME_SIZE
-	eret
+	count_and_eret CPU_FAST_IRQS
 	.if	(. - guest_irq) > 128
 	.error	"guest_irq overflows its vector slot"
 	.endif
@@ -137,12 +142,7 @@ guest_wfx:
 	b	guest_irq_body
 guest_wfe:
 	/* A hint: the core is this guest's alone, there is nobody to yield to. */
-	ldr	x2, [x1, #CPU_FAST_WFE]
-	add	x2, x2, #1
-	str	x2, [x1, #CPU_FAST_WFE]
-	ldp	x2, x3, [sp, #16]
-	ldp	x0, x1, [sp], #GUEST_FRAME_SIZE
-	eret
+	count_and_eret CPU_FAST_WFE
 guest_wfi_slow:
 	save_x4_to_x30_elr_spsr
 	mov	x0, sp
@@ -193,12 +193,7 @@ sgi_rt_value:					/* x1 = this core, x2 = the value written */
 	mrs	x2, elr_el2
 	add	x2, x2, #4
 	msr	elr_el2, x2
-	ldr	x2, [x1, #CPU_FAST_SGI]
-	add	x2, x2, #1
-	str	x2, [x1, #CPU_FAST_SGI]
-	ldp	x2, x3, [sp, #16]
-	ldp	x0, x1, [sp], #GUEST_FRAME_SIZE
-	eret
+	count_and_eret CPU_FAST_SGI
 
 /* x2 = the guest's Rt: x0-x3 from the frame, x4-x30 live, 31 = XZR.  Two instructions each. */
 	.balign	8
