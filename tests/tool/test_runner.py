@@ -82,6 +82,12 @@ def test_demo_system_is_valid(tmp_path, stub_image):
     path = tmp_path / "demo.toml"
     path.write_text(text)
     system = load_system(path)
-    assert system.board.cpus == 2
+    assert system.board.cpus == 2 and system.board.pci == ("edu",)
     (p,) = system.partitions
-    assert (p.name, p.cpus, p.wfi_native, p.bootargs) == ("lat", (1,), True, "lat.samples=50")
+    assert (p.name, p.cpus, p.wfi_native, p.irq_direct, p.devices) == \
+        ("lat", (1,), True, False, ("pcie",))
+    assert p.bootargs == ("lat.tests=vtimer-wfi,vtimer-busy,ptimer-wfi,ptimer-busy,edu-wfi,"
+                          "edu-busy lat.samples=50")
+    direct = tmp_path / "direct.toml"
+    direct.write_text(cli.demo_system_toml(stub_image, "native", irq="direct"))
+    assert load_system(direct).partitions[0].irq_direct

@@ -3,7 +3,7 @@
     tern run SYSTEM.toml      boot the hypervisor with the system, stream the console
     tern check SYSTEM.toml    validate the system and print where everything goes
     tern native IMAGE         boot an image directly on the same board
-    tern demo                 interrupt latency: native vs. Tern (wfi trap / native)
+    tern demo                 interrupt latency: native vs. Tern (wfi trap / native, direct)
     tern bench                the latency lab: every system x scenario, JSON, plots, report
 
 Exit status: 0 ok, 1 run failed, 2 bad input or missing tool, 3 hypervisor
@@ -21,7 +21,10 @@ from .config import CPU_MODELS, PCI_MODELS, format_size, load_system
 from .errors import TernError, ToolError
 
 DEMO_IMAGE = runner.REPO_ROOT / "guests" / "build" / "lat.img"
-DEMO_TESTS = ("vtimer-wfi", "vtimer-busy", "ptimer-wfi", "ptimer-busy")
+DEMO_TESTS = ("vtimer-wfi", "vtimer-busy", "ptimer-wfi", "ptimer-busy", "edu-wfi", "edu-busy")
+# The device tests' board: QEMU's edu on the PCIe bus, the host bridge owned by the partition.
+DEMO_PCI = ("edu",)
+DEMO_DEVICES = ("pcie",)
 DEMO_PARTITION = "lat"
 DEMO_CORE = 1
 DEMO_BOARD_CPUS = 2
@@ -101,7 +104,8 @@ def _parser():
     run_options(p)
     p.set_defaults(func=cmd_native)
 
-    p = sub.add_parser("demo", help="latency table: native vs. Tern with wfi trap and native")
+    p = sub.add_parser("demo", help="latency table (timers, edu device): native vs. Tern trap-and-inject "
+                       "(wfi trap and native) and direct")
     p.add_argument("--samples", type=int, metavar="N", help="samples per test (lat.samples=N)")
     p.add_argument("--icount", type=_icount, default=4, metavar="SHIFT",
                    help="icount shift (default 4: one timer tick per instruction)")
@@ -182,12 +186,19 @@ def cmd_check(args):
     return 0
 
 
-def demo_system_toml(image, wfi, memory="64MiB", samples=None):
+def demo_bootargs(samples=None):
+    """The latency guest's command line: every demo test, `samples` each."""
+    args = f"lat.tests={','.join(DEMO_TESTS)}"
+    return args if samples is None else f"{args} lat.samples={samples}"
+
+
+def demo_system_toml(image, wfi, memory="64MiB", samples=None, irq="trap"):
     """The demo's one-partition system, as TOML text."""
     lines = [
         "# Written by `tern demo`.",
         "[board]",
         f"cpus = {DEMO_BOARD_CPUS}",
+        f"pci = {json.dumps(list(DEMO_PCI))}",
         "",
         "[[partition]]",
         f'name = "{DEMO_PARTITION}"',
@@ -195,9 +206,10 @@ def demo_system_toml(image, wfi, memory="64MiB", samples=None):
         f'memory = "{memory}"',
         f"image = {json.dumps(str(Path(image).resolve()))}",
         f'wfi = "{wfi}"',
+        f'irq = "{irq}"',
+        f"devices = {json.dumps(list(DEMO_DEVICES))}",
+        f'bootargs = "{demo_bootargs(samples)}"',
     ]
-    if samples is not None:
-        lines.append(f'bootargs = "lat.samples={samples}"')
     return "\n".join(lines) + "\n"
 
 
@@ -217,23 +229,24 @@ def cmd_demo(args):
         raise ToolError(f"--samples must be positive (got {args.samples})")
     build.check_hypervisor(args.hypervisor or runner.DEFAULT_HYPERVISOR)
     workdir = runner.make_workdir(args.workdir)
-    bootargs = f"lat.samples={args.samples}" if args.samples is not None else ""
+    bootargs = demo_bootargs(args.samples)
     quiet = not args.verbose
     runs = {}
     statuses = {}
-    plan = [("native", None), ("tern wfi=trap", "trap"), ("tern wfi=native", "native")]
-    for label, wfi in plan:
+    plan = [("native", None, None), ("tern wfi=trap", "trap", "trap"),
+            ("tern wfi=native", "native", "trap"), ("tern direct", "native", "direct")]
+    for label, wfi, irq in plan:
         print(f"demo: running {label} ...", file=sys.stderr, flush=True)
         rundir = workdir / label.replace(" ", "-").replace("=", "-")
         if wfi is None:
             result = runner.run_native(args.image, bootargs=bootargs, cpus=DEMO_BOARD_CPUS,
                                        icount=args.icount, timeout=args.timeout, quiet=quiet,
-                                       workdir=rundir)
+                                       workdir=rundir, pci=DEMO_PCI)
             records = result.lat
         else:
             rundir.mkdir(parents=True, exist_ok=True)
             toml_path = rundir / "system.toml"
-            toml_path.write_text(demo_system_toml(args.image, wfi, samples=args.samples))
+            toml_path.write_text(demo_system_toml(args.image, wfi, samples=args.samples, irq=irq))
             result = runner.run_system(toml_path, icount=args.icount, timeout=args.timeout,
                                        quiet=quiet, workdir=rundir, hypervisor=args.hypervisor)
             part = result.partitions.get(DEMO_PARTITION)
