@@ -647,6 +647,21 @@ static bool test_spin_masked(void)
 	return started;
 }
 
+/*
+ * Wait for ever, asleep: a partition for the hypervisor console to restart.  `boots` lives in
+ * .data (not bss, which start-up code zeroes): it reads 1 only if the image was reloaded.
+ */
+static volatile uint32_t boots_data = 0x100;
+
+static void test_idle(void)
+{
+	boots_data++;
+	printf("PROBE-JSON {\"test\":\"idle\",\"phase\":\"waiting\",\"boots\":%u}\n",
+	       (unsigned)(boots_data - 0x100));
+	for (;;)
+		__asm__ volatile("wfi" : : : "memory");
+}
+
 static void test_spin(void)
 {
 	printf("PROBE-JSON {\"test\":\"spin\",\"phase\":\"spinning\"}\n");
@@ -696,6 +711,8 @@ void guest_main(void)
 			test_reset();
 		} else if (strview_eq(item, "spin")) {
 			test_spin();
+		} else if (strview_eq(item, "idle")) {
+			test_idle();
 		} else {
 			printf("PROBE-JSON {\"test\":\"");
 			print_strview(item);

@@ -126,7 +126,7 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 	    cfg->board_cpus > ARRAY_SIZE(cpu_owner))
 		return fail(err, errlen, "board_cpus %u (1..%u supported)", cfg->board_cpus,
 			    lim->max_cpus);
-	if (cfg->flags)
+	if (cfg->flags & ~TERN_CF_SMMUV3)
 		return fail(err, errlen, "unknown flags 0x%x", cfg->flags);
 
 	memset(cpu_owner, 0xff, sizeof(cpu_owner));
@@ -178,6 +178,14 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 			return fail(err, errlen, "partition %s: device tree outside its RAM", n);
 		if (!inside(p->image_ipa, p->image_size, p->ram_ipa, p->ram_size) || !p->image_size)
 			return fail(err, errlen, "partition %s: image outside its RAM", n);
+		if (p->initrd_size &&
+		    (!inside(p->initrd_ipa, p->initrd_size, p->ram_ipa, p->ram_size) ||
+		     overlaps(p->initrd_ipa, p->initrd_size, p->image_ipa, p->image_size) ||
+		     overlaps(p->initrd_ipa, p->initrd_size, p->dtb_ipa, p->dtb_size)))
+			return fail(err, errlen, "partition %s: initrd outside its RAM or over its image "
+				    "or device tree", n);
+		if (p->pristine_initrd_hpa && !p->initrd_size)
+			return fail(err, errlen, "partition %s: pristine initrd without an initrd", n);
 		if (check_devices(cfg, i, lim, err, errlen))
 			return -1;
 	}
@@ -185,21 +193,25 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 	/* Pristine copies must survive every guest: outside all partitions' RAM. */
 	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
 		const struct tern_config_partition *p = &cfg->partition[i];
-		if (!p->pristine_image_hpa && !p->pristine_dtb_hpa)
-			continue;
-		for (uint32_t j = 0; j < cfg->num_partitions; j++) {
-			const struct tern_config_partition *q = &cfg->partition[j];
-			if (overlaps(p->pristine_image_hpa, p->image_size, q->ram_hpa, q->ram_size) ||
-			    overlaps(p->pristine_dtb_hpa, p->dtb_size, q->ram_hpa, q->ram_size))
-				return fail(err, errlen, "partition %s: pristine copy inside partition %s",
-					    p->name, q->name);
+		const struct { uint64_t hpa, size; } copies[] = {
+			{ p->pristine_image_hpa, p->image_size },
+			{ p->pristine_dtb_hpa, p->dtb_size },
+			{ p->pristine_initrd_hpa, p->initrd_size },
+		};
+		for (size_t k = 0; k < ARRAY_SIZE(copies); k++) {
+			if (!copies[k].hpa)
+				continue;
+			for (uint32_t j = 0; j < cfg->num_partitions; j++) {
+				const struct tern_config_partition *q = &cfg->partition[j];
+				if (overlaps(copies[k].hpa, copies[k].size, q->ram_hpa, q->ram_size))
+					return fail(err, errlen, "partition %s: pristine copy inside partition %s",
+						    p->name, q->name);
+			}
+			if (overlaps(copies[k].hpa, copies[k].size, lim->reserved_lo,
+				     lim->reserved_hi - lim->reserved_lo))
+				return fail(err, errlen, "partition %s: pristine copy overlaps the hypervisor",
+					    p->name);
 		}
-		if (overlaps(p->pristine_image_hpa, p->image_size, lim->reserved_lo,
-			     lim->reserved_hi - lim->reserved_lo) ||
-		    overlaps(p->pristine_dtb_hpa, p->dtb_size, lim->reserved_lo,
-			     lim->reserved_hi - lim->reserved_lo))
-			return fail(err, errlen, "partition %s: pristine copy overlaps the hypervisor",
-				    p->name);
 	}
 	return 0;
 }

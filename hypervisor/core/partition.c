@@ -90,6 +90,26 @@ void vcpu_check_requests(struct vcpu *v)
 {
 	if (atomic_load(&v->stop))
 		vcpu_leave(v);
+	uint32_t request = atomic_exchange(&v->partition->request, 0);
+	if (request & PARTITION_REQ_STOP)
+		partition_end(v, PARTITION_OFF); /* an operator's decision, not a containment */
+	if (request & PARTITION_REQ_RESTART)
+		partition_system_reset(v);
+}
+
+void partition_request(struct partition *p, uint32_t request)
+{
+	struct vcpu *target = &p->vcpu[0];
+
+	atomic_fetch_or(&p->request, request);
+	/* A running vCPU acts on it at the kick; an ended partition's vCPU 0 core, when idle. */
+	for (uint32_t i = 0; i < p->num_vcpus; i++) {
+		if (atomic_load(&p->vcpu[i].power) == VCPU_ON) {
+			target = &p->vcpu[i];
+			break;
+		}
+	}
+	arch_cpu_kick(target->pcpu);
 }
 
 static struct vcpu *target_vcpu(struct vcpu *caller, uint64_t mpidr)
@@ -174,7 +194,31 @@ static void load_pristine(struct partition *p)
 	memset((void *)(uintptr_t)c->ram_hpa, 0, c->ram_size);
 	memcpy(image, (const void *)(uintptr_t)c->pristine_image_hpa, c->image_size);
 	memcpy(dtb, (const void *)(uintptr_t)c->pristine_dtb_hpa, c->dtb_size);
+	if (c->initrd_size)
+		memcpy((void *)(uintptr_t)(c->ram_hpa + (c->initrd_ipa - c->ram_ipa)),
+		       (const void *)(uintptr_t)c->pristine_initrd_hpa, c->initrd_size);
 	arch_sync_guest_memory(c->ram_hpa, c->ram_size);
+}
+
+/* A restart asked of a partition that has ended (off or stopped): vCPU 0's idle core reloads it. */
+static void restart_ended(struct vcpu *v)
+{
+	struct partition *p = v->partition;
+	uint32_t request = atomic_exchange(&p->request, 0);
+	uint32_t state = atomic_load(&p->state);
+
+	if (!(request & PARTITION_REQ_RESTART) ||
+	    (state != PARTITION_OFF && state != PARTITION_STOPPED) ||
+	    !atomic_compare_exchange_strong(&p->state, &state, PARTITION_RESETTING))
+		return;
+	load_pristine(p);
+	atomic_fetch_add(&p->generation, 1);
+	atomic_fetch_add(&partitions_running, 1);
+	tern_log("partition %s restarted", p->name);
+	v->entry = p->cfg->entry_ipa;
+	v->context = p->cfg->dtb_ipa;
+	atomic_store(&v->power, VCPU_ON_PENDING);
+	atomic_store(&p->state, PARTITION_RUNNING);
 }
 
 void partition_system_reset(struct vcpu *v)
@@ -182,7 +226,8 @@ void partition_system_reset(struct vcpu *v)
 	struct partition *p = v->partition;
 	uint32_t running = PARTITION_RUNNING;
 
-	if (!p->cfg->pristine_image_hpa || !p->cfg->pristine_dtb_hpa) {
+	if (!p->cfg->pristine_image_hpa || !p->cfg->pristine_dtb_hpa ||
+	    (p->cfg->initrd_size && !p->cfg->pristine_initrd_hpa)) {
 		tern_log("partition %s: reset needs a pristine image, powering it off", p->name);
 		partition_end(v, PARTITION_OFF);
 	}
@@ -228,6 +273,9 @@ void cpu_idle(unsigned pcpu)
 	struct vcpu *v = vcpu_of_cpu(pcpu);
 
 	for (;;) {
+		if (v && v->index == 0 && atomic_load(&v->partition->request) &&
+		    atomic_load(&v->partition->state) != PARTITION_RUNNING)
+			restart_ended(v);
 		if (v && atomic_exchange(&v->stop, false))
 			atomic_store(&v->power, VCPU_OFF); /* a CPU_ON that lost to a stop */
 		if (v && atomic_load(&v->power) == VCPU_ON_PENDING &&
@@ -306,6 +354,7 @@ void tern_main(void)
 			arch_board_off();
 		}
 	}
+	console_input_start(cfg->board_cpus);
 	boot_times.ready = arch_counter();
 	cpu_idle(self);
 }

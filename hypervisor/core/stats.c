@@ -22,6 +22,7 @@ const char *const stat_names[STAT_COUNT] = {
 	[STAT_UNDEF_INJECTED] = "undef_injected",
 	[STAT_PSCI_DENIED] = "psci_denied",
 	[STAT_FAULT] = "faults",
+	[STAT_DMA_FAULT] = "dma_faults",
 };
 
 static const char *const state_names[] = {
@@ -67,4 +68,12 @@ void print_boot_times(void)
 	if (n < sizeof(buf))
 		snprintf(buf + n, sizeof(buf) - n, "}}");
 	console_printf("tern-boot %s", buf);
+}
+
+void print_memory_use(void)
+{
+	uint32_t used, total;
+
+	arch_table_pages(&used, &total);
+	console_printf("tern-mem {\"table_pages_used\":%u,\"table_pages\":%u}", used, total);
 }

@@ -57,3 +57,12 @@ size_t strnlen(const char *s, size_t max)
 		n++;
 	return n;
 }
+
+int strcmp(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return (unsigned char)*a - (unsigned char)*b;
+}

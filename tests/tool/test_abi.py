@@ -1,5 +1,6 @@
 """The config blob: packing, and agreement with the C header and board file."""
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -59,7 +60,7 @@ def test_header_bytes():
     data = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[PARTITION]))
     assert data[:4] == b"TERN"
     magic, version, size, count, cpus, flags = abi.HEADER.unpack_from(data)[:6]
-    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 2, 48 + 536, 1, 2, 0)
+    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 3, 48 + 536, 1, 2, 0)
     record = data[48:]
     assert record[:16] == b"rt" + bytes(14)
     assert int.from_bytes(record[16:24], "little") == 0x4000_0000
@@ -82,7 +83,17 @@ def test_region_and_spi_bytes():
     assert u32(record, 376) == 0
     assert u32(record, 380) == 0b111_1000
     assert record[384:504] == bytes(120)
-    assert record[504:536] == bytes(32)                              # reserved
+    assert record[504:536] == bytes(32)                              # no initrd, reserved
+
+
+def test_initrd_bytes():
+    with_initrd = dataclasses.replace(PARTITION, initrd_ipa=0x5e00_0000, initrd_size=0x12_3456,
+                                      pristine_initrd_hpa=0x9000_0000)
+    record = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[with_initrd]))[48:]
+    assert (u64(record, 504), u64(record, 512), u64(record, 520), u64(record, 528)) == \
+        (0x5e00_0000, 0x12_3456, 0x9000_0000, 0)
+    assert abi.unpack(abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[with_initrd]))) \
+        .partitions[0] == with_initrd
 
 
 def test_spi_bitmap_places_intid_n_at_bit_n_mod_32_of_word_n_div_32():

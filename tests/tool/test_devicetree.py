@@ -177,3 +177,13 @@ def test_pcie_node_matches_qemus_own(pcie_dts, tmp_path):
     assert all(e[5:7] == [0, 0] for e in qemu_entries)
     assert all(e[4] == 1 for e in our_entries)
     assert [e[:4] + e[7:] for e in qemu_entries] == [e[:4] + e[5:] for e in our_entries]
+
+
+def test_initrd_in_chosen():
+    text = partition_dts("linux", 2, "cortex-a57", 0x4000_0000, 512 * MiB, "console=ttyAMA0",
+                         initrd=(0x5d80_0000, 0x12_3456))
+    chosen = node(text, "chosen")
+    assert "linux,initrd-start = <0x0 0x5d800000>;" in chosen
+    assert "linux,initrd-end = <0x0 0x5d923456>;" in chosen
+    assert "initrd" not in node(partition_dts("rt", 1, "cortex-a53", 0x4000_0000, 64 * MiB),
+                                "chosen")

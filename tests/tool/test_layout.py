@@ -180,3 +180,36 @@ def test_device_over_an_emulated_one(tmp_path, stub_image, monkeypatch):
         placed(tmp_path, partition(extra='devices = ["bad"]'))
     assert str(info.value).endswith("partition[0].devices: bad regs at 0x9000000-0x9002000 "
                                     "overlaps the PL011 (0x9000000-0x9001000)")
+
+
+def test_initrd_goes_below_the_device_tree_with_a_pristine_copy(tmp_path, stub_image):
+    (tmp_path / "rd.cpio").write_bytes(bytes(3 * MiB + 5))
+    _, lay = placed(tmp_path, partition(memory='"64MiB"', extra='initrd = "rd.cpio"'))
+    (p,) = lay.partitions
+    assert p.initrd_size == 3 * MiB + 5
+    assert p.initrd_ipa == p.dtb_ipa - 4 * MiB          # 2 MiB aligned, ends by the dtb
+    assert p.initrd_ipa + p.initrd_size <= p.dtb_ipa
+    assert p.initrd_hpa == p.ram_hpa + (p.initrd_ipa - p.ram_ipa)
+    assert p.pristine_initrd_hpa == p.pristine_dtb_hpa + 2 * MiB
+    assert lay.end == p.pristine_initrd_hpa + 4 * MiB
+
+
+def test_initrd_that_does_not_fit_names_the_key(tmp_path, stub_image):
+    (tmp_path / "rd.cpio").write_bytes(bytes(63 * MiB))
+    with pytest.raises(ConfigError) as e:
+        placed(tmp_path, partition(memory='"64MiB"', extra='initrd = "rd.cpio"'))
+    assert e.value.field == "partition[0].initrd"
+    assert "does not fit between the image" in str(e.value)
+
+
+@pytest.mark.parametrize("value, message", [
+    ('"missing.cpio"', "no such file"),
+    ('"empty.cpio"', "is empty"),
+    ("3", "must be a file path"),
+])
+def test_bad_initrd(tmp_path, stub_image, value, message):
+    (tmp_path / "empty.cpio").write_bytes(b"")
+    with pytest.raises(ConfigError) as e:
+        load_system(write_toml(tmp_path, partition(extra=f"initrd = {value}")))
+    assert e.value.field == "partition[0].initrd"
+    assert message in str(e.value)

@@ -183,6 +183,35 @@ void test_config_rejects_pristine_inside_partition(void)
 	CHECK(expect_error("pristine copy overlaps the hypervisor"));
 }
 
+static void give_initrd(unsigned i)
+{
+	part(i).initrd_ipa = RAM_IPA + (32ull << 20);
+	part(i).initrd_size = 0x123456;
+	part(i).pristine_initrd_hpa = 0x50300000 + i * 0x400000;
+}
+
+void test_config_checks_initrd(void)
+{
+	make_valid(2);
+	give_initrd(0);
+	give_initrd(1);
+	CHECK(validate() == 0);
+	part(1).initrd_ipa = RAM_IPA + (63ull << 20);
+	CHECK(expect_error("partition linux: initrd outside its RAM"));
+	give_initrd(1);
+	part(1).initrd_ipa = part(1).dtb_ipa - 0x1000;
+	CHECK(expect_error("initrd outside its RAM or over its image or device tree"));
+	give_initrd(1);
+	part(1).initrd_ipa = part(1).image_ipa;
+	CHECK(expect_error("initrd outside its RAM or over its image"));
+	give_initrd(1);
+	part(1).pristine_initrd_hpa = part(0).ram_hpa;
+	CHECK(expect_error("partition linux: pristine copy inside partition rt"));
+	give_initrd(1);
+	part(1).initrd_size = 0;
+	CHECK(expect_error("pristine initrd without an initrd"));
+}
+
 /* The PCIe host bridge of QEMU virt (highmem=off): ECAM, and its INTx SPIs 35-38. */
 static void give_pcie(unsigned i)
 {

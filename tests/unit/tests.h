@@ -14,6 +14,7 @@
 	TEST(test_config_checks_flags) \
 	TEST(test_config_rejects_bad_names) \
 	TEST(test_config_rejects_pristine_inside_partition) \
+	TEST(test_config_checks_initrd) \
 	TEST(test_config_accepts_devices) \
 	TEST(test_config_rejects_device_errors) \
 	TEST(test_printf_formats) \

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 CONFIG_MAGIC = 0x4E524554         # "TERN"
-CONFIG_VERSION = 2
+CONFIG_VERSION = 3
 MAX_PARTITIONS = 8
 MAX_VCPUS = 8
 NAME_LEN = 16
@@ -62,7 +62,10 @@ PARTITION_FIELDS = (
     ("reserved0", "I"),
     ("region", REGION_FORMAT * MAX_REGIONS),
     ("spis", f"{IRQ_WORDS}I"),
-    ("reserved", "4Q"),
+    ("initrd_ipa", "Q"),
+    ("initrd_size", "Q"),
+    ("pristine_initrd_hpa", "Q"),
+    ("reserved", "Q"),
 )
 
 
@@ -114,6 +117,9 @@ class PartitionRecord:
     flags: int = 0
     regions: tuple = ()           # Region (ipa, hpa, size, flags), in order
     spis: frozenset = frozenset()  # INTIDs passed through (SPIs only)
+    initrd_ipa: int = 0
+    initrd_size: int = 0           # 0: no initrd
+    pristine_initrd_hpa: int = 0
 
     def __post_init__(self):
         self.regions = tuple(Region(*r) for r in self.regions)
@@ -156,7 +162,7 @@ def pack(blob):
                               p.image_ipa, p.image_size, p.pristine_image_hpa,
                               p.pristine_dtb_hpa, p.dtb_size, len(p.cpus), p.flags, *cpus,
                               len(p.regions), 0, *_region_values(p), *spi_bitmap(p.spis),
-                              0, 0, 0, 0)
+                              p.initrd_ipa, p.initrd_size, p.pristine_initrd_hpa, 0)
     return bytes(out)
 
 
@@ -214,11 +220,14 @@ def unpack(data):
                         for k in range(num_regions))
         at += width * MAX_REGIONS
         spis = spis_of(values[at:at + IRQ_WORDS])
+        at += IRQ_WORDS
+        initrd_ipa, initrd_size, pristine_initrd_hpa = values[at:at + 3]
         record = dict(name=name.split(b"\0", 1)[0].decode("ascii", "replace"),
                       ram_ipa=ram_ipa, ram_hpa=ram_hpa, ram_size=ram_size,
                       entry_ipa=entry_ipa, dtb_ipa=dtb_ipa, image_ipa=image_ipa,
                       image_size=image_size, pristine_image_hpa=pristine_image_hpa,
                       pristine_dtb_hpa=pristine_dtb_hpa, dtb_size=dtb_size, cpus=cpus,
-                      flags=pflags, regions=regions, spis=spis)
+                      flags=pflags, regions=regions, spis=spis, initrd_ipa=initrd_ipa,
+                      initrd_size=initrd_size, pristine_initrd_hpa=pristine_initrd_hpa)
         blob.partitions.append(PartitionRecord(**record))
     return blob

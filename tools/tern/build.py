@@ -51,7 +51,8 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
     partition_loads = []
     for p, pl in zip(system.partitions, placed.partitions):
         dts = devicetree.partition_dts(p.name, len(p.cpus), system.board.cpu, pl.ram_ipa,
-                                       pl.ram_size, p.bootargs, p.devices)
+                                       pl.ram_size, p.bootargs, p.devices,
+                                       (pl.initrd_ipa, pl.initrd_size) if pl.initrd_size else None)
         dtb_path = workdir / f"{p.name}.dtb"
         dtb = devicetree.compile_dts(dts, dtb_path)
         if len(dtb) > pl.dtb_area:
@@ -68,6 +69,12 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             (image_path, pl.pristine_image_hpa, f"{p.name} pristine image"),
             (dtb_path, pl.pristine_dtb_hpa, f"{p.name} pristine dtb"),
         ]
+        if pl.initrd_size:
+            initrd_path = p.initrd_path.resolve()
+            partition_loads += [
+                (initrd_path, pl.initrd_hpa, f"{p.name} initrd"),
+                (initrd_path, pl.pristine_initrd_hpa, f"{p.name} pristine initrd"),
+            ]
         blob.partitions.append(abi.PartitionRecord(
             name=p.name, ram_ipa=pl.ram_ipa, ram_hpa=pl.ram_hpa, ram_size=pl.ram_size,
             entry_ipa=pl.entry_ipa, dtb_ipa=pl.dtb_ipa, image_ipa=pl.image_ipa,
@@ -76,7 +83,8 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             flags=(abi.PF_WFI_NATIVE if p.wfi_native else 0)
             | (abi.PF_IRQ_DIRECT if p.irq_direct else 0),
             regions=tuple(abi.Region(r.ipa, r.hpa, r.size, abi.RF_DEVICE) for r in pl.regions),
-            spis=pl.intids))
+            spis=pl.intids, initrd_ipa=pl.initrd_ipa, initrd_size=pl.initrd_size,
+            pristine_initrd_hpa=pl.pristine_initrd_hpa))
 
     data = abi.pack(blob)
     if len(data) > layout.CONFIG_MAX:

@@ -158,9 +158,10 @@ def _finish(result):
 
 
 def cmd_run(args):
+    # At a terminal, what the user types reaches the hypervisor console (help, stats, restart).
     result = runner.run_system(args.system, icount=args.icount, timeout=args.timeout,
                                quiet=args.quiet, workdir=args.workdir,
-                               hypervisor=args.hypervisor)
+                               hypervisor=args.hypervisor, interactive=sys.stdin.isatty())
     return _finish(result)
 
 

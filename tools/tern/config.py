@@ -38,7 +38,8 @@ UNITS = {"KiB": KiB, "MiB": MiB, "GiB": GiB}
 MAX_BOOTARGS = 1024
 
 BOARD_KEYS = ("cpus", "cpu", "memory", "pci")
-PARTITION_KEYS = ("name", "cpus", "memory", "image", "wfi", "irq", "bootargs", "devices")
+PARTITION_KEYS = ("name", "cpus", "memory", "image", "initrd", "wfi", "irq", "bootargs",
+                  "devices")
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,8 @@ class Partition:
     irq_direct: bool = False
     bootargs: str = ""
     devices: tuple = ()           # names in layout.BOARD_DEVICES this partition owns
+    initrd_path: Path = None      # initial ramdisk, loaded below the device tree
+    initrd_size: int = 0
 
     @property
     def toml_key(self):
@@ -271,6 +274,8 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
     except OSError as e:
         raise ConfigError(f"{at}.image", f"cannot read {shown}: {e.strerror}") from None
 
+    initrd_path, initrd_size = _parse_initrd(entry.get("initrd"), f"{at}.initrd", base_dir)
+
     irq = entry.get("irq", "trap")
     if irq not in IRQ_MODES:
         raise ConfigError(f"{at}.irq", f'must be "trap" or "direct" (got {_show(irq)})')
@@ -295,7 +300,27 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
 
     return Partition(index=index, name=name, cpus=tuple(cpus), memory=memory,
                      image_path=image_path, image=image, wfi_native=(wfi == "native"),
-                     irq_direct=(irq == "direct"), bootargs=bootargs, devices=devices)
+                     irq_direct=(irq == "direct"), bootargs=bootargs, devices=devices,
+                     initrd_path=initrd_path, initrd_size=initrd_size)
+
+
+def _parse_initrd(value, key, base_dir):
+    """(path, size) of the initial ramdisk, or (None, 0) when there is none."""
+    if value is None:
+        return None, 0
+    if not isinstance(value, str) or not value:
+        raise ConfigError(key, f"must be a file path (got {_show(value)})")
+    path = Path(base_dir) / value
+    shown = os.path.normpath(path)
+    try:
+        size = path.stat().st_size if path.is_file() else None
+    except OSError as e:
+        raise ConfigError(key, f"cannot read {shown}: {e.strerror}") from None
+    if size is None:
+        raise ConfigError(key, f"no such file: {shown}")
+    if size == 0:
+        raise ConfigError(key, f"{shown} is empty")
+    return path, size
 
 
 def _parse_devices(devices, key, name, device_owner):

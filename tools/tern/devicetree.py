@@ -45,6 +45,11 @@ def _cells(*values):
     return "<" + " ".join(f"0x{v:x}" for v in values) + ">"
 
 
+def _u64(value):
+    """A 64-bit property value: two cells."""
+    return _cells(value >> 32, value & 0xFFFF_FFFF)
+
+
 def _reg(base, size):
     """A reg entry with #address-cells = #size-cells = 2."""
     return _cells(base >> 32, base & 0xFFFF_FFFF, size >> 32, size & 0xFFFF_FFFF)
@@ -54,11 +59,13 @@ def _string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", devices=()):
+def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", devices=(),
+                  initrd=None):
     """DTS source for a partition with `num_vcpus` vCPUs and RAM at `ram_ipa`.
 
     devices: names of layout.BOARD_DEVICES the partition owns; each gets its node,
-    at the board's addresses, after the emulated ones.
+    at the board's addresses, after the emulated ones.  initrd: (IPA, size) of an
+    initial ramdisk, named in /chosen as Linux expects.
     """
     uart = f"pl011@{layout.UART_BASE:x}"
     gicr_size = layout.GICR_STRIDE * num_vcpus
@@ -76,6 +83,8 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
         "\tchosen {",
         f'\t\tstdout-path = "/{uart}";',
         f"\t\tbootargs = {_string(bootargs)};",
+    ] + ([f"\t\tlinux,initrd-start = {_u64(initrd[0])};",
+          f"\t\tlinux,initrd-end = {_u64(initrd[0] + initrd[1])};"] if initrd else []) + [
         "\t};",
         "",
         "\tcpus {",

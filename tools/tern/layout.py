@@ -143,6 +143,9 @@ class PartitionPlacement:
     pristine_dtb_hpa: int
     regions: tuple = ()           # RegionPlacement: devices' MMIO passed through
     intids: tuple = ()            # devices' SPIs, as INTIDs
+    initrd_ipa: int = 0
+    initrd_size: int = 0          # 0: no initrd
+    pristine_initrd_hpa: int = 0
 
     def hpa(self, ipa):
         """Board address of a guest-physical address inside this partition's RAM."""
@@ -155,6 +158,10 @@ class PartitionPlacement:
     @property
     def dtb_hpa(self):
         return self.hpa(self.dtb_ipa)
+
+    @property
+    def initrd_hpa(self):
+        return self.hpa(self.initrd_ipa)
 
 
 @dataclass(frozen=True)
@@ -217,19 +224,26 @@ def place(system):
         entry_ipa = image.entry(ram_ipa)
         dtb = dtb_ipa(ram_ipa, p.memory)
         _check_image_fits(system, p, ram_ipa, image_ipa, image_size, entry_ipa, dtb)
+        initrd_ipa = _initrd_ipa(system, p, image_ipa + image_size, dtb)
         pristine_image = alloc.take(image_size)
         if pristine_image + image_size > ram_end and overflow is None:
             overflow = f"{p.toml_key}.image"
         pristine_dtb = alloc.take(DTB_AREA)
         if pristine_dtb + DTB_AREA > ram_end and overflow is None:
             overflow = f"{p.toml_key}.image"
+        pristine_initrd = 0
+        if p.initrd_size:
+            pristine_initrd = alloc.take(p.initrd_size)
+            if pristine_initrd + p.initrd_size > ram_end and overflow is None:
+                overflow = f"{p.toml_key}.initrd"
         regions, intids = _device_regions(system, p, ram_ipa)
         placements.append(PartitionPlacement(
             name=p.name, ram_ipa=ram_ipa, ram_hpa=ram_hpa, ram_size=p.memory,
             image_ipa=image_ipa, image_size=image_size, entry_ipa=entry_ipa,
             dtb_ipa=dtb, dtb_area=DTB_AREA,
             pristine_image_hpa=pristine_image, pristine_dtb_hpa=pristine_dtb,
-            regions=regions, intids=intids))
+            regions=regions, intids=intids, initrd_ipa=initrd_ipa, initrd_size=p.initrd_size,
+            pristine_initrd_hpa=pristine_initrd))
 
     end = alloc.next
     if overflow:
@@ -262,6 +276,23 @@ def _device_regions(system, p, ram_ipa):
         taken.append((r.name, r.ipa, r.size))
     intids = tuple(i for name in p.devices for i in BOARD_DEVICES[name].intids)
     return regions, intids
+
+
+def _initrd_ipa(system, p, image_end, dtb):
+    """Where the initrd goes: right below the device tree, 2 MiB aligned, above the image.
+
+    The top of the boot window keeps it clear of the kernel, which grows past its
+    image (bss, early page tables) and allocates upwards from there.
+    """
+    if not p.initrd_size:
+        return 0
+    ipa = align_down(dtb - p.initrd_size, BLOCK)
+    if ipa < image_end:
+        raise ConfigError(f"{p.toml_key}.initrd",
+                          f"initrd ({format_size(p.initrd_size, round_up=True)}) does not fit "
+                          f"between the image (ends at IPA 0x{image_end:x}) and the device tree "
+                          f"(0x{dtb:x}): give the partition more memory", file=system.source)
+    return ipa
 
 
 def _check_image_fits(system, p, ram_ipa, image_ipa, image_size, entry_ipa, dtb):
@@ -306,7 +337,9 @@ def describe(system, layout):
              span(pl.image_ipa, pl.image_size), f"entry 0x{pl.entry_ipa:x}"),
             ("  dtb", span(pl.dtb_hpa, pl.dtb_area), format_size(pl.dtb_area),
              span(pl.dtb_ipa, pl.dtb_area), "x0 at entry"),
-        ] + [(f"  {r.name}", span(r.hpa, r.size), format_size(r.size), span(r.ipa, r.size),
+        ] + ([("  initrd", span(pl.initrd_hpa, pl.initrd_size), format_size(pl.initrd_size),
+               span(pl.initrd_ipa, pl.initrd_size), "named in /chosen")]
+             if pl.initrd_size else []) + [(f"  {r.name}", span(r.hpa, r.size), format_size(r.size), span(r.ipa, r.size),
               "device, pass-through") for r in pl.regions]))
         groups.append((pl.pristine_image_hpa, [
             (f"{p.name} image copy", span(pl.pristine_image_hpa, pl.image_size),
@@ -314,6 +347,10 @@ def describe(system, layout):
         groups.append((pl.pristine_dtb_hpa, [
             (f"{p.name} dtb copy", span(pl.pristine_dtb_hpa, pl.dtb_area),
              format_size(pl.dtb_area), "-", "pristine, for restarts")]))
+        if pl.initrd_size:
+            groups.append((pl.pristine_initrd_hpa, [
+                (f"{p.name} initrd copy", span(pl.pristine_initrd_hpa, pl.initrd_size),
+                 format_size(pl.initrd_size), "-", "pristine, for restarts")]))
     groups.sort(key=lambda g: g[0])
     return [row for _, rows in groups for row in rows]
 

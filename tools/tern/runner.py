@@ -2,8 +2,10 @@
 
 Python API for system tests (add tools/ to sys.path, then `from tern import ...`):
 
-    run_system(toml_path, icount=None, timeout=120, quiet=True, workdir=None) -> RunResult
-        Boot the hypervisor with the partitions described in toml_path.
+    run_system(toml_path, icount=None, timeout=120, quiet=True, workdir=None,
+               console=None) -> RunResult
+        Boot the hypervisor with the partitions described in toml_path.  console(line)
+        sees every serial line and may return text to type on the board's console.
     run_native(image, bootargs="", cpus=2, icount=None, timeout=120, pci=(), ...) -> RunResult
         Boot `image` directly on the same board (at EL1, no hypervisor), with the
         PCI devices `pci` (["edu"]) in slots 2, 3, ... as [board] pci puts them.
@@ -91,18 +93,22 @@ class RunResult:
         return "\n".join(out)
 
 
-def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, stop_when=None):
+def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, stop_when=None,
+             console=None, interactive=False):
     """Run `command`, streaming its output, until it exits or `timeout` seconds pass.
 
     Serial lines (QEMU's stdout) are echoed to our stdout unless quiet, and
     appended to log_path as they arrive.  A line starting with panic_prefix
     cuts the remaining time to PANIC_GRACE.  QEMU is killed on timeout, or
     once stop_when(line) says the run is complete (for boards that never
-    power off by themselves).
+    power off by themselves).  console(line) may return text, which is typed
+    on the serial console (QEMU's stdin); interactive=True hands QEMU our own
+    stdin instead (a person at the terminal).
     """
     lines, stderr = [], []
     arrivals = queue.Queue()
-    proc = subprocess.Popen([str(c) for c in command], stdin=subprocess.DEVNULL,
+    stdin = subprocess.PIPE if console else (None if interactive else subprocess.DEVNULL)
+    proc = subprocess.Popen([str(c) for c in command], stdin=stdin,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     readers = [threading.Thread(target=_pump, args=(stream, tag, arrivals), daemon=True)
                for stream, tag in ((proc.stdout, "out"), (proc.stderr, "err"))]
@@ -132,6 +138,13 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, sto
             deadline = min(deadline, time.monotonic() + PANIC_GRACE)
         if stop_when and stop_when(line):
             stopped = True
+        typed = console(line) if console else None
+        if typed:
+            try:
+                proc.stdin.write(typed.encode())
+                proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                pass                              # QEMU is gone; its exit says why
 
     try:
         while open_streams and not stopped:
@@ -227,11 +240,12 @@ def _qemu_failure(run):
 
 
 def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, workdir=None,
-               hypervisor=None):
+               hypervisor=None, console=None, interactive=False):
     """Boot the hypervisor with the system in `toml_path`; returns a RunResult.
 
-    icount: QEMU -icount shift (None: real time).  Raises ConfigError for a bad
-    description and ToolError for a missing tool or hypervisor image.
+    icount: QEMU -icount shift (None: real time).  console(line): see run_qemu;
+    interactive: the board's console reads our stdin.  Raises ConfigError for a
+    bad description and ToolError for a missing tool or hypervisor image.
     """
     system = load_system(toml_path)
     placed = place(system)
@@ -240,7 +254,7 @@ def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, work
     prepared = build.prepare_system(system, placed, workdir, hypervisor or DEFAULT_HYPERVISOR,
                                     icount)
     run = run_qemu(prepared.command, timeout, quiet, workdir / "serial.log",
-                   panic_prefix=results.PANIC_PREFIX)
+                   panic_prefix=results.PANIC_PREFIX, console=console, interactive=interactive)
     names = [p.name for p in system.partitions]
     parsed = results.parse_log(run.lines, names)
     status, reason = system_outcome(parsed, run, timeout, names)

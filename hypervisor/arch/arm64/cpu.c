@@ -7,6 +7,7 @@
 #include <tern/console.h>
 #include <tern/lib.h>
 #include <tern/partition.h>
+#include <tern/platform.h>
 
 #define PSCI_FN_CPU_ON      0xc4000003u
 #define PSCI_FN_SYSTEM_OFF  0x84000008u
@@ -112,6 +113,8 @@ void arch_cpu_idle_wait(void)
 	isb();
 	wfi();
 	while ((intid = read_sysreg(icc_iar0_el1)) < 1020) {
+		if (intid == platform.uart_intid)
+			console_rx();
 		write_sysreg(icc_eoir0_el1, intid);
 		write_sysreg(icc_dir_el1, intid);
 	}

@@ -147,3 +147,15 @@ void gic_write_lr(unsigned n, uint64_t value)
 	}
 }
 #undef LR_CASE
+
+/* A board SPI for the hypervisor: Group 0, so it arrives as FIQ at EL2 whatever the guest does. */
+void arch_hyp_irq_route(uint32_t intid, unsigned pcpu)
+{
+	uintptr_t d = platform.gicd_base;
+	uint32_t bit = (uint32_t)BIT(intid % 32);
+
+	mmio_write32(d + GICD_IGROUPR + 4 * (intid / 32), mmio_read32(d + GICD_IGROUPR + 4 * (intid / 32)) & ~bit);
+	*(volatile uint8_t *)(d + GICD_IPRIORITYR + intid) = PRIO_HYP;
+	mmio_write64(d + GICD_IROUTER + 8 * intid, pcpu);
+	mmio_write32(d + GICD_ISENABLER + 4 * (intid / 32), bit);
+}

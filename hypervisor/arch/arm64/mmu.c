@@ -143,3 +143,9 @@ void arch_sync_guest_memory(paddr_t pa, uint64_t size)
 	dsb(ish);
 	isb();
 }
+
+void arch_table_pages(uint32_t *used, uint32_t *total)
+{
+	*used = s2_pool_used;
+	*total = S2_POOL_PAGES;
+}

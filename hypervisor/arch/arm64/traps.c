@@ -3,8 +3,10 @@
 #include <arch/gicv3.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
+#include <tern/console.h>
 #include <tern/mmio.h>
 #include <tern/partition.h>
+#include <tern/platform.h>
 
 /* PSCI 1.0 function IDs (SMC32 and SMC64 variants where both exist). */
 #define PSCI_VERSION            0x84000000u
@@ -216,7 +218,10 @@ void arm64_guest_irq(uint32_t intid, struct guest_regs *r)
 		vgic_maintenance(c);
 }
 
-/* The control path: a kick from another core (stop, restart, SGIs for a trapping guest). */
+/*
+ * The control path: a kick from another core (stop, restart, SGIs for a trapping guest), or
+ * the console's input.
+ */
 void arm64_guest_fiq(struct guest_regs *r)
 {
 	struct arm64_cpu *c = this_cpu();
@@ -225,6 +230,8 @@ void arm64_guest_fiq(struct guest_regs *r)
 	(void)r;
 	if (intid >= 1020)
 		return;
+	if (intid == platform.uart_intid)
+		console_rx(); /* drained before the EOI: the UART's line is level-sensitive */
 	write_sysreg(icc_eoir0_el1, intid);
 	if (!c->direct)
 		write_sysreg(icc_dir_el1, intid); /* EOImode 1 on a trap-and-inject core */

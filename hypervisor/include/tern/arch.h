@@ -10,6 +10,7 @@
 #include <tern/types.h>
 
 struct partition;
+struct tern_config;
 struct vcpu;
 
 unsigned arch_cpu_id(void);
@@ -21,6 +22,15 @@ __attribute__((noreturn)) void arch_cpu_return_to_idle(void);
 void arch_cpu_kick(unsigned pcpu);
 /* Sleep until something may have changed for this core (kick or interrupt). */
 void arch_cpu_idle_wait(void);
+
+/*
+ * Confine DMA, once, before any partition is built: if the description says the board has
+ * an IOMMU, take it.  A device behind it then reaches the RAM of the partition that owns it,
+ * at that partition's addresses, and nothing else.
+ */
+bool arch_iommu_init(const struct tern_config *cfg, char *err, size_t errlen);
+/* Report the DMA the IOMMU refused since the last call: counted per partition, first few logged. */
+void arch_iommu_poll(void);
 
 /* Build the partition's address space. */
 bool arch_partition_init(struct partition *p, char *err, size_t errlen);
@@ -38,6 +48,12 @@ uint32_t arch_irq_max_intid(void);
  * or active, routed to vCPU 0.  At boot, when the partition ends and before it restarts.
  */
 void arch_partition_irqs_reset(struct partition *p);
+
+/* Take a board interrupt in the hypervisor (the console's input) on core `pcpu`. */
+void arch_hyp_irq_route(uint32_t intid, unsigned pcpu);
+
+/* Page-table pages the hypervisor has handed out, and how many it has: it allocates only at boot. */
+void arch_table_pages(uint32_t *used, uint32_t *total);
 
 /* Emulated interrupt-controller MMIO; false if `ipa` is not one of its registers. */
 bool arch_vgic_mmio(struct vcpu *v, ipaddr_t ipa, unsigned size, bool write, uint64_t *value);

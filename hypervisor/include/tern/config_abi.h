@@ -15,12 +15,15 @@
 #include <tern/types.h>
 
 #define TERN_CONFIG_MAGIC      0x4e524554u /* "TERN" */
-#define TERN_CONFIG_VERSION    2u
+#define TERN_CONFIG_VERSION    3u
 #define TERN_MAX_PARTITIONS    8u
 #define TERN_MAX_VCPUS         8u
 #define TERN_NAME_LEN          16u
 #define TERN_MAX_REGIONS       8u   /* pass-through MMIO regions per partition */
 #define TERN_IRQ_WORDS         32u  /* INTID bitmap words: INTIDs 0..1023 */
+
+/* tern_config.flags */
+#define TERN_CF_SMMUV3         (1u << 0) /* the board has its SMMUv3 (QEMU virt, iommu=smmuv3) */
 
 /* tern_config_partition.flags */
 #define TERN_PF_WFI_NATIVE     (1u << 0) /* guest WFI/WFE run on the core, not trapped */
@@ -57,7 +60,10 @@ struct tern_config_partition {
 	uint32_t reserved0;
 	struct tern_config_region region[TERN_MAX_REGIONS]; /* devices passed through */
 	uint32_t spis[TERN_IRQ_WORDS];  /* SPIs passed through: bit (n % 32) of word n / 32 = INTID n */
-	uint64_t reserved[4];
+	uint64_t initrd_ipa;            /* initial ramdisk named in the device tree (size 0: none) */
+	uint64_t initrd_size;
+	uint64_t pristine_initrd_hpa;   /* untouched copy of the initrd (0: none) */
+	uint64_t reserved;
 };
 
 struct tern_config {
@@ -66,7 +72,7 @@ struct tern_config {
 	uint32_t size;                  /* bytes, header and partitions */
 	uint32_t num_partitions;
 	uint32_t board_cpus;            /* cores QEMU was started with */
-	uint32_t flags;
+	uint32_t flags;                 /* TERN_CF_* */
 	uint64_t reserved[3];
 	struct tern_config_partition partition[];
 };

@@ -22,6 +22,10 @@ enum partition_state {
 	PARTITION_RESETTING, /* SYSTEM_RESET: being reloaded, no vCPU may enter */
 };
 
+/* What the hypervisor console asks of a partition (struct partition.request bits). */
+#define PARTITION_REQ_RESTART (1u << 0)
+#define PARTITION_REQ_STOP    (1u << 1)
+
 struct partition;
 
 /* A vCPU is pinned to one core for its whole life: it is that core's only guest. */
@@ -43,6 +47,7 @@ struct partition {
 	uint32_t num_vcpus;
 	_Atomic uint32_t state;  /* enum partition_state */
 	_Atomic uint32_t generation; /* bumped at every restart */
+	_Atomic uint32_t request; /* PARTITION_REQ_*, carried out on the partition's own core */
 	struct vcpu vcpu[TERN_MAX_VCPUS];
 	struct spinlock power_lock; /* vCPU power transitions of this partition */
 	uint64_t created;        /* boot timestamps, counter ticks since board reset */
@@ -81,9 +86,13 @@ struct boot_times {
 };
 extern struct boot_times boot_times;
 void print_boot_times(void);
+/* `tern-mem {json}`: the hypervisor's table memory, to show restarts allocate nothing. */
+void print_memory_use(void);
 
 /* Called by the architecture when a kick arrives while a guest runs on this core. */
 void vcpu_check_requests(struct vcpu *v);
+/* Ask the partition's own core to restart or stop it (the console's commands). */
+void partition_request(struct partition *p, uint32_t request);
 
 /* Core entry points. */
 __attribute__((noreturn)) void tern_main(void);

@@ -17,6 +17,14 @@ struct platform_desc {
 	uint64_t gicd_size;
 	paddr_t gicr_base;
 	uint64_t gicr_stride;       /* one redistributor per core */
+	/*
+	 * Where QEMU puts its SMMUv3 (with iommu=smmuv3; the config blob says whether it did),
+	 * 0 if the board has none.  It stands in front of the PCIe root bus whose ECAM is at
+	 * smmu_ecam: the partition given that ECAM owns the bus's DMA.
+	 */
+	paddr_t smmu_base;
+	uint64_t smmu_size;
+	paddr_t smmu_ecam;
 	paddr_t ram_base;           /* also every partition's RAM IPA */
 	paddr_t hyp_base;           /* hypervisor-owned RAM */
 	uint64_t hyp_size;

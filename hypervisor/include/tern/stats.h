@@ -21,6 +21,7 @@ enum stat_id {
 	STAT_UNDEF_INJECTED,
 	STAT_PSCI_DENIED,     /* PSCI calls naming vCPUs the partition does not have */
 	STAT_FAULT,
+	STAT_DMA_FAULT,       /* DMA by the partition's devices that the IOMMU refused */
 	STAT_COUNT
 };
 
