@@ -1,0 +1,343 @@
+"""The Linux guest's initramfs (newc cpio writer, ELF and module readers, build) and disk image."""
+
+import gzip
+import io
+import lzma
+import stat
+import struct
+import subprocess
+import tarfile
+
+import pytest
+from conftest import needs
+from tern import diskimage, initramfs
+from tern.errors import ToolError
+from tern.image import ELF_HEADER, ELF_PHDR
+from tern.initramfs import Archive, build, elf_dependencies, load_order, modinfo
+
+NEWC_FIELDS = ("ino", "mode", "uid", "gid", "nlink", "mtime", "filesize", "devmajor", "devminor",
+               "rdevmajor", "rdevminor", "namesize", "check")
+
+
+def parse_newc(data):
+    """[(name, header fields, data)] of a newc archive, checking magic, padding and the trailer."""
+    members, pos = [], 0
+    while True:
+        assert pos % 4 == 0, f"member at {pos} is not 4-byte aligned"
+        assert data[pos:pos + 6] == b"070701"
+        fields = dict(zip(NEWC_FIELDS, (int(data[pos + 6 + 8 * i:pos + 14 + 8 * i], 16)
+                                        for i in range(13))))
+        name_end = pos + 110 + fields["namesize"]
+        assert data[name_end - 1] == 0, "name not NUL-terminated"
+        name = data[pos + 110:name_end - 1].decode()
+        data_start = name_end + (-name_end % 4)
+        assert data[name_end:data_start] == bytes(data_start - name_end), "name padding not zero"
+        data_end = data_start + fields["filesize"]
+        pos = data_end + (-data_end % 4)
+        assert data[data_end:pos] == bytes(pos - data_end), "data padding not zero"
+        if name == "TRAILER!!!":
+            assert pos == len(data), "bytes after the trailer"
+            return members
+        members.append((name, fields, data[data_start:data_end]))
+
+
+def test_cpio_round_trip():
+    archive = Archive()
+    archive.add_dir("etc", 0o700)
+    archive.add_file("bin/tool", b"#!/bin/sh\n", 0o755)
+    archive.add_file("/etc/conf", b"abc")
+    archive.add_symlink("bin/sh", "busybox")
+    archive.add_char_device("dev/console", 5, 1)
+    members = parse_newc(archive.to_bytes())
+
+    assert [name for name, _, _ in members] == ["etc", "bin", "bin/tool", "etc/conf", "bin/sh",
+                                                "dev", "dev/console"]
+    by_name = {name: (fields, data) for name, fields, data in members}
+    assert by_name["etc"][0]["mode"] == stat.S_IFDIR | 0o700
+    assert by_name["bin"][0]["mode"] == stat.S_IFDIR | 0o755
+    assert by_name["bin"][0]["nlink"] == 2
+    assert by_name["bin/tool"][0]["mode"] == stat.S_IFREG | 0o755
+    assert by_name["bin/tool"][1] == b"#!/bin/sh\n"
+    assert by_name["etc/conf"][0]["mode"] == stat.S_IFREG | 0o644
+    assert (by_name["etc/conf"][0]["filesize"], by_name["etc/conf"][1]) == (3, b"abc")
+    assert by_name["bin/sh"][0]["mode"] == stat.S_IFLNK | 0o777
+    assert by_name["bin/sh"][1] == b"busybox"
+    console = by_name["dev/console"][0]
+    assert console["mode"] == stat.S_IFCHR | 0o600
+    assert (console["rdevmajor"], console["rdevminor"], console["filesize"]) == (5, 1, 0)
+    assert [f["ino"] for _, f, _ in members] == list(range(1, 8))
+    assert all(f["uid"] == f["gid"] == f["mtime"] == 0 for _, f, _ in members)
+
+
+@pytest.mark.parametrize("name", ["a", "ab", "abc", "abcd", "abcde"])
+@pytest.mark.parametrize("size", [0, 1, 2, 3, 4, 5])
+def test_cpio_padding(name, size):
+    data = Archive()
+    data.add_file(name, b"x" * size)
+    raw = data.to_bytes()
+    member = 110 + len(name) + 1
+    member += -member % 4
+    member += size + (-size % 4)
+    assert len(raw) == member + 124  # the trailer: 110 + len("TRAILER!!!\0"), padded
+    assert parse_newc(raw)[0][2] == b"x" * size
+
+
+def test_cpio_exact_header():
+    archive = Archive()
+    archive.add_file("x", b"abc", 0o600)
+    raw = archive.to_bytes()
+    assert raw[:110] == (b"070701" + b"00000001" + b"00008180" + b"00000000" * 2 + b"00000001"
+                         + b"00000000" + b"00000003" + b"00000000" * 4 + b"00000002" + b"00000000")
+    assert raw[110:116] == b"x\0abc\0"
+
+
+def test_cpio_same_member_twice():
+    archive = Archive()
+    archive.add_file("lib/libc.so.6", b"elf")
+    archive.add_file("lib/libc.so.6", b"elf")
+    assert list(archive.entries) == ["lib", "lib/libc.so.6"]
+    with pytest.raises(ValueError, match="lib/libc.so.6: added twice"):
+        archive.add_file("lib/libc.so.6", b"other")
+
+
+@needs("cpio")
+def test_cpio_tool_reads_it(tmp_path):
+    archive = Archive()
+    archive.add_file("usr/bin/hello", b"hello\n", 0o755)
+    archive.add_symlink("bin/hi", "../usr/bin/hello")
+    proc = subprocess.run(["cpio", "-it"], input=archive.to_bytes(), capture_output=True,
+                          check=True)
+    assert proc.stdout.decode().split() == ["usr", "usr/bin", "usr/bin/hello", "bin", "bin/hi"]
+
+
+def elf_program(interp=None, needed=()):
+    """An ELF64 with PT_INTERP (if interp), a PT_LOAD of the whole file at 0x400000 and a
+    PT_DYNAMIC naming the needed libraries."""
+    vaddr = 0x400000
+    phdrs = 3 if interp else 2
+    interp_off = ELF_HEADER.size + phdrs * ELF_PHDR.size
+    interp_bytes = interp.encode() + b"\0" if interp else b""
+    strtab_off = interp_off + len(interp_bytes)
+    strtab, names = b"\0", []
+    for name in needed:
+        names.append(len(strtab))
+        strtab += name.encode() + b"\0"
+    dyn_off = strtab_off + len(strtab) + (-(strtab_off + len(strtab)) % 8)
+    dynamic = b"".join(struct.pack("<qQ", 1, n) for n in names)
+    dynamic += struct.pack("<qQ", 5, vaddr + strtab_off) + struct.pack("<qQ", 0, 0)
+    size = dyn_off + len(dynamic)
+    ident = b"\x7fELF\x02\x01\x01" + bytes(9)
+    out = ELF_HEADER.pack(ident, 3, 183, 1, 0, ELF_HEADER.size, 0, 0, ELF_HEADER.size,
+                          ELF_PHDR.size, phdrs, 0, 0, 0)
+    if interp:
+        out += ELF_PHDR.pack(3, 4, interp_off, vaddr + interp_off, 0, len(interp_bytes),
+                             len(interp_bytes), 1)
+    out += ELF_PHDR.pack(1, 5, 0, vaddr, 0, size, size, 0x1000)
+    out += ELF_PHDR.pack(2, 6, dyn_off, vaddr + dyn_off, 0, len(dynamic), len(dynamic), 8)
+    out += interp_bytes + strtab
+    return out + bytes(dyn_off - len(out)) + dynamic
+
+
+def elf_module(info):
+    """A relocatable ELF64 whose .modinfo section holds info ({key: value})."""
+    shstrtab = b"\0.shstrtab\0.modinfo\0"
+    section = b"".join(f"{key}={value}\0".encode() for key, value in info.items())
+    modinfo_off = ELF_HEADER.size + len(shstrtab)
+    shoff = modinfo_off + len(section) + (-(modinfo_off + len(section)) % 8)
+    ident = b"\x7fELF\x02\x01\x01" + bytes(9)
+    out = ELF_HEADER.pack(ident, 1, 183, 1, 0, 0, shoff, 0, ELF_HEADER.size, 0, 0, 64, 3, 1)
+    out += shstrtab + section
+    out += bytes(shoff - len(out))
+    shdr = struct.Struct("<IIQQQQIIQQ")
+    out += shdr.pack(*[0] * 10)
+    out += shdr.pack(1, 3, 0, 0, ELF_HEADER.size, len(shstrtab), 0, 0, 1, 0)
+    out += shdr.pack(11, 1, 0, 0, modinfo_off, len(section), 0, 0, 1, 0)
+    return out
+
+
+def test_elf_dependencies():
+    data = elf_program("/lib/ld-linux-aarch64.so.1", ["libnuma.so.1", "libc.so.6"])
+    assert elf_dependencies(data) == ("/lib/ld-linux-aarch64.so.1",
+                                      ["libnuma.so.1", "libc.so.6"])
+    assert elf_dependencies(elf_program()) == (None, [])
+
+
+def test_elf_dependencies_not_elf():
+    with pytest.raises(ValueError, match="not a little-endian ELF64"):
+        elf_dependencies(b"\x7fELF\x01\x01" + bytes(64))
+
+
+def test_modinfo():
+    data = elf_module({"license": "GPL", "depends": "virtio_pci_modern_dev,virtio_ring",
+                       "name": "virtio_pci"})
+    assert modinfo(data) == {"license": "GPL", "depends": "virtio_pci_modern_dev,virtio_ring",
+                             "name": "virtio_pci"}
+
+
+def test_load_order_puts_dependencies_first_and_once():
+    depends = {"net": ["failover_net", "ring"], "failover_net": ["failover"], "failover": [],
+               "blk": ["ring"], "ring": []}
+    assert load_order(["net", "blk"], depends.__getitem__) == [
+        "failover", "failover_net", "ring", "net", "blk"]
+
+
+def test_load_order_cycle():
+    depends = {"a": ["b"], "b": ["a"]}
+    with pytest.raises(ToolError, match="cycle: a -> b -> a"):
+        load_order(["a"], depends.__getitem__)
+
+
+def fake_root(root, modules_builtin=("pci_host_generic", "amba_pl011"),
+              compress=lambda path, data: (path, data)):
+    """The unpacked packages' layout, with synthetic programs, libraries and modules.
+
+    compress(path, data) gives a module's file name (after kernel/drivers/) and contents.
+    """
+    def write(path, data, mode=0o644):
+        full = root / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.write_bytes(data)
+        full.chmod(mode)
+
+    def link(path, target):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).symlink_to(target)
+
+    write("bin/busybox", b"busybox", 0o755)
+    write("usr/bin/cyclictest", elf_program("/lib/ld-linux-aarch64.so.1",
+                                            ["libnuma.so.1", "libc.so.6"]), 0o755)
+    link("lib/ld-linux-aarch64.so.1", "aarch64-linux-gnu/ld-linux-aarch64.so.1")
+    write("lib/aarch64-linux-gnu/ld-linux-aarch64.so.1", elf_program(), 0o755)
+    write("lib/aarch64-linux-gnu/libc.so.6", elf_program(needed=["ld-linux-aarch64.so.1"]))
+    link("usr/lib/aarch64-linux-gnu/libnuma.so.1", "libnuma.so.1.0.0")
+    write("usr/lib/aarch64-linux-gnu/libnuma.so.1.0.0", elf_program(needed=["libc.so.6"]))
+    base = "lib/modules/6.1.0-9-arm64"
+    write(f"{base}/modules.builtin", "".join(f"kernel/drivers/{name.replace('_', '-')}.ko\n"
+                                             for name in modules_builtin).encode())
+    modules = {"virtio/virtio_mmio": "", "virtio/virtio_pci": "virtio_pci_modern_dev",
+               "virtio/virtio_pci_modern_dev": "", "block/virtio_blk": "",
+               "net/virtio_net": "net_failover", "net/net_failover": "failover",
+               "net/core/failover": "", "char/virtio_console": "", "gpu/unused": ""}
+    for path, depends in modules.items():
+        name, data = compress(path + ".ko", elf_module({"depends": depends}))
+        write(f"{base}/kernel/drivers/{name}", data)
+
+
+def test_build(tmp_path):
+    fake_root(tmp_path)
+    archive, modules = build(tmp_path)
+    members = {name: (fields, data) for name, fields, data in parse_newc(archive.to_bytes())}
+
+    kernel = "lib/modules/6.1.0-9-arm64/kernel/drivers/"
+    assert modules == [kernel + m + ".ko" for m in (
+        "virtio/virtio_mmio", "virtio/virtio_pci_modern_dev", "virtio/virtio_pci",
+        "block/virtio_blk", "net/core/failover", "net/net_failover", "net/virtio_net",
+        "char/virtio_console")]
+    assert members["etc/modules"][1].decode().split() == ["/" + m for m in modules]
+    assert kernel + "gpu/unused.ko" not in members
+
+    assert members["init"][0]["mode"] == stat.S_IFREG | 0o755
+    assert members["init"][1].startswith(b"#!/bin/sh\n")
+    assert members["bin/sh"][1] == b"busybox"
+    assert members["dev/console"][0]["mode"] == stat.S_IFCHR | 0o600
+    assert members["usr/bin/cyclictest"][0]["mode"] == stat.S_IFREG | 0o755
+    assert members["lib/ld-linux-aarch64.so.1"][1] == b"aarch64-linux-gnu/ld-linux-aarch64.so.1"
+    assert members["usr/lib/aarch64-linux-gnu/libnuma.so.1"][1] == b"libnuma.so.1.0.0"
+    for lib in ("lib/aarch64-linux-gnu/ld-linux-aarch64.so.1", "lib/aarch64-linux-gnu/libc.so.6",
+                "usr/lib/aarch64-linux-gnu/libnuma.so.1.0.0"):
+        assert stat.S_ISREG(members[lib][0]["mode"]), lib
+    for mount_point in ("proc", "sys", "tmp", "sbin", "usr/sbin"):
+        assert stat.S_ISDIR(members[mount_point][0]["mode"]), mount_point
+
+
+def test_build_decompresses_modules(tmp_path):
+    packers = {"virtio/virtio_mmio.ko": (".xz", lzma.compress),
+               "net/virtio_net.ko": (".gz", gzip.compress)}
+
+    def compress(path, data):
+        suffix, pack = packers.get(path, ("", bytes))
+        return path + suffix, pack(data)
+
+    fake_root(tmp_path, compress=compress)
+    archive, modules = build(tmp_path)
+    kernel = "lib/modules/6.1.0-9-arm64/kernel/drivers/"
+    assert kernel + "virtio/virtio_mmio.ko" in modules
+    assert kernel + "net/virtio_net.ko" in modules
+    assert archive.entries[kernel + "virtio/virtio_mmio.ko"].data == elf_module({"depends": ""})
+    assert archive.entries[kernel + "net/virtio_net.ko"].data == elf_module(
+        {"depends": "net_failover"})
+    assert not [path for path in archive.entries if path.endswith((".xz", ".gz"))]
+
+
+def test_build_module_dependency_missing(tmp_path):
+    fake_root(tmp_path)
+    (tmp_path / "lib/modules/6.1.0-9-arm64/kernel/drivers/net/core/failover.ko").unlink()
+    with pytest.raises(ToolError, match="kernel 6.1.0-9-arm64 has no module failover"):
+        build(tmp_path)
+
+
+def test_build_missing_library(tmp_path):
+    fake_root(tmp_path)
+    (tmp_path / "usr/lib/aarch64-linux-gnu/libnuma.so.1").unlink()
+    with pytest.raises(ToolError, match="usr/bin/cyclictest needs libnuma.so.1, which is in none"):
+        build(tmp_path)
+
+
+def test_build_module_neither_built_in_nor_shipped(tmp_path):
+    fake_root(tmp_path, modules_builtin=("pci_host_generic",))
+    with pytest.raises(ToolError, match="neither built in nor as a module: amba_pl011"):
+        build(tmp_path)
+
+
+def test_main_writes_gzip(tmp_path, capsys):
+    fake_root(tmp_path / "root")
+    out = tmp_path / "out" / "initramfs.cpio.gz"
+    assert initramfs.main(["--root", str(tmp_path / "root"), "--out", str(out)]) == 0
+    names = [name for name, _, _ in parse_newc(gzip.decompress(out.read_bytes()))]
+    assert "init" in names and "bin/busybox" in names
+    assert "modules: virtio_mmio virtio_pci_modern_dev" in capsys.readouterr().out
+
+
+def test_main_reports_missing_root(tmp_path, capsys):
+    status = initramfs.main(["--root", str(tmp_path / "nothing"), "--out", str(tmp_path / "x")])
+    assert status == 2
+    assert "initramfs: error: " in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def read_tar(image):
+    with tarfile.open(fileobj=io.BytesIO(image)) as tar:
+        return {m.name: (m.mode, tar.extractfile(m).read()) for m in tar.getmembers()}
+
+
+def test_tar_disk():
+    image = diskimage.tar_disk({"hello.txt": b"hello from the disk\n"})
+    assert len(image) == 1 << 20
+    assert read_tar(image) == {"hello.txt": (0o644, b"hello from the disk\n")}
+
+
+@pytest.mark.parametrize("min_size, content, size", [
+    (1000, b"", 10240),                      # tarfile pads an archive to 20 records of 512 bytes
+    (10241, b"", 10752),                     # rounded up to a whole sector
+    # header, data, two end-of-archive blocks, in whole records
+    (1 << 20, b"y" * (1 << 20), -(-(512 + (1 << 20) + 1024) // 10240) * 10240),
+])
+def test_tar_disk_size(min_size, content, size):
+    image = diskimage.tar_disk({"f": content}, min_size)
+    assert len(image) == size
+    assert read_tar(image)["f"][1] == content
+
+
+def test_diskimage_main(tmp_path, capsys):
+    out = tmp_path / "d" / "disk.img"
+    assert diskimage.main([str(out), "hello.txt=hi there", "b=x=y"]) == 0
+    image = out.read_bytes()
+    assert len(image) % 512 == 0 and len(image) >= 1 << 20
+    assert {name: data for name, (_, data) in read_tar(image).items()} == {
+        "hello.txt": b"hi there", "b": b"x=y"}
+    assert f"{out} ({len(image)} bytes)" in capsys.readouterr().out
+
+
+def test_diskimage_main_bad_file_argument(tmp_path):
+    with pytest.raises(SystemExit):
+        diskimage.main([str(tmp_path / "disk.img"), "no-equals-sign"])

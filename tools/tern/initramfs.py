@@ -1,0 +1,459 @@
+"""The initramfs of Tern's Linux test guest, and the newc cpio writer that makes it.
+
+The guest is made only of Debian arm64 packages, which scripts/linux/fetch-linux.sh unpacks into
+one tree (build/linux/root). `build()` takes from that tree busybox, cyclictest with the shared
+libraries and loader it needs, and the kernel's virtio drivers that Debian builds as modules, and
+adds /init (INIT below). /init prints `TERN-LINUX: ready cpus=N kernel=VERSION` once the guest is
+up, then does what `tern.run=` on the kernel command line asks:
+
+    shell (default)  an interactive busybox shell on the console; leaving it powers off
+    blk              print hello.txt of the tar archive on /dev/vda (see diskimage.py)
+    cyclictest       `tern.loops=N` cyclictest samples, printed as statistics and a histogram
+    stress           a busy loop pinned on every online cpu, forever
+
+    PYTHONPATH=tools python3 -m tern.initramfs --root build/linux/root \
+        --out build/linux/initramfs.cpio.gz
+"""
+
+import argparse
+import gzip
+import lzma
+import os
+import posixpath
+import stat
+import struct
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import TernError, ToolError
+from .image import ELF_HEADER, ELF_MAGIC, ELF_PHDR, ELFCLASS64, ELFDATA2LSB
+
+NEWC_MAGIC = b"070701"
+TRAILER = "TRAILER!!!"
+
+ELF_SHDR = struct.Struct("<IIQQQQIIQQ")
+ELF_DYN = struct.Struct("<qQ")
+PT_LOAD, PT_DYNAMIC, PT_INTERP = 1, 2, 3
+DT_NULL, DT_NEEDED, DT_STRTAB = 0, 1, 5
+
+# Where Debian's arm64 packages put shared libraries, searched in this order. Debian's loader
+# searches the multiarch directories without an ld.so.cache, so none is needed in the guest.
+LIBRARY_DIRS = ("lib/aarch64-linux-gnu", "usr/lib/aarch64-linux-gnu", "lib", "usr/lib")
+
+# Drivers for the devices QEMU virt gives a guest (virtio over MMIO and over PCIe, the PL011,
+# the PCIe host bridge). Those Debian builds as modules go in with what they depend on; the ones
+# built into its kernel are skipped.
+GUEST_MODULES = ("virtio_mmio", "virtio_pci", "virtio_blk", "virtio_net", "virtio_console",
+                 "pci_host_generic", "amba_pl011")
+
+# Module files as a kernel package may ship them, and how to get the plain module: busybox
+# insmod is given plain .ko files, so compressed ones are unpacked when the initramfs is built.
+# (Debian 12's kernel ships plain ones.)
+MODULE_FORMATS = {".ko": bytes, ".ko.xz": lzma.decompress, ".ko.gz": gzip.decompress}
+
+# The guest's /init, run by busybox sh. Its TERN-LINUX lines are what test harnesses parse.
+# The kernel's console messages are silenced (dmesg -n 1) before the first of them, so that a
+# driver message cannot split one of those lines; `dmesg` still shows them.
+INIT = r"""#!/bin/sh
+/bin/busybox --install -s
+export PATH=/sbin:/usr/sbin:/bin:/usr/bin HOME=/root
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir /dev/shm  # cyclictest shares its statistics through POSIX shared memory
+mount -t tmpfs tmpfs /dev/shm
+
+# /etc/modules lists the modules to load, each after the ones it depends on.
+failed=
+while read -r module; do
+    insmod "$module" || failed="$failed ${module##*/}"
+done </etc/modules
+
+set -f  # the command line is split into words below, never globbed
+run=shell
+loops=1000
+for arg in $(cat /proc/cmdline); do
+    case $arg in
+    tern.run=*) run=${arg#*=} ;;
+    tern.loops=*) loops=${arg#*=} ;;
+    esac
+done
+set +f
+
+dmesg -n 1
+[ -z "$failed" ] || echo "TERN-LINUX: module-error$failed"
+echo "TERN-LINUX: ready cpus=$(nproc) kernel=$(uname -r)"
+
+finish() {
+    echo "TERN-LINUX: done"
+    poweroff -f
+}
+
+# Standard input on one line: newlines become spaces, with none at the end.
+oneline() {
+    tr '\n' ' ' | sed 's/ *$//'
+}
+
+run_blk() {
+    # The disk's driver probes it while insmod runs, but give its device node a moment.
+    i=0
+    while [ ! -b /dev/vda ] && [ "$i" -lt 50 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    if [ ! -b /dev/vda ]; then
+        echo "TERN-LINUX: blk-error no /dev/vda"
+    elif text=$(tar -xOf /dev/vda hello.txt 2>/tmp/tar.err); then
+        echo "TERN-LINUX: blk $(printf '%s' "$text" | oneline)"
+    else
+        echo "TERN-LINUX: blk-error $(oneline </tmp/tar.err)"
+    fi
+}
+
+run_cyclictest() {
+    case $loops in
+    '' | 0 | *[!0-9]*)  # cyclictest would read these as 0: run forever
+        echo "TERN-LINUX: cyclictest-error tern.loops=$loops is not a positive number"
+        return ;;
+    esac
+    # One SCHED_FIFO 80 thread waking every 1000 us (clock_nanosleep), memory locked, only the
+    # summary at the end, with a histogram of 1 us buckets up to 10 ms. cyclictest exits 0 even
+    # on a bad option, so a run counts only if it printed its histogram's total.
+    cyclictest --mlockall --quiet --threads=1 --priority=80 --interval=1000 \
+        --loops="$loops" --histogram=10000 >/tmp/cyclictest.out 2>/tmp/cyclictest.err
+    status=$?
+    if [ "$status" -ne 0 ] || ! grep -q '^# Total:' /tmp/cyclictest.out; then
+        echo "TERN-LINUX: cyclictest-error status $status:" \
+            "$(cat /tmp/cyclictest.err /tmp/cyclictest.out | head -n 3 | oneline)"
+        return
+    fi
+    # The histogram's total leaves out the samples past its last bucket (the overflows).
+    # cyclictest pads numbers with zeros, which busybox awk would read as octal: num() strips them.
+    awk '
+        function num(s) { sub(/^0+/, "", s); return s + 0 }
+        /^# Total:/ { total = num($3) }
+        /^# Min Latencies:/ { min = num($4) }
+        /^# Avg Latencies:/ { avg = num($4) }
+        /^# Max Latencies:/ { max = num($4) }
+        /^# Histogram Overflows:/ { overflows = num($4) }
+        /^[0-9]/ && num($2) > 0 {
+            hist = hist sprintf("TERN-LINUX: cyclictest-hist %d %d\n", num($1), num($2))
+        }
+        END {
+            printf "TERN-LINUX: cyclictest min=%d avg=%d max=%d samples=%d\n", min, avg, max,
+                total + overflows
+            printf "%s", hist
+            if (overflows) printf "TERN-LINUX: cyclictest-overflows %d\n", overflows
+        }' /tmp/cyclictest.out
+}
+
+run_stress() {
+    echo "TERN-LINUX: stress running"
+    cpu=0
+    while [ "$cpu" -lt "$(nproc)" ]; do
+        taskset -c "$cpu" sh -c 'while :; do :; done' &
+        cpu=$((cpu + 1))
+    done
+    wait
+}
+
+case $run in
+shell)
+    echo "TERN-LINUX: shell"
+    setsid cttyhack sh  # the console as controlling tty, so that job control and ^C work
+    ;;
+blk) run_blk ;;
+cyclictest) run_cyclictest ;;
+stress) run_stress ;;
+*) echo "TERN-LINUX: error unknown tern.run=$run" ;;
+esac
+finish
+"""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cpio member: mode is st_mode (type and permissions); data a file's contents or a
+    symlink's target; rdev a device node's (major, minor)."""
+
+    mode: int
+    data: bytes = b""
+    rdev: tuple = (0, 0)
+
+
+class Archive:
+    """The members of a newc ("070701") cpio archive, by path, in the order they were added.
+
+    Paths are relative ("bin/busybox"). Adding a path adds its missing parent directories
+    first, as the kernel's unpacker wants; adding the same member twice is harmless.
+    """
+
+    def __init__(self):
+        self.entries = {}
+
+    def add_dir(self, path, mode=0o755):
+        self._add(path, Entry(stat.S_IFDIR | mode))
+
+    def add_file(self, path, data, mode=0o644):
+        self._add(path, Entry(stat.S_IFREG | mode, bytes(data)))
+
+    def add_symlink(self, path, target):
+        self._add(path, Entry(stat.S_IFLNK | 0o777, target.encode()))
+
+    def add_char_device(self, path, major, minor, mode=0o600):
+        self._add(path, Entry(stat.S_IFCHR | mode, rdev=(major, minor)))
+
+    def _add(self, path, entry):
+        path = path.strip("/")
+        if path in self.entries:
+            if self.entries[path] != entry:
+                raise ValueError(f"{path}: added twice with different contents")
+            return
+        parent = posixpath.dirname(path)
+        if parent and parent not in self.entries:
+            self.add_dir(parent)
+        self.entries[path] = entry
+
+    def to_bytes(self):
+        """The archive, TRAILER!!! included; owner root, mtime 0, inodes numbered from 1."""
+        members = [_member(path, ino, e.mode, 2 if stat.S_ISDIR(e.mode) else 1, e.data, e.rdev)
+                   for ino, (path, e) in enumerate(self.entries.items(), start=1)]
+        members.append(_member(TRAILER, 0, 0, 1))
+        return b"".join(members)
+
+
+def _member(name, ino, mode, nlink, data=b"", rdev=(0, 0)):
+    # newc: a 110-byte ASCII header of 13 eight-digit hex fields, the NUL-terminated name padded
+    # to a multiple of 4 bytes (header included), then the data padded likewise.
+    name = name.encode() + b"\0"
+    fields = (ino, mode, 0, 0, nlink, 0, len(data), 0, 0, rdev[0], rdev[1], len(name), 0)
+    header = NEWC_MAGIC + b"".join(b"%08X" % f for f in fields)
+    return _pad4(header + name) + _pad4(data)
+
+
+def _pad4(data):
+    return data + b"\0" * (-len(data) % 4)
+
+
+def _cstring(data, offset):
+    return data[offset:data.index(b"\0", offset)].decode()
+
+
+def _elf64(data):
+    header = ELF_HEADER.unpack_from(data)
+    if header[0][:4] != ELF_MAGIC or header[0][4] != ELFCLASS64 or header[0][5] != ELFDATA2LSB:
+        raise ValueError("not a little-endian ELF64 file")
+    return header
+
+
+def elf_dependencies(data):
+    """(program interpreter or None, [DT_NEEDED library names]) of an ELF64 program or library."""
+    _, _, _, _, _, phoff, _, _, _, phentsize, phnum, _, _, _ = _elf64(data)
+    interp, dynamic, loads = None, None, []
+    for phdr in range(phoff, phoff + phnum * phentsize, phentsize):
+        p_type, _, offset, vaddr, _, filesz, _, _ = ELF_PHDR.unpack_from(data, phdr)
+        if p_type == PT_INTERP:
+            interp = _cstring(data, offset)
+        elif p_type == PT_DYNAMIC:
+            dynamic = (offset, filesz)
+        elif p_type == PT_LOAD:
+            loads.append((vaddr, offset, filesz))
+    if dynamic is None:
+        return interp, []
+    needed, strtab = [], None
+    for entry in range(dynamic[0], dynamic[0] + dynamic[1], ELF_DYN.size):
+        tag, value = ELF_DYN.unpack_from(data, entry)
+        if tag == DT_NULL:
+            break
+        if tag == DT_NEEDED:
+            needed.append(value)
+        elif tag == DT_STRTAB:
+            # An address: the file offset is where the segment that loads it comes from.
+            strtab = next((offset + value - vaddr for vaddr, offset, size in loads
+                           if vaddr <= value < vaddr + size), None)
+    if needed and strtab is None:
+        raise ValueError("no loaded string table for DT_NEEDED")
+    return interp, [_cstring(data, strtab + name) for name in needed]
+
+
+def modinfo(data):
+    """The .modinfo section of a kernel module (an ELF64 relocatable file) as a dict."""
+    header = _elf64(data)
+    shoff, shentsize, shnum, shstrndx = header[6], header[11], header[12], header[13]
+    sections = [ELF_SHDR.unpack_from(data, shoff + i * shentsize) for i in range(shnum)]
+    names = sections[shstrndx][4]
+    for name, _, _, _, offset, size, _, _, _, _ in sections:
+        if _cstring(data, names + name) == ".modinfo":
+            items = data[offset:offset + size].decode().split("\0")
+            return dict(item.split("=", 1) for item in items if "=" in item)
+    return {}
+
+
+def load_order(wanted, depends_of):
+    """The modules wanted and those they depend on, each after its dependencies.
+
+    depends_of(name) gives the names of the modules that module needs.
+    """
+    order = []
+
+    def visit(name, chain):
+        if name in order:
+            return
+        if name in chain:
+            raise ToolError(f"kernel modules depend on each other in a cycle: "
+                            f"{' -> '.join(chain + (name,))}")
+        for dep in depends_of(name):
+            visit(dep, chain + (name,))
+        order.append(name)
+
+    for name in wanted:
+        visit(name, ())
+    return order
+
+
+def _module_name(path):
+    # Module names use underscores where file names may use dashes (amba-pl011.ko).
+    name = posixpath.basename(path)
+    suffix = next((s for s in MODULE_FORMATS if name.endswith(s)), "")
+    return name.removesuffix(suffix).replace("-", "_")
+
+
+class _Tree:
+    """Copies files of the unpacked packages under root into an archive at the same paths."""
+
+    def __init__(self, root, archive):
+        self.root = Path(root)
+        self.archive = archive
+
+    def read(self, path):
+        try:
+            return (self.root / path).read_bytes()
+        except OSError as e:
+            raise ToolError(f"{self.root / path}: {e.strerror} "
+                            f"(scripts/linux/fetch-linux.sh unpacks the packages)") from None
+
+    def add(self, path):
+        """Add path (following symlinks, each kept as a link); the regular file it ends at."""
+        full = self.root / path
+        if full.is_symlink():
+            target = os.readlink(full)
+            self.archive.add_symlink(path, target)
+            return self.add(posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+                            .lstrip("/"))
+        data = self.read(path)
+        self.archive.add_file(path, data, stat.S_IMODE(full.stat().st_mode))
+        return path
+
+    def add_program(self, path):
+        """Add an ELF program or library with its loader and the libraries it needs."""
+        real = self.add(path)
+        try:
+            interp, needed = elf_dependencies(self.read(real))
+        except (ValueError, struct.error) as e:
+            raise ToolError(f"{self.root / real}: cannot read its ELF dynamic section ({e})") \
+                from None
+        if interp:
+            self.add(interp.lstrip("/"))
+        for name in needed:
+            lib = next((posixpath.join(d, name) for d in LIBRARY_DIRS
+                        if os.path.lexists(self.root / d / name)), None)
+            if lib is None:
+                raise ToolError(f"{path} needs {name}, which is in none of "
+                                f"{', '.join(LIBRARY_DIRS)} under {self.root}")
+            if lib not in self.archive.entries:
+                self.add_program(lib)
+
+    def add_modules(self):
+        """Add GUEST_MODULES that are not built in, with their dependencies; their paths in
+        load order."""
+        versions = sorted(p.name for p in (self.root / "lib/modules").glob("*"))
+        if len(versions) != 1:
+            raise ToolError(f"{self.root}/lib/modules: expected one kernel's modules, "
+                            f"found {versions or 'none'}")
+        base = f"lib/modules/{versions[0]}"
+        builtin = {_module_name(line) for line in
+                   self.read(f"{base}/modules.builtin").decode().split()}
+        files = {_module_name(p.name): p.relative_to(self.root).as_posix()
+                 for p in (self.root / base / "kernel").rglob("*.ko*")
+                 if p.name.endswith(tuple(MODULE_FORMATS))}
+        unknown = [m for m in GUEST_MODULES if m not in files and m not in builtin]
+        if unknown:
+            raise ToolError(f"kernel {versions[0]} has neither built in nor as a module: "
+                            f"{', '.join(unknown)}")
+
+        modules = {}  # name -> (path in the archive, the plain .ko file's contents)
+
+        def module(name):
+            if name not in modules:
+                if name not in files:
+                    raise ToolError(f"kernel {versions[0]} has no module {name}")
+                modules[name] = self.read_module(files[name])
+            return modules[name]
+
+        def depends_of(name):
+            _, data = module(name)
+            try:
+                text = modinfo(data).get("depends", "")
+            except (ValueError, struct.error) as e:
+                raise ToolError(f"{self.root / files[name]}: cannot read its .modinfo ({e})") \
+                    from None
+            return [dep for dep in text.split(",") if dep]
+
+        order = load_order([m for m in GUEST_MODULES if m in files], depends_of)
+        for name in order:
+            self.archive.add_file(*module(name))
+        return [module(name)[0] for name in order]
+
+    def read_module(self, path):
+        """A module file's path as a plain .ko, and its contents, decompressed."""
+        suffix = next(s for s in MODULE_FORMATS if path.endswith(s))
+        try:
+            return path.removesuffix(suffix) + ".ko", MODULE_FORMATS[suffix](self.read(path))
+        except (lzma.LZMAError, OSError, EOFError) as e:
+            raise ToolError(f"{self.root / path}: cannot decompress ({e})") from None
+
+
+def build(root):
+    """The guest's initramfs from the packages unpacked under root: (Archive, module paths)."""
+    archive = Archive()
+    # The kernel opens /dev/console as /init's stdin/stdout/stderr before anything is mounted.
+    archive.add_char_device("dev/console", 5, 1)
+    # Mount points, and the directories `busybox --install -s` puts its applets in.
+    for path in ("proc", "sys", "tmp", "root", "sbin", "usr/sbin"):
+        archive.add_dir(path)
+    tree = _Tree(root, archive)
+    tree.add("bin/busybox")
+    archive.add_symlink("bin/sh", "busybox")  # /init's interpreter; it installs the other applets
+    tree.add_program("usr/bin/cyclictest")
+    modules = tree.add_modules()
+    archive.add_file("etc/modules", "".join(f"/{path}\n" for path in modules).encode())
+    archive.add_file("init", INIT.encode(), 0o755)
+    return archive, modules
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python3 -m tern.initramfs",
+        description="Build the Linux test guest's initramfs from unpacked Debian packages.")
+    parser.add_argument("--root", type=Path, required=True,
+                        help="the unpacked packages (build/linux/root)")
+    parser.add_argument("--out", type=Path, required=True,
+                        help="the gzip-compressed cpio archive to write")
+    args = parser.parse_args(argv)
+    try:
+        archive, modules = build(args.root)
+    except TernError as e:
+        print(f"initramfs: error: {e}", file=sys.stderr)
+        return e.status
+    data = gzip.compress(archive.to_bytes(), mtime=0)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_bytes(data)
+    names = " ".join(_module_name(path) for path in modules) or "none"
+    print(f"initramfs: {args.out} ({len(data)} bytes, {len(archive.entries)} members; "
+          f"modules: {names})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
