@@ -23,7 +23,7 @@ system-test: all
 	$(PYTEST) -q tests/system
 
 test: deps
-	$(MAKE) all
+	$(MAKE) all linux
 	$(MAKE) unit-test
 	$(PYTEST) -q tests/tool tests/system
 
@@ -44,6 +44,15 @@ bench-quick: deps deps-bench
 	$(MAKE) all
 	./tern bench --quick --out build/bench-quick --doc build/bench-quick/benchmarks.md
 
+# Debian's arm64 kernel, busybox-static and rt-tests, made into build/linux/{Image,initramfs.cpio.gz}.
+linux:
+	scripts/linux/fetch-linux.sh
+
+# Linux on two cores beside the latency guest (examples/linux-rt.toml).
+linux-demo: deps
+	$(MAKE) all linux
+	./tern run examples/linux-rt.toml --icount 4
+
 # Xen 4.17 with the null scheduler for the bench (Debian's source package, about a minute).
 xen-null:
 	scripts/xen/build-xen-null.sh
@@ -54,4 +63,4 @@ clean:
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: xen-null all deps deps-bench hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean
+.PHONY: linux linux-demo xen-null all deps deps-bench hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean

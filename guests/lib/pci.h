@@ -16,6 +16,7 @@
 
 #define PCI_COMMAND_IO          (1u << 0)
 #define PCI_COMMAND_MEMORY      (1u << 1)
+#define PCI_COMMAND_MASTER      (1u << 2)       /* the device may start DMA */
 #define PCI_COMMAND_INTX_DISABLE (1u << 10)
 
 /* Bus, device, function as in the first cell of a PCI unit address, shifted right by 8. */

@@ -6,6 +6,7 @@
 #include "console.h"
 #include "exceptions.h"
 #include "gic.h"
+#include "pci.h"
 #include "psci.h"
 #include "runtime.h"
 #include "timer.h"
@@ -625,6 +626,115 @@ static bool test_sysreg_impdef(void)
 	return true;
 }
 
+/* QEMU's edu (docs/specs/edu.txt): a DMA engine between its 4 KiB buffer and bus addresses. */
+#define EDU_VENDOR      0x1234
+#define EDU_DEVICE      0x11e8
+#define EDU_DMA_SRC     0x80
+#define EDU_DMA_DST     0x88
+#define EDU_DMA_COUNT   0x90
+#define EDU_DMA_CMD     0x98
+#define EDU_DMA_RUN     1u      /* set to start; clears when done */
+#define EDU_DMA_TO_RAM  2u      /* direction: edu's buffer to the bus address */
+#define EDU_BUF         0x40000 /* the buffer, in edu's own address space */
+#define EDU_DMA_WAIT_US 2000000 /* edu finishes 100 ms (virtual) after the start */
+/*
+ * Small transfers: a refused one is refused piecewise, and each piece can be an IOMMU fault
+ * event that the hypervisor has to drain.
+ */
+#define DMA_BYTES       64
+
+static uint8_t dma_pattern[DMA_BYTES] __attribute__((aligned(64)));
+static uint8_t dma_marker[DMA_BYTES] __attribute__((aligned(64)));
+static uint8_t dma_result[DMA_BYTES] __attribute__((aligned(64)));
+
+static bool edu_dma(uintptr_t regs, uint64_t src, uint64_t dst, uint32_t cmd)
+{
+	dsb_sy(); /* what the device reads is written first */
+	mmio_write64(regs + EDU_DMA_SRC, src);
+	mmio_write64(regs + EDU_DMA_DST, dst);
+	mmio_write64(regs + EDU_DMA_COUNT, DMA_BYTES);
+	mmio_write64(regs + EDU_DMA_CMD, EDU_DMA_RUN | cmd);
+	uint64_t deadline = deadline_after_us(EDU_DMA_WAIT_US);
+	while (mmio_read64(regs + EDU_DMA_CMD) & EDU_DMA_RUN) {
+		if (deadline_passed(deadline))
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+/*
+ * Fill edu's buffer with the marker, have edu read `bus` into it, bring the buffer back to
+ * RAM: the read was refused if nothing but the marker or zeros (what QEMU returns for a
+ * refused read) came back. The marker differs from the pattern and from zero at every byte.
+ */
+static bool edu_read_refused(uintptr_t regs, uint64_t bus, bool *done)
+{
+	for (unsigned i = 0; i < DMA_BYTES; i++)
+		dma_result[i] = 0;
+	*done = *done && edu_dma(regs, (uintptr_t)dma_marker, EDU_BUF, 0) &&
+		edu_dma(regs, bus, EDU_BUF, 0) &&
+		edu_dma(regs, EDU_BUF, (uintptr_t)dma_result, EDU_DMA_TO_RAM);
+	for (unsigned i = 0; i < DMA_BYTES; i++)
+		if (dma_result[i] != 0 && dma_result[i] != dma_marker[i])
+			return false;
+	return true;
+}
+
+/*
+ * DMA by a device the partition owns (edu behind the PCIe host bridge), programmed with the
+ * partition's own addresses: a pattern from its RAM to edu's buffer and back must round-trip.
+ * Then addresses outside its RAM: the pattern written past the end of RAM and read back, and
+ * a read of the interrupt controller, must not get through. On the bare board the device
+ * reaches the interrupt controller. Its redistributors, as QEMU's GIC answers a device's
+ * 8-byte reads only for its 64-bit registers: CPU 1's GICR_TYPER is never zero.
+ */
+static bool test_edu_dma(void)
+{
+	struct pci_host host;
+	uint32_t bdf = 0;
+	uint64_t bar = 0, bar_size = 0;
+	const char *error = 0;
+	bool done = true, round_trip = true, ram_refused = false, gic_refused = false;
+	uint64_t foreign = ram_base() + ram_size() + (2ull << 20);
+
+	if (!pci_host_init(&host))
+		error = "no PCI host bridge in the device tree";
+	else if (!pci_find(&host, EDU_VENDOR, EDU_DEVICE, &bdf))
+		error = "edu device not found";
+	else if (!pci_assign_bar(&host, bdf, 0, &bar, &bar_size) || bar_size <= EDU_DMA_CMD)
+		error = "edu BAR0 not assigned";
+	if (error) {
+		printf("PROBE-JSON {\"test\":\"edu-dma\",\"error\":\"%s\",\"pass\":false}\n", error);
+		return false;
+	}
+	pci_write32(&host, bdf, PCI_COMMAND,
+		    (pci_read32(&host, bdf, PCI_COMMAND) & 0xffff) | PCI_COMMAND_MASTER);
+
+	for (unsigned i = 0; i < DMA_BYTES; i++) {
+		dma_pattern[i] = (uint8_t)(0x80 | i);
+		dma_marker[i] = (uint8_t)(0x40 | i);
+		dma_result[i] = 0;
+	}
+	done = edu_dma(bar, (uintptr_t)dma_pattern, EDU_BUF, 0) &&
+	       edu_dma(bar, EDU_BUF, (uintptr_t)dma_result, EDU_DMA_TO_RAM);
+	for (unsigned i = 0; i < DMA_BYTES; i++)
+		round_trip = round_trip && dma_result[i] == dma_pattern[i];
+	/* edu's buffer still holds the pattern: out to foreign memory, then back. */
+	done = done && edu_dma(bar, EDU_BUF, foreign, EDU_DMA_TO_RAM);
+	ram_refused = edu_read_refused(bar, foreign, &done);
+	gic_refused = edu_read_refused(bar, GICR_BASE + GICR_STRIDE, &done);
+
+	bool pass = done && round_trip && ram_refused && gic_refused;
+	printf("PROBE-JSON {\"test\":\"edu-dma\",\"requester_id\":\"0x%x\",\"bytes\":%u,"
+	       "\"buffer\":\"0x%lx\",\"foreign\":\"0x%lx\",\"completed\":%s,\"round_trip\":%s,"
+	       "\"foreign_ram_refused\":%s,\"gic_refused\":%s,\"pass\":%s}\n",
+	       bdf, DMA_BYTES, (uint64_t)(uintptr_t)dma_pattern, foreign, json_bool(done),
+	       json_bool(round_trip), json_bool(ram_refused), json_bool(gic_refused),
+	       json_bool(pass));
+	return pass;
+}
+
 /* CPU 1 spins for ever with every exception masked: only the hypervisor can stop it. */
 static void cpu1_spin_masked(uint64_t context_id)
 {
@@ -705,6 +815,8 @@ void guest_main(void)
 			test_hvc_unknown();
 		} else if (strview_eq(item, "sysreg-impdef")) {
 			test_sysreg_impdef();
+		} else if (strview_eq(item, "edu-dma")) {
+			test_edu_dma();
 		} else if (strview_eq(item, "spin-masked")) {
 			test_spin_masked();
 		} else if (strview_eq(item, "reset")) {

@@ -79,6 +79,7 @@ static void command(char *text)
 	if (!strcmp(verb, "help")) {
 		tern_log("commands: help, stats, restart NAME, stop NAME");
 	} else if (!strcmp(verb, "stats")) {
+		arch_iommu_poll(); /* dma_faults up to now */
 		for (uint32_t i = 0; i < num_partitions; i++)
 			partition_print_stats(&partitions[i]);
 		print_memory_use();

@@ -36,6 +36,7 @@ static void board_off_if_done(void)
 {
 	if (atomic_fetch_sub(&partitions_running, 1) != 1)
 		return;
+	arch_iommu_poll(); /* DMA refused since the last partition ended counts too */
 	print_boot_times();
 	for (uint32_t i = 0; i < num_partitions; i++)
 		partition_print_stats(&partitions[i]);
@@ -56,7 +57,7 @@ static void stop_other_vcpus(struct partition *p, struct vcpu *self)
 	for (uint32_t i = 0; i < p->num_vcpus; i++) {
 		struct vcpu *v = &p->vcpu[i];
 		while (v != self && atomic_load(&v->power) != VCPU_OFF)
-			;
+			arch_cpu_relax();
 	}
 }
 
@@ -77,6 +78,7 @@ static __attribute__((noreturn)) void partition_end(struct vcpu *v, enum partiti
 	if (!atomic_compare_exchange_strong(&p->state, &running, how))
 		vcpu_leave(v); /* another vCPU is already ending it */
 	vpl011_flush(&p->uart, p->name);
+	arch_iommu_poll(); /* its DMA faults are reported before its end */
 	tern_log("partition %s %s", p->name, how == PARTITION_OFF ? "off" : "stopped");
 	stop_other_vcpus(p, v);
 	arch_vcpu_quiesce(v);
@@ -301,6 +303,7 @@ void tern_main(void)
 			{ platform.gicd_base, platform.gicd_size },
 			{ platform.gicr_base, platform.gicr_stride * platform.max_cpus },
 			{ platform.uart_base, VPL011_SIZE },
+			{ platform.smmu_base, platform.smmu_size },
 		},
 		.max_intid = arch_irq_max_intid(),
 		.hyp_intid = platform.uart_intid,
@@ -310,6 +313,10 @@ void tern_main(void)
 	tern_log("Tern hypervisor on %s", platform.name);
 	if (config_validate(cfg, platform.config_max, &limits, err, sizeof(err))) {
 		tern_log("error: system description: %s", err);
+		arch_board_off();
+	}
+	if (!arch_iommu_init(cfg, err, sizeof(err))) {
+		tern_log("error: %s", err);
 		arch_board_off();
 	}
 

@@ -106,3 +106,26 @@ def test_spi_for_a_vcpu_that_is_off_waits_for_it(system_file, irq):
     assert result.ok, result.explain()
     record = probe_record(result, "p", "spi-offline")
     assert record["pass"] and record["received"] == 1 and record["taken_while_off"] == 0, record
+
+
+def test_device_dma_is_confined_to_its_partition(system_file):
+    # "dma" owns the host bridge and programs edu's DMA with its own addresses. The SMMU
+    # translates them to where its RAM is on the board (a round trip works, though IPA is not
+    # HPA) and refuses the rest: past its RAM (other partitions, the hypervisor) and the GIC.
+    # The hypervisor drains the SMMU's fault events and counts them for the owner. No icount:
+    # edu ends a DMA 100 ms of virtual time after its start, millions of polling instructions.
+    path = system_file(partition("dma", [1], PROBE, "probe.tests=edu-dma", devices=["pcie"]),
+                       partition("other", [2], PROBE, "probe.tests=psci"), cpus=3, pci=["edu"])
+    result = run_system(path)
+    assert result.ok, result.explain()
+    record = probe_record(result, "dma", "edu-dma")
+    assert record["completed"] and record["round_trip"], record
+    assert record["foreign_ram_refused"] and record["gic_refused"] and record["pass"], record
+    assert record["foreign"] == "0x42200000" and record["requester_id"] == "0x10", record
+    assert result.stats["dma"]["dma_faults"] >= 1 and result.stats["dma"]["faults"] == 0, \
+        result.stats
+    assert any(line.startswith("tern: dma fault partition=dma sid=0x10 addr=0x42200000 ")
+               for line in result.log), result.explain()
+    assert result.stats["other"]["dma_faults"] == 0, result.stats
+    assert result.partitions["other"].state == "off", result.explain()
+    assert probe_record(result, "other", "psci")["pass"], result.explain()

@@ -149,6 +149,7 @@ int main(void)
 	printf("const.MAX_PARTITIONS %u 0\n", TERN_MAX_PARTITIONS);
 	printf("const.MAX_VCPUS %u 0\n", TERN_MAX_VCPUS);
 	printf("const.NAME_LEN %u 0\n", TERN_NAME_LEN);
+	printf("const.CF_SMMUV3 %u 0\n", TERN_CF_SMMUV3);
 	printf("const.PF_WFI_NATIVE %u 0\n", TERN_PF_WFI_NATIVE);
 	printf("const.PF_IRQ_DIRECT %u 0\n", TERN_PF_IRQ_DIRECT);
 	printf("const.MAX_REGIONS %u 0\n", TERN_MAX_REGIONS);
@@ -201,6 +202,7 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     assert c["const.MAX_PARTITIONS"][0] == abi.MAX_PARTITIONS
     assert c["const.MAX_VCPUS"][0] == abi.MAX_VCPUS
     assert c["const.NAME_LEN"][0] == abi.NAME_LEN
+    assert c["const.CF_SMMUV3"][0] == abi.CF_SMMUV3
     assert c["const.PF_WFI_NATIVE"][0] == abi.PF_WFI_NATIVE
     assert c["const.PF_IRQ_DIRECT"][0] == abi.PF_IRQ_DIRECT
     assert c["const.MAX_REGIONS"][0] == abi.MAX_REGIONS

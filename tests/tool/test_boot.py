@@ -33,8 +33,9 @@ def test_native_image_with_edu(assemble, tmp_path):
     result = run_native(assemble("hello_guest"), timeout=30, workdir=tmp_path, pci=["edu"])
     assert result.status == 0, result.explain()
     assert result.log[0] == "hello from the guest"
-    assert result.command[result.command.index("-device") + 1] == "edu,addr=2.0"
-    assert "edu,addr=2.0" in (tmp_path / "qemu.sh").read_text()
+    assert result.command[result.command.index("-device") + 1] == \
+        "edu,addr=2.0,dma_mask=0xffffffff"
+    assert "edu,addr=2.0,dma_mask=0xffffffff" in (tmp_path / "qemu.sh").read_text()
 
 
 def test_native_elf(assemble, tmp_path):
@@ -85,8 +86,11 @@ def test_system_with_a_device_passed_through(assemble, tmp_path):
     assert result.partitions["rt"].lines == ["hello"] and result.partitions["b"].state == "off"
     command = result.command
     assert command[command.index("-nic") + 1] == "none"
-    assert command[command.index("-device") + 1] == "edu,addr=2.0"
+    assert command[command.index("-device") + 1] == "edu,addr=2.0,dma_mask=0xffffffff"
+    # The board has QEMU's SMMUv3, and the blob tells the hypervisor so.
+    assert command[command.index("-M") + 1].endswith(",iommu=smmuv3")
     blob = abi.unpack((tmp_path / "work" / "config.bin").read_bytes())
+    assert blob.flags == abi.CF_SMMUV3
     rt, b = blob.partitions
     assert rt.regions == ((0x1000_0000, 0x1000_0000, 0x2EFF_0000, abi.RF_DEVICE),
                           (0x3EFF_0000, 0x3EFF_0000, 0x1_0000, abi.RF_DEVICE),

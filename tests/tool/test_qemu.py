@@ -7,6 +7,7 @@ from tern.errors import ToolError
 
 BOARD = ["-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot",
          "-nic", "none"]
+EDU = "edu,addr={}.0,dma_mask=0xffffffff"   # edu's DMA reaches all of the board's RAM
 
 
 def test_system_command_with_pci_devices():
@@ -14,9 +15,10 @@ def test_system_command_with_pci_devices():
     command = qemu.system_command(board, "/h/tern.img", [("/w/config.bin", 0x43F0_0000)],
                                   icount=4)
     assert command == [
-        "qemu-system-aarch64", "-M", "virt,virtualization=on,gic-version=3,highmem=off",
+        "qemu-system-aarch64", "-M",
+        "virt,virtualization=on,gic-version=3,highmem=off,iommu=smmuv3",
         "-cpu", "cortex-a53", "-smp", "2", "-m", "2048M", *BOARD,
-        "-device", "edu,addr=2.0", "-device", "edu,addr=3.0",
+        "-device", EDU.format(2), "-device", EDU.format(3),
         "-icount", "shift=4,align=off,sleep=off",
         "-kernel", "/h/tern.img",
         "-device", "loader,file=/w/config.bin,addr=0x43f00000,force-raw=on"]
@@ -25,15 +27,17 @@ def test_system_command_with_pci_devices():
 def test_system_command_without_pci_devices():
     command = qemu.system_command(Board(cpus=4, cpu="max", memory=3 * GiB), "t.img", [])
     assert command == [
-        "qemu-system-aarch64", "-M", "virt,virtualization=on,gic-version=3,highmem=off",
+        "qemu-system-aarch64", "-M",
+        "virt,virtualization=on,gic-version=3,highmem=off,iommu=smmuv3",
         "-cpu", "max", "-smp", "4", "-m", "3072M", *BOARD, "-kernel", "t.img"]
 
 
 def test_native_command():
+    # The bare board: no SMMU, which only the hypervisor programs.
     assert qemu.native_command("lat.img", "a=1", pci=["edu"]) == [
         "qemu-system-aarch64", "-M", "virt,gic-version=3,highmem=off",
         "-cpu", "cortex-a53", "-smp", "2", "-m", "2048M", *BOARD,
-        "-device", "edu,addr=2.0", "-kernel", "lat.img", "-append", "a=1"]
+        "-device", EDU.format(2), "-kernel", "lat.img", "-append", "a=1"]
     # Existing positional call sites keep working, with no PCI device.
     assert qemu.native_command("lat.img", "", "cortex-a57", 3, 256 * MiB, 2) == [
         "qemu-system-aarch64", "-M", "virt,gic-version=3,highmem=off",
@@ -42,8 +46,8 @@ def test_native_command():
 
 
 def test_pci_slots_start_at_2():
-    assert qemu.pci_args(["edu"] * 4) == ["-device", "edu,addr=2.0", "-device", "edu,addr=3.0",
-                                          "-device", "edu,addr=4.0", "-device", "edu,addr=5.0"]
+    assert qemu.pci_args(["edu"] * 4) == ["-device", EDU.format(2), "-device", EDU.format(3),
+                                          "-device", EDU.format(4), "-device", EDU.format(5)]
     assert qemu.pci_args(()) == []
 
 

@@ -158,6 +158,11 @@ void test_config_checks_flags(void)
 	CHECK(expect_error("direct interrupts need native WFI"));
 	part(0).flags = 1u << 7;
 	CHECK(expect_error("unknown flags"));
+	make_valid(1);
+	hdr.flags = TERN_CF_SMMUV3;
+	CHECK_EQ(validate(), 0);
+	hdr.flags = 1u << 5;
+	CHECK(expect_error("unknown flags 0x20"));
 }
 
 void test_config_rejects_bad_names(void)

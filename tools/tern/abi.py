@@ -16,6 +16,7 @@ MAX_VCPUS = 8
 NAME_LEN = 16
 MAX_REGIONS = 8                   # pass-through MMIO regions per partition
 IRQ_WORDS = 32                    # INTID bitmap words: INTIDs 0..1023
+CF_SMMUV3 = 1 << 0                # header flag: the board has its SMMUv3 (iommu=smmuv3)
 PF_WFI_NATIVE = 1 << 0
 PF_IRQ_DIRECT = 1 << 1
 RF_DEVICE = 1 << 0                # region is device memory (Device-nGnRE), not RAM

@@ -47,7 +47,8 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
     workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     hypervisor = check_hypervisor(hypervisor).resolve()
-    blob = abi.ConfigBlob(board_cpus=system.board.cpus)
+    # qemu.system_command gives the board QEMU's SMMUv3: the hypervisor takes it.
+    blob = abi.ConfigBlob(board_cpus=system.board.cpus, flags=abi.CF_SMMUV3)
     partition_loads = []
     for p, pl in zip(system.partitions, placed.partitions):
         dts = devicetree.partition_dts(p.name, len(p.cpus), system.board.cpu, pl.ram_ipa,

@@ -11,7 +11,14 @@ MiB = 1 << 20
 # highmem=off: nothing above 4 GiB (PCIe ECAM at 0x3f00_0000, RAM ends by 4 GiB), the board
 # Tern's addresses assume.  -nic none: no default network card on the PCIe bus.
 MACHINE_OPTIONS = "gic-version=3,highmem=off"
+# Hypervisor runs only: QEMU's SMMUv3 in front of the PCIe bus, which Tern programs to confine
+# the DMA of passed-through devices (the config blob says it is there: abi.CF_SMMUV3).  Native
+# runs stay the bare board, where a guest would see it in QEMU's device tree and might use it.
+SYSTEM_MACHINE_OPTIONS = ",iommu=smmuv3"
 PCI_FIRST_SLOT = 2                # [board] pci device i goes in slot PCI_FIRST_SLOT + i
+# edu's DMA keeps only the low 28 address bits by default, below the RAM at 0x4000_0000; a
+# 32-bit mask covers the whole board (nothing is above 4 GiB).
+PCI_MODEL_OPTIONS = {"edu": ",dma_mask=0xffffffff"}
 
 
 def require_qemu():
@@ -55,7 +62,7 @@ def pci_args(models):
         raise ToolError(f"at most {MAX_PCI_DEVICES} PCI devices (got {len(models)})")
     args = []
     for i, model in enumerate(models):
-        args += ["-device", f"{model},addr={PCI_FIRST_SLOT + i}.0"]
+        args += ["-device", f"{model},addr={PCI_FIRST_SLOT + i}.0{PCI_MODEL_OPTIONS[model]}"]
     return args
 
 
@@ -66,7 +73,8 @@ def loader_args(path, addr):
 
 def system_command(board, hypervisor, loads, icount=None):
     """QEMU running the hypervisor; loads = [(path, board address), ...]."""
-    args = board_args(board.cpu, board.cpus, board.memory, True, icount, board.pci)
+    args = board_args(board.cpu, board.cpus, board.memory, True, icount, board.pci,
+                      machine_extra=SYSTEM_MACHINE_OPTIONS)
     args += ["-kernel", str(hypervisor)]
     for path, addr in loads:
         args += loader_args(path, addr)

@@ -95,6 +95,11 @@ bool arch_cpu_start(unsigned pcpu)
 	return firmware_call(PSCI_FN_CPU_ON, pcpu, (uintptr_t)secondary_entry, pcpu) == 0;
 }
 
+void arch_cpu_relax(void)
+{
+	__asm__ volatile("yield" ::: "memory");
+}
+
 void arch_cpu_kick(unsigned pcpu)
 {
 	gic_send_sgi(pcpu, SGI_KICK);

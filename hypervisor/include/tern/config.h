@@ -20,7 +20,7 @@ struct config_limits {
 	uint64_t ipa_limit;     /* stage-2 input range */
 	/* Pass-through device regions must lie inside this (the board's device window, never RAM) ... */
 	struct config_range device_window;
-	/* ... and outside what the hypervisor emulates or keeps (GIC, its console UART). */
+	/* ... and outside what the hypervisor emulates or keeps (GIC, its console UART, SMMU). */
 	struct config_range emulated[CONFIG_MAX_EMULATED];
 	uint32_t max_intid;     /* pass-through SPIs are INTIDs 32..max_intid */
 	uint32_t hyp_intid;     /* an SPI the hypervisor keeps (its console UART's) */

@@ -14,10 +14,16 @@ struct spinlock {
 
 #define SPINLOCK_INIT { ATOMIC_FLAG_INIT }
 
+/*
+ * A hint inside a wait loop (arm64: YIELD).  Under QEMU's icount every core runs in turn on
+ * one thread, and a core that waits for another without it can keep that core from running.
+ */
+void arch_cpu_relax(void);
+
 static inline void spin_lock(struct spinlock *l)
 {
 	while (atomic_flag_test_and_set_explicit(&l->held, memory_order_acquire))
-		;
+		arch_cpu_relax();
 }
 
 static inline void spin_unlock(struct spinlock *l)
