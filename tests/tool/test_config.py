@@ -13,6 +13,11 @@ from tern_test_files import partition, write_elf, write_image, write_toml
 LAUNCHER = os.path.join(os.path.dirname(__file__), "..", "..", "tern")
 
 
+def models(system):
+    """The board's PCI device models, in slot order."""
+    return tuple(d.model for d in system.board.pci)
+
+
 def error_of(tmp_path, text):
     """The one-line message `load_system` + `place` give for `text`, minus the file."""
     path = write_toml(tmp_path, text)
@@ -51,7 +56,7 @@ def test_devices_and_pci(tmp_path, stub_image):
             + partition("rt", "[1]", extra='devices = ["pcie"]\nirq = "direct"')
             + partition("other", "[2]", extra="devices = []"))
     system = load_system(write_toml(tmp_path, text))
-    assert system.board.pci == ("edu", "edu") and system.board.memory == 3 * GiB
+    assert models(system) == ("edu", "edu") and system.board.memory == 3 * GiB
     rt, other = system.partitions
     assert rt.devices == ("pcie",) and rt.irq_direct
     assert other.devices == ()
@@ -128,11 +133,13 @@ def test_image_path_resolves_against_the_toml_directory(tmp_path):
      "board.memory: must be at most 3 GiB (got 3.1 GiB): board RAM starts at 1 GiB and must end "
      "by 4 GiB (QEMU virt with highmem=off)"),
     ('[board]\npci = "edu"\n' + partition(),
-     'board.pci: must be a list of PCI device models, like ["edu"] (got "edu")'),
+     'board.pci: must be a list of PCI devices, like ["edu"] (got "edu")'),
     ('[board]\npci = ["edu", 1]\n' + partition(),
-     "board.pci: must be a list of PCI device models, like [\"edu\"] (got ['edu', 1])"),
+     'board.pci[1]: must be a model name or a table like {model = "virtio-blk", '
+     'disk = "disk.img"} (got 1)'),
     ('[board]\npci = ["e1000"]\n' + partition(),
-     'board.pci: unknown PCI device model "e1000" (allowed: edu)'),
+     'board.pci[0]: unknown PCI device model "e1000" '
+     '(allowed: edu, virtio-blk, virtio-net)'),
     ('[board]\npci = ["edu", "edu", "edu", "edu", "edu"]\n' + partition(),
      "board.pci: at most 4 PCI devices (got 5)"),
     (partition(extra='devices = ["usb"]'), 'partition[0].devices: unknown device "usb" '
@@ -305,7 +312,7 @@ def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_pa
     if example == "two.toml":
         assert system.partitions[1].cpus == (2,)
     if example == "edu-direct.toml":
-        assert system.board.cpus == 2 and system.board.pci == ("edu",)
+        assert system.board.cpus == 2 and models(system) == ("edu",)
         (rt,) = system.partitions
         assert (rt.name, rt.devices, rt.irq_direct) == ("rt", ("pcie",), True)
         assert rt.bootargs == "lat.tests=edu-wfi,edu-busy lat.samples=200"
@@ -323,3 +330,27 @@ def test_direct_interrupts_default_to_native_wfi(tmp_path, stub_image):
 ])
 def test_irq_mode_errors(tmp_path, stub_image, extra, expected):
     assert error_of(tmp_path, partition(extra=extra)) == expected
+
+
+def test_pci_virtio_blk_with_a_disk(tmp_path, stub_image):
+    (tmp_path / "disk.img").write_bytes(bytes(512))
+    system = load_system(write_toml(tmp_path, '[board]\npci = ["edu", {model = "virtio-blk", '
+                                              'disk = "disk.img"}, "virtio-net"]\n' + partition()))
+    edu, blk, net = system.board.pci
+    assert (edu.model, edu.disk, blk.model, net.model, net.disk) == \
+        ("edu", None, "virtio-blk", "virtio-net", None)
+    assert blk.disk == tmp_path / "disk.img"
+
+
+@pytest.mark.parametrize("entry, message", [
+    ('"virtio-blk"', 'board.pci[0].disk: virtio-blk needs a disk image (disk = "FILE")'),
+    ('{model = "virtio-blk", disk = "nope.img"}', "board.pci[0].disk: no such file: "),
+    ('{model = "edu", disk = "disk.img"}', "board.pci[0].disk: edu has no disk"),
+    ('{model = "virtio-blk", disk = "disk.img", ro = true}',
+     "board.pci[0].ro: unknown key (expected model and disk)"),
+])
+def test_pci_entry_errors(tmp_path, stub_image, entry, message):
+    (tmp_path / "disk.img").write_bytes(bytes(512))
+    with pytest.raises(ConfigError) as e:
+        load_system(write_toml(tmp_path, f"[board]\npci = [{entry}]\n" + partition()))
+    assert message in str(e.value)

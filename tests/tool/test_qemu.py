@@ -52,7 +52,7 @@ def test_pci_slots_start_at_2():
 
 
 @pytest.mark.parametrize("models, message", [
-    (["e1000"], 'unknown PCI device model "e1000" (allowed: edu)'),
+    (["e1000"], 'unknown PCI device model "e1000" (allowed: edu, virtio-blk, virtio-net)'),
     (["edu"] * 5, "at most 4 PCI devices (got 5)")])
 def test_pci_args_refuse(models, message):
     with pytest.raises(ToolError) as info:
@@ -79,4 +79,19 @@ def test_cli_native_refuses_an_unknown_pci_model(capsys):
     with pytest.raises(SystemExit) as info:
         cli._parser().parse_args(["native", "lat.img", "--pci", "e1000"])
     assert info.value.code == 2
-    assert "argument --pci: invalid choice: 'e1000' (choose from 'edu')" in capsys.readouterr().err
+    assert "argument --pci: invalid choice: 'e1000' (choose from 'edu', 'virtio-net')" in capsys.readouterr().err
+
+
+def test_pci_args_virtio_disk_and_network(tmp_path):
+    from tern.config import PciDevice
+    disk = tmp_path / "d,1.img"
+    args = qemu.pci_args(["edu", PciDevice("virtio-blk", disk), PciDevice("virtio-net")])
+    assert args == [
+        "-device", "edu,addr=2.0,dma_mask=0xffffffff",
+        "-drive", f"if=none,id=pci3,format=raw,file={tmp_path}/d,,1.img",
+        "-device", "virtio-blk-pci,drive=pci3,addr=3.0,disable-legacy=on,iommu_platform=on",
+        "-netdev", "user,id=pci4,restrict=on",
+        "-device", "virtio-net-pci,netdev=pci4,addr=4.0,disable-legacy=on,iommu_platform=on",
+    ]
+    with pytest.raises(ToolError, match="needs one"):
+        qemu.pci_args(["virtio-blk"])

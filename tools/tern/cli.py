@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from . import build, layout, results, runner
-from .config import CPU_MODELS, PCI_MODELS, format_size, load_system
+from .config import CPU_MODELS, PCI_DISK_MODELS, PCI_MODELS, format_size, load_system
 from .errors import TernError, ToolError
 
 DEMO_IMAGE = runner.REPO_ROOT / "guests" / "build" / "lat.img"
@@ -98,9 +98,10 @@ def _parser():
     p.add_argument("--cpus", type=_cores, default=2, metavar="N", help="cores (default 2)")
     p.add_argument("--cpu", default="cortex-a53", choices=CPU_MODELS,
                    help="CPU model (default cortex-a53)")
-    p.add_argument("--pci", action="append", default=[], choices=PCI_MODELS, metavar="MODEL",
+    diskless = [m for m in PCI_MODELS if m not in PCI_DISK_MODELS]
+    p.add_argument("--pci", action="append", default=[], choices=diskless, metavar="MODEL",
                    help="put a QEMU PCI device on the board's PCIe bus, in slot 2, 3, ... as "
-                        f"[board] pci does; repeat for more ({', '.join(PCI_MODELS)})")
+                        f"[board] pci does; repeat for more ({', '.join(diskless)})")
     run_options(p)
     p.set_defaults(func=cmd_native)
 

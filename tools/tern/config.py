@@ -21,7 +21,12 @@ MAX_PARTITIONS = 8
 CPU_MODELS = ("cortex-a53", "cortex-a57", "max")
 WFI_MODES = ("native", "trap")
 IRQ_MODES = ("trap", "direct")
-PCI_MODELS = ("edu",)             # QEMU PCI device models [board] pci may list
+# QEMU PCI device models [board] pci may list.  virtio-blk needs a disk image (a table entry:
+# {model = "virtio-blk", disk = "FILE"}); virtio-net gets QEMU's user network, restricted
+# (no route to the host or beyond).
+PCI_MODELS = ("edu", "virtio-blk", "virtio-net")
+PCI_DISK_MODELS = ("virtio-blk",)
+PCI_ENTRY_KEYS = ("model", "disk")
 MAX_PCI_DEVICES = 4
 
 PARTITION_MEMORY_ALIGN = 2 * MiB
@@ -43,13 +48,21 @@ PARTITION_KEYS = ("name", "cpus", "memory", "image", "initrd", "wfi", "irq", "bo
 
 
 @dataclass(frozen=True)
+class PciDevice:
+    """A device QEMU puts on the board's PCIe bus."""
+
+    model: str
+    disk: Path = None             # the raw disk image of a virtio-blk
+
+
+@dataclass(frozen=True)
 class Board:
     """The QEMU virt machine the system runs on."""
 
     cpus: int = 4
     cpu: str = "cortex-a53"
     memory: int = 2 * GiB
-    pci: tuple = ()               # QEMU PCI device models; device i sits in slot 2 + i
+    pci: tuple = ()               # PciDevice; device i sits in slot 2 + i
 
 
 @dataclass(frozen=True)
@@ -128,7 +141,7 @@ def parse_system(doc, base_dir, source="<system>"):
     for key in doc:
         if key not in ("board", "partition"):
             raise ConfigError(key, "unknown key (expected [board] and [[partition]])")
-    board = _parse_board(doc.get("board", {}))
+    board = _parse_board(doc.get("board", {}), base_dir)
 
     entries = doc.get("partition")
     if entries is None:
@@ -165,7 +178,7 @@ def _syntax_error(e, source):
     return ConfigError(where, f"TOML syntax error: {text[:1].lower()}{text[1:]}", file=source)
 
 
-def _parse_board(table):
+def _parse_board(table, base_dir):
     if not isinstance(table, dict):
         raise ConfigError("board", "must be a table ([board])")
     for key in table:
@@ -194,18 +207,43 @@ def _parse_board(table):
                                               f"(got {got}): board RAM starts at 1 GiB and must "
                                               f"end by 4 GiB (QEMU virt with highmem=off)")
     pci = table.get("pci", [])
-    allowed = ", ".join(PCI_MODELS)
-    if not isinstance(pci, list) or not all(isinstance(m, str) for m in pci):
-        raise ConfigError("board.pci", f'must be a list of PCI device models, like ["edu"] '
+    if not isinstance(pci, list):
+        raise ConfigError("board.pci", f'must be a list of PCI devices, like ["edu"] '
                                        f"(got {_show(pci)})")
-    for model in pci:
-        if model not in PCI_MODELS:
-            raise ConfigError("board.pci", f"unknown PCI device model {_show(model)} "
-                                           f"(allowed: {allowed})")
     if len(pci) > MAX_PCI_DEVICES:
         raise ConfigError("board.pci", f"at most {MAX_PCI_DEVICES} PCI devices "
                                        f"(got {len(pci)})")
+    pci = [_parse_pci_device(entry, f"board.pci[{i}]", base_dir) for i, entry in enumerate(pci)]
     return Board(cpus=cpus, cpu=cpu, memory=memory, pci=tuple(pci))
+
+
+def _parse_pci_device(entry, key, base_dir):
+    """A [board] pci entry: a model name, or a table {model = ..., disk = ...}."""
+    allowed = ", ".join(PCI_MODELS)
+    if isinstance(entry, str):
+        entry = {"model": entry}
+    if not isinstance(entry, dict):
+        raise ConfigError(key, f'must be a model name or a table like {{model = "virtio-blk", '
+                               f'disk = "disk.img"}} (got {_show(entry)})')
+    for name in entry:
+        if name not in PCI_ENTRY_KEYS:
+            raise ConfigError(f"{key}.{name}", "unknown key (expected model and disk)")
+    model = entry.get("model")
+    if model not in PCI_MODELS:
+        raise ConfigError(key, f"unknown PCI device model {_show(model)} (allowed: {allowed})")
+    disk = entry.get("disk")
+    if model not in PCI_DISK_MODELS:
+        if disk is not None:
+            raise ConfigError(f"{key}.disk", f"{model} has no disk")
+        return PciDevice(model)
+    if disk is None:
+        raise ConfigError(f"{key}.disk", f'{model} needs a disk image (disk = "FILE")')
+    if not isinstance(disk, str) or not disk:
+        raise ConfigError(f"{key}.disk", f"must be a file path (got {_show(disk)})")
+    path = Path(base_dir) / disk
+    if not path.is_file():
+        raise ConfigError(f"{key}.disk", f"no such file: {os.path.normpath(path)}")
+    return PciDevice(model, path)
 
 
 def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_owner):

@@ -2,7 +2,7 @@
 
 import shutil
 
-from .config import MAX_PCI_DEVICES, PCI_MODELS
+from .config import MAX_PCI_DEVICES, PCI_DISK_MODELS, PCI_MODELS, PciDevice
 from .errors import ToolError
 
 QEMU = "qemu-system-aarch64"
@@ -51,18 +51,36 @@ def board_args(cpu, cpus, memory, virtualization=True, icount=None, pci=(), mach
     return args
 
 
-def pci_args(models):
-    """-device MODEL,addr=SLOT.0 for each model, from slot PCI_FIRST_SLOT on."""
-    models = list(models)
-    for model in models:
-        if model not in PCI_MODELS:
-            raise ToolError(f'unknown PCI device model "{model}" '
+def pci_args(devices):
+    """QEMU options for each PCI device (config.PciDevice or a model name), from slot
+    PCI_FIRST_SLOT on; a virtio-blk's disk is a raw image, a virtio-net's network QEMU's
+    user network restricted to the board."""
+    devices = [PciDevice(d) if isinstance(d, str) else d for d in devices]
+    for d in devices:
+        if d.model not in PCI_MODELS:
+            raise ToolError(f'unknown PCI device model "{d.model}" '
                             f"(allowed: {', '.join(PCI_MODELS)})")
-    if len(models) > MAX_PCI_DEVICES:
-        raise ToolError(f"at most {MAX_PCI_DEVICES} PCI devices (got {len(models)})")
+        if (d.model in PCI_DISK_MODELS) != (d.disk is not None):
+            raise ToolError(f"PCI device {d.model}: a disk image goes with "
+                            f"{', '.join(PCI_DISK_MODELS)} only, and it needs one")
+    if len(devices) > MAX_PCI_DEVICES:
+        raise ToolError(f"at most {MAX_PCI_DEVICES} PCI devices (got {len(devices)})")
+    # A virtio device does its DMA through the IOMMU (the SMMUv3 that confines it to its
+    # partition) only with VIRTIO_F_ACCESS_PLATFORM offered, which needs a modern-only device:
+    # without it QEMU's virtio devices reach board memory directly.
+    virtio = ",disable-legacy=on,iommu_platform=on"
     args = []
-    for i, model in enumerate(models):
-        args += ["-device", f"{model},addr={PCI_FIRST_SLOT + i}.0{PCI_MODEL_OPTIONS[model]}"]
+    for i, d in enumerate(devices):
+        slot = PCI_FIRST_SLOT + i
+        backend = f"pci{slot}"
+        if d.model == "virtio-blk":
+            args += ["-drive", f"if=none,id={backend},format=raw,file={_opt(d.disk)}",
+                     "-device", f"virtio-blk-pci,drive={backend},addr={slot}.0{virtio}"]
+        elif d.model == "virtio-net":
+            args += ["-netdev", f"user,id={backend},restrict=on",
+                     "-device", f"virtio-net-pci,netdev={backend},addr={slot}.0{virtio}"]
+        else:
+            args += ["-device", f"{d.model},addr={slot}.0{PCI_MODEL_OPTIONS.get(d.model, '')}"]
     return args
 
 
