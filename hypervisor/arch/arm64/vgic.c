@@ -695,9 +695,11 @@ static bool vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t off, unsign
 		return true;
 	case GICD_ISPENDR:
 		if (write) {
-			for (uint32_t sgis = val & 0xffff; sgis; sgis &= sgis - 1)
+			/* A direct vCPU's SGI 15 is the hypervisor's control SGI (as in vgic_send_sgi). */
+			uint32_t allowed = is_direct(t) ? GUEST_SGIS : 0xffff;
+			for (uint32_t sgis = val & allowed; sgis; sgis &= sgis - 1)
 				deliver_sgi(t, (uint32_t)__builtin_ctz(sgis));
-			if (val & ~0xffffu)
+			if (val & ~allowed)
 				vcpu_count(v, STAT_GIC_IGNORED);
 		}
 		*value = 0;

@@ -24,8 +24,8 @@
 #define ISS_ICC_SGI1R     SYSREG_ISS(3, 0, 12, 11, 5)
 #define ISS_ICC_SGI1R_HI  (ISS_ICC_SGI1R & ISS_SYSREG_ID_HI_MASK)
 #define ISS_ICC_SGI1R_LO  (ISS_ICC_SGI1R & ISS_SYSREG_ID_LO_MASK) /* a write */
-#define ISS_ICC_ASGI1R    SYSREG_ISS(3, 1, 12, 11, 6)
-#define ISS_ICC_SGI0R     SYSREG_ISS(3, 2, 12, 11, 7)
+#define ISS_ICC_ASGI1R    SYSREG_ISS(3, 0, 12, 11, 6)
+#define ISS_ICC_SGI0R     SYSREG_ISS(3, 0, 12, 11, 7)
 
 #ifndef __ASSEMBLER__
 #include <tern/types.h>

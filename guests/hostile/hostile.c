@@ -1,0 +1,1016 @@
+/*
+ * A hostile partition for the containment tests (tests/system/test_hostile.py): one misdeed
+ * per boot, chosen with hostile.action=NAME.
+ *
+ * What the hypervisor must do with each:
+ *  - ram-read, ram-write, mmio-foreign: an access outside the partition's RAM and devices.
+ *    The partition is stopped with a `tern: fault` line; the access never completes.
+ *  - gic-foreign, sgi-foreign, psci-foreign: interrupt-controller writes, SGIs and PSCI calls
+ *    aimed at what the partition does not own. Ignored (or refused with an error code) and
+ *    counted; the guest carries on.
+ *  - call-malformed: unknown or malformed HVC/SMC calls. An error code (or an injected
+ *    undefined-instruction exception), never a crash.
+ *  - irq-storm: a level-triggered device interrupt the guest never silences. It burns only
+ *    this partition's core.
+ * and one that is not a misdeed: busy, the control neighbour for the tests (it only computes).
+ *
+ * Each action prints PROBE-JSON lines with "test":"hostile-<action>" (the probe guest's format,
+ * so tools/tern/results.py parses them). A faulting action prints "phase":"trying" just before
+ * the access; the others "phase":"acting" before their first misdeed and "phase":"done" with
+ * what they saw, then PROBE-DONE and PSCI SYSTEM_OFF. hostile.at_us delays the start, and the
+ * non-faulting actions repeat (hostile.rounds, hostile.until_us, hostile.gap_us), so that a
+ * test can place them inside a neighbour's measurement.
+ */
+#include "bootargs.h"
+#include "console.h"
+#include "exceptions.h"
+#include "gic.h"
+#include "pci.h"
+#include "psci.h"
+#include "runtime.h"
+#include "timer.h"
+
+const char guest_name[] = "hostile";
+
+/* Distributor and redistributor registers the library does not name. */
+#define GICD_SETSPI_NSR         0x0040
+#define GICD_CLRSPI_NSR         0x0048
+#define GICD_ISPENDR            0x0200
+#define GICD_ICPENDR            0x0280
+#define GICD_ISACTIVER          0x0300
+#define GICD_ICACTIVER          0x0380
+#define GICD_IGRPMODR           0x0d00
+#define GICD_NSACR              0x0e00
+#define GICD_SGIR               0x0f00
+#define GICR_ICENABLER0         (GICR_SGI_OFFSET + 0x0180)
+#define GICR_ISPENDR0           (GICR_SGI_OFFSET + 0x0200)
+#define GICR_ICPENDR0           (GICR_SGI_OFFSET + 0x0280)
+#define GICR_ICACTIVER0         (GICR_SGI_OFFSET + 0x0380)
+
+/* PPIs of the hypervisor on every core: the GIC maintenance interrupt, the EL2 physical timer. */
+#define PPI_MAINTENANCE         25
+#define PPI_HYP_TIMER           26
+#define HYP_PPIS                ((1u << PPI_MAINTENANCE) | (1u << PPI_HYP_TIMER))
+#define SGI_HYP                 15      /* Tern's control SGI, reserved in direct mode */
+
+/* QEMU's edu device (docs/specs/edu.txt), as lat drives it. */
+#define EDU_VENDOR              0x1234
+#define EDU_DEVICE              0x11e8
+#define EDU_ID                  0x00
+#define EDU_INT_STATUS          0x24
+#define EDU_INT_RAISE           0x60
+#define EDU_INT_ACK             0x64
+#define EDU_INT_BIT             1
+
+/*
+ * Under Tern, the first partition's RAM starts here on the board (`tern check` shows the
+ * layout): in the tests that is the real-time neighbour's, image at + 0x80000.
+ */
+#define FIRST_PARTITION_HPA     0x44000000UL
+
+#define SETTLE_US               2000    /* long enough for a stray SGI to show up */
+#define WAIT_US                 1000000
+
+/* Each written by one CPU only (MMU off: Device memory, no atomics); only CPU 0 runs here. */
+static volatile uint32_t sync_excs;
+static volatile uint64_t last_esr;
+static volatile uint32_t sgi_seen[16];          /* SGIs taken, by INTID */
+static volatile uint32_t stray_irqs;
+static volatile uint32_t storm_intid = GIC_SPURIOUS;
+static volatile uint32_t storm_count;
+static volatile uint32_t storm_target;
+static volatile uint64_t storm_deadline;
+static volatile uint32_t storm_done;
+static volatile bool storm_ack_at_end;
+static uintptr_t edu_regs;
+
+static const char *json_bool(bool b)
+{
+	return b ? "true" : "false";
+}
+
+static void print_strview(struct strview s)
+{
+	for (size_t i = 0; i < s.len; i++)
+		console_putc(s.p[i]);
+}
+
+/* `PROBE-JSON {"test":"hostile-ACTION"` — the caller adds fields and the closing brace. */
+static void json_begin(const char *action)
+{
+	printf("PROBE-JSON {\"test\":\"hostile-%s\"", action);
+}
+
+/* Count and step over a synchronous exception (an injected UNDEF, say) so the action goes on. */
+static void hostile_sync(struct exc_frame *frame)
+{
+	sync_excs++;
+	last_esr = frame->esr;
+	frame->elr += 4;
+}
+
+static void hostile_irq(struct exc_frame *frame)
+{
+	uint32_t intid = gic_ack();
+
+	if (intid == storm_intid) {
+		/*
+		 * The storm: EOI at the GIC but leave the device asserting its level-triggered
+		 * line, so the interrupt is taken again straight away. At the end either
+		 * acknowledge the device (the line drops) or, for a partition that dies mid-storm,
+		 * mask IRQs in the interrupted context and leave the line up for the hypervisor
+		 * to clean after.
+		 */
+		uint32_t n = ++storm_count;
+		if (!storm_done && (n >= storm_target || deadline_passed(storm_deadline))) {
+			if (storm_ack_at_end) {
+				mmio_write32(edu_regs + EDU_INT_ACK, EDU_INT_BIT);
+				dsb_sy();
+			} else {
+				frame->spsr |= 1u << 7;     /* PSTATE.I on return */
+			}
+			storm_done = 1;
+		}
+	} else if (intid == INTID_VTIMER) {
+		vtimer_stop();  /* the wake-up of wait_for_start; level-triggered */
+	} else if (intid < 16) {
+		sgi_seen[intid]++;
+	} else if (intid < 1020) {
+		stray_irqs++;
+	}
+	if (intid < 1020)
+		gic_eoi(intid);
+}
+
+static void spin_us(uint64_t us)
+{
+	uint64_t deadline = deadline_after_us(us);
+
+	while (!deadline_passed(deadline))
+		cpu_relax();
+}
+
+static bool wait_count(volatile uint32_t *counter, uint32_t target, uint64_t us)
+{
+	uint64_t deadline = deadline_after_us(us);
+
+	while (*counter < target)
+		if (deadline_passed(deadline))
+			return false;
+	return true;
+}
+
+/*
+ * Printed just before the first misdeed of a non-faulting action (a faulting one prints
+ * "trying"): a test can tell from the order of the console lines whether it overlapped a
+ * neighbour's measurement.
+ */
+static void print_acting(const char *action)
+{
+	json_begin(action);
+	printf(",\"phase\":\"acting\",\"counter\":%lu}\n", (unsigned long)counter_virt());
+}
+
+/*
+ * Non-faulting actions repeat their misdeeds: hostile.rounds=N times, or, with
+ * hostile.until_us=U, until the counter passes U us; hostile.gap_us apart.
+ */
+struct repeat {
+	unsigned rounds;
+	unsigned long gap_us;
+	uint64_t until;
+	unsigned done;
+};
+
+static struct repeat repeat_args(void)
+{
+	struct repeat r = {
+		.rounds = (unsigned)bootarg_ulong("hostile.rounds", 1, 1, 100000),
+		.gap_us = bootarg_ulong("hostile.gap_us", 0, 0, 10000000),
+		.until = us_to_ticks(bootarg_ulong("hostile.until_us", 0, 0, 100000000)),
+		.done = 0,
+	};
+	return r;
+}
+
+/* Whether to do another round (the first always), after the gap. */
+static bool repeat_next(struct repeat *r)
+{
+	if (r->done) {
+		if (r->until ? deadline_passed(r->until) : r->done >= r->rounds)
+			return false;
+		if (r->gap_us)
+			spin_us(r->gap_us);
+	}
+	r->done++;
+	return true;
+}
+
+/* ---- faulting actions: the partition must be stopped at the access ---- */
+
+struct target {
+	const char *name;
+	uintptr_t addr;
+	uint32_t value;         /* what a write stores */
+	const char *what;
+};
+
+/* Outside its RAM: the IPA space has RAM at ram_base() for ram_size() and nothing above. */
+static bool ram_target(struct strview name, struct target *t)
+{
+	static const struct target fixed[] = {
+		{ "other-ram", FIRST_PARTITION_HPA + 0x80000, 0,
+		  "the board address of the first partition's image (another partition's RAM)" },
+		{ "above-4g", 0x100000000UL, 0, "past the 32-bit IPA space" },
+	};
+
+	if (strview_eq(name, "past-ram")) {
+		t->name = "past-ram";
+		t->addr = ram_base() + ram_size() + 0x1000;
+		t->what = "4 KiB past the end of its RAM";
+		return true;
+	}
+	for (unsigned i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		if (strview_eq(name, fixed[i].name)) {
+			*t = fixed[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Board devices a partition without `devices` does not get, at QEMU virt's addresses. */
+static const struct target mmio_targets[] = {
+	{ "ecam", 0x3f010004, 0x6, "PCIe ECAM, 00:02.0 Command: memory and bus master on" },
+	{ "pcie-mmio", 0x10000000, 0x1, "PCIe 32-bit memory window, where a BAR goes" },
+	{ "pcie-io", 0x3eff0000, 0x0, "PCIe I/O window" },
+	{ "virtio", 0x0a000070, 0x0, "virtio-mmio transport 0, Status: reset" },
+	{ "rtc", 0x09010008, 0x0, "PL031 RTC, load register" },
+	{ "gpio", 0x09030400, 0xff, "PL061 GPIO (power button), direction" },
+	{ "its", 0x08080000, 0x1, "GIC ITS, GITS_CTLR: enable" },
+	{ "smmu", 0x09050020, 0x0, "SMMUv3 CR0: translation off" },
+	{ "flash", 0x00000000, 0x00ff00ff, "flash 0, read-array command" },
+	/* Filled in at run time: the frame after its own vCPUs' (the next core's, on the board). */
+	{ "gicr", 0, 0xffffffff, "GICR frame past its own vCPUs, ISENABLER0: every SGI and PPI" },
+	/*
+	 * An emulated register through a store pair: no syndrome (ESR.ISV = 0), so the
+	 * hypervisor cannot emulate it and must stop the partition rather than guess.
+	 */
+	{ "gicd-pair", GICD_BASE + GICD_ISENABLER, 0xffffffff,
+	  "GICD ISENABLER0-1 with a store pair (no syndrome to emulate)" },
+};
+
+/* The redistributor frame after the last of this partition's (GICR_TYPER.Last). */
+static uintptr_t gicr_past_own(void)
+{
+	uintptr_t rd = GICR_BASE;
+
+	for (unsigned i = 0; i < MAX_CPUS; i++, rd += GICR_STRIDE)
+		if (mmio_read64(rd + GICR_TYPER) & GICR_TYPER_LAST)
+			return rd + GICR_STRIDE;
+	return rd;
+}
+
+static bool mmio_target(struct strview name, struct target *t)
+{
+	for (unsigned i = 0; i < sizeof(mmio_targets) / sizeof(mmio_targets[0]); i++) {
+		if (!strview_eq(name, mmio_targets[i].name))
+			continue;
+		*t = mmio_targets[i];
+		if (strview_eq(name, "gicr"))
+			t->addr = gicr_past_own() + GICR_ISENABLER0;
+		return true;
+	}
+	return false;
+}
+
+static bool inside_ram(uintptr_t addr)
+{
+	return addr >= ram_base() && addr - ram_base() < ram_size();
+}
+
+enum access { READ64, WRITE64, WRITE32, WRITE_PAIR };
+
+static void fault_action(const char *action, enum access access, bool (*lookup)(struct strview,
+			 struct target *), const char *fallback)
+{
+	static const char *const access_names[] = { "read64", "write64", "write32", "write-pair" };
+	struct strview name;
+	struct target t;
+
+	if (!bootarg("hostile.target", &name)) {
+		name.p = fallback;
+		name.len = 0;
+		while (fallback[name.len])
+			name.len++;
+	}
+	if (!lookup(name, &t)) {
+		json_begin(action);
+		printf(",\"target\":\"");
+		print_strview(name);
+		printf("\",\"error\":\"unknown target\",\"pass\":false}\n");
+		return;
+	}
+	if (strview_eq(name, "gicd-pair"))
+		access = WRITE_PAIR;
+	if (inside_ram(t.addr)) {
+		/* Its own RAM would prove nothing (a partition with a lot of memory). */
+		json_begin(action);
+		printf(",\"target\":\"%s\",\"addr\":\"0x%lx\",\"error\":\"target inside own RAM\","
+		       "\"pass\":false}\n", t.name, (unsigned long)t.addr);
+		return;
+	}
+
+	printf("hostile: %s: %s 0x%lx: %s\n", action, access_names[access], (unsigned long)t.addr,
+	       t.what);
+	json_begin(action);
+	printf(",\"phase\":\"trying\",\"target\":\"%s\",\"addr\":\"0x%lx\",\"access\":\"%s\"}\n",
+	       t.name, (unsigned long)t.addr, access_names[access]);
+
+	uint64_t value = 0;
+	uint32_t excs = sync_excs;
+	switch (access) {
+	case READ64:
+		value = mmio_read64(t.addr);
+		break;
+	case WRITE64:
+		mmio_write64(t.addr, 0x48414b4544ULL);  /* "HAKED": visible if it ever lands */
+		break;
+	case WRITE32:
+		mmio_write32(t.addr, t.value);
+		break;
+	case WRITE_PAIR:
+		__asm__ volatile("stp %w0, %w0, [%1]" : : "r"(t.value), "r"(t.addr) : "memory");
+		break;
+	}
+	/* Only reached if the hypervisor let the access through (or the guest took it itself). */
+	json_begin(action);
+	printf(",\"phase\":\"after\",\"target\":\"%s\",\"value\":\"0x%lx\",\"exceptions\":%u,"
+	       "\"esr\":\"0x%lx\",\"pass\":false}\n", t.name, (unsigned long)value,
+	       sync_excs - excs, (unsigned long)last_esr);
+}
+
+static void ram_read(void)
+{
+	fault_action("ram-read", READ64, ram_target, "past-ram");
+}
+
+static void ram_write(void)
+{
+	fault_action("ram-write", WRITE64, ram_target, "past-ram");
+}
+
+static void mmio_foreign(void)
+{
+	fault_action("mmio-foreign", WRITE32, mmio_target, "ecam");
+}
+
+/* ---- gic-foreign ---- */
+
+/* The hypervisor's console UART (33), one more low SPI, the PCIe INTx lines (35-38), a high one. */
+static const unsigned foreign_spis[] = { 33, 34, 35, 36, 37, 38, 72 };
+#define FOREIGN_SPIS    (sizeof(foreign_spis) / sizeof(foreign_spis[0]))
+
+/* What the distributor shows of one SPI. */
+struct spi_view {
+	bool enabled, pending, active, group1;
+	uint8_t priority;
+	uint8_t config;
+	uint64_t route;
+};
+
+static bool bit_of(unsigned reg, unsigned intid)
+{
+	return mmio_read32(GICD_BASE + reg + 4 * (intid / 32)) & (1u << (intid % 32));
+}
+
+static void spi_view(unsigned intid, struct spi_view *s)
+{
+	s->enabled = bit_of(GICD_ISENABLER, intid);
+	s->pending = bit_of(GICD_ISPENDR, intid);
+	s->active = bit_of(GICD_ISACTIVER, intid);
+	s->group1 = bit_of(GICD_IGROUPR, intid);
+	s->priority = (uint8_t)(mmio_read32(GICD_BASE + GICD_IPRIORITYR + (intid & ~3u)) >>
+				(8 * (intid & 3)));
+	s->config = (uint8_t)((mmio_read32(GICD_BASE + GICD_ICFGR + 4 * (intid / 16)) >>
+			       (2 * (intid % 16))) & 3);
+	s->route = mmio_read64(GICD_BASE + GICD_IROUTER + 8 * intid);
+}
+
+/* The fields that differ, as a JSON list of names; returns how many. */
+static unsigned print_spi_changes(unsigned intid, const struct spi_view *a,
+				  const struct spi_view *b, unsigned printed)
+{
+	const char *names[7];
+	unsigned n = 0;
+
+	if (a->enabled != b->enabled)
+		names[n++] = "enable";
+	if (a->pending != b->pending)
+		names[n++] = "pending";
+	if (a->active != b->active)
+		names[n++] = "active";
+	if (a->group1 != b->group1)
+		names[n++] = "group";
+	if (a->priority != b->priority)
+		names[n++] = "priority";
+	if (a->config != b->config)
+		names[n++] = "config";
+	if (a->route != b->route)
+		names[n++] = "route";
+	for (unsigned i = 0; i < n; i++)
+		printf("%s\"%u:%s\"", printed + i ? "," : "", intid, names[i]);
+	return n;
+}
+
+/* Write counters, by what the hypervisor should make of them. */
+struct gic_writes {
+	unsigned counted;       /* aimed at foreign state, differing from its read-as-zero view */
+	unsigned silent;        /* aimed at foreign state with the read-as-zero value itself */
+	unsigned noop;          /* registers that are RAZ/WI for any guest */
+};
+
+static void gicd_write(uintptr_t off, uint32_t value, unsigned *counter)
+{
+	mmio_write32(GICD_BASE + off, value);
+	(*counter)++;
+}
+
+/*
+ * One round against the foreign SPIs: every per-interrupt register of the distributor, with
+ * the values that would hurt most (enable, disable, pend, clear, activate, Group 1 for the
+ * hypervisor's Group 0 console interrupt, priority 0x10, edge-triggered, routed to core 1 or
+ * 1-of-N), then the redistributor's hypervisor PPIs.
+ */
+static void gic_round(struct gic_writes *w, uintptr_t rd)
+{
+	static const unsigned set_clear[] = {
+		GICD_ISENABLER, GICD_ICENABLER, GICD_ISPENDR, GICD_ICPENDR, GICD_ISACTIVER,
+		GICD_ICACTIVER, GICD_IGROUPR,
+	};
+	uint32_t words[32] = { 0 };
+
+	for (unsigned i = 0; i < FOREIGN_SPIS; i++)
+		words[foreign_spis[i] / 32] |= 1u << (foreign_spis[i] % 32);
+	for (unsigned word = 1; word < 32; word++) {
+		if (!words[word])
+			continue;
+		for (unsigned r = 0; r < sizeof(set_clear) / sizeof(set_clear[0]); r++)
+			gicd_write(set_clear[r] + 4 * word, words[word], &w->counted);
+		gicd_write(GICD_IGROUPR + 4 * word, 0, &w->silent);             /* Group 0 */
+		gicd_write(GICD_IGRPMODR + 4 * word, words[word], &w->noop);
+	}
+	for (unsigned i = 0; i < FOREIGN_SPIS; i++) {
+		unsigned intid = foreign_spis[i];
+		uintptr_t prio = GICD_IPRIORITYR + (intid & ~3u);
+		uintptr_t cfg = GICD_ICFGR + 4 * (intid / 16);
+		uintptr_t route = GICD_BASE + GICD_IROUTER + 8 * intid;
+
+		/* Read-modify-write, as a driver would: a neighbour in the word is not touched. */
+		gicd_write(prio, mmio_read32(GICD_BASE + prio) | 0x10u << (8 * (intid & 3)),
+			   &w->counted);
+		gicd_write(cfg, mmio_read32(GICD_BASE + cfg) | 2u << (2 * (intid % 16)),
+			   &w->counted);
+		mmio_write64(route, 1);                 /* Aff0 1: core 1 on the board */
+		w->counted++;
+		mmio_write64(route, 1ULL << 31);        /* IRM: any core */
+		w->counted++;
+		mmio_write64(route, 0);                 /* core 0, the hypervisor's */
+		w->silent++;
+		gicd_write(GICD_NSACR + 4 * (intid / 16), ~0u, &w->noop);
+		gicd_write(GICD_SETSPI_NSR, intid, &w->noop);
+		gicd_write(GICD_CLRSPI_NSR, intid, &w->noop);
+	}
+	/* GICv2 SGIs (ignored with affinity routing): SGI 15 to every other core. */
+	gicd_write(GICD_SGIR, 1u << 24 | SGI_HYP, &w->noop);
+
+	/* Its own redistributor: the PPIs the hypervisor itself uses on this core. */
+	mmio_write32(rd + GICR_ISENABLER0, HYP_PPIS);
+	mmio_write32(rd + GICR_ICENABLER0, HYP_PPIS);
+	mmio_write32(rd + GICR_ISPENDR0, HYP_PPIS);
+	w->counted += 3;
+	mmio_write32(rd + GICR_ICPENDR0, HYP_PPIS);
+	mmio_write32(rd + GICR_ICACTIVER0, HYP_PPIS);
+	w->silent += 2;
+}
+
+/*
+ * After the rounds, the hypervisor's own interrupts on this core must still work: ten SGIs
+ * pending at once are more than the GIC's four list registers, so with trap-and-inject the
+ * last ones arrive only through the maintenance interrupt (PPI 25) the rounds aimed at.
+ */
+static unsigned sgi_burst(void)
+{
+	unsigned self = cpu_index(), received = 0;
+
+	irq_disable();
+	for (unsigned intid = 1; intid <= 10; intid++) {
+		gic_enable_private(intid);
+		sgi_seen[intid] = 0;
+	}
+	for (unsigned intid = 1; intid <= 10; intid++)
+		gic_send_sgi(intid, self);
+	irq_enable();
+	spin_us(SETTLE_US);
+	irq_disable();
+	for (unsigned intid = 1; intid <= 10; intid++)
+		received += sgi_seen[intid] == 1;
+	return received;
+}
+
+static void gic_foreign(void)
+{
+	struct repeat rep = repeat_args();
+	struct spi_view before[FOREIGN_SPIS], after[FOREIGN_SPIS];
+	struct gic_writes w = { 0, 0, 0 };
+	uintptr_t rd = gic_redistributor();
+
+	for (unsigned i = 0; i < FOREIGN_SPIS; i++)
+		spi_view(foreign_spis[i], &before[i]);
+	uint32_t ppi_before = mmio_read32(rd + GICR_ISENABLER0) & HYP_PPIS;
+
+	print_acting("gic-foreign");
+	while (repeat_next(&rep))
+		gic_round(&w, rd);
+
+	for (unsigned i = 0; i < FOREIGN_SPIS; i++)
+		spi_view(foreign_spis[i], &after[i]);
+	uint32_t ppi_after = mmio_read32(rd + GICR_ISENABLER0) & HYP_PPIS;
+	unsigned burst = sgi_burst();
+
+	json_begin("gic-foreign");
+	printf(",\"phase\":\"done\",\"rounds\":%u,\"spis\":[", rep.done);
+	for (unsigned i = 0; i < FOREIGN_SPIS; i++)
+		printf(i ? ",%u" : "%u", foreign_spis[i]);
+	printf("],\"counted_writes\":%u,\"silent_writes\":%u,\"noop_writes\":%u,\"changed\":[",
+	       w.counted, w.silent, w.noop);
+	unsigned changed = 0;
+	for (unsigned i = 0; i < FOREIGN_SPIS; i++)
+		changed += print_spi_changes(foreign_spis[i], &before[i], &after[i], changed);
+	bool ppi_changed = ppi_before != ppi_after;
+	printf("],\"hyp_ppis_enabled\":\"0x%x\",\"sgi_burst\":%u,\"stray_irqs\":%u,\"pass\":%s}\n",
+	       ppi_after, burst, stray_irqs,
+	       json_bool(changed == 0 && !ppi_changed && burst == 10));
+}
+
+/* ---- sgi-foreign ---- */
+
+/* ICC_SGI1R_EL1 fields the library has no macro for. */
+#define SGI1R_AFF2(aff)         ((uint64_t)((aff) & 0xff) << 32)
+#define SGI1R_IRM               (1ULL << 40)
+#define SGI1R_RS(rs)            ((uint64_t)((rs) & 0xf) << 44)
+#define SGI1R_AFF3(aff)         ((uint64_t)((aff) & 0xff) << 48)
+
+/* SGIs for cores and vCPUs the partition does not have (it has one vCPU, Aff0 0). */
+static const struct {
+	const char *name;
+	uint64_t value;
+} foreign_sgis[] = {
+	{ "aff0-1-15", SGI1R_INTID(1) | 0xfffe },       /* every other Aff0 of cluster 0 */
+	{ "aff1-1", SGI1R_INTID(2) | SGI1R_AFF1(1) | SGI1R_TARGET(0) },
+	{ "aff2-1", SGI1R_INTID(3) | SGI1R_AFF2(1) | SGI1R_TARGET(0) },
+	{ "aff3-1", SGI1R_INTID(4) | SGI1R_AFF3(1) | SGI1R_TARGET(0) },
+	{ "rs-1", SGI1R_INTID(5) | SGI1R_RS(1) | SGI1R_TARGET(0) },    /* Aff0 16 */
+	{ "sgi15-aff0-1", SGI1R_INTID(SGI_HYP) | SGI1R_TARGET(1) },
+};
+#define FOREIGN_SGIS    (sizeof(foreign_sgis) / sizeof(foreign_sgis[0]))
+#define SGI_GROUP0      6       /* through ICC_SGI0R_EL1: Group 0 is the hypervisor's */
+#define SGI_ALIAS       7       /* through ICC_ASGI1R_EL1 */
+#define SGI_BROADCAST   8       /* IRM = 1: every other vCPU of the partition (none) */
+#define SGI_CONTROL     9       /* to itself: shows a stray delivery would have been seen */
+
+static void sgi_foreign(void)
+{
+	struct repeat rep = repeat_args();
+	uintptr_t rd = gic_redistributor();
+	unsigned self = cpu_index();
+
+	for (unsigned i = 0; i < 16; i++)
+		sgi_seen[i] = 0;
+	mmio_write32(rd + GICR_ISENABLER0, 0xffff);     /* every SGI, SGI 15 included */
+	irq_enable();
+	print_acting("sgi-foreign");
+	while (repeat_next(&rep)) {
+		for (unsigned i = 0; i < FOREIGN_SGIS; i++)
+			gic_send_sgi1r(foreign_sgis[i].value);
+		write_sysreg(s3_0_c12_c11_7, SGI1R_INTID(SGI_GROUP0) | SGI1R_TARGET(self));
+		write_sysreg(s3_0_c12_c11_6, SGI1R_INTID(SGI_ALIAS) | SGI1R_TARGET(self));
+		isb();
+		gic_send_sgi1r(SGI1R_INTID(SGI_BROADCAST) | SGI1R_IRM);
+		/*
+		 * SGI 15 to itself, by ICC_SGI1R_EL1 and by GICR_ISPENDR0: a trap-and-inject
+		 * guest's SGIs are all virtual, so it gets its own SGI 15 twice; a direct guest's
+		 * SGI 15 is the hypervisor's physical control SGI and must be refused both ways.
+		 */
+		gic_send_sgi1r(SGI1R_INTID(SGI_HYP) | SGI1R_TARGET(self));
+		mmio_write32(rd + GICR_ISPENDR0, 1u << SGI_HYP);
+		spin_us(SETTLE_US);
+	}
+	uint32_t control_before = sgi_seen[SGI_CONTROL];
+	gic_send_sgi(SGI_CONTROL, self);
+	bool control = wait_count(&sgi_seen[SGI_CONTROL], control_before + 1, WAIT_US);
+	spin_us(SETTLE_US);
+	irq_disable();
+
+	uint32_t leaked = 0;
+	for (unsigned i = 0; i < 15; i++)
+		if (i != SGI_CONTROL)
+			leaked += sgi_seen[i];
+
+	json_begin("sgi-foreign");
+	printf(",\"phase\":\"done\",\"rounds\":%u,\"targets\":[", rep.done);
+	for (unsigned i = 0; i < FOREIGN_SGIS; i++)
+		printf(i ? ",\"%s\"" : "\"%s\"", foreign_sgis[i].name);
+	printf(",\"sgi0r-self\",\"asgi1r-self\"],\"foreign_writes\":%u,\"broadcast_writes\":%u,"
+	       "\"received\":[", (unsigned)(FOREIGN_SGIS + 2) * rep.done, rep.done);
+	for (unsigned i = 0; i < 16; i++)
+		printf(i ? ",%u" : "%u", sgi_seen[i]);
+	printf("],\"leaked\":%u,\"sgi15_self\":%u,\"control_seen\":%s,\"stray_irqs\":%u,"
+	       "\"pass\":%s}\n", leaked, sgi_seen[SGI_HYP], json_bool(control), stray_irqs,
+	       json_bool(leaked == 0 && control));
+}
+
+/* ---- psci-foreign ---- */
+
+/* MPIDRs of cores it does not have: other Aff0s (core 1 is the neighbour's), other clusters. */
+static const uint64_t foreign_mpidrs[] = {
+	1, 2, 3, 7, 0xff, 0x100, 0x10000, 0x100000000ULL, 0x80000001ULL,
+};
+#define FOREIGN_MPIDRS  (sizeof(foreign_mpidrs) / sizeof(foreign_mpidrs[0]))
+#define PSCI_CPU_ON_32          0x84000003u
+#define PSCI_AFFINITY_INFO_32   0x84000004u
+
+static void print_rets(const char *key, const int32_t *rets, unsigned n)
+{
+	printf(",\"%s\":[", key);
+	for (unsigned i = 0; i < n; i++)
+		printf(i ? ",%d" : "%d", rets[i]);
+	console_putc(']');
+}
+
+static void psci_foreign(void)
+{
+	struct repeat rep = repeat_args();
+	int32_t on[FOREIGN_MPIDRS], info[FOREIGN_MPIDRS], on32 = 0, info32 = 0, self = 0;
+	unsigned calls = 0;
+	bool all_refused = true;
+
+	print_acting("psci-foreign");
+	while (repeat_next(&rep)) {
+		/* The entry parks a core without touching memory, should one start after all. */
+		for (unsigned i = 0; i < FOREIGN_MPIDRS; i++) {
+			on[i] = psci_cpu_on(foreign_mpidrs[i], (uintptr_t)park_entry, 0);
+			info[i] = psci_affinity_info(foreign_mpidrs[i]);
+			all_refused &= on[i] == PSCI_INVALID_PARAMS &&
+				       info[i] == PSCI_INVALID_PARAMS;
+		}
+		/* SMC32 calls take W registers: x1 = 0xffffffff00000001 means MPIDR 1. */
+		on32 = psci_call(PSCI_CPU_ON_32, 0xffffffff00000001ULL, (uintptr_t)park_entry, 0);
+		info32 = psci_call(PSCI_AFFINITY_INFO_32, 0xffffffff00000002ULL, 0, 0);
+		all_refused &= on32 == PSCI_INVALID_PARAMS && info32 == PSCI_INVALID_PARAMS;
+		calls += 2 * FOREIGN_MPIDRS + 2;
+		self = psci_affinity_info(0);   /* itself: on */
+	}
+
+	json_begin("psci-foreign");
+	printf(",\"phase\":\"done\",\"rounds\":%u,\"mpidrs\":[", rep.done);
+	for (unsigned i = 0; i < FOREIGN_MPIDRS; i++)
+		printf(i ? ",\"0x%lx\"" : "\"0x%lx\"", (unsigned long)foreign_mpidrs[i]);
+	console_putc(']');
+	print_rets("cpu_on", on, FOREIGN_MPIDRS);
+	print_rets("affinity_info", info, FOREIGN_MPIDRS);
+	printf(",\"cpu_on_smc32\":%d,\"affinity_info_smc32\":%d,\"foreign_calls\":%u,"
+	       "\"affinity_info_self\":%d,\"pass\":%s}\n", on32, info32, calls, self,
+	       json_bool(all_refused && self == PSCI_AFFINITY_ON));
+}
+
+/* ---- call-malformed ---- */
+
+/*
+ * SMCCC through a given instruction and immediate; x16/x17 as Xen's hypercall ABI uses them
+ * (x16 = hypercall number). Returns all of x0.
+ */
+#define CALL_INSN(insn, x0v, x1v, x2v, x3v, x16v) ({                                 \
+	register uint64_t x0 __asm__("x0") = (x0v);                                  \
+	register uint64_t x1 __asm__("x1") = (x1v);                                  \
+	register uint64_t x2 __asm__("x2") = (x2v);                                  \
+	register uint64_t x3 __asm__("x3") = (x3v);                                  \
+	register uint64_t x16 __asm__("x16") = (x16v);                               \
+	__asm__ volatile(insn                                                        \
+			 : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x16)         \
+			 :                                                           \
+			 : "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12",  \
+			   "x13", "x14", "x15", "x17", "memory");                    \
+	x0;                                                                          \
+})
+
+enum conduit { HVC0, SMC0, HVC1, HVC_FFFF, SMC1, HVC_XEN };
+static const char *const conduit_names[] = { "hvc#0", "smc#0", "hvc#1", "hvc#0xffff", "smc#1",
+					     "hvc#0xea1" };
+
+static uint64_t call(enum conduit c, uint64_t fn, uint64_t arg1, uint64_t arg2, uint64_t arg3)
+{
+	switch (c) {
+	case HVC0: return CALL_INSN("hvc #0", fn, arg1, arg2, arg3, 0);
+	case SMC0: return CALL_INSN("smc #0", fn, arg1, arg2, arg3, 0);
+	case HVC1: return CALL_INSN("hvc #1", fn, arg1, arg2, arg3, 0);
+	case HVC_FFFF: return CALL_INSN("hvc #0xffff", fn, arg1, arg2, arg3, 0);
+	case SMC1: return CALL_INSN("smc #1", fn, arg1, arg2, arg3, 0);
+	/* Xen's console_io (hypercall 18 in x16): CONSOLEIO_write (0) of arg2 bytes at arg1. */
+	case HVC_XEN: return CALL_INSN("hvc #0xea1", 0, arg2, arg1, 0, 18);
+	}
+	return 0;
+}
+
+enum expect { NOT_SUPPORTED, PSCI_ERROR, VERSION_1_0 };
+
+/* Arguments only known at run time. */
+enum fixup { FIX_NONE, FIX_A2_RAM_END, FIX_XEN_MESSAGE };
+
+struct malformed {
+	const char *name;
+	enum conduit conduit;   /* PSCI calls: replaced by the /psci conduit */
+	bool psci;
+	uint64_t x0, a1, a2, a3;
+	enum expect expect;
+	enum fixup fixup;
+};
+
+static const char xen_message[] = "hostile: hello from a Xen console_io hypercall\n";
+
+static const struct malformed malformed_calls[] = {
+	/* Function IDs nobody implements here, in every SMCCC range, through HVC and SMC. */
+	{ "smccc-arch-features", HVC0, false, 0x80000001, 0x80008000, 0, 0, NOT_SUPPORTED,
+	  FIX_NONE },
+	{ "sip-32", HVC0, false, 0x82000000, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	{ "sip-64", SMC0, false, 0xc2000001, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	{ "oem-32", SMC0, false, 0x83000000, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	{ "std-hyp-pv-time", HVC0, false, 0xc5000020, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	{ "vendor-hyp-uid", HVC0, false, 0x8600ff01, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	{ "vendor-hyp-64", SMC0, false, 0xc6001234, ~0ULL, ~0ULL, ~0ULL, NOT_SUPPORTED, FIX_NONE },
+	{ "trusted-app-32", SMC0, false, 0xb0000000, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	{ "trusted-os-uid", SMC0, false, 0xbf00ff01, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	{ "yielding-32", HVC0, false, 0x00000001, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	{ "yielding-64", SMC0, false, 0x40000000, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	{ "psci-range-unknown", HVC0, false, 0x8400ffff, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	{ "all-ones", SMC0, false, 0xffffffff, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	/* SMCCC takes the function ID from W0: junk above it does not matter. */
+	{ "version-junk-high", HVC0, false, 0xdeadbeef84000000ULL, 0, 0, 0, VERSION_1_0, FIX_NONE },
+	/* Immediates SMCCC does not use, and Xen's. */
+	{ "hvc-imm-1", HVC1, false, 0x86000000, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	{ "hvc-imm-ffff", HVC_FFFF, false, 0x86000000, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	{ "smc-imm-1", SMC1, false, 0x86000000, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	{ "xen-console-io", HVC_XEN, false, 0, 0, sizeof(xen_message) - 1, 0, NOT_SUPPORTED,
+	  FIX_XEN_MESSAGE },
+	/* PSCI with garbage arguments. */
+	{ "cpu-on-entry-past-ram", HVC0, true, 0xc4000003, 0, 0, 0, PSCI_ERROR, FIX_A2_RAM_END },
+	{ "cpu-on-entry-all-ones", HVC0, true, 0xc4000003, 0, ~0ULL - 15, 0, PSCI_ERROR, FIX_NONE },
+	{ "cpu-on-entry-neighbour", HVC0, true, 0xc4000003, 0, FIRST_PARTITION_HPA + 0x80000, 0,
+	  PSCI_ERROR, FIX_NONE },
+	{ "cpu-suspend-bad-state", HVC0, true, 0xc4000001, 0xdeadbeef, 0, 0, PSCI_ERROR, FIX_NONE },
+	{ "cpu-suspend-32", HVC0, true, 0x84000001, 0xffffffff, 0, 0, PSCI_ERROR, FIX_NONE },
+	{ "system-reset2-junk", HVC0, true, 0xc4000012, 0x80000001, 0xdeadbeefdeadbeefULL, 0,
+	  PSCI_ERROR, FIX_NONE },
+	{ "system-reset2-32-junk", HVC0, true, 0x84000012, 0x7fffffff, 0, 0, PSCI_ERROR, FIX_NONE },
+	{ "affinity-info-level-7", HVC0, true, 0xc4000004, 0, 7, 0, PSCI_ERROR, FIX_NONE },
+	{ "features-all-ones", HVC0, true, 0x8400000a, 0xffffffff, 0, 0, NOT_SUPPORTED, FIX_NONE },
+	{ "features-system-reset2", HVC0, true, 0x8400000a, 0x84000012, 0, 0, NOT_SUPPORTED,
+	  FIX_NONE },
+	{ "migrate", HVC0, true, 0xc4000005, 1, 0, 0, PSCI_ERROR, FIX_NONE },
+	{ "system-suspend-junk", HVC0, true, 0xc400000e, ~0ULL, 0, 0, PSCI_ERROR, FIX_NONE },
+	{ "mem-protect-check-range", HVC0, true, 0xc4000014, 0, ~0ULL, 0, PSCI_ERROR, FIX_NONE },
+};
+#define MALFORMED_CALLS (sizeof(malformed_calls) / sizeof(malformed_calls[0]))
+
+static bool ret_ok(enum expect e, int64_t ret)
+{
+	switch (e) {
+	case NOT_SUPPORTED: return ret == PSCI_NOT_SUPPORTED;
+	/* Any PSCI error code (-1 .. -9), in all of x0. */
+	case PSCI_ERROR: return ret < 0 && ret >= -9;
+	case VERSION_1_0: return ret == 0x10000;
+	}
+	return false;
+}
+
+/*
+ * IMPLEMENTATION DEFINED registers (CPUACTLR_EL1 on Cortex-A53/A57): the hypervisor traps
+ * them (HCR_EL2.TIDCP) and injects an undefined-instruction exception where the core
+ * implements the trap (QEMU 7.2 does not: then they just read as the core defines).
+ */
+static unsigned impdef_access(void)
+{
+	uint32_t before = sync_excs;
+
+	(void)read_sysreg(s3_1_c15_c2_0);
+	write_sysreg(s3_1_c15_c2_0, ~0ULL);
+	isb();
+	return sync_excs - before;
+}
+
+static void call_malformed(void)
+{
+	struct repeat rep = repeat_args();
+	int64_t rets[MALFORMED_CALLS];
+	bool ok[MALFORMED_CALLS];
+	unsigned bad = 0, undef = 0;
+	uint32_t excs = sync_excs;
+
+	print_acting("call-malformed");
+	while (repeat_next(&rep)) {
+		for (unsigned i = 0; i < MALFORMED_CALLS; i++) {
+			const struct malformed *m = &malformed_calls[i];
+			enum conduit c = m->psci ? (psci_uses_hvc() ? HVC0 : SMC0) : m->conduit;
+			uint64_t a1 = m->a1, a2 = m->a2;
+
+			if (m->fixup == FIX_A2_RAM_END)
+				a2 = ram_base() + ram_size();
+			else if (m->fixup == FIX_XEN_MESSAGE)
+				a1 = (uintptr_t)xen_message;
+			rets[i] = (int64_t)call(c, m->x0, a1, a2, m->a3);
+			ok[i] = ret_ok(m->expect, rets[i]);
+		}
+		undef += impdef_access();
+	}
+	excs = sync_excs - excs;
+
+	/* Calls first, then the line: nothing may split it. */
+	json_begin("call-malformed");
+	printf(",\"phase\":\"done\",\"rounds\":%u,\"calls\":{", rep.done);
+	for (unsigned i = 0; i < MALFORMED_CALLS; i++) {
+		const struct malformed *m = &malformed_calls[i];
+		printf("%s\"%s\":{\"via\":\"%s\",\"x0\":\"0x%lx\",\"ret\":%ld}", i ? "," : "",
+		       m->name, m->psci ? "psci" : conduit_names[m->conduit],
+		       (unsigned long)m->x0, (long)rets[i]);
+		bad += !ok[i];
+	}
+	printf("},\"unexpected\":[");
+	for (unsigned i = 0, n = 0; i < MALFORMED_CALLS; i++)
+		if (!ok[i])
+			printf(n++ ? ",\"%s\"" : "\"%s\"", malformed_calls[i].name);
+	printf("],\"impdef_undef\":%u,\"exceptions\":%u,\"pass\":%s}\n", undef, excs,
+	       json_bool(bad == 0 && excs == undef));
+}
+
+/* ---- irq-storm ---- */
+
+struct edu {
+	uint32_t bdf;
+	int intid;
+};
+
+/* The first edu on the host bridge: BAR0 placed, INTx resolved; as lat's device tests do. */
+static const char *edu_setup(struct edu *e)
+{
+	struct pci_host host;
+	uint64_t bar, size;
+
+	e->intid = -1;
+	if (!pci_host_init(&host))
+		return "no PCI host bridge in the device tree";
+	if (!pci_find(&host, EDU_VENDOR, EDU_DEVICE, &e->bdf))
+		return "edu device not found";
+	if (!pci_assign_bar(&host, e->bdf, 0, &bar, &size) || size < 0x80)
+		return "edu BAR0 not assigned";
+	edu_regs = (uintptr_t)bar;
+	if ((mmio_read32(edu_regs + EDU_ID) & 0xff) != 0xed)
+		return "edu identification register wrong";
+	unsigned pin = pci_intx_pin(&host, e->bdf);
+	e->intid = pin ? pci_intx_intid(&host, e->bdf, pin) : -1;
+	if (e->intid < 0)
+		return "edu interrupt not in interrupt-map";
+	return 0;
+}
+
+static void irq_storm(void)
+{
+	unsigned long target = bootarg_ulong("hostile.storm", 20000, 1, 10000000);
+	unsigned long limit_us = bootarg_ulong("hostile.storm_us", 1000000, 1, 100000000);
+	struct strview end;
+	struct edu e;
+	const char *error = edu_setup(&e);
+
+	storm_ack_at_end = !(bootarg("hostile.storm_end", &end) && strview_eq(end, "unacked"));
+	if (error) {
+		json_begin("irq-storm");
+		printf(",\"error\":\"%s\",\"pass\":false}\n", error);
+		return;
+	}
+
+	unsigned spi = (unsigned)e.intid;
+	mmio_write32(edu_regs + EDU_INT_ACK, ~0u);
+	gic_spi_set_group1(spi);
+	gic_spi_set_priority(spi, GIC_DEFAULT_PRIORITY);
+	gic_spi_set_trigger(spi, false);        /* level, as INTx is: it re-fires until acked */
+	gic_spi_route_to_self(spi);
+	storm_target = (uint32_t)target;
+	storm_count = 0;
+	storm_done = 0;
+	storm_intid = spi;
+	gic_spi_enable(spi);
+
+	printf("hostile: irq-storm: edu %02x:%02x.%u INTID %u, %lu interrupts or %lu us, "
+	       "then %s\n", PCI_BDF_BUS(e.bdf), PCI_BDF_DEV(e.bdf), PCI_BDF_FN(e.bdf), spi,
+	       target, limit_us, storm_ack_at_end ? "acknowledged" : "power off with the line up");
+	/*
+	 * The storm starts at irq_enable, and only the wait below runs during it: when the line
+	 * is to stay up, the handler masks IRQs in the context it interrupted, and nothing may
+	 * unmask them again.
+	 */
+	print_acting("irq-storm");
+	uint64_t start = counter_virt();
+	storm_deadline = start + us_to_ticks(limit_us);
+	mmio_write32(edu_regs + EDU_INT_RAISE, EDU_INT_BIT);
+	irq_enable();
+	wait_count(&storm_done, 1, limit_us + WAIT_US);
+	irq_disable();
+	uint64_t ticks = counter_virt() - start;
+	uint32_t status = mmio_read32(edu_regs + EDU_INT_STATUS);
+
+	json_begin("irq-storm");
+	printf(",\"phase\":\"done\",\"intid\":%u,\"bdf\":\"%02x:%02x.%u\",\"target\":%lu,"
+	       "\"interrupts\":%u,\"ticks\":%lu,\"end\":\"%s\",\"int_status\":%u,\"pass\":%s}\n",
+	       spi, PCI_BDF_BUS(e.bdf), PCI_BDF_DEV(e.bdf), PCI_BDF_FN(e.bdf), target, storm_count,
+	       (unsigned long)ticks, storm_ack_at_end ? "ack" : "unacked", status,
+	       json_bool(storm_done && storm_count >= 2 &&
+			 (storm_ack_at_end ? status == 0 : status != 0)));
+	if (storm_ack_at_end) {
+		gic_spi_disable(spi);
+		storm_intid = GIC_SPURIOUS;
+	}
+	/* Unacked: power off with the interrupt enabled and the line up, for the hypervisor. */
+}
+
+/* ---- busy: the control, not a misdeed ---- */
+
+/*
+ * Computes until the counter passes hostile.until_us, asking nothing of the hypervisor (no
+ * exits): what any neighbour that keeps its core busy costs. Under QEMU's icount the cores take
+ * turns on one host thread, which shows in a neighbour's interrupt latency; the containment
+ * tests hold the hostile actions to this, not to an empty board.
+ */
+static void busy(void)
+{
+	uint64_t until = us_to_ticks(bootarg_ulong("hostile.until_us", 20000, 0, 100000000));
+	uint64_t loops = 0;
+
+	print_acting("busy");
+	while (!deadline_passed(until))
+		loops++;
+	json_begin("busy");
+	printf(",\"phase\":\"done\",\"loops\":%lu,\"pass\":true}\n", (unsigned long)loops);
+}
+
+/*
+ * hostile.at_us=N: act once the counter passes N us (counter time since reset, as Tern's
+ * CNTVOFF is 0), so that a test can place the misdeed inside a neighbour's measurement.
+ */
+static void wait_for_start(void)
+{
+	uint64_t at = us_to_ticks(bootarg_ulong("hostile.at_us", 0, 0, 100000000));
+
+	if (counter_virt() >= at)
+		return;
+	gic_enable_private(INTID_VTIMER);
+	vtimer_sleep_until(at);
+}
+
+static const struct {
+	const char *name;
+	void (*run)(void);
+	bool faults;            /* never returns under Tern */
+} actions[] = {
+	{ "ram-read", ram_read, true },
+	{ "ram-write", ram_write, true },
+	{ "mmio-foreign", mmio_foreign, true },
+	{ "gic-foreign", gic_foreign, false },
+	{ "sgi-foreign", sgi_foreign, false },
+	{ "psci-foreign", psci_foreign, false },
+	{ "call-malformed", call_malformed, false },
+	{ "irq-storm", irq_storm, false },
+	{ "busy", busy, false },
+};
+
+void guest_main(void)
+{
+	struct strview name = { "", 0 };
+	unsigned i = 0, n = sizeof(actions) / sizeof(actions[0]);
+
+	exceptions_set_sync_handler(hostile_sync);
+	exceptions_set_irq_handler(hostile_irq);
+
+	if (bootarg("hostile.action", &name))
+		while (i < n && !strview_eq(name, actions[i].name))
+			i++;
+	if (i == n) {
+		printf("PROBE-JSON {\"test\":\"hostile-");
+		print_strview(name);
+		printf("\",\"error\":\"unknown action\",\"pass\":false}\n");
+	} else {
+		wait_for_start();
+		actions[i].run();
+	}
+	if (stray_irqs)
+		printf("hostile: %u unexpected interrupts\n", stray_irqs);
+	printf("PROBE-DONE\n");
+}
