@@ -36,12 +36,12 @@ deps-bench:
 
 # The full matrix, recorded in docs/ (about 10 minutes on 2 cores).
 bench: deps deps-bench
-	$(MAKE) all
+	$(MAKE) all linux
 	./tern bench --out docs/bench --doc docs/benchmarks.md
 
 # A few minutes: fewer samples, icount shift 4 only, report under build/.
 bench-quick: deps deps-bench
-	$(MAKE) all
+	$(MAKE) all linux
 	./tern bench --quick --out build/bench-quick --doc build/bench-quick/benchmarks.md
 
 # Debian's arm64 kernel, busybox-static and rt-tests, made into build/linux/{Image,initramfs.cpio.gz}.

@@ -192,6 +192,26 @@ static void run_samples(const struct lat_test *t, const struct lat_config *cfg)
 }
 
 /*
+ * lat.start_delay_us: sleep (WFI, virtual timer) before the first test, e.g. until a neighbour
+ * partition is up and busy. The counter when measuring starts is printed as LAT-START.
+ */
+static void start_delay(unsigned long us)
+{
+	active_intid = INTID_VTIMER;
+	active_source = SRC_VTIMER;
+	gic_enable_private(INTID_VTIMER);
+	write_sysreg(vbar_el1, (uintptr_t)lat_vectors_virt);
+	isb();
+	fired = FIRED_NONE;
+	vtimer_arm(counter_virt() + us_to_ticks(us));
+	lat_wait_wfi(&fired);
+	write_sysreg(vbar_el1, (uintptr_t)lib_vectors);
+	isb();
+	printf("LAT-START {\"counter\":%lu,\"start_delay_us\":%lu}\n",
+	       (unsigned long)counter_virt(), us);
+}
+
+/*
  * The IPI tests' handshake. Every variable has one writer: with the MMU off there are no
  * exclusives to build a lock on. Each side stores its data, then (after a barrier) the flag
  * that covers it. Sample `seq` (from 1): CPU 0 arms its watchdog, sets rx_seq = seq and waits;
@@ -713,6 +733,9 @@ void guest_main(void)
 	cfg.delta_ticks = us_to_ticks(cfg.delta_us);
 	if (!cfg.delta_ticks)
 		cfg.delta_ticks = 1;
+	unsigned long start_delay_us = bootarg_ulong("lat.start_delay_us", 0, 0, 600000000);
+	if (start_delay_us)
+		start_delay(start_delay_us);
 
 	unsigned count = select_tests(selected);
 	for (unsigned i = 0; i < count; i++) {

@@ -39,3 +39,23 @@ def test_report_labels_figures_as_emulated(tmp_path):
     assert data["paths"]["fast_path"][-1] == "eret"
     for r in records:
         assert f"| {r['test']} | {r['system']} |" in text
+
+
+TERN_DIRECT = next(s for s in bench.SYSTEMS if s.name == "tern direct")
+BESIDE = tuple(s for s in bench.SCENARIOS if s.name in ("linux-stress", "noise-pair"))
+
+
+def test_rt_is_measured_alone_and_beside_busy_linux(tmp_path):
+    """The machinery of the mixed-criticality scenarios: rt starts once Linux is busy, the
+    console stops the neighbours when rt is done, alone and beside land in one record."""
+    assert bench.LINUX_IMAGE.is_file() and bench.LINUX_INITRD.is_file(), "run `make linux` first"
+    records, errors = bench.run_matrix(SMALL, systems=(TERN_DIRECT,), scenarios=BESIDE,
+                                       workdir=tmp_path, progress=None)
+    assert not errors, errors
+    beside = [r for r in records if "alone" in r]
+    assert len(beside) == len(BESIDE) * len(bench.TIMER_TESTS)
+    assert all(r["samples"] == SMALL.samples and r["alone"]["warm_max"] <= 3 for r in beside)
+    setups = [r for r in records if r["test"] == "setup"]
+    assert len(setups) == len(BESIDE)
+    # Direct delivery: rt's core never enters the hypervisor on an interrupt, neighbours or not.
+    assert all(s["rt_stats"]["exit_irq"] == 0 for s in setups), setups

@@ -6,23 +6,29 @@ virtual time follows the instruction count: results are deterministic and compar
 systems of one run, but they count instructions, not cycles.
 
 A system is how the guest runs (natively, in a Tern partition, ...); a scenario is what it
-measures (timer latency, IPIs, priority order, interference, boot). Each (system, scenario,
-shift) is one QEMU run whose guest output becomes records.
+measures (timer latency, IPIs, priority order, interference, the real-time partition beside
+Linux, cyclictest inside Linux, boot). Each (system, scenario, shift) is one QEMU run (a few for
+the Linux scenarios) whose guest output becomes records.
 """
 
 import json
+import math
+import shlex
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import runner, xen
+from . import devicetree, layout, runner, xen
 from .errors import ToolError
+from .units import MiB
 
 REPO = runner.REPO_ROOT
 LAT = REPO / "guests" / "build" / "lat.img"
 PROBE = REPO / "guests" / "build" / "probe.img"
 NOISE = REPO / "guests" / "build" / "noise.img"
+LINUX_IMAGE = REPO / "build" / "linux" / "Image"
+LINUX_INITRD = REPO / "build" / "linux" / "initramfs.cpio.gz"
 
 TIMER_TESTS = ("vtimer-wfi", "vtimer-busy", "ptimer-wfi", "ptimer-busy")
 IPI_TESTS = ("sgi-wfi", "sgi-busy")
@@ -37,6 +43,29 @@ LATENCY_SCENARIOS = ("timer", "ipi", "device")
 # 20000 instructions, 20 us at shift 0 (1 ns each), 320 us at shift 4 (16 ns each).
 BUDGET_INSTRUCTIONS = 20000
 STAT_KEYS = ("avg", "ema", "min", "max", "warm_max", "p50", "p99", "p999", "samples")
+
+# Mixed criticality, as examples/linux-rt.toml: the latency guest in partition "rt" on core 1,
+# its neighbours on cores 2 and 3 (Linux: one partition of two vCPUs, trap-and-inject whatever
+# rt uses, the only way Linux partitions run today).
+RT_CORE = 1
+NEIGHBOUR_CORES = (2, 3)
+BESIDE_BOARD_CPUS = 4
+LINUX_MEMORY = "256MiB"
+LINUX_CONSOLE = "console=ttyAMA0 quiet"
+# Linux's /init says `ready` about 15 s of emulated time (icount shift 4) after the board's
+# reset; rt sleeps this long (lat.start_delay_us) so that every sample is taken with Linux busy.
+# Each run checks it: the neighbour's "busy" line must come before rt's LAT-START.
+LINUX_START_DELAY_US = 25_000_000
+# Bare-metal neighbours are busy within a millisecond.
+NOISE_START_DELAY_US = 100_000
+# cyclictest as a neighbour runs this many 1 ms loops: longer than rt measures; the run ends
+# with `stop linux` typed on the hypervisor console when rt prints LAT-DONE.
+NEIGHBOUR_CYCLICTEST_LOOPS = 1_000_000
+# Debian's arm64 kernel ticks at 250 Hz (CONFIG_HZ=250): the control neighbours take their
+# timer interrupt as often.
+LINUX_TICK_US = 4000
+# "beside" scenarios: rt's timer tests alone, then beside these neighbours.
+BESIDE_SCENARIOS = ("linux-stress", "linux-cyclictest", "noise-pair")
 
 
 def delta_us(shift):
@@ -117,6 +146,16 @@ SCENARIOS = (
     Scenario("noise-spin", "timer latency with a second partition streaming memory and taking "
              "interrupts without pause (emulator artefact: see the caveat)", kinds=("tern", "xen"),
              shifts=(4,), cpus=2),
+    Scenario("linux-stress", "real-time partition alone and beside Linux (2 vCPUs) running a busy "
+             "loop on each vCPU (tern.run=stress)", kinds=("tern",), shifts=(4,), cpus=3),
+    Scenario("linux-cyclictest", "real-time partition alone and beside Linux (2 vCPUs) running "
+             "cyclictest (tern.run=cyclictest)", kinds=("tern",), shifts=(4,), cpus=3),
+    Scenario("noise-pair", "control: real-time partition alone and beside two bare-metal "
+             "partitions that stream memory with a 4 ms timer (Linux's tick) and take it "
+             "directly (irq = \"direct\"): no hypervisor on any core's interrupt path",
+             kinds=("tern",), shifts=(4,), cpus=3),
+    Scenario("cyclictest", "cyclictest inside Linux (2 vCPUs): natively on the board and in a Tern "
+             "partition", kinds=("native", "tern"), shifts=(4,), cpus=2),
     Scenario("boot", "boot: board reset to the guest's first instruction", shifts=(4,)),
 )
 
@@ -127,6 +166,10 @@ def images_for(scenario):
         return (PROBE,)
     if scenario.name.startswith("noise-"):
         return (LAT, NOISE)
+    if scenario.name.startswith("linux-"):
+        return (LAT, LINUX_IMAGE, LINUX_INITRD)
+    if scenario.name == "cyclictest":
+        return (LINUX_IMAGE, LINUX_INITRD)
     return (LAT,)
 
 
@@ -136,10 +179,11 @@ class Plan:
     prio_runs: int
     shifts: tuple
     timeout: float = 300
+    cyclictest_loops: int = 1000    # the cyclictest scenario's loops (1 ms each)
 
 
-QUICK = Plan(samples=100, prio_runs=20, shifts=(4,))
-FULL = Plan(samples=1000, prio_runs=50, shifts=(4, 0))
+QUICK = Plan(samples=100, prio_runs=20, shifts=(4,), cyclictest_loops=200)
+FULL = Plan(samples=1000, prio_runs=50, shifts=(4, 0), cyclictest_loops=1000)
 
 
 @dataclass
@@ -151,10 +195,12 @@ class Outcome:
     workdir: str = None
 
 
-def _partition(name, cpus, image, wfi, bootargs, memory="64MiB", irq="trap", devices=()):
+def _partition(name, cpus, image, wfi, bootargs, memory="64MiB", irq="trap", devices=(),
+               initrd=None):
     cpu_list = ", ".join(str(c) for c in cpus)
+    ramdisk = f"initrd = {json.dumps(str(initrd))}\n" if initrd else ""
     return (f'[[partition]]\nname = "{name}"\ncpus = [{cpu_list}]\nmemory = "{memory}"\n'
-            f'image = {json.dumps(str(image))}\nwfi = "{wfi}"\nirq = "{irq}"\n'
+            f'image = {json.dumps(str(image))}\n{ramdisk}wfi = "{wfi}"\nirq = "{irq}"\n'
             f'bootargs = "{bootargs}"\ndevices = {json.dumps(list(devices))}\n')
 
 
@@ -207,6 +253,20 @@ class Runs:
         result = runner.run_system(toml_path, icount=shift, timeout=self.timeout, workdir=d)
         return result, result.partitions.get("rt")
 
+    def tern_system(self, label, shift, partitions, board_cpus, console=None):
+        """Tern: the partitions (_partition() texts) on a board of `board_cpus` cores."""
+        d = self._dir(label)
+        toml_path = d / "system.toml"
+        toml_path.write_text(_system_toml(board_cpus, *partitions))
+        return runner.run_system(toml_path, icount=shift, timeout=self.timeout, workdir=d,
+                                 console=console)
+
+    def native_linux(self, label, shift, bootargs, dtb=None, memory=1024 * MiB):
+        """The Linux guest alone on the bare board (2 cores); QEMU's device tree or `dtb`."""
+        return runner.run_native(LINUX_IMAGE, bootargs=bootargs, cpus=2, icount=shift,
+                                 timeout=self.timeout, workdir=self._dir(label), memory=memory,
+                                 initrd=LINUX_INITRD, dtb=dtb)
+
 
 def _stats(record):
     return {k: record.get(k) for k in STAT_KEYS if k in record}
@@ -232,6 +292,10 @@ def run_scenario(scenario, system, shift, plan, runs):
     """One (scenario, system, shift) cell of the matrix."""
     label = f"{scenario.name}-s{shift}"
     samples = f"lat.samples={plan.samples} lat.delta_us={delta_us(shift)}"
+    if scenario.name in BESIDE_SCENARIOS:
+        return run_beside(scenario, system, shift, plan, runs)
+    if scenario.name == "cyclictest":
+        return run_cyclictest(system, shift, plan, runs)
     if scenario.name == "timer":
         result, part = runs.guest(label, LAT, samples, shift)
         records = _lat_records("timer", system, shift, part)
@@ -278,6 +342,252 @@ def run_scenario(scenario, system, shift, plan, runs):
     return Outcome(records, error, str(result.workdir) if result.workdir else None)
 
 
+@dataclass
+class Neighbour:
+    """A partition beside rt in a "beside" scenario, and the line it prints once busy."""
+
+    name: str
+    cpus: tuple
+    image: Path
+    bootargs: str
+    busy_line: str
+    initrd: Path = None
+    memory: str = "64MiB"
+    irq: str = "trap"
+    wfi: str = "trap"
+
+    def toml(self):
+        return _partition(self.name, self.cpus, self.image, self.wfi, self.bootargs, self.memory,
+                          self.irq, initrd=self.initrd)
+
+
+def beside_setup(scenario_name):
+    """(neighbours, rt's start delay in us, what they do) of a "beside" scenario."""
+    if scenario_name.startswith("linux-"):
+        if scenario_name == "linux-stress":
+            run, busy = "stress", "TERN-LINUX: stress running"
+            doing = "Linux busy: `tern.run=stress`, a shell busy loop pinned on each of its 2 vCPUs"
+        else:
+            run = f"cyclictest tern.loops={NEIGHBOUR_CYCLICTEST_LOOPS}"
+            busy = "TERN-LINUX: ready"
+            doing = ("Linux busy: `tern.run=cyclictest`, one SCHED_FIFO thread waking every "
+                     "1000 us")
+        linux = Neighbour("linux", NEIGHBOUR_CORES, LINUX_IMAGE,
+                          f"{LINUX_CONSOLE} tern.run={run}", busy, initrd=LINUX_INITRD,
+                          memory=LINUX_MEMORY)
+        return [linux], LINUX_START_DELAY_US, doing
+    if scenario_name == "noise-pair":
+        args = f"noise.mode=spin noise.irq_us={LINUX_TICK_US} noise.until_us=1000000000"
+        pair = [Neighbour(f"noise{i}", (core,), NOISE, args, "noise: mode", irq="direct",
+                          wfi="native") for i, core in enumerate(NEIGHBOUR_CORES, 1)]
+        return pair, NOISE_START_DELAY_US, ("two bare-metal partitions streaming memory, a timer "
+                                            f"interrupt every {LINUX_TICK_US} us, irq = \"direct\"")
+    raise ToolError(f"unknown scenario {scenario_name}")
+
+
+def _stop_when_rt_done(names):
+    """A console script: once rt has finished (or ended), stop the neighbours, which would not."""
+    sent = False
+
+    def console(line):
+        nonlocal sent
+        if sent or not (line == "[rt] LAT-DONE" or line.startswith("tern: partition rt ")):
+            return None
+        sent = True
+        return "".join(f"stop {n}\r" for n in names)
+
+    return console
+
+
+def _index(log, test):
+    return next((i for i, line in enumerate(log) if test(line)), None)
+
+
+def check_beside(log, neighbours):
+    """Why the run did not measure rt with every neighbour busy throughout, or None."""
+    start = _index(log, lambda line: line.startswith("[rt] LAT-START "))
+    done = _index(log, lambda line: line == "[rt] LAT-DONE")
+    if start is None or done is None:
+        return "rt printed no LAT-START / LAT-DONE"
+    for n in neighbours:
+        busy = _index(log, lambda line: line.startswith(f"[{n.name}] {n.busy_line}"))
+        if busy is None or busy > start:
+            return (f"{n.name} was not busy yet when rt started measuring (no \"{n.busy_line}\" "
+                    "before LAT-START): raise the start delay")
+        ended = _index(log, lambda line: line.startswith(f"tern: partition {n.name} "))
+        if ended is not None and ended < done:
+            return f"{n.name} ended before rt had finished"
+    return None
+
+
+def _repo_relative(text):
+    return text.replace(str(REPO) + "/", "")
+
+
+RT_STAT_KEYS = ("exit_irq", "exit_wfi", "exit_mmio", "exit_sysreg", "irq_injected")
+
+
+def run_beside(scenario, system, shift, plan, runs):
+    """rt's timer tests alone, then the same beside the scenario's neighbours: one record per
+    test with the neighbours busy, the alone figures under `alone`."""
+    neighbours, delay, doing = beside_setup(scenario.name)
+    rt_args = (f"lat.samples={plan.samples} lat.delta_us={delta_us(shift)} "
+               f"lat.start_delay_us={delay}")
+    rt = _partition("rt", (RT_CORE,), LAT, system.wfi, rt_args, irq=system.irq)
+    label = f"{scenario.name}-s{shift}"
+    alone = runs.tern_system(f"{label}-alone", shift, [rt], BESIDE_BOARD_CPUS)
+    parts = [rt] + [n.toml() for n in neighbours]
+    busy = runs.tern_system(label, shift, parts, BESIDE_BOARD_CPUS,
+                       console=_stop_when_rt_done([n.name for n in neighbours]))
+    error = None
+    if not alone.ok:
+        error = f"rt alone: {alone.reason}"
+    elif not busy.ok:
+        error = busy.reason
+    else:
+        error = check_beside(busy.log, neighbours)
+    alone_lat = {r.get("test"): r for r in getattr(alone.partitions.get("rt"), "lat", []) or []}
+    records = []
+    if not error:
+        for r in _lat_records(scenario.name, system, shift, busy.partitions.get("rt")):
+            base = alone_lat.get(r["test"])
+            if base is None or "avg" not in r or "avg" not in base:
+                continue
+            r["irq"], r["wfi"] = system.irq, system.wfi
+            r["alone"] = _stats(base)
+            r["extra_avg_over_alone"] = round(r["avg"] - base["avg"], 2)
+            r["extra_warm_max_over_alone"] = r["warm_max"] - base["warm_max"]
+            records.append(r)
+        rt_stats = busy.stats.get("rt") or {}
+        records.append({
+            "system": system.name, "scenario": scenario.name, "test": "setup", "shift": shift,
+            "neighbours": doing, "start_delay_us": delay,
+            "system_toml": _repo_relative((busy.workdir / "system.toml").read_text()),
+            "console": "types " + " and ".join(f"`stop {n.name}`" for n in neighbours) +
+                       " on the hypervisor console when rt prints `LAT-DONE`",
+            "rt_stats": {k: rt_stats[k] for k in RT_STAT_KEYS if k in rt_stats}})
+    return Outcome(records, error, str(busy.workdir) if busy.workdir else None)
+
+
+def parse_cyclictest(lines):
+    """The TERN-LINUX cyclictest lines of a log (with or without a "[name] " prefix) as a dict:
+    min, avg, max (us), samples, hist_us ([[us, count], ...]), overflows, p50/p99; or error."""
+    out = {"hist_us": [], "overflows": 0}
+    for line in lines:
+        if "TERN-LINUX: " not in line:
+            continue
+        words = line.split("TERN-LINUX: ", 1)[1].split()
+        if not words:
+            continue
+        if words[0] == "ready":
+            out.update(dict(w.split("=", 1) for w in words[1:] if "=" in w))
+        elif words[0] == "cyclictest":
+            for w in words[1:]:
+                key, _, value = w.partition("=")
+                if key in ("min", "avg", "max", "samples") and value.isdigit():
+                    out[key] = int(value)
+        elif words[0] == "cyclictest-hist" and len(words) == 3:
+            out["hist_us"].append([int(words[1]), int(words[2])])
+        elif words[0] == "cyclictest-overflows" and len(words) == 2:
+            out["overflows"] = int(words[1])
+        elif words[0] in ("cyclictest-error", "error"):
+            return {"error": " ".join(words)}
+    if "samples" not in out:
+        return {"error": "no cyclictest statistics in the output"}
+    if "cpus" in out:
+        out["cpus"] = int(out["cpus"])
+    total = out["samples"]
+    for q, key in ((0.5, "p50"), (0.99, "p99")):
+        need, acc = math.ceil(q * total), 0
+        out[key] = None        # past the histogram (overflows)
+        for us, count in out["hist_us"]:
+            acc += count
+            if acc >= need:
+                out[key] = us
+                break
+    return out
+
+
+CYCLICTEST_KEYS = ("min", "avg", "max", "p50", "p99", "samples", "overflows", "hist_us", "cpus",
+                   "kernel")
+
+
+def _cyclictest_record(system_name, shift, loops, lines, how, command):
+    parsed = parse_cyclictest(lines)
+    if "error" in parsed:
+        return None, parsed["error"]
+    rec = {"system": system_name, "scenario": "cyclictest", "test": "cyclictest", "shift": shift,
+           "unit": "us", "loops": loops, "linux": how, "command": command}
+    rec.update({k: parsed[k] for k in CYCLICTEST_KEYS if k in parsed})
+    return rec, None
+
+
+NATIVE_PARTITION_DT = "native, partition's device tree"
+NATIVE_PARTITION_DT_SEED = "native, partition's device tree + rng-seed"
+# What QEMU's own device tree gives Linux and Tern's does not: 32 bytes for its random number
+# generator (QEMU 7.2 replaces them with random bytes when it loads the device tree).
+RNG_SEED = ("rng-seed = <0x74657266 0x6e2d7365 0x65642d66 0x6f722d72 0x6e672d74 0x6573742d "
+            "0x30303031 0x32333435>;")
+
+
+def with_rng_seed(dts):
+    """A partition's DTS source with RNG_SEED in /chosen."""
+    if "\tchosen {\n" not in dts:
+        raise ToolError("no /chosen node in the partition's device tree")
+    return dts.replace("\tchosen {\n", "\tchosen {\n\t\t" + RNG_SEED + "\n", 1)
+
+
+def run_cyclictest(system, shift, plan, runs):
+    """cyclictest in Linux with 2 vCPUs: natively (with QEMU's device tree and with the one Tern
+    gives the partition), or in a Tern partition on cores 2 and 3."""
+    loops = plan.cyclictest_loops
+    bootargs = f"{LINUX_CONSOLE} tern.run=cyclictest tern.loops={loops}"
+    label = f"cyclictest-s{shift}"
+    records, errors, workdir = [], [], None
+    if system.kind == "native":
+        d = runs._dir(f"{label}-dtb")
+        dts = devicetree.partition_dts("linux", 2, "cortex-a53", layout.PARTITION_RAM_IPA,
+                                       256 * MiB, bootargs)
+        dtb, seeded = d / "partition.dtb", d / "partition-rng-seed.dtb"
+        devicetree.compile_dts(dts, dtb)
+        devicetree.compile_dts(with_rng_seed(dts), seeded)
+        for name, how, kwargs, sub in (
+                (system.name, "QEMU's own device tree (with rng-seed), 1 GiB", {}, label),
+                (NATIVE_PARTITION_DT, "the device tree Tern writes for a 2-vCPU, 256 MiB "
+                 "partition (QEMU's -dtb)", {"dtb": dtb, "memory": 256 * MiB},
+                 f"{label}-partition-dt"),
+                (NATIVE_PARTITION_DT_SEED, "the same plus an rng-seed in /chosen",
+                 {"dtb": seeded, "memory": 256 * MiB}, f"{label}-partition-dt-seed")):
+            result = runs.native_linux(sub, shift, bootargs, **kwargs)
+            workdir = workdir or result.workdir
+            command = _repo_relative(shlex.join(str(c) for c in result.command))
+            rec, why = _cyclictest_record(name, shift, loops, result.log, how, command)
+            if not result.ok:
+                why = result.reason
+            if rec and not why:
+                records.append(rec)
+            else:
+                errors.append(f"{name}: {why}")
+    else:
+        linux = _partition("linux", NEIGHBOUR_CORES, LINUX_IMAGE, system.wfi, bootargs,
+                           memory=LINUX_MEMORY, irq=system.irq, initrd=LINUX_INITRD)
+        result = runs.tern_system(label, shift, [linux], BESIDE_BOARD_CPUS)
+        workdir = result.workdir
+        part = result.partitions.get("linux")
+        how = f"a Tern partition, irq = \"{system.irq}\", wfi = \"{system.wfi}\", 256 MiB"
+        rec, why = _cyclictest_record(system.name, shift, loops, getattr(part, "lines", []), how,
+                                      _repo_relative((result.workdir / "system.toml").read_text()))
+        if not result.ok:
+            why = result.reason
+        if rec and not why:
+            stats = result.stats.get("linux") or {}
+            rec["linux_stats"] = {k: stats[k] for k in RT_STAT_KEYS if k in stats}
+            records.append(rec)
+        else:
+            errors.append(why)
+    return Outcome(records, "; ".join(errors) or None, str(workdir) if workdir else None)
+
+
 def _guest_boot(lines):
     """The guest's LAT-BOOT record: the counter at its first instruction."""
     for line in lines:
@@ -294,12 +604,14 @@ def _boot_line(log):
 
 
 def add_extra_over_native(records):
-    """`extra`: AVG and WARM_MAX minus the native figure of the same test and shift."""
+    """`extra`: AVG and WARM_MAX minus the native figure of the same test and shift.
+
+    Records of the "beside" scenarios compare with their own `alone` run instead."""
     native = {(r["test"], r["shift"]): r for r in records
               if r["system"] == "native" and r["scenario"] in LATENCY_SCENARIOS and "avg" in r}
     for r in records:
         base = native.get((r["test"], r["shift"]))
-        if base is None or r["system"] == "native" or "avg" not in r:
+        if base is None or r["system"] == "native" or "avg" not in r or "alone" in r:
             continue
         r["extra_avg"] = round(r["avg"] - base["avg"], 2)
         r["extra_warm_max"] = r["warm_max"] - base["warm_max"]

@@ -295,7 +295,7 @@ def cmd_bench(args):
         scenarios = tuple(s for s in scenarios if s.name in wanted)
     for image in {img for s in scenarios for img in bench.images_for(s)}:
         if not image.is_file():
-            raise ToolError(f"guest not found: {_rel(image)} (run `make all` first)")
+            raise ToolError(f"guest not found: {_rel(image)} (run `make all linux` first)")
     build.check_hypervisor(runner.DEFAULT_HYPERVISOR)
     if not args.no_plots:
         try:

@@ -100,10 +100,15 @@ def system_command(board, hypervisor, loads, icount=None):
 
 
 def native_command(image, bootargs="", cpu="cortex-a53", cpus=2, memory=2048 * MiB,
-                   icount=None, pci=()):
-    """QEMU booting `image` directly, at EL1, with QEMU's own device tree."""
+                   icount=None, pci=(), initrd=None, dtb=None):
+    """QEMU booting `image` directly, at EL1, with QEMU's own device tree or `dtb` (and
+    `initrd`)."""
     args = board_args(cpu, cpus, memory, False, icount, pci)
     args += ["-kernel", str(image)]
+    if initrd:
+        args += ["-initrd", str(initrd)]
+    if dtb:
+        args += ["-dtb", str(dtb)]
     if bootargs:
         args += ["-append", bootargs]
     return args

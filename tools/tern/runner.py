@@ -8,7 +8,9 @@ Python API for system tests (add tools/ to sys.path, then `from tern import ...`
         sees every serial line and may return text to type on the board's console.
     run_native(image, bootargs="", cpus=2, icount=None, timeout=120, pci=(), ...) -> RunResult
         Boot `image` directly on the same board (at EL1, no hypervisor), with the
-        PCI devices `pci` (["edu"]) in slots 2, 3, ... as [board] pci puts them.
+        PCI devices `pci` (["edu"]) in slots 2, 3, ... as [board] pci puts them, and
+        an initial ramdisk `initrd` (QEMU's -initrd) and a device tree `dtb` in place
+        of QEMU's own (-dtb) if given.
 
 RunResult.status: 0 ok, 1 failed (reason says why), 3 hypervisor panic,
 124 timed out.  Bad input raises tern.ConfigError / tern.ToolError instead.
@@ -266,7 +268,7 @@ def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, work
 
 
 def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True,
-               workdir=None, cpu="cortex-a53", memory=2 * GiB, pci=()):
+               workdir=None, cpu="cortex-a53", memory=2 * GiB, pci=(), initrd=None, dtb=None):
     """Boot `image` directly on the board (no hypervisor, guest at EL1).
 
     QEMU gives the guest its own device tree, where PSCI is "hvc".  Success is
@@ -280,7 +282,10 @@ def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT,
         inspect(image)
     except ImageError as e:
         raise ToolError(str(e)) from None
-    command = qemu.native_command(image, bootargs, cpu, cpus, memory, icount, pci)
+    for extra in (initrd, dtb):
+        if extra is not None and not Path(extra).is_file():
+            raise ToolError(f"no such file: {extra}")
+    command = qemu.native_command(image, bootargs, cpu, cpus, memory, icount, pci, initrd, dtb)
     qemu.require_qemu()
     workdir = make_workdir(workdir)
     build.write_command(workdir, command)

@@ -1,0 +1,158 @@
+"""The latency lab's parsing, checks and report for Linux beside the real-time partition and
+cyclictest inside Linux (no QEMU: synthetic logs and records)."""
+
+import shutil
+
+import pytest
+
+from tern import bench, devicetree, layout, qemu, report
+from tern.units import MiB
+
+CYCLICTEST_LOG = [
+    "[    0.000000] Booting Linux on physical CPU 0x0000000000 [0x410fd034]",
+    "TERN-LINUX: ready cpus=2 kernel=6.1.0-56-arm64",
+    "TERN-LINUX: cyclictest min=69 avg=75 max=187 samples=10",
+    "TERN-LINUX: cyclictest-hist 69 1",
+    "TERN-LINUX: cyclictest-hist 74 7",
+    "TERN-LINUX: cyclictest-hist 119 1",
+    "TERN-LINUX: cyclictest-hist 187 1",
+    "TERN-LINUX: done",
+]
+
+
+def test_cyclictest_lines_are_parsed_with_or_without_a_partition_prefix():
+    for lines in (CYCLICTEST_LOG, ["[linux] " + line for line in CYCLICTEST_LOG]):
+        parsed = bench.parse_cyclictest(lines)
+        assert (parsed["min"], parsed["avg"], parsed["max"], parsed["samples"]) == (69, 75, 187, 10)
+        assert parsed["hist_us"] == [[69, 1], [74, 7], [119, 1], [187, 1]]
+        assert (parsed["cpus"], parsed["kernel"]) == (2, "6.1.0-56-arm64")
+        assert (parsed["p50"], parsed["p99"], parsed["overflows"]) == (74, 187, 0)
+
+
+def test_cyclictest_overflows_and_errors():
+    lines = CYCLICTEST_LOG[:3] + ["TERN-LINUX: cyclictest-hist 69 9",
+                                  "TERN-LINUX: cyclictest-overflows 1"]
+    parsed = bench.parse_cyclictest(lines)
+    assert parsed["p50"] == 69 and parsed["p99"] is None and parsed["overflows"] == 1
+    assert "error" in bench.parse_cyclictest(["TERN-LINUX: cyclictest-error status 1: boom"])
+    assert "error" in bench.parse_cyclictest(["TERN-LINUX: ready cpus=2 kernel=x"])
+
+
+def test_neighbours_are_stopped_once_rt_is_done():
+    console = bench._stop_when_rt_done(["linux"])
+    assert console("tern: partition rt: 1 vCPU(s) from core 1, 64 MiB") is None
+    assert console("[linux] TERN-LINUX: stress running") is None
+    assert console("[rt] LAT-DONE") == "stop linux\r"
+    assert console("tern: partition rt off") is None          # typed once only
+    pair = bench._stop_when_rt_done(["noise1", "noise2"])
+    assert pair("tern: partition rt stopped") == "stop noise1\rstop noise2\r"
+
+
+def test_beside_runs_must_measure_with_the_neighbours_busy():
+    linux = bench.beside_setup("linux-stress")[0]
+    good = ["[linux] TERN-LINUX: ready cpus=2 kernel=x", "[linux] TERN-LINUX: stress running",
+            '[rt] LAT-START {"counter":1,"start_delay_us":25000000}', "[rt] LAT-DONE",
+            "tern: partition rt off", "tern: > stop linux", "tern: partition linux off"]
+    assert bench.check_beside(good, linux) is None
+    late = [good[2], good[0], good[1]] + good[3:]
+    assert "not busy yet" in bench.check_beside(late, linux)
+    early_end = good[:3] + ["tern: partition linux off", "[rt] LAT-DONE"]
+    assert "ended before" in bench.check_beside(early_end, linux)
+    assert "LAT-START" in bench.check_beside(good[:2], linux)
+
+
+def test_beside_neighbours():
+    (linux,), delay, _ = bench.beside_setup("linux-cyclictest")
+    assert delay == bench.LINUX_START_DELAY_US and linux.cpus == bench.NEIGHBOUR_CORES
+    assert "tern.run=cyclictest" in linux.bootargs and linux.irq == "trap"
+    assert 'initrd = ' in linux.toml() and 'memory = "256MiB"' in linux.toml()
+    pair, delay, _ = bench.beside_setup("noise-pair")
+    assert [n.cpus for n in pair] == [(2,), (3,)] and {n.irq for n in pair} == {"direct"}
+    assert f"noise.irq_us={bench.LINUX_TICK_US}" in pair[0].bootargs
+
+
+@pytest.mark.skipif(not shutil.which("dtc"), reason="needs dtc")
+def test_rng_seed_goes_into_chosen(tmp_path):
+    dts = devicetree.partition_dts("linux", 2, "cortex-a53", layout.PARTITION_RAM_IPA,
+                                   256 * MiB, "console=ttyAMA0")
+    seeded = bench.with_rng_seed(dts)
+    assert seeded.count("rng-seed") == 1
+    assert seeded.index("chosen {") < seeded.index("rng-seed") < seeded.index("bootargs")
+    devicetree.compile_dts(seeded, tmp_path / "seeded.dtb")
+
+
+def test_native_command_with_initrd_and_dtb():
+    args = qemu.native_command("Image", "console=ttyAMA0", initrd="initrd.gz", dtb="p.dtb")
+    assert args[args.index("-initrd") + 1] == "initrd.gz"
+    assert args[args.index("-dtb") + 1] == "p.dtb"
+    assert "-initrd" not in qemu.native_command("Image") and "-dtb" not in qemu.native_command("Image")
+
+
+def _beside_record(system, irq, test, alone, beside):
+    stats = {"avg": float(beside), "min": alone, "max": beside, "warm_max": beside, "p50": alone,
+             "p99": beside, "p999": beside, "samples": 10}
+    return {"system": system, "scenario": "linux-stress", "test": test, "shift": 4,
+            "unit": "ticks", "irq": irq, "wfi": "native", **stats,
+            "alone": {"avg": float(alone), "min": alone, "max": alone, "warm_max": alone},
+            "extra_avg_over_alone": float(beside - alone),
+            "extra_warm_max_over_alone": beside - alone}
+
+
+def _cyclictest_record(system, lo):
+    return {"system": system, "scenario": "cyclictest", "test": "cyclictest", "shift": 4,
+            "unit": "us", "loops": 10, "min": lo, "avg": lo + 5, "max": lo + 40, "p50": lo + 4,
+            "p99": lo + 40, "samples": 10, "overflows": 0,
+            "hist_us": [[lo, 2], [lo + 4, 7], [lo + 40, 1]], "command": "qemu-system-aarch64 ..."}
+
+
+def test_beside_rows_apply_the_bound_of_each_mode():
+    records = [_beside_record("tern direct", "direct", "vtimer-busy", 2, 2),
+               _beside_record("tern direct", "direct", "vtimer-wfi", 3, 13),
+               _beside_record("tern wfi=trap", "trap", "vtimer-busy", 18, 18 + report.BESIDE_TRAP_BOUND),
+               _beside_record("tern wfi=trap", "trap", "vtimer-wfi", 18, 19 + report.BESIDE_TRAP_BOUND)]
+    met = {(row[0], row[1]): (row[4], row[-2], row[-1])
+           for row in report.beside_rows(records, "linux-stress")}
+    assert met[("vtimer-busy", "tern direct")] == ("+0", "= alone", "yes")
+    assert met[("vtimer-wfi", "tern direct")] == ("+10", "= alone", "no")
+    assert met[("vtimer-busy", "tern wfi=trap")][2] == "yes"
+    assert met[("vtimer-wfi", "tern wfi=trap")] == (f"+{report.BESIDE_TRAP_BOUND + 1}",
+                                                    f"<= alone +{report.BESIDE_TRAP_BOUND}", "no")
+    # Their own table, not the latency table.
+    assert report.latency_rows(records, "linux-stress", 4) == []
+
+
+def test_report_sections_for_linux():
+    records = [_beside_record("tern direct", "direct", "vtimer-busy", 2, 12),
+               {"system": "tern direct", "scenario": "linux-stress", "test": "setup", "shift": 4,
+                "neighbours": "Linux busy", "start_delay_us": 25000000,
+                "system_toml": "[board]\ncpus = 4\n", "console": "types `stop linux`",
+                "rt_stats": {"exit_irq": 0, "irq_injected": 0}},
+               _cyclictest_record("native", 70), _cyclictest_record(bench.NATIVE_PARTITION_DT, 220),
+               _cyclictest_record(bench.NATIVE_PARTITION_DT_SEED, 71),
+               _cyclictest_record("tern direct", 221)]
+    data = {
+        "meta": {"command": "test", "date": "today", "seconds": 1.0,
+                 "versions": {"qemu": "QEMU 7.2", "clang": "clang 14"}},
+        "plan": {"samples": 10, "prio_runs": 2, "shifts": [4]},
+        "systems": [{"name": "tern direct", "description": "Tern, direct"}],
+        "scenarios": [{"name": "linux-stress", "title": "rt beside Linux running stress"},
+                      {"name": "cyclictest", "title": "cyclictest inside Linux"}],
+        "paths": {"fast_path": ["eret"], "wfi_wake": []},
+        "records": records,
+        "errors": [],
+    }
+    text = report.markdown_report(data)
+    assert f"the bound\nused here is +{report.BESIDE_TRAP_BOUND} instructions" in text
+    assert "| vtimer-busy | tern direct | 2 | 12 | +10 |" in text
+    assert "exit_irq 0" in text and "[board]\ncpus = 4" in text
+    assert "emulated (icount)" in text
+    assert "| tern direct | 221 | 226 | 261 |" in text
+    assert "| rt beside busy Linux (stress), direct: worst WARM_MAX over alone | exactly 0 | +10 |" in text
+    assert "tern direct +1 us" in text                      # over native with the same DT
+    assert "rng-seed" in text and "qemu-system-aarch64 ..." in text
+    headers, rows = report.cyclictest_buckets(records)
+    assert headers[1:] == ["native", bench.NATIVE_PARTITION_DT, bench.NATIVE_PARTITION_DT_SEED,
+                           "tern direct"]
+    assert sum(row[1] for row in rows) == 10 and sum(row[4] for row in rows) == 10
+    terminal = report.terminal_report(data)
+    assert "cyclictest inside Linux" in terminal and "WARM_MAX beside" in terminal
