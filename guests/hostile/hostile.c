@@ -84,17 +84,6 @@ static volatile uint32_t storm_done;
 static volatile bool storm_ack_at_end;
 static uintptr_t edu_regs;
 
-static const char *json_bool(bool b)
-{
-	return b ? "true" : "false";
-}
-
-static void print_strview(struct strview s)
-{
-	for (size_t i = 0; i < s.len; i++)
-		console_putc(s.p[i]);
-}
-
 /* `PROBE-JSON {"test":"hostile-ACTION"` — the caller adds fields and the closing brace. */
 static void json_begin(const char *action)
 {

@@ -1,5 +1,5 @@
 #include "bootargs.h"
-
+#include "console.h"
 #include "fdt.h"
 
 static struct strview cmdline;
@@ -116,4 +116,10 @@ bool strview_eq(struct strview s, const char *text)
 		if (text[i] != s.p[i])
 			return false;
 	return text[i] == '\0';
+}
+
+void print_strview(struct strview s)
+{
+	for (size_t i = 0; i < s.len; i++)
+		console_putc(s.p[i]);
 }

@@ -25,5 +25,7 @@ unsigned long bootarg_ulong(const char *key, unsigned long fallback,
 bool strview_next_item(struct strview *list, struct strview *item);
 bool strview_eq(struct strview s, const char *text);
 bool strview_to_ulong(struct strview s, unsigned long *out);
+/* Write `s` to the console as it is. */
+void print_strview(struct strview s);
 
 #endif

@@ -49,17 +49,6 @@ static volatile uint32_t cpu0_spis;             /* CPU 0's IRQ handler */
 static volatile uint32_t cpu1_spis;             /* CPU 1's IRQ handler */
 static unsigned probe_spi;                      /* the SPI spi-owned raises, 0: none */
 
-static const char *json_bool(bool b)
-{
-	return b ? "true" : "false";
-}
-
-static void print_strview(struct strview s)
-{
-	for (size_t i = 0; i < s.len; i++)
-		console_putc(s.p[i]);
-}
-
 /* Report and step over the faulting instruction, so injected exceptions are observable. */
 static void probe_sync(struct exc_frame *frame)
 {
