@@ -191,11 +191,7 @@ static void run_samples(const struct lat_test *t, const struct lat_config *cfg)
 	isb();
 }
 
-/*
- * lat.start_delay_us: sleep (WFI, virtual timer) before the first test, e.g. until a neighbour
- * partition is up and busy. The counter when measuring starts is printed as LAT-START.
- */
-static void start_delay(unsigned long us)
+static void sleep_until(uint64_t deadline)
 {
 	active_intid = INTID_VTIMER;
 	active_source = SRC_VTIMER;
@@ -203,10 +199,28 @@ static void start_delay(unsigned long us)
 	write_sysreg(vbar_el1, (uintptr_t)lat_vectors_virt);
 	isb();
 	fired = FIRED_NONE;
-	vtimer_arm(counter_virt() + us_to_ticks(us));
+	vtimer_arm(deadline);
 	lat_wait_wfi(&fired);
 	write_sysreg(vbar_el1, (uintptr_t)lib_vectors);
 	isb();
+}
+
+/*
+ * lat.start_delay_us: sleep (WFI, virtual timer) before the first test, e.g. until a neighbour
+ * partition is up and busy. The counter when measuring starts is printed as LAT-START.
+ * lat.notice_us: print LAT-SOON that long before measuring starts, so that a tool watching the
+ * console can switch on instruction tracing in time (the sleep is split, its end unchanged).
+ */
+static void start_delay(unsigned long us, unsigned long notice_us)
+{
+	uint64_t end = counter_virt() + us_to_ticks(us);
+
+	if (notice_us && notice_us < us) {
+		sleep_until(end - us_to_ticks(notice_us));
+		printf("LAT-SOON {\"counter\":%lu,\"notice_us\":%lu}\n",
+		       (unsigned long)counter_virt(), notice_us);
+	}
+	sleep_until(end);
 	printf("LAT-START {\"counter\":%lu,\"start_delay_us\":%lu}\n",
 	       (unsigned long)counter_virt(), us);
 }
@@ -734,8 +748,9 @@ void guest_main(void)
 	if (!cfg.delta_ticks)
 		cfg.delta_ticks = 1;
 	unsigned long start_delay_us = bootarg_ulong("lat.start_delay_us", 0, 0, 600000000);
+	unsigned long notice_us = bootarg_ulong("lat.notice_us", 0, 0, 600000000);
 	if (start_delay_us)
-		start_delay(start_delay_us);
+		start_delay(start_delay_us, notice_us);
 
 	unsigned count = select_tests(selected);
 	for (unsigned i = 0; i < count; i++) {

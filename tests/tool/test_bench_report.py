@@ -156,3 +156,40 @@ def test_report_sections_for_linux():
     assert sum(row[1] for row in rows) == 10 and sum(row[4] for row in rows) == 10
     terminal = report.terminal_report(data)
     assert "cyclictest inside Linux" in terminal and "WARM_MAX beside" in terminal
+
+
+def _path_record(system, irq, test, hyp_alone, hyp_beside, exc_alone, exc_beside):
+    def summ(hyp, exc):
+        return {"samples": 30, "warm": 22, "hyp_min": hyp, "hyp_max": hyp, "vector_min": 2,
+                "vector_max": 2, "exceptions": exc}
+    a, b = summ(hyp_alone, exc_alone), summ(hyp_beside, exc_beside)
+    return {"system": system, "scenario": "rt-path", "test": test, "shift": 4, "irq": irq,
+            "wfi": "native", "unit": "instructions", "alone": a, "beside": b,
+            "extra_hyp_max_over_alone": hyp_beside - hyp_alone, "extra_vector_max_over_alone": 0,
+            "extra_exceptions_over_alone": sum(exc_beside.values()) - sum(exc_alone.values()),
+            "warm_max_ticks": {"alone": 2, "beside": 229904}}
+
+
+def test_path_rows_need_the_same_work_and_no_extra_exception_on_rt_core():
+    irq = {"IRQ": 22}
+    records = [_path_record("tern direct", "direct", "vtimer-busy", 0, 0, irq, irq),
+               _path_record("tern direct", "direct", "vtimer-wfi", 0, 0, irq,
+                            {"IRQ": 22, "Virtual IRQ": 1}),
+               _path_record("tern wfi=native", "trap", "vtimer-busy", 16, 16 + 51, irq, irq)]
+    met = {(row[0], row[1]): (row[6], row[7], row[8], row[-1]) for row in report.path_rows(records)}
+    assert met[("vtimer-busy", "tern direct")] == ("IRQ 22", "IRQ 22", "+0", "yes")
+    assert met[("vtimer-wfi", "tern direct")][3] == "no"            # an exception more beside
+    assert met[("vtimer-busy", "tern wfi=native")][2:] == ("+51", "no")
+    # Its own table, neither the latency table nor the emulated-time "beside" one.
+    assert report.latency_rows(records, "rt-path", 4) == []
+    assert report.beside_rows(records, "rt-path") == []
+    data = {"meta": {"command": "test", "date": "today", "seconds": 1.0,
+                     "versions": {"qemu": "QEMU 7.2", "clang": "clang 14"}},
+            "plan": {"samples": 10, "prio_runs": 2, "shifts": [4]},
+            "systems": [], "scenarios": [{"name": "rt-path", "title": "rt's core"}],
+            "paths": {"fast_path": ["eret"], "wfi_wake": []}, "records": records, "errors": []}
+    text = report.markdown_report(data)
+    assert "| vtimer-busy | tern direct | 0 | 0 | 2 | 2 | IRQ 22 | IRQ 22 | +0 | = alone | yes |" in text
+    assert ("| rt beside busy Linux (stress), trap-and-inject: instructions on rt's core per "
+            "interrupt over alone (execution trace) | <= +50 | +51 |") in text
+    assert "rt's core per interrupt" in report.terminal_report(data)

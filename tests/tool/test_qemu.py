@@ -95,3 +95,48 @@ def test_pci_args_virtio_disk_and_network(tmp_path):
     ]
     with pytest.raises(ToolError, match="needs one"):
         qemu.pci_args(["virtio-blk"])
+
+
+def test_trace_args_from_boot_or_switched_on_through_the_monitor(tmp_path):
+    from_boot = qemu.trace_args(tmp_path / "t.log")
+    assert from_boot[:4] == ["-D", str(tmp_path / "t.log"), "-dfilter", qemu.TRACE_RANGE]
+    assert "-singlestep" in from_boot and from_boot[-2:] == ["-d", qemu.TRACE_ITEMS]
+    later = qemu.trace_args(tmp_path / "t.log", from_boot=False, monitor=tmp_path / "m.sock")
+    assert "-singlestep" not in later and "-d" not in later
+    assert later[-2:] == ["-monitor", f"unix:{tmp_path / 'm.sock'},server=on,wait=off"]
+
+
+def test_hmp_types_each_command_and_waits_for_its_prompt(tmp_path):
+    import socket
+    import threading
+
+    path = tmp_path / "m.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+    got = []
+
+    def monitor():
+        conn, _ = server.accept()
+        with conn:
+            conn.sendall(b"QEMU 7.2 monitor - type 'help' for more information\r\n(qemu) ")
+            buf = b""
+            while len(got) < 2:
+                buf += conn.recv(100)
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    got.append(line.decode())
+                    conn.sendall(line + b"\r\nok\r\n(qemu) ")
+
+    t = threading.Thread(target=monitor, daemon=True)
+    t.start()
+    replies = qemu.hmp(path, "singlestep on", "log exec")
+    t.join(5)
+    server.close()
+    assert got == ["singlestep on", "log exec"]
+    assert [r.endswith("(qemu) ") and "ok" in r for r in replies] == [True, True]
+
+
+def test_hmp_without_a_monitor_is_a_tool_error(tmp_path):
+    with pytest.raises(ToolError):
+        qemu.hmp(tmp_path / "none.sock", "info status", timeout=1)

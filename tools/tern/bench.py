@@ -15,16 +15,19 @@ import json
 import math
 import shlex
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import devicetree, layout, runner, xen
+from . import devicetree, layout, pathtrace, qemu, runner, xen
 from .errors import ToolError
 from .units import MiB
 
 REPO = runner.REPO_ROOT
 LAT = REPO / "guests" / "build" / "lat.img"
+LAT_ELF = REPO / "guests" / "build" / "lat.elf"
+HYPERVISOR_ELF = REPO / "hypervisor" / "build" / "tern.elf"
 PROBE = REPO / "guests" / "build" / "probe.img"
 NOISE = REPO / "guests" / "build" / "noise.img"
 LINUX_IMAGE = REPO / "build" / "linux" / "Image"
@@ -66,6 +69,13 @@ NEIGHBOUR_CYCLICTEST_LOOPS = 1_000_000
 LINUX_TICK_US = 4000
 # "beside" scenarios: rt's timer tests alone, then beside these neighbours.
 BESIDE_SCENARIOS = ("linux-stress", "linux-cyclictest", "noise-pair")
+# rt-path: rt alone and beside Linux busy, every instruction of rt's core traced. A trace of
+# the busy tests logs each spin of the wait loop: few samples keep it to a few hundred MB.
+TRACE_SAMPLES = 30
+LAT_WARMUP = 8                  # the latency guest's default lat.warmup
+# Beside Linux, tracing is switched on when rt prints LAT-SOON, this long before it measures
+# (the first part of its start delay, Linux booting, runs untraced and at full speed).
+TRACE_NOTICE_US = 200_000
 
 
 def delta_us(shift):
@@ -154,6 +164,9 @@ SCENARIOS = (
              "partitions that stream memory with a 4 ms timer (Linux's tick) and take it "
              "directly (irq = \"direct\"): no hypervisor on any core's interrupt path",
              kinds=("tern",), shifts=(4,), cpus=3),
+    Scenario("rt-path", "real-time partition alone and beside busy Linux, instruction by "
+             "instruction on its own core (QEMU execution trace)", kinds=("tern",),
+             shifts=(4,), cpus=3),
     Scenario("cyclictest", "cyclictest inside Linux (2 vCPUs): natively on the board and in a Tern "
              "partition", kinds=("native", "tern"), shifts=(4,), cpus=2),
     Scenario("boot", "boot: board reset to the guest's first instruction", shifts=(4,)),
@@ -168,6 +181,8 @@ def images_for(scenario):
         return (LAT, NOISE)
     if scenario.name.startswith("linux-"):
         return (LAT, LINUX_IMAGE, LINUX_INITRD)
+    if scenario.name == "rt-path":
+        return (LAT, LAT_ELF, HYPERVISOR_ELF, LINUX_IMAGE, LINUX_INITRD)
     if scenario.name == "cyclictest":
         return (LINUX_IMAGE, LINUX_INITRD)
     return (LAT,)
@@ -253,13 +268,13 @@ class Runs:
         result = runner.run_system(toml_path, icount=shift, timeout=self.timeout, workdir=d)
         return result, result.partitions.get("rt")
 
-    def tern_system(self, label, shift, partitions, board_cpus, console=None):
+    def tern_system(self, label, shift, partitions, board_cpus, console=None, qemu_args=()):
         """Tern: the partitions (_partition() texts) on a board of `board_cpus` cores."""
         d = self._dir(label)
         toml_path = d / "system.toml"
         toml_path.write_text(_system_toml(board_cpus, *partitions))
         return runner.run_system(toml_path, icount=shift, timeout=self.timeout, workdir=d,
-                                 console=console)
+                                 console=console, qemu_args=qemu_args)
 
     def native_linux(self, label, shift, bootargs, dtb=None, memory=1024 * MiB):
         """The Linux guest alone on the bare board (2 cores); QEMU's device tree or `dtb`."""
@@ -296,6 +311,8 @@ def run_scenario(scenario, system, shift, plan, runs):
         return run_beside(scenario, system, shift, plan, runs)
     if scenario.name == "cyclictest":
         return run_cyclictest(system, shift, plan, runs)
+    if scenario.name == "rt-path":
+        return run_rt_path(system, shift, runs)
     if scenario.name == "timer":
         result, part = runs.guest(label, LAT, samples, shift)
         records = _lat_records("timer", system, shift, part)
@@ -467,6 +484,96 @@ def run_beside(scenario, system, shift, plan, runs):
                        " on the hypervisor console when rt prints `LAT-DONE`",
             "rt_stats": {k: rt_stats[k] for k in RT_STAT_KEYS if k in rt_stats}})
     return Outcome(records, error, str(busy.workdir) if busy.workdir else None)
+
+
+def _traced_console(monitor, neighbours):
+    """Trace from rt's LAT-SOON to its LAT-DONE, then stop the neighbours."""
+    state = {"on": False, "off": False}
+
+    def console(line):
+        if not state["on"] and line.startswith("[rt] LAT-SOON "):
+            state["on"] = True
+            qemu.trace_on(monitor)
+        elif not state["off"] and (line == "[rt] LAT-DONE" or line.startswith("tern: partition rt ")):
+            state["off"] = True
+            if state["on"]:
+                qemu.trace_off(monitor)
+            return "".join(f"stop {n}\r" for n in neighbours)
+        return None
+
+    return console
+
+
+def _path_samples(trace, pts, errors, what):
+    try:
+        with open(trace, encoding="utf-8", errors="replace") as f:
+            samples = pathtrace.parse(f, RT_CORE, pts)
+        return pathtrace.group(samples, TIMER_TESTS, TRACE_SAMPLES)
+    except (OSError, ToolError) as e:
+        errors.append(f"{what}: {e}")
+        return None
+    finally:
+        Path(trace).unlink(missing_ok=True)    # hundreds of MB; the records keep the counts
+
+
+def run_rt_path(system, shift, runs):
+    """rt's timer tests alone and beside Linux running `stress`, each run traced instruction by
+    instruction (QEMU -singlestep -d exec,nochain,int): per test, the hypervisor instructions
+    that delivered each interrupt on rt's core, the guest's vector up to its timestamp, and
+    every exception the core took, alone and beside."""
+    pts = pathtrace.points(LAT_ELF, HYPERVISOR_ELF)
+    neighbours, delay, doing = beside_setup("linux-stress")
+    rt_args = (f"lat.samples={TRACE_SAMPLES} lat.delta_us={delta_us(shift)} "
+               f"lat.start_delay_us={delay} lat.notice_us={TRACE_NOTICE_US}")
+    rt = _partition("rt", (RT_CORE,), LAT, system.wfi, rt_args, irq=system.irq)
+    label = f"rt-path-s{shift}"
+    errors = []
+    # Alone, rt sleeps through its start delay in no time (nothing else runs): trace from boot.
+    alone_trace = runs._dir(f"{label}-alone") / "trace.log"
+    alone = runs.tern_system(f"{label}-alone", shift, [rt], BESIDE_BOARD_CPUS,
+                             qemu_args=qemu.trace_args(alone_trace))
+    with tempfile.TemporaryDirectory(prefix="tern-mon-") as tmp:
+        monitor = Path(tmp) / "monitor.sock"       # short: UNIX socket paths have a limit
+        busy_trace = runs._dir(label) / "trace.log"
+        busy = runs.tern_system(label, shift, [rt] + [n.toml() for n in neighbours],
+                                BESIDE_BOARD_CPUS,
+                                console=_traced_console(monitor, [n.name for n in neighbours]),
+                                qemu_args=qemu.trace_args(busy_trace, from_boot=False,
+                                                          monitor=monitor))
+    if not alone.ok:
+        errors.append(f"rt alone: {alone.reason}")
+    if not busy.ok:
+        errors.append(busy.reason)
+    elif check_beside(busy.log, neighbours):
+        errors.append(check_beside(busy.log, neighbours))
+    alone_tests = _path_samples(alone_trace, pts, errors, "rt alone") if alone.ok else None
+    busy_tests = _path_samples(busy_trace, pts, errors, "rt beside Linux") if busy.ok else None
+    records = []
+    if not errors:
+        alone_lat = {r.get("test"): r for r in getattr(alone.partitions.get("rt"), "lat", []) or []}
+        busy_lat = {r.get("test"): r for r in getattr(busy.partitions.get("rt"), "lat", []) or []}
+        for test in TIMER_TESTS:
+            a = pathtrace.summary(alone_tests[test], LAT_WARMUP)
+            b = pathtrace.summary(busy_tests[test], LAT_WARMUP)
+            records.append({
+                "system": system.name, "scenario": "rt-path", "test": test, "shift": shift,
+                "irq": system.irq, "wfi": system.wfi, "unit": "instructions",
+                "alone": a, "beside": b,
+                "extra_hyp_max_over_alone": b["hyp_max"] - a["hyp_max"],
+                "extra_vector_max_over_alone": b["vector_max"] - a["vector_max"],
+                "extra_exceptions_over_alone": (sum(b["exceptions"].values()) -
+                                                sum(a["exceptions"].values())),
+                "warm_max_ticks": {"alone": (alone_lat.get(test) or {}).get("warm_max"),
+                                   "beside": (busy_lat.get(test) or {}).get("warm_max")}})
+        records.append({
+            "system": system.name, "scenario": "rt-path", "test": "setup", "shift": shift,
+            "neighbours": doing, "start_delay_us": delay, "samples": TRACE_SAMPLES,
+            "system_toml": _repo_relative((busy.workdir / "system.toml").read_text()),
+            "trace": " ".join(qemu.trace_args("trace.log")),
+            "console": (f"switches the trace on through QEMU's monitor (`singlestep on`, `log "
+                        f"{qemu.TRACE_ITEMS}`) when rt prints LAT-SOON, off at LAT-DONE, then "
+                        "types `stop linux`")})
+    return Outcome(records, "; ".join(errors) or None, str(busy.workdir) if busy.workdir else None)
 
 
 def parse_cyclictest(lines):

@@ -1,6 +1,8 @@
 """QEMU command lines for the board, with and without the hypervisor."""
 
 import shutil
+import socket
+import time
 
 from .config import MAX_PCI_DEVICES, PCI_DISK_MODELS, PCI_MODELS, PciDevice
 from .errors import ToolError
@@ -112,3 +114,60 @@ def native_command(image, bootargs="", cpu="cortex-a53", cpus=2, memory=2048 * M
     if bootargs:
         args += ["-append", bootargs]
     return args
+
+
+# Instruction traces (tern bench's rt-path scenario): every instruction at 0x4000_0000 and
+# above, where the hypervisor and the partitions' images run (Linux's kernel runs at its own
+# high addresses, its user space low: neither is logged), one instruction per block so each
+# shows, with exception entries and returns.
+TRACE_ITEMS = "exec,nochain,int"
+TRACE_RANGE = "0x40000000+0x40000000"
+
+
+def trace_args(log_path, from_boot=True, monitor=None):
+    """QEMU options writing an instruction trace to log_path: from the board's reset, or
+    (from_boot=False) once trace_on() is sent through the UNIX socket `monitor`."""
+    args = ["-D", str(log_path), "-dfilter", TRACE_RANGE]
+    if from_boot:
+        args += ["-singlestep", "-d", TRACE_ITEMS]
+    if monitor:
+        args += ["-monitor", f"unix:{monitor},server=on,wait=off"]
+    return args
+
+
+def trace_on(monitor):
+    hmp(monitor, "singlestep on", f"log {TRACE_ITEMS}")
+
+
+def trace_off(monitor):
+    hmp(monitor, "log none", "singlestep off")
+
+
+def hmp(path, *commands, timeout=10.0):
+    """Type `commands` at the QEMU human monitor listening on UNIX socket `path`; returns
+    what it answered. Each command has run when its prompt comes back."""
+    deadline = time.monotonic() + timeout
+    replies = []
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(timeout)
+            s.connect(str(path))
+            _until_prompt(s, deadline)
+            for command in commands:
+                s.sendall(command.encode() + b"\n")
+                replies.append(_until_prompt(s, deadline))
+    except OSError as e:
+        raise ToolError(f"QEMU monitor at {path}: {e}") from e
+    return replies
+
+
+def _until_prompt(s, deadline):
+    got = b""
+    while not got.endswith(b"(qemu) "):
+        if time.monotonic() > deadline:
+            raise ToolError(f"QEMU monitor: no prompt (got {got[-200:]!r})")
+        chunk = s.recv(4096)
+        if not chunk:
+            raise ToolError("QEMU monitor closed the connection")
+        got += chunk
+    return got.decode("utf-8", "replace")

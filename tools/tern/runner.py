@@ -242,12 +242,13 @@ def _qemu_failure(run):
 
 
 def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, workdir=None,
-               hypervisor=None, console=None, interactive=False):
+               hypervisor=None, console=None, interactive=False, qemu_args=()):
     """Boot the hypervisor with the system in `toml_path`; returns a RunResult.
 
     icount: QEMU -icount shift (None: real time).  console(line): see run_qemu;
-    interactive: the board's console reads our stdin.  Raises ConfigError for a
-    bad description and ToolError for a missing tool or hypervisor image.
+    interactive: the board's console reads our stdin.  qemu_args: more QEMU options
+    (qemu.trace_args).  Raises ConfigError for a bad description and ToolError for a
+    missing tool or hypervisor image.
     """
     system = load_system(toml_path)
     placed = place(system)
@@ -255,7 +256,8 @@ def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, work
     workdir = make_workdir(workdir)
     prepared = build.prepare_system(system, placed, workdir, hypervisor or DEFAULT_HYPERVISOR,
                                     icount)
-    run = run_qemu(prepared.command, timeout, quiet, workdir / "serial.log",
+    run = run_qemu(list(prepared.command) + list(qemu_args), timeout, quiet,
+                   workdir / "serial.log",
                    panic_prefix=results.PANIC_PREFIX, console=console, interactive=interactive)
     names = [p.name for p in system.partitions]
     parsed = results.parse_log(run.lines, names)
@@ -264,7 +266,7 @@ def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, work
                      stats=parsed.stats, faults=parsed.faults, panic=parsed.panic,
                      lat=parsed.lat, probe=parsed.probe, timed_out=run.timed_out,
                      qemu_status=run.returncode, qemu_stderr=run.stderr, workdir=workdir,
-                     command=prepared.command)
+                     command=list(prepared.command) + list(qemu_args))
 
 
 def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True,

@@ -1,0 +1,237 @@
+"""rt's core, instruction by instruction: the interrupt path read from a QEMU execution trace.
+
+Under icount all emulated cores share one instruction clock and QEMU runs them in turns, so a
+latency measured in emulated time beside busy cores also counts the instructions the *other*
+cores ran while the real-time core waited for its turn (docs/benchmarks.md). What Tern does on
+the real-time core itself does not depend on that: this module counts it exactly, from a trace
+of every instruction (`-singlestep -d exec,nochain,int`), per interrupt the latency guest
+takes:
+
+- hyp: hypervisor (EL2) instructions that delivered the interrupt, from the physical interrupt
+  (its exception, or the wake-up from the hypervisor's own WFI) to the `eret` that returns to the
+  guest; 0 with direct delivery;
+- vector: guest (EL1) instructions from the interrupt's exception entry to the handler's
+  counter read (the latency guest's timestamp);
+- exceptions: every exception the core took since the previous sample, by kind (interference
+  from anything else shows there).
+
+The trace logs a block (one instruction with -singlestep) when it is entered; a block the
+core then leaves before executing it (its turn ended, or an interrupt is taken first) shows
+twice or is followed by an asynchronous exception whose ELR is its address: both are dropped.
+"""
+
+import re
+import subprocess
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .errors import ToolError
+
+# QEMU's exception names (target/arm/internals.h via arm_log_exception) for interrupts.
+ASYNC = frozenset({"IRQ", "FIQ", "Virtual IRQ", "Virtual FIQ"})
+# A64 TB flags: bits 4..7 are the MMU index; 6 is EL2's (non-VHE) regime in QEMU 7.2.
+MMUIDX_SHIFT, MMUIDX_MASK, MMUIDX_EL2 = 4, 0xF, 6
+# The latency guest's IRQ vector slot: `msr tpidr_el1, x0` then the counter read.
+VECTOR_IRQ_SLOT, COUNTER_READ_OFFSET = 5 * 128, 4
+
+_TRACE = re.compile(r"^Trace (\d+): \S+ \[[0-9a-f]+/([0-9a-f]+)/([0-9a-f]+)/")
+_TAKING = re.compile(r"^Taking exception \d+ \[([^\]]+)\] on CPU (\d+)")
+_TO_EL = re.compile(r"^\.\.\.to EL(\d) PC ")
+_ELR = re.compile(r"^\.\.\.with ELR 0x([0-9a-f]+)")
+_ERET = re.compile(r"^Exception return from AArch64 EL(\d) to AArch64 EL(\d)")
+_WFI = re.compile(r"^\s*([0-9a-f]+):\s+(?:[0-9a-f]{2} ){4}\s*wfi\b", re.M)
+
+
+@dataclass
+class Points:
+    """Addresses the parser needs: the guest's timestamp reads and the hypervisor's WFIs."""
+
+    counter_reads: dict            # EL1 address -> "virt" / "phys"
+    hyp_wfis: frozenset            # EL2 addresses of WFI instructions
+
+
+def _nm(elf):
+    out = _tool(["llvm-nm", str(elf)])
+    syms = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            syms[parts[2]] = int(parts[0], 16)
+    return syms
+
+
+def _tool(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise ToolError(f"{cmd[0]} failed on {cmd[-1]}: {e}") from e
+
+
+def points(lat_elf, hyp_elf):
+    syms = _nm(lat_elf)
+    try:
+        reads = {syms[f"lat_vectors_{kind}"] + VECTOR_IRQ_SLOT + COUNTER_READ_OFFSET: kind
+                 for kind in ("virt", "phys")}
+    except KeyError as e:
+        raise ToolError(f"{lat_elf}: no symbol {e}") from e
+    wfis = frozenset(int(m.group(1), 16) for m in _WFI.finditer(_tool(["llvm-objdump", "-d",
+                                                                       str(hyp_elf)])))
+    return Points(reads, wfis)
+
+
+@dataclass
+class Sample:
+    counter: str                   # "virt" / "phys": which timer's vector read the counter
+    hyp: int
+    vector: int
+    exceptions: Counter = field(default_factory=Counter)
+
+
+class _Core:
+    """The parser's state for the one core it follows."""
+
+    def __init__(self, pts):
+        self.pts = pts
+        self.samples = []
+        self.pending = None        # (pc, el2) logged, not yet known to have executed
+        self.exc_kind = self.exc_target = None
+        self.in_episode = False    # delivering a physical interrupt at EL2
+        self.episode = 0
+        self.hyp = 0               # the last episode's count, for the next sample
+        self.vector = None         # counting since the interrupt's EL1 entry
+        self.exceptions = Counter()
+
+    def executed(self, pc, el2):
+        if el2:
+            if self.in_episode:
+                self.episode += 1
+            if pc in self.pts.hyp_wfis:
+                # Waiting in the hypervisor (a trapped guest WFI): the interrupt that wakes
+                # it is delivered from the next instruction on.
+                self.in_episode, self.episode = True, 0
+            return
+        if self.vector is not None:
+            self.vector += 1
+        kind = self.pts.counter_reads.get(pc)
+        if kind is not None and self.vector is not None:
+            self.samples.append(Sample(kind, self.hyp, self.vector, self.exceptions))
+            self.hyp, self.vector, self.exceptions = 0, None, Counter()
+
+    def trace(self, pc, el2):
+        if self.pending is not None and self.pending != (pc, el2):
+            self.executed(*self.pending)
+        self.pending = (pc, el2)
+
+    def flush(self):
+        """The trace ended: its last entry counts as executed."""
+        if self.pending is not None:
+            self.executed(*self.pending)
+            self.pending = None
+
+    def taking(self, kind):
+        self.exc_kind, self.exc_target = kind, None
+
+    def elr(self, address):
+        if self.pending is not None:
+            if not (self.exc_kind in ASYNC and address == self.pending[0]):
+                self.executed(*self.pending)
+            self.pending = None
+
+    def entered(self, target_el):
+        kind = self.exc_kind
+        self.exceptions[kind] += 1
+        if target_el == 2:
+            self.in_episode, self.episode = kind in ASYNC, 0
+        elif kind in ASYNC:
+            self.vector = 0
+
+    def eret(self, from_el):
+        self.flush()
+        if from_el == 2:
+            if self.in_episode:
+                self.hyp = self.episode
+            self.in_episode = False
+
+
+def parse(lines, cpu, pts):
+    """The samples core `cpu` took, in order, from trace `lines` (an iterable of str)."""
+    core = _Core(pts)
+    last_cpu = None            # lines without a CPU number belong to the core that ran last
+    for line in lines:
+        m = _TRACE.match(line)
+        if m:
+            last_cpu = int(m.group(1))
+            if last_cpu == cpu:
+                flags = int(m.group(3), 16)
+                core.trace(int(m.group(2), 16),
+                           (flags >> MMUIDX_SHIFT) & MMUIDX_MASK == MMUIDX_EL2)
+            continue
+        m = _TAKING.match(line)
+        if m:
+            last_cpu = int(m.group(2))
+            if last_cpu == cpu:
+                core.taking(m.group(1))
+            continue
+        if last_cpu != cpu:
+            continue
+        m = _ELR.match(line)
+        if m:
+            core.elr(int(m.group(1), 16))
+            continue
+        m = _TO_EL.match(line)
+        if m:
+            core.entered(int(m.group(1)))
+            continue
+        m = _ERET.match(line)
+        if m:
+            core.eret(int(m.group(1)))
+    core.flush()
+    return core.samples
+
+
+def group(samples, tests, per_test):
+    """Split `samples` into the latency guest's timer tests, run in the order `tests` (names
+    like "vtimer-wfi") with `per_test` samples each. Tests of one counter back to back form one
+    run of samples; each test takes its share from the run's end (the start delay's wake-ups,
+    if traced, are at the front). Returns {test: [Sample, ...]}.
+    """
+    runs = []
+    for s in samples:
+        if runs and runs[-1][0] == s.counter:
+            runs[-1][1].append(s)
+        else:
+            runs.append((s.counter, [s]))
+    out, i = {}, 0
+    for counter, run in runs:
+        names = []
+        while i < len(tests) and _counter_of(tests[i]) == counter:
+            names.append(tests[i])
+            i += 1
+        if not names:
+            raise ToolError(f"trace: samples of the {counter} timer where none was expected")
+        if len(run) < len(names) * per_test:
+            raise ToolError(f"trace: {len(run)} samples for {', '.join(names)}, expected "
+                            f"{per_test} each (did the trace start late?)")
+        for k, name in enumerate(reversed(names)):
+            end = len(run) - k * per_test
+            out[name] = run[end - per_test:end]
+    missing = [t for t in tests if t not in out]
+    if missing:
+        raise ToolError(f"trace: no samples for {', '.join(missing)}")
+    return out
+
+
+def _counter_of(test):
+    return "virt" if test.startswith("vtimer") else "phys"
+
+
+def summary(samples, warmup):
+    """Stats of a test's samples: min/max of hyp and vector after `warmup`, exception census."""
+    warm = samples[warmup:] if len(samples) > warmup else samples
+    exceptions = Counter()
+    for s in warm:
+        exceptions.update(s.exceptions)
+    return {"samples": len(samples), "warm": len(warm),
+            "hyp_min": min(s.hyp for s in warm), "hyp_max": max(s.hyp for s in warm),
+            "vector_min": min(s.vector for s in warm), "vector_max": max(s.vector for s in warm),
+            "exceptions": dict(sorted(exceptions.items()))}
