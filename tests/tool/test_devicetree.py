@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 from tern.config import MiB
-from tern.devicetree import compile_dts, partition_dts
+from tern.devicetree import RNG_SEED_BYTES, compile_dts, partition_dts
 
 
 @pytest.fixture
@@ -187,3 +187,29 @@ def test_initrd_in_chosen():
     assert "linux,initrd-end = <0x0 0x5d923456>;" in chosen
     assert "initrd" not in node(partition_dts("rt", 1, "cortex-a53", 0x4000_0000, 64 * MiB),
                                 "chosen")
+
+
+def test_each_run_gives_each_partition_a_fresh_rng_seed(tmp_path, stub_image):
+    from tern import build, runner
+    from tern_test_files import write_image
+
+    hypervisor = write_image(tmp_path / "tern.img")
+    toml = tmp_path / "system.toml"
+    toml.write_text("[board]\ncpus = 3\n\n" + "".join(
+        f'[[partition]]\nname = "{n}"\ncpus = [{c}]\nmemory = "16MiB"\nimage = "{stub_image}"\n\n'
+        for n, c in (("a", 1), ("b", 2))))
+    system = runner.load_system(toml)
+    placed = runner.place(system)
+    seeds = []
+    for run in range(2):
+        workdir = tmp_path / f"run{run}"
+        build.prepare_system(system, placed, workdir, hypervisor)
+        for name in ("a", "b"):
+            dts = subprocess.run(["dtc", "-q", "-I", "dtb", "-O", "dts", str(workdir / f"{name}.dtb")],
+                                 capture_output=True, text=True, check=True).stdout
+            cells = re.search(r"rng-seed = <([0-9a-fx ]+)>;", dts)   # dtc shows 32-bit cells
+            assert cells, f"no rng-seed in {name}.dtb:\n{dts}"
+            seed = cells.group(1).split()
+            assert len(seed) * 4 == RNG_SEED_BYTES
+            seeds.append(tuple(seed))
+    assert len(set(seeds)) == 4, "a seed was reused between partitions or runs"

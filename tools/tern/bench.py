@@ -630,18 +630,7 @@ def _cyclictest_record(system_name, shift, loops, lines, how, command):
 
 
 NATIVE_PARTITION_DT = "native, partition's device tree"
-NATIVE_PARTITION_DT_SEED = "native, partition's device tree + rng-seed"
-# What QEMU's own device tree gives Linux and Tern's does not: 32 bytes for its random number
-# generator (QEMU 7.2 replaces them with random bytes when it loads the device tree).
-RNG_SEED = ("rng-seed = <0x74657266 0x6e2d7365 0x65642d66 0x6f722d72 0x6e672d74 0x6573742d "
-            "0x30303031 0x32333435>;")
-
-
-def with_rng_seed(dts):
-    """A partition's DTS source with RNG_SEED in /chosen."""
-    if "\tchosen {\n" not in dts:
-        raise ToolError("no /chosen node in the partition's device tree")
-    return dts.replace("\tchosen {\n", "\tchosen {\n\t\t" + RNG_SEED + "\n", 1)
+NATIVE_PARTITION_DT_NO_SEED = "native, partition's device tree without rng-seed"
 
 
 def run_cyclictest(system, shift, plan, runs):
@@ -653,18 +642,18 @@ def run_cyclictest(system, shift, plan, runs):
     records, errors, workdir = [], [], None
     if system.kind == "native":
         d = runs._dir(f"{label}-dtb")
-        dts = devicetree.partition_dts("linux", 2, "cortex-a53", layout.PARTITION_RAM_IPA,
-                                       256 * MiB, bootargs)
-        dtb, seeded = d / "partition.dtb", d / "partition-rng-seed.dtb"
-        devicetree.compile_dts(dts, dtb)
-        devicetree.compile_dts(with_rng_seed(dts), seeded)
+        dtb, unseeded = d / "partition.dtb", d / "partition-no-rng-seed.dtb"
+        for path, seed in ((dtb, bytes(devicetree.RNG_SEED_BYTES)), (unseeded, None)):
+            devicetree.compile_dts(devicetree.partition_dts(
+                "linux", 2, "cortex-a53", layout.PARTITION_RAM_IPA, 256 * MiB, bootargs,
+                rng_seed=seed), path)
         for name, how, kwargs, sub in (
                 (system.name, "QEMU's own device tree (with rng-seed), 1 GiB", {}, label),
                 (NATIVE_PARTITION_DT, "the device tree Tern writes for a 2-vCPU, 256 MiB "
                  "partition (QEMU's -dtb)", {"dtb": dtb, "memory": 256 * MiB},
                  f"{label}-partition-dt"),
-                (NATIVE_PARTITION_DT_SEED, "the same plus an rng-seed in /chosen",
-                 {"dtb": seeded, "memory": 256 * MiB}, f"{label}-partition-dt-seed")):
+                (NATIVE_PARTITION_DT_NO_SEED, "the same without its rng-seed",
+                 {"dtb": unseeded, "memory": 256 * MiB}, f"{label}-partition-dt-no-seed")):
             result = runs.native_linux(sub, shift, bootargs, **kwargs)
             workdir = workdir or result.workdir
             command = _repo_relative(shlex.join(str(c) for c in result.command))

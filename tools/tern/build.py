@@ -5,6 +5,7 @@ file itself for an arm64 Image, NAME.img for a flattened ELF); then the
 config blob (config.bin) and the QEMU command line (qemu.sh, to rerun by hand).
 """
 
+import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,9 +52,14 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
     blob = abi.ConfigBlob(board_cpus=system.board.cpus, flags=abi.CF_SMMUV3)
     partition_loads = []
     for p, pl in zip(system.partitions, placed.partitions):
+        # A fresh seed each run, as QEMU writes into the bare board's device tree: Linux
+        # without one wakes up noticeably slower (docs/benchmarks.md, cyclictest).  A
+        # restart reloads the same device tree, so the same seed, which Linux mixes with
+        # what it gathers itself.
         dts = devicetree.partition_dts(p.name, len(p.cpus), system.board.cpu, pl.ram_ipa,
                                        pl.ram_size, p.bootargs, p.devices,
-                                       (pl.initrd_ipa, pl.initrd_size) if pl.initrd_size else None)
+                                       (pl.initrd_ipa, pl.initrd_size) if pl.initrd_size else None,
+                                       rng_seed=os.urandom(devicetree.RNG_SEED_BYTES))
         dtb_path = workdir / f"{p.name}.dtb"
         dtb = devicetree.compile_dts(dts, dtb_path)
         if len(dtb) > pl.dtb_area:

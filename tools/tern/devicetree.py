@@ -19,6 +19,7 @@ CPU_COMPATIBLE = {
 }
 
 GIC_PHANDLE = 1
+RNG_SEED_BYTES = 32               # what QEMU's virt board puts in its own /chosen/rng-seed
 CLOCK_PHANDLE = 2
 UART_CLOCK_HZ = 24_000_000
 
@@ -60,12 +61,14 @@ def _string(text):
 
 
 def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", devices=(),
-                  initrd=None):
+                  initrd=None, rng_seed=None):
     """DTS source for a partition with `num_vcpus` vCPUs and RAM at `ram_ipa`.
 
     devices: names of layout.BOARD_DEVICES the partition owns; each gets its node,
     at the board's addresses, after the emulated ones.  initrd: (IPA, size) of an
-    initial ramdisk, named in /chosen as Linux expects.
+    initial ramdisk, named in /chosen as Linux expects.  rng_seed: bytes for
+    /chosen/rng-seed, as QEMU gives the bare board (random bytes for its guest's
+    random number generator).
     """
     uart = f"pl011@{layout.UART_BASE:x}"
     gicr_size = layout.GICR_STRIDE * num_vcpus
@@ -84,7 +87,8 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
         f'\t\tstdout-path = "/{uart}";',
         f"\t\tbootargs = {_string(bootargs)};",
     ] + ([f"\t\tlinux,initrd-start = {_u64(initrd[0])};",
-          f"\t\tlinux,initrd-end = {_u64(initrd[0] + initrd[1])};"] if initrd else []) + [
+          f"\t\tlinux,initrd-end = {_u64(initrd[0] + initrd[1])};"] if initrd else []) + (
+        [f"\t\trng-seed = [{bytes(rng_seed).hex(' ')}];"] if rng_seed else []) + [
         "\t};",
         "",
         "\tcpus {",
