@@ -196,3 +196,16 @@ def test_path_rows_need_the_same_work_and_no_extra_exception_on_rt_core():
     assert ("| rt beside busy Linux (stress), trap-and-inject: WARM_MAX counted on rt's own core "
             "(instructions per interrupt, execution trace) over alone | <= +50 | +51 |") in text
     assert "rt's core per interrupt" in report.terminal_report(data)
+
+
+def test_traced_runs_trace_from_lat_soon_to_the_end(monkeypatch):
+    calls = []
+    monkeypatch.setattr(qemu, "trace_on", lambda m: calls.append(("on", m)))
+    monkeypatch.setattr(qemu, "trace_off", lambda m: calls.append(("off", m)))
+    console = bench._traced_console("mon.sock", ["linux"])
+    assert console("[linux] TERN-LINUX: stress running") is None and calls == []
+    assert console('[rt] LAT-SOON {"counter":1,"notice_us":200000}') is None
+    assert calls == [("on", "mon.sock")]
+    assert console("[rt] LAT-DONE") == "stop linux\r"
+    assert calls == [("on", "mon.sock"), ("off", "mon.sock")]
+    assert console("[rt] LAT-DONE") is None and len(calls) == 2

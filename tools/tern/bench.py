@@ -487,19 +487,20 @@ def run_beside(scenario, system, shift, plan, runs):
 
 
 def _traced_console(monitor, neighbours):
-    """Trace from rt's LAT-SOON to its LAT-DONE, then stop the neighbours."""
-    state = {"on": False, "off": False}
+    """_stop_when_rt_done's console, with QEMU's trace on from rt's LAT-SOON to its end."""
+    stop = _stop_when_rt_done(neighbours)
+    on = False
 
     def console(line):
-        if not state["on"] and line.startswith("[rt] LAT-SOON "):
-            state["on"] = True
+        nonlocal on
+        if not on and line.startswith("[rt] LAT-SOON "):
+            on = True
             qemu.trace_on(monitor)
-        elif not state["off"] and (line == "[rt] LAT-DONE" or line.startswith("tern: partition rt ")):
-            state["off"] = True
-            if state["on"]:
-                qemu.trace_off(monitor)
-            return "".join(f"stop {n}\r" for n in neighbours)
-        return None
+            return None
+        reply = stop(line)
+        if reply and on:
+            qemu.trace_off(monitor)
+        return reply
 
     return console
 
@@ -512,8 +513,6 @@ def _path_samples(trace, pts, errors, what):
     except (OSError, ToolError) as e:
         errors.append(f"{what}: {e}")
         return None
-    finally:
-        Path(trace).unlink(missing_ok=True)    # hundreds of MB; the records keep the counts
 
 
 def run_rt_path(system, shift, runs):
@@ -548,6 +547,8 @@ def run_rt_path(system, shift, runs):
         errors.append(check_beside(busy.log, neighbours))
     alone_tests = _path_samples(alone_trace, pts, errors, "rt alone") if alone.ok else None
     busy_tests = _path_samples(busy_trace, pts, errors, "rt beside Linux") if busy.ok else None
+    for trace in (alone_trace, busy_trace):
+        trace.unlink(missing_ok=True)           # hundreds of MB; the records keep the counts
     records = []
     if not errors:
         alone_lat = {r.get("test"): r for r in getattr(alone.partitions.get("rt"), "lat", []) or []}

@@ -94,7 +94,7 @@ class _Core:
         self.pts = pts
         self.samples = []
         self.pending = None        # (pc, el2) logged, not yet known to have executed
-        self.exc_kind = self.exc_target = None
+        self.exc_kind = None
         self.in_episode = False    # delivering a physical interrupt at EL2
         self.episode = 0
         self.hyp = 0               # the last episode's count, for the next sample
@@ -129,7 +129,7 @@ class _Core:
             self.pending = None
 
     def taking(self, kind):
-        self.exc_kind, self.exc_target = kind, None
+        self.exc_kind = kind
 
     def elr(self, address):
         if self.pending is not None:

@@ -6,7 +6,8 @@ import subprocess
 from pathlib import Path
 
 from . import results as results_fmt
-from .bench import BESIDE_SCENARIOS, NATIVE_PARTITION_DT, NATIVE_PARTITION_DT_NO_SEED
+from .bench import (BESIDE_SCENARIOS, NATIVE_PARTITION_DT, NATIVE_PARTITION_DT_NO_SEED,
+                    TRACE_NOTICE_US)
 from .runner import REPO_ROOT
 
 HYPERVISOR_ELF = REPO_ROOT / "hypervisor" / "build" / "tern.elf"
@@ -759,7 +760,8 @@ def path_section(data):
     if setup:
         lines += ["How it was run: the system of *Real-time partition beside Linux* with "
                   f"`{setup['trace']}` added to QEMU's options and `rt` printing LAT-SOON "
-                  f"200 ms before it measures; the bench {setup['console']}. This scenario alone: "
+                  f"{TRACE_NOTICE_US // 1000} ms before it measures; the bench {setup['console']}. "
+                  "This scenario alone: "
                   "`./tern bench --scenarios rt-path`.", ""]
     return lines
 
