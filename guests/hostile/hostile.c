@@ -139,16 +139,6 @@ static void spin_us(uint64_t us)
 		cpu_relax();
 }
 
-static bool wait_count(volatile uint32_t *counter, uint32_t target, uint64_t us)
-{
-	uint64_t deadline = deadline_after_us(us);
-
-	while (*counter < target)
-		if (deadline_passed(deadline))
-			return false;
-	return true;
-}
-
 /*
  * Printed just before the first misdeed of a non-faulting action (a faulting one prints
  * "trying"): a test can tell from the order of the console lines whether it overlapped a

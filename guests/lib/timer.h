@@ -69,6 +69,20 @@ static inline bool deadline_passed(uint64_t deadline)
 }
 
 /*
+ * Wait until *counter (bumped by an interrupt handler) reaches target, at most us; false on
+ * timeout. Spin, not WFI: a wake-up between the test and the WFI would otherwise be lost.
+ */
+static inline bool wait_count(volatile uint32_t *counter, uint32_t target, uint64_t us)
+{
+	uint64_t deadline = deadline_after_us(us);
+
+	while (*counter < target)
+		if (deadline_passed(deadline))
+			return false;
+	return true;
+}
+
+/*
  * WFI until the virtual counter reaches `deadline`, woken by a one-shot virtual timer; IRQs are
  * masked on entry and exit and unmasked only between the test and the next WFI, so a wake-up
  * cannot be lost. The caller's IRQ handler must stop or re-arm the timer.

@@ -90,17 +90,6 @@ static void probe_irq(struct exc_frame *frame)
 		gic_eoi(intid);
 }
 
-/* Spin, not WFI: a wake-up between the test and the WFI would otherwise be lost. */
-static bool wait_count(volatile uint32_t *counter, uint32_t target, uint64_t us)
-{
-	uint64_t deadline = deadline_after_us(us);
-
-	while (*counter < target)
-		if (deadline_passed(deadline))
-			return false;
-	return true;
-}
-
 /*
  * wait_count with a YIELD in the loop: for waits on another CPU that must first be started.
  * Under icount QEMU runs the cores in turns, and a core that spins without it can hold the
