@@ -15,7 +15,7 @@
 #include <tern/types.h>
 
 #define TERN_CONFIG_MAGIC      0x4e524554u /* "TERN" */
-#define TERN_CONFIG_VERSION    3u
+#define TERN_CONFIG_VERSION    4u
 #define TERN_MAX_PARTITIONS    8u
 #define TERN_MAX_VCPUS         8u
 #define TERN_NAME_LEN          16u
@@ -28,6 +28,10 @@
 /* tern_config_partition.flags */
 #define TERN_PF_WFI_NATIVE     (1u << 0) /* guest WFI/WFE run on the core, not trapped */
 #define TERN_PF_IRQ_DIRECT     (1u << 1) /* guest takes its interrupts from the GIC itself */
+
+/* tern_config_partition.fault_policy: what a guest fault (stage-2 abort, unhandled trap) does */
+#define TERN_FAULT_STOP        0u        /* stop the partition; `restart NAME` may start it again */
+#define TERN_FAULT_RESTART     1u        /* reload it from its pristine copies and start it again */
 
 /* tern_config_region.flags */
 #define TERN_RF_DEVICE         (1u << 0) /* device memory (Device-nGnRE), not RAM */
@@ -63,7 +67,15 @@ struct tern_config_partition {
 	uint64_t initrd_ipa;            /* initial ramdisk named in the device tree (size 0: none) */
 	uint64_t initrd_size;
 	uint64_t pristine_initrd_hpa;   /* untouched copy of the initrd (0: none) */
-	uint64_t reserved;
+	/*
+	 * Restarts the hypervisor makes on its own (after a fault with TERN_FAULT_RESTART, or the
+	 * guest's SYSTEM_RESET): at most max_restarts (0: no limit), the partition is then stopped;
+	 * each waits restart_backoff_us, doubled for every restart that follows the previous start
+	 * within 32 x that base, up to 32 x the base (0: no wait).
+	 */
+	uint32_t fault_policy;          /* TERN_FAULT_* */
+	uint32_t max_restarts;
+	uint64_t restart_backoff_us;
 };
 
 struct tern_config {
@@ -73,12 +85,13 @@ struct tern_config {
 	uint32_t num_partitions;
 	uint32_t board_cpus;            /* cores QEMU was started with */
 	uint32_t flags;                 /* TERN_CF_* */
-	uint64_t reserved[3];
+	uint64_t ram_size;              /* board RAM from the platform's RAM base, bytes */
+	uint64_t reserved[2];
 	struct tern_config_partition partition[];
 };
 
 _Static_assert(sizeof(struct tern_config_region) == 32, "ABI: region record");
-_Static_assert(sizeof(struct tern_config_partition) == 536, "ABI: partition record");
+_Static_assert(sizeof(struct tern_config_partition) == 544, "ABI: partition record");
 _Static_assert(sizeof(struct tern_config) == 48, "ABI: header");
 
 #endif
