@@ -34,7 +34,7 @@ def u64(data, offset):
 def test_sizes_match_the_static_asserts():
     assert abi.HEADER.size == 48
     assert abi.REGION.size == 32
-    assert abi.PARTITION.size == 536
+    assert abi.PARTITION.size == 544
 
 
 def test_round_trip():
@@ -46,7 +46,7 @@ def test_round_trip():
                                 spis=range(32, 1020))
     blob = abi.ConfigBlob(board_cpus=4, partitions=[PARTITION, WITH_DEVICES, other])
     data = abi.pack(blob)
-    assert len(data) == 48 + 3 * 536 == blob.size
+    assert len(data) == 48 + 3 * 544 == blob.size
     back = abi.unpack(data)
     assert back == blob
     assert back.partitions[1].regions[2] == PCIE_ECAM
@@ -57,17 +57,19 @@ def test_round_trip():
 
 
 def test_header_bytes():
-    data = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[PARTITION]))
+    data = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[PARTITION], ram_size=0xC000_0000))
     assert data[:4] == b"TERN"
     magic, version, size, count, cpus, flags = abi.HEADER.unpack_from(data)[:6]
-    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 3, 48 + 536, 1, 2, 0)
+    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 4, 48 + 544, 1, 2, 0)
+    assert u64(data, 24) == 0xC000_0000                             # ram_size
+    assert data[32:48] == bytes(16)                                 # reserved[2]
     record = data[48:]
     assert record[:16] == b"rt" + bytes(14)
     assert int.from_bytes(record[16:24], "little") == 0x4000_0000
     assert int.from_bytes(record[96:100], "little") == 2            # num_vcpus
     assert int.from_bytes(record[100:104], "little") == 1           # flags
     assert record[104:112] == bytes([1, 3, 0, 0, 0, 0, 0, 0])        # cpus
-    assert record[112:536] == bytes(424)                            # no regions, SPIs, reserved
+    assert record[112:544] == bytes(432)             # no regions, SPIs, initrd; stop, no limit
 
 
 def test_region_and_spi_bytes():
@@ -83,17 +85,38 @@ def test_region_and_spi_bytes():
     assert u32(record, 376) == 0
     assert u32(record, 380) == 0b111_1000
     assert record[384:504] == bytes(120)
-    assert record[504:536] == bytes(32)                              # no initrd, reserved
+    assert record[504:544] == bytes(40)                  # no initrd; fault policy etc. default
 
 
 def test_initrd_bytes():
     with_initrd = dataclasses.replace(PARTITION, initrd_ipa=0x5e00_0000, initrd_size=0x12_3456,
                                       pristine_initrd_hpa=0x9000_0000)
     record = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[with_initrd]))[48:]
-    assert (u64(record, 504), u64(record, 512), u64(record, 520), u64(record, 528)) == \
-        (0x5e00_0000, 0x12_3456, 0x9000_0000, 0)
+    assert (u64(record, 504), u64(record, 512), u64(record, 520)) == \
+        (0x5e00_0000, 0x12_3456, 0x9000_0000)
     assert abi.unpack(abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[with_initrd]))) \
         .partitions[0] == with_initrd
+
+
+def test_fault_policy_bytes():
+    restarting = dataclasses.replace(PARTITION, fault_policy=abi.FAULT_RESTART,
+                                     max_restarts=1_000_000, restart_backoff_us=60_000_000)
+    blob = abi.ConfigBlob(board_cpus=2, partitions=[restarting], ram_size=3 << 30)
+    data = abi.pack(blob)
+    record = data[48:]
+    assert (u32(record, 528), u32(record, 532), u64(record, 536)) == \
+        (abi.FAULT_RESTART, 1_000_000, 60_000_000)
+    back = abi.unpack(data)
+    assert back == blob
+    assert back.ram_size == 3 << 30
+    assert (back.partitions[0].fault_policy, back.partitions[0].max_restarts,
+            back.partitions[0].restart_backoff_us) == (1, 1_000_000, 60_000_000)
+
+
+def test_fault_policy_defaults_to_stop_without_limit_or_wait():
+    assert (PARTITION.fault_policy, PARTITION.max_restarts, PARTITION.restart_backoff_us) == \
+        (abi.FAULT_STOP, 0, 0) == (0, 0, 0)
+    assert abi.ConfigBlob(board_cpus=1).ram_size == 0
 
 
 def test_spi_bitmap_places_intid_n_at_bit_n_mod_32_of_word_n_div_32():
@@ -110,7 +133,8 @@ def test_spi_bitmap_places_intid_n_at_bit_n_mod_32_of_word_n_div_32():
     (dict(regions=[(0x3F00_0800, 0x3F00_0800, 0x1000, 1)]), "not 4 KiB aligned"),
     (dict(regions=[(0x3F00_0000, 0x3F00_0000, 0, 1)]), "not 4 KiB aligned"),
     (dict(spis=(31,)), r"INTID 31 is not an SPI \(32..1019\)"),
-    (dict(spis=(35, 1020)), r"INTID 1020 is not an SPI \(32..1019\)")])
+    (dict(spis=(35, 1020)), r"INTID 1020 is not an SPI \(32..1019\)"),
+    (dict(fault_policy=2), "partition rt: unknown fault policy 2")])
 def test_pack_refuses_what_the_hypervisor_cannot_hold(change, message):
     record = abi.PartitionRecord(**{**PARTITION.__dict__, **change})
     with pytest.raises(ValueError, match=message):
@@ -155,6 +179,8 @@ int main(void)
 	printf("const.MAX_REGIONS %u 0\n", TERN_MAX_REGIONS);
 	printf("const.IRQ_WORDS %u 0\n", TERN_IRQ_WORDS);
 	printf("const.RF_DEVICE %u 0\n", TERN_RF_DEVICE);
+	printf("const.FAULT_STOP %u 0\n", TERN_FAULT_STOP);
+	printf("const.FAULT_RESTART %u 0\n", TERN_FAULT_RESTART);
 	printf("tern_config.partition %zu 0\n", offsetof(struct tern_config, partition));
 @FIELDS@
 	return 0;
@@ -208,6 +234,14 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     assert c["const.MAX_REGIONS"][0] == abi.MAX_REGIONS
     assert c["const.IRQ_WORDS"][0] == abi.IRQ_WORDS
     assert c["const.RF_DEVICE"][0] == abi.RF_DEVICE
+    assert c["const.FAULT_STOP"][0] == abi.FAULT_STOP
+    assert c["const.FAULT_RESTART"][0] == abi.FAULT_RESTART
+    # The v4 fields, spelled out: the generic loop above would accept both sides moving together.
+    assert c["tern_config.ram_size"] == (24, 8)
+    assert c["tern_config.reserved"] == (32, 16)
+    assert c["tern_config_partition.fault_policy"] == (528, 4)
+    assert c["tern_config_partition.max_restarts"] == (532, 4)
+    assert c["tern_config_partition.restart_backoff_us"] == (536, 8)
 
 
 def test_every_c_field_is_mirrored(repo_root):

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 CONFIG_MAGIC = 0x4E524554         # "TERN"
-CONFIG_VERSION = 3
+CONFIG_VERSION = 4
 MAX_PARTITIONS = 8
 MAX_VCPUS = 8
 NAME_LEN = 16
@@ -20,6 +20,9 @@ CF_SMMUV3 = 1 << 0                # header flag: the board has its SMMUv3 (iommu
 PF_WFI_NATIVE = 1 << 0
 PF_IRQ_DIRECT = 1 << 1
 RF_DEVICE = 1 << 0                # region is device memory (Device-nGnRE), not RAM
+FAULT_STOP = 0                    # fault_policy: a guest fault stops the partition
+FAULT_RESTART = 1                 # ... or reloads it from its pristine copies and starts it again
+FAULT_POLICIES = (FAULT_STOP, FAULT_RESTART)
 SPI_FIRST = 32                    # INTIDs a partition may be given: the SPIs
 SPI_LAST = 1019
 PAGE = 0x1000                     # regions are 4 KiB aligned and sized
@@ -32,7 +35,8 @@ HEADER_FIELDS = (
     ("num_partitions", "I"),
     ("board_cpus", "I"),
     ("flags", "I"),
-    ("reserved", "3Q"),
+    ("ram_size", "Q"),
+    ("reserved", "2Q"),
 )
 
 REGION_FIELDS = (
@@ -66,7 +70,9 @@ PARTITION_FIELDS = (
     ("initrd_ipa", "Q"),
     ("initrd_size", "Q"),
     ("pristine_initrd_hpa", "Q"),
-    ("reserved", "Q"),
+    ("fault_policy", "I"),
+    ("max_restarts", "I"),
+    ("restart_backoff_us", "Q"),
 )
 
 
@@ -121,6 +127,9 @@ class PartitionRecord:
     initrd_ipa: int = 0
     initrd_size: int = 0           # 0: no initrd
     pristine_initrd_hpa: int = 0
+    fault_policy: int = FAULT_STOP
+    max_restarts: int = 0          # automatic restarts allowed, then stopped (0: no limit)
+    restart_backoff_us: int = 0    # wait before the first automatic restart (0: none)
 
     def __post_init__(self):
         self.regions = tuple(Region(*r) for r in self.regions)
@@ -140,6 +149,7 @@ class ConfigBlob:
     magic: int = CONFIG_MAGIC
     version: int = CONFIG_VERSION
     flags: int = 0
+    ram_size: int = 0             # board RAM from the RAM base (QEMU -m), bytes
 
     @property
     def size(self):
@@ -151,19 +161,22 @@ def pack(blob):
     if not 1 <= len(blob.partitions) <= MAX_PARTITIONS:
         raise ValueError(f"{len(blob.partitions)} partitions (1..{MAX_PARTITIONS} supported)")
     out = bytearray(HEADER.pack(blob.magic, blob.version, blob.size, len(blob.partitions),
-                                blob.board_cpus, blob.flags, 0, 0, 0))
+                                blob.board_cpus, blob.flags, blob.ram_size, 0, 0))
     for p in blob.partitions:
         name = p.name.encode("ascii")
         if not 1 <= len(name) < NAME_LEN:
             raise ValueError(f"partition name {p.name!r} must be 1..{NAME_LEN - 1} bytes")
         if not 1 <= len(p.cpus) <= MAX_VCPUS:
             raise ValueError(f"partition {p.name}: {len(p.cpus)} vCPUs (1..{MAX_VCPUS} supported)")
+        if p.fault_policy not in FAULT_POLICIES:
+            raise ValueError(f"partition {p.name}: unknown fault policy {p.fault_policy}")
         cpus = list(p.cpus) + [0] * (MAX_VCPUS - len(p.cpus))
         out += PARTITION.pack(name, p.ram_ipa, p.ram_hpa, p.ram_size, p.entry_ipa, p.dtb_ipa,
                               p.image_ipa, p.image_size, p.pristine_image_hpa,
                               p.pristine_dtb_hpa, p.dtb_size, len(p.cpus), p.flags, *cpus,
                               len(p.regions), 0, *_region_values(p), *spi_bitmap(p.spis),
-                              p.initrd_ipa, p.initrd_size, p.pristine_initrd_hpa, 0)
+                              p.initrd_ipa, p.initrd_size, p.pristine_initrd_hpa,
+                              p.fault_policy, p.max_restarts, p.restart_backoff_us)
     return bytes(out)
 
 
@@ -201,10 +214,11 @@ def unpack(data):
     """Parse a blob made by pack() (or anyone); raises ValueError if malformed."""
     if len(data) < HEADER.size:
         raise ValueError(f"blob of {len(data)} bytes is shorter than the header")
-    magic, version, size, count, board_cpus, flags, *_ = HEADER.unpack_from(data)
+    magic, version, size, count, board_cpus, flags, ram_size, *_ = HEADER.unpack_from(data)
     if size != HEADER.size + count * PARTITION.size or size > len(data):
         raise ValueError(f"size {size} does not match {count} partitions in {len(data)} bytes")
-    blob = ConfigBlob(board_cpus=board_cpus, magic=magic, version=version, flags=flags)
+    blob = ConfigBlob(board_cpus=board_cpus, magic=magic, version=version, flags=flags,
+                      ram_size=ram_size)
     for i in range(count):
         values = PARTITION.unpack_from(data, HEADER.size + i * PARTITION.size)
         (name, ram_ipa, ram_hpa, ram_size, entry_ipa, dtb_ipa, image_ipa, image_size,
@@ -223,12 +237,15 @@ def unpack(data):
         spis = spis_of(values[at:at + IRQ_WORDS])
         at += IRQ_WORDS
         initrd_ipa, initrd_size, pristine_initrd_hpa = values[at:at + 3]
+        fault_policy, max_restarts, restart_backoff_us = values[at + 3:at + 6]
         record = dict(name=name.split(b"\0", 1)[0].decode("ascii", "replace"),
                       ram_ipa=ram_ipa, ram_hpa=ram_hpa, ram_size=ram_size,
                       entry_ipa=entry_ipa, dtb_ipa=dtb_ipa, image_ipa=image_ipa,
                       image_size=image_size, pristine_image_hpa=pristine_image_hpa,
                       pristine_dtb_hpa=pristine_dtb_hpa, dtb_size=dtb_size, cpus=cpus,
                       flags=pflags, regions=regions, spis=spis, initrd_ipa=initrd_ipa,
-                      initrd_size=initrd_size, pristine_initrd_hpa=pristine_initrd_hpa)
+                      initrd_size=initrd_size, pristine_initrd_hpa=pristine_initrd_hpa,
+                      fault_policy=fault_policy, max_restarts=max_restarts,
+                      restart_backoff_us=restart_backoff_us)
         blob.partitions.append(PartitionRecord(**record))
     return blob

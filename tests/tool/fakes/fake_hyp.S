@@ -25,7 +25,7 @@ start:
 	cmp	w2, w3
 	b.ne	bad
 	ldr	w2, [x20, #4]		/* version */
-	cmp	w2, #3
+	cmp	w2, #4
 	b.ne	bad
 	movz	w8, #0x0dd0		/* FDT magic 0xd00dfeed, read little-endian */
 	movk	w8, #0xedfe, lsl #16
@@ -57,7 +57,7 @@ next:
 	bl	puts
 	adr	x2, is_off
 	bl	puts
-	add	x10, x10, #536		/* sizeof(struct tern_config_partition) */
+	add	x10, x10, #544		/* sizeof(struct tern_config_partition) */
 	sub	w9, w9, #1
 	b	next
 off:
