@@ -48,8 +48,10 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
     workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     hypervisor = check_hypervisor(hypervisor).resolve()
-    # qemu.system_command gives the board QEMU's SMMUv3: the hypervisor takes it.
-    blob = abi.ConfigBlob(board_cpus=system.board.cpus, flags=abi.CF_SMMUV3)
+    # qemu.system_command gives the board QEMU's SMMUv3: the hypervisor takes it.  ram_size is
+    # the RAM QEMU is started with (-m), from the RAM base.
+    blob = abi.ConfigBlob(board_cpus=system.board.cpus, flags=abi.CF_SMMUV3,
+                          ram_size=system.board.memory)
     partition_loads = []
     for p, pl in zip(system.partitions, placed.partitions):
         # A fresh seed each run, as QEMU writes into the bare board's device tree: Linux
