@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from tern.config import GiB, MiB, format_size, load_system, parse_size
+from tern.config import GiB, MiB, TiB, format_size, load_system, parse_size
 from tern.errors import ConfigError
 from tern.layout import place
 from tern_test_files import partition, write_elf, write_image, write_toml
@@ -97,7 +97,7 @@ def test_image_path_resolves_against_the_toml_directory(tmp_path):
     (partition(memory='"2MiB"'), "partition[0].memory: must be at least 4 MiB (got 2 MiB)"),
     (partition(memory='"4GiB"'), "partition[0].memory: must be at most 2 GiB (got 4 GiB)"),
     (partition(memory='"64MB"'), 'partition[0].memory: "64MB" is not a size (use bytes, '
-                                 'or "N KiB", "N MiB", "N GiB")'),
+                                 'or "N KiB", "N MiB", "N GiB", "N TiB")'),
     (partition(memory="true"), 'partition[0].memory: must be a size in bytes or a string '
                                'like "64MiB" (got true)'),
     (partition(extra='wfi = "sometimes"'),
@@ -228,9 +228,52 @@ def test_parse_size():
     assert parse_size("64MiB", "f") == 64 * MiB
     assert parse_size(" 2 GiB ", "f") == 2 * GiB
     assert parse_size("8KiB", "f") == 8192
-    for bad in ("64", "1.5GiB", "MiB", "-4MiB"):
+    assert parse_size("1TiB", "f") == TiB == 1 << 40
+    assert parse_size("3\tTiB", "f") == 3 * TiB
+    for bad in ("64", "1.5GiB", "MiB", "-4MiB", "1TB", "1 tib"):
         with pytest.raises(ConfigError):
             parse_size(bad, "f")
+
+
+@pytest.mark.parametrize("text, shown", [
+    # `text` is TOML source: its escapes keep the file ASCII.
+    (r"\uff16\uff14MiB", "６４MiB"),        # fullwidth digits, which \d takes for 64
+    (r"\u0664MiB", "٤MiB"),                 # an Arabic-Indic four
+    (r"64MiB\n", r"64MiB\n"),               # a trailing newline, shown escaped on the one line
+    (r"64\nMiB", r"64\nMiB"),
+    (r"\n64MiB", r"\n64MiB"),
+    (r"64MiB\r", r"64MiB\r"),
+    (r"64\u00a0MiB", r"64\u00A0MiB"),       # a no-break space is not a blank either
+])
+def test_sizes_take_ascii_digits_and_blanks_only(tmp_path, stub_image, text, shown):
+    # The message shows the value as a TOML string would, on its one line.
+    assert error_of(tmp_path, partition(memory=f'"{text}"')) == \
+        (f'partition[0].memory: "{shown}" is not a size (use bytes, or "N KiB", "N MiB", '
+         f'"N GiB", "N TiB")')
+
+
+def test_a_tebibyte_is_a_size_that_does_not_fit(tmp_path, stub_image):
+    assert error_of(tmp_path, partition(memory='"1TiB"')) == \
+        "partition[0].memory: must be at most 2 GiB (got 1 TiB)"
+    assert error_of(tmp_path, partition(memory='"1 TiB"')) == \
+        "partition[0].memory: must be at most 2 GiB (got 1 TiB)"
+    assert error_of(tmp_path, '[board]\nmemory = "1TiB"\n' + partition()) == \
+        ("board.memory: must be at most 3 GiB (got 1 TiB): board RAM starts at 1 GiB and must "
+         "end by 4 GiB (QEMU virt with highmem=off)")
+    assert error_of(tmp_path, partition(memory=str(TiB))) == \
+        "partition[0].memory: must be at most 2 GiB (got 1 TiB)"
+
+
+def test_too_much_partition_memory_is_said_before_its_alignment(tmp_path, stub_image):
+    # 2049 MiB is not a multiple of 2 MiB either; the size is what to fix, shown rounded up.
+    assert error_of(tmp_path, partition(memory='"2049MiB"')) == \
+        "partition[0].memory: must be at most 2 GiB (got 2.1 GiB)"
+
+
+def test_integer_sizes_still_work(tmp_path, stub_image):
+    system = load_system(write_toml(tmp_path, f"[board]\nmemory = {3 * GiB}\n"
+                                              + partition(memory=str(64 * MiB))))
+    assert system.board.memory == 3 * GiB and system.partitions[0].memory == 64 * MiB
 
 
 def test_format_size():
@@ -240,6 +283,8 @@ def test_format_size():
     assert format_size(2 * GiB + 2 * MiB) == "2 GiB"
     assert format_size(2 * GiB + 2 * MiB, round_up=True) == "2.1 GiB"
     assert format_size(100) == "100 bytes"
+    assert format_size(TiB) == "1 TiB"
+    assert format_size(TiB + 2 * MiB, round_up=True) == "1.1 TiB"
 
 
 def run_cli(*args, cwd):

@@ -14,7 +14,7 @@ from pathlib import Path
 from . import layout
 from .errors import ConfigError
 from .image import ImageError, inspect
-from .units import GiB, KiB, MiB, format_size
+from .units import GiB, KiB, MiB, TiB, format_size
 
 MAX_CPUS = 8
 MAX_PARTITIONS = 8
@@ -38,8 +38,9 @@ BOARD_MEMORY_MIN = 128 * MiB
 BOARD_MEMORY_MAX = layout.RAM_LIMIT - layout.RAM_BASE
 
 NAME_RE = re.compile(r"[a-z0-9_-]{1,15}")
-SIZE_RE = re.compile(r"\s*(\d+)\s*(KiB|MiB|GiB)\s*")
-UNITS = {"KiB": KiB, "MiB": MiB, "GiB": GiB}
+# ASCII digits and blanks only: \d would take other scripts' digits ("６４") and \s a newline.
+SIZE_RE = re.compile(r"[ \t]*([0-9]+)[ \t]*(KiB|MiB|GiB|TiB)[ \t]*")
+UNITS = {"KiB": KiB, "MiB": MiB, "GiB": GiB, "TiB": TiB}
 MAX_BOOTARGS = 1024
 
 BOARD_KEYS = ("cpus", "cpu", "memory", "pci")
@@ -98,7 +99,7 @@ class System:
 
 
 def parse_size(value, field):
-    """Bytes from an int or an 'N KiB|MiB|GiB' string."""
+    """Bytes from an int or an 'N KiB|MiB|GiB|TiB' string."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise ConfigError(field, f'must be a size in bytes or a string like "64MiB" '
                                  f'(got {_show(value)})')
@@ -108,8 +109,8 @@ def parse_size(value, field):
         return value
     m = SIZE_RE.fullmatch(value)
     if not m:
-        raise ConfigError(field, f'"{value}" is not a size (use bytes, or "N KiB", '
-                                 f'"N MiB", "N GiB")')
+        raise ConfigError(field, f'{_show(value)} is not a size (use bytes, or "N KiB", '
+                                 f'"N MiB", "N GiB", "N TiB")')
     return int(m.group(1)) * UNITS[m.group(2)]
 
 
@@ -286,14 +287,16 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
     if "memory" not in entry:
         raise ConfigError(f"{at}.memory", 'missing (give the RAM size, like "64MiB")')
     memory = parse_size(entry["memory"], f"{at}.memory")
+    # Too much first: "1TiB" is a multiple of 2 MiB but 2049 MiB is not, and either way
+    # what to fix is the size, not the alignment.
+    if memory > PARTITION_MEMORY_MAX:
+        raise ConfigError(f"{at}.memory", f"must be at most {format_size(PARTITION_MEMORY_MAX)} "
+                                          f"(got {format_size(memory, round_up=True)})")
     if memory % PARTITION_MEMORY_ALIGN:
         raise ConfigError(f"{at}.memory", f"must be a multiple of 2 MiB "
                                           f"(got {format_size(memory)})")
     if memory < PARTITION_MEMORY_MIN:
         raise ConfigError(f"{at}.memory", f"must be at least {format_size(PARTITION_MEMORY_MIN)} "
-                                          f"(got {format_size(memory)})")
-    if memory > PARTITION_MEMORY_MAX:
-        raise ConfigError(f"{at}.memory", f"must be at most {format_size(PARTITION_MEMORY_MAX)} "
                                           f"(got {format_size(memory)})")
 
     if "image" not in entry:
@@ -379,12 +382,33 @@ def _parse_devices(devices, key, name, device_owner):
     return tuple(devices)
 
 
+# How a TOML basic string writes the characters a message must not show raw.
+TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n",
+                "\f": "\\f", "\r": "\\r"}
+
+
 def _show(value):
     """A value as it would look in the TOML file."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return f'"{value}"'
+        return f'"{_escape(value)}"'
     if isinstance(value, dict):
         return "a table"
     return repr(value)
+
+
+def _escape(text):
+    """`text` with quotes, backslashes and control characters escaped as TOML writes them.
+
+    Errors are one line: a value holding a newline must not break it.
+    """
+    out = []
+    for ch in text:
+        if ch in TOML_ESCAPES:
+            out.append(TOML_ESCAPES[ch])
+        elif not ch.isprintable():
+            out.append(f"\\u{ord(ch):04X}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08X}")
+        else:
+            out.append(ch)
+    return "".join(out)

@@ -3,6 +3,7 @@
 KiB = 1 << 10
 MiB = 1 << 20
 GiB = 1 << 30
+TiB = 1 << 40
 
 
 def format_size(n, round_up=False):
@@ -11,7 +12,7 @@ def format_size(n, round_up=False):
     round_up makes an amount that is a little over a limit never print as
     the limit itself ("need 2.1 GiB", not "need 2 GiB", when it is 2 GiB + 2 MiB).
     """
-    for unit, scale in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+    for unit, scale in (("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
         if n >= scale:
             break
     else:
