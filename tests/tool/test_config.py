@@ -287,9 +287,9 @@ def test_format_size():
     assert format_size(TiB + 2 * MiB, round_up=True) == "1.1 TiB"
 
 
-def run_cli(*args, cwd):
+def run_cli(*args, cwd, timeout=60):
     return subprocess.run([sys.executable, LAUNCHER, *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=timeout)
 
 
 def test_cli_reports_a_used_core_in_one_line(tmp_path, stub_image):
@@ -399,3 +399,45 @@ def test_pci_entry_errors(tmp_path, stub_image, entry, message):
     with pytest.raises(ConfigError) as e:
         load_system(write_toml(tmp_path, f"[board]\npci = [{entry}]\n" + partition()))
     assert message in str(e.value)
+
+
+def make_directory(path):
+    path.mkdir(parents=True)
+
+
+def make_fifo(path):
+    os.mkfifo(path)
+
+
+@pytest.mark.parametrize("make, problem", [(make_directory, "is a directory, not a file"),
+                                           (make_fifo, "is not a regular file")],
+                         ids=["directory", "fifo"])
+@pytest.mark.parametrize("field, text", [
+    ("partition[0].image", partition(image='"thing"')),
+    ("partition[0].initrd", partition(extra='initrd = "thing"')),
+    ("board.pci[0].disk", '[board]\npci = [{model = "virtio-blk", disk = "thing"}]\n'
+                          + partition()),
+], ids=["image", "initrd", "disk"])
+def test_a_path_that_is_not_a_regular_file(tmp_path, stub_image, make, problem, field, text):
+    # `tern check` in a child with a deadline: opening the FIFO would wait for a writer forever.
+    make(tmp_path / "thing")
+    write_toml(tmp_path, text)
+    proc = run_cli("check", "sys.toml", cwd=tmp_path, timeout=20)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == f"tern: error: sys.toml: {field}: {problem}: thing\n"
+
+
+def test_a_link_to_a_directory_is_a_directory(tmp_path, stub_image):
+    (tmp_path / "guests" / "link.img").symlink_to(tmp_path / "guests" / "build")
+    assert error_of(tmp_path, partition(image='"guests/link.img"')) == \
+        f"partition[0].image: is a directory, not a file: {tmp_path}/guests/link.img"
+
+
+def test_a_device_is_not_a_regular_file(tmp_path, stub_image):
+    assert error_of(tmp_path, partition(extra='initrd = "/dev/null"')) == \
+        "partition[0].initrd: is not a regular file: /dev/null"
+
+
+def test_a_path_through_a_file_is_no_such_file(tmp_path, stub_image):
+    assert error_of(tmp_path, partition(image='"guests/build/lat.img/x"')) == \
+        f"partition[0].image: no such file: {tmp_path}/guests/build/lat.img/x"

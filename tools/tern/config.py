@@ -7,6 +7,7 @@ in board RAM, does an image fit in its partition) live in layout.py.
 
 import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -242,8 +243,7 @@ def _parse_pci_device(entry, key, base_dir):
     if not isinstance(disk, str) or not disk:
         raise ConfigError(f"{key}.disk", f"must be a file path (got {_show(disk)})")
     path = Path(base_dir) / disk
-    if not path.is_file():
-        raise ConfigError(f"{key}.disk", f"no such file: {os.path.normpath(path)}")
+    _file_size(path, f"{key}.disk")
     return PciDevice(model, path)
 
 
@@ -306,8 +306,7 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
         raise ConfigError(f"{at}.image", f"must be a file path (got {_show(image_value)})")
     image_path = Path(base_dir) / image_value
     shown = os.path.normpath(image_path)
-    if not image_path.is_file():
-        raise ConfigError(f"{at}.image", f"no such file: {shown}")
+    _file_size(image_path, f"{at}.image")
     try:
         image = inspect(image_path)
     except ImageError as e:
@@ -352,16 +351,29 @@ def _parse_initrd(value, key, base_dir):
     if not isinstance(value, str) or not value:
         raise ConfigError(key, f"must be a file path (got {_show(value)})")
     path = Path(base_dir) / value
+    size = _file_size(path, key)
+    if size == 0:
+        raise ConfigError(key, f"{os.path.normpath(path)} is empty")
+    return path, size
+
+
+def _file_size(path, key):
+    """Size of the regular file at `path`; `key` names the field that gave it in errors.
+
+    Only stat, never open: opening a FIFO waits for a writer, and `tern check` would hang.
+    """
     shown = os.path.normpath(path)
     try:
-        size = path.stat().st_size if path.is_file() else None
+        info = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        raise ConfigError(key, f"no such file: {shown}") from None
     except OSError as e:
         raise ConfigError(key, f"cannot read {shown}: {e.strerror}") from None
-    if size is None:
-        raise ConfigError(key, f"no such file: {shown}")
-    if size == 0:
-        raise ConfigError(key, f"{shown} is empty")
-    return path, size
+    if stat.S_ISDIR(info.st_mode):
+        raise ConfigError(key, f"is a directory, not a file: {shown}")
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(key, f"is not a regular file: {shown}")
+    return info.st_size
 
 
 def _parse_devices(devices, key, name, device_owner):
