@@ -7,6 +7,7 @@ import sys
 import pytest
 from tern.config import GiB, MiB, TiB, format_size, load_system, parse_size
 from tern.errors import ConfigError
+from tern.units import format_duration
 from tern.layout import place
 from tern_test_files import partition, write_elf, write_image, write_toml
 
@@ -287,6 +288,14 @@ def test_format_size():
     assert format_size(TiB + 2 * MiB, round_up=True) == "1.1 TiB"
 
 
+def test_format_duration():
+    assert format_duration(10_000) == "10 ms"
+    assert format_duration(60_000_000) == "60 s"
+    assert format_duration(60_001_000) == "60001 ms"
+    assert format_duration(1500) == "1500 us"
+    assert format_duration(0) == "0 us"
+
+
 def run_cli(*args, cwd, timeout=60):
     return subprocess.run([sys.executable, LAUNCHER, *args], cwd=cwd, capture_output=True,
                           text=True, timeout=timeout)
@@ -441,3 +450,107 @@ def test_a_device_is_not_a_regular_file(tmp_path, stub_image):
 def test_a_path_through_a_file_is_no_such_file(tmp_path, stub_image):
     assert error_of(tmp_path, partition(image='"guests/build/lat.img/x"')) == \
         f"partition[0].image: no such file: {tmp_path}/guests/build/lat.img/x"
+
+
+def test_restart_policy_defaults(tmp_path, stub_image):
+    (p,) = load_system(write_toml(tmp_path, partition())).partitions
+    assert (p.on_fault, p.max_restarts, p.restart_backoff_us) == ("stop", 0, 0)
+
+
+@pytest.mark.parametrize("extra, expected", [
+    ('on_fault = "stop"', ("stop", 0, 0)),
+    ('on_fault = "restart"', ("restart", 0, 0)),
+    ("max_restarts = 0", ("stop", 0, 0)),
+    ("max_restarts = 1", ("stop", 1, 0)),
+    ("max_restarts = 1000000", ("stop", 1_000_000, 0)),
+    ("restart_backoff = 0", ("stop", 0, 0)),
+    ('restart_backoff = "0 ms"', ("stop", 0, 0)),
+    ('restart_backoff = "250us"', ("stop", 0, 250)),
+    ('restart_backoff = "250 us"', ("stop", 0, 250)),
+    ('restart_backoff = "10ms"', ("stop", 0, 10_000)),
+    ('restart_backoff = "10 ms"', ("stop", 0, 10_000)),
+    ('restart_backoff = "10\\t ms"', ("stop", 0, 10_000)),
+    ('restart_backoff = "007ms"', ("stop", 0, 7_000)),
+    ('restart_backoff = "2s"', ("stop", 0, 2_000_000)),
+    ('restart_backoff = "60 s"', ("stop", 0, 60_000_000)),
+    ('restart_backoff = "60000 ms"', ("stop", 0, 60_000_000)),
+    ('restart_backoff = "60000000 us"', ("stop", 0, 60_000_000)),
+    ('on_fault = "restart"\nmax_restarts = 5\nrestart_backoff = "10ms"',
+     ("restart", 5, 10_000)),
+])
+def test_restart_policy_accepted(tmp_path, stub_image, extra, expected):
+    (p,) = load_system(write_toml(tmp_path, partition(extra=extra))).partitions
+    assert (p.on_fault, p.max_restarts, p.restart_backoff_us) == expected
+
+
+NOT_A_DURATION = '(use "N us", "N ms" or "N s")'
+MAX_RESTARTS_RANGE = "must be a whole number from 0 (no limit) to 1000000"
+
+
+@pytest.mark.parametrize("extra, expected", [
+    ('on_fault = "reboot"', 'partition[0].on_fault: must be "stop" or "restart" (got "reboot")'),
+    ('on_fault = "Restart"',
+     'partition[0].on_fault: must be "stop" or "restart" (got "Restart")'),
+    ('on_fault = ""', 'partition[0].on_fault: must be "stop" or "restart" (got "")'),
+    ("on_fault = 1", 'partition[0].on_fault: must be "stop" or "restart" (got 1)'),
+    ("on_fault = true", 'partition[0].on_fault: must be "stop" or "restart" (got true)'),
+    ('on_fault = ["restart"]',
+     "partition[0].on_fault: must be \"stop\" or \"restart\" (got ['restart'])"),
+    ("max_restarts = -1", f"partition[0].max_restarts: {MAX_RESTARTS_RANGE} (got -1)"),
+    ("max_restarts = 1000001", f"partition[0].max_restarts: {MAX_RESTARTS_RANGE} (got 1000001)"),
+    ("max_restarts = true", f"partition[0].max_restarts: {MAX_RESTARTS_RANGE} (got true)"),
+    ("max_restarts = false", f"partition[0].max_restarts: {MAX_RESTARTS_RANGE} (got false)"),
+    ("max_restarts = 2.0", f"partition[0].max_restarts: {MAX_RESTARTS_RANGE} (got 2.0)"),
+    ('max_restarts = "5"', f'partition[0].max_restarts: {MAX_RESTARTS_RANGE} (got "5")'),
+    ('restart_backoff = "5 min"',
+     f'partition[0].restart_backoff: "5 min" is not a duration {NOT_A_DURATION}'),
+    ('restart_backoff = "10"',
+     f'partition[0].restart_backoff: "10" is not a duration {NOT_A_DURATION}'),
+    ("restart_backoff = 10", f"partition[0].restart_backoff: 10 is not a duration {NOT_A_DURATION}"),
+    ("restart_backoff = -1", f"partition[0].restart_backoff: -1 is not a duration {NOT_A_DURATION}"),
+    ("restart_backoff = 0.0",
+     f"partition[0].restart_backoff: 0.0 is not a duration {NOT_A_DURATION}"),
+    ("restart_backoff = false",
+     f"partition[0].restart_backoff: false is not a duration {NOT_A_DURATION}"),
+    ('restart_backoff = "1.5 s"',
+     f'partition[0].restart_backoff: "1.5 s" is not a duration {NOT_A_DURATION}'),
+    ('restart_backoff = "-5 ms"',
+     f'partition[0].restart_backoff: "-5 ms" is not a duration {NOT_A_DURATION}'),
+    ('restart_backoff = "10 MS"',
+     f'partition[0].restart_backoff: "10 MS" is not a duration {NOT_A_DURATION}'),
+    ('restart_backoff = "10 \\u00b5s"',
+     f'partition[0].restart_backoff: "10 µs" is not a duration {NOT_A_DURATION}'),
+    ('restart_backoff = "\\uff11\\uff10ms"',
+     f'partition[0].restart_backoff: "１０ms" is not a duration {NOT_A_DURATION}'),
+    ('restart_backoff = "10ms\\n"',
+     f'partition[0].restart_backoff: "10ms\\n" is not a duration {NOT_A_DURATION}'),
+    ('restart_backoff = "ms"',
+     f'partition[0].restart_backoff: "ms" is not a duration {NOT_A_DURATION}'),
+    ('restart_backoff = "61 s"', "partition[0].restart_backoff: must be at most 60 s (got 61 s)"),
+    ('restart_backoff = "60001 ms"',
+     "partition[0].restart_backoff: must be at most 60 s (got 60001 ms)"),
+    ('restart_backoff = "60000001us"',
+     "partition[0].restart_backoff: must be at most 60 s (got 60000001 us)"),
+])
+def test_restart_policy_errors(tmp_path, stub_image, extra, expected):
+    assert error_of(tmp_path, partition(extra=extra)) == expected
+
+
+def test_restart_policy_error_names_its_partition(tmp_path, stub_image):
+    text = partition("rt", "[1]") + partition("b", "[2]", extra='on_fault = "reboot"')
+    assert error_of(tmp_path, text) == \
+        'partition[1].on_fault: must be "stop" or "restart" (got "reboot")'
+
+
+def test_cli_check_shows_a_restart_policy_only_when_set(tmp_path, stub_image):
+    write_toml(tmp_path, partition("rt", "[1]", extra='wfi = "native"')
+               + partition("b", "[2]", extra='on_fault = "restart"\nmax_restarts = 5\n'
+                                             'restart_backoff = "10ms"')
+               + partition("c", "[3]", extra='restart_backoff = "1500 us"'))
+    proc = run_cli("check", "sys.toml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines() if "RAM; cores" in line}
+    assert rows["rt"].endswith("RAM; cores 1; wfi native")
+    assert rows["b"].endswith("RAM; cores 2; wfi trap; on_fault restart; max_restarts 5; "
+                              "restart_backoff 10 ms")
+    assert rows["c"].endswith("RAM; cores 3; wfi trap; restart_backoff 1500 us")

@@ -14,6 +14,9 @@ from . import abi, devicetree, layout, qemu
 from .errors import ToolError
 from .image import ImageError, inspect
 
+# config.Partition.on_fault -> tern_config_partition.fault_policy
+FAULT_POLICIES = {"stop": abi.FAULT_STOP, "restart": abi.FAULT_RESTART}
+
 
 @dataclass
 class Prepared:
@@ -93,7 +96,9 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             | (abi.PF_IRQ_DIRECT if p.irq_direct else 0),
             regions=tuple(abi.Region(r.ipa, r.hpa, r.size, abi.RF_DEVICE) for r in pl.regions),
             spis=pl.intids, initrd_ipa=pl.initrd_ipa, initrd_size=pl.initrd_size,
-            pristine_initrd_hpa=pl.pristine_initrd_hpa))
+            pristine_initrd_hpa=pl.pristine_initrd_hpa,
+            fault_policy=FAULT_POLICIES[p.on_fault], max_restarts=p.max_restarts,
+            restart_backoff_us=p.restart_backoff_us))
 
     data = abi.pack(blob)
     if len(data) > layout.CONFIG_MAX:

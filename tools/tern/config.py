@@ -15,7 +15,7 @@ from pathlib import Path
 from . import layout
 from .errors import ConfigError
 from .image import ImageError, inspect
-from .units import GiB, KiB, MiB, TiB, format_size
+from .units import MS, SECOND, GiB, KiB, MiB, TiB, format_duration, format_size
 
 MAX_CPUS = 8
 MAX_PARTITIONS = 8
@@ -44,9 +44,17 @@ SIZE_RE = re.compile(r"[ \t]*([0-9]+)[ \t]*(KiB|MiB|GiB|TiB)[ \t]*")
 UNITS = {"KiB": KiB, "MiB": MiB, "GiB": GiB, "TiB": TiB}
 MAX_BOOTARGS = 1024
 
+# What a guest fault does to its partition (abi.FAULT_STOP, abi.FAULT_RESTART).
+FAULT_ACTIONS = ("stop", "restart")
+MAX_RESTARTS = 1_000_000          # a larger limit is none in practice: that is what 0 says
+DURATION_RE = re.compile(r"([0-9]+)[ \t]*(us|ms|s)")
+DURATION_UNITS = {"us": 1, "ms": MS, "s": SECOND}     # in microseconds
+# The back-off doubles up to 32 x this: a partition would otherwise wait over half an hour.
+MAX_RESTART_BACKOFF = 60 * SECOND
+
 BOARD_KEYS = ("cpus", "cpu", "memory", "pci")
 PARTITION_KEYS = ("name", "cpus", "memory", "image", "initrd", "wfi", "irq", "bootargs",
-                  "devices")
+                  "devices", "on_fault", "max_restarts", "restart_backoff")
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,9 @@ class Partition:
     devices: tuple = ()           # names in layout.BOARD_DEVICES this partition owns
     initrd_path: Path = None      # initial ramdisk, loaded below the device tree
     initrd_size: int = 0
+    on_fault: str = "stop"        # FAULT_ACTIONS: what a guest fault does
+    max_restarts: int = 0         # automatic restarts before it is stopped for good; 0: no limit
+    restart_backoff_us: int = 0   # wait before the first automatic restart; 0: none
 
     @property
     def toml_key(self):
@@ -113,6 +124,20 @@ def parse_size(value, field):
         raise ConfigError(field, f'{_show(value)} is not a size (use bytes, or "N KiB", '
                                  f'"N MiB", "N GiB", "N TiB")')
     return int(m.group(1)) * UNITS[m.group(2)]
+
+
+def parse_duration(value, field):
+    """Microseconds from 0 or an 'N us|ms|s' string.
+
+    A bare number other than 0 is refused: 10 could be any unit.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value == 0:
+        return 0
+    m = DURATION_RE.fullmatch(value) if isinstance(value, str) else None
+    if not m:
+        raise ConfigError(field, f'{_show(value)} is not a duration (use "N us", "N ms" '
+                                 f'or "N s")')
+    return int(m.group(1)) * DURATION_UNITS[m.group(2)]
 
 
 def load_system(path):
@@ -338,10 +363,36 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
 
     devices = _parse_devices(entry.get("devices", []), f"{at}.devices", name, device_owner)
 
+    on_fault = entry.get("on_fault", "stop")
+    if on_fault not in FAULT_ACTIONS:
+        raise ConfigError(f"{at}.on_fault", f'must be "stop" or "restart" (got {_show(on_fault)})')
+    max_restarts = _parse_max_restarts(entry.get("max_restarts", 0), f"{at}.max_restarts")
+    restart_backoff_us = _parse_restart_backoff(entry.get("restart_backoff", 0),
+                                                f"{at}.restart_backoff")
+
     return Partition(index=index, name=name, cpus=tuple(cpus), memory=memory,
                      image_path=image_path, image=image, wfi_native=(wfi == "native"),
                      irq_direct=(irq == "direct"), bootargs=bootargs, devices=devices,
-                     initrd_path=initrd_path, initrd_size=initrd_size)
+                     initrd_path=initrd_path, initrd_size=initrd_size, on_fault=on_fault,
+                     max_restarts=max_restarts, restart_backoff_us=restart_backoff_us)
+
+
+def _parse_max_restarts(value, key):
+    """Automatic restarts allowed (0: no limit); true and false are not numbers here."""
+    if (isinstance(value, bool) or not isinstance(value, int)
+            or not 0 <= value <= MAX_RESTARTS):
+        raise ConfigError(key, f"must be a whole number from 0 (no limit) to {MAX_RESTARTS} "
+                               f"(got {_show(value)})")
+    return value
+
+
+def _parse_restart_backoff(value, key):
+    """The first automatic restart's wait, in microseconds."""
+    backoff = parse_duration(value, key)
+    if backoff > MAX_RESTART_BACKOFF:
+        raise ConfigError(key, f"must be at most {format_duration(MAX_RESTART_BACKOFF)} "
+                               f"(got {format_duration(backoff)})")
+    return backoff
 
 
 def _parse_initrd(value, key, base_dir):

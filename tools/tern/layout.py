@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from . import abi
 from .errors import ConfigError
-from .units import MiB, format_size
+from .units import MiB, format_duration, format_size
 
 # The board (host physical addresses).
 GICD_BASE = 0x0800_0000
@@ -332,7 +332,8 @@ def describe(system, layout):
         devices = f"; {', '.join(p.devices)} INTIDs {_ranges(pl.intids)}" if p.devices else ""
         groups.append((pl.ram_hpa, [
             (f"{p.name}", span(pl.ram_hpa, pl.ram_size), format_size(pl.ram_size),
-             span(pl.ram_ipa, pl.ram_size), f"RAM; cores {cores}; wfi {wfi}{devices}"),
+             span(pl.ram_ipa, pl.ram_size),
+             f"RAM; cores {cores}; wfi {wfi}{devices}{_restart_policy(p)}"),
             (f"  {p.image.kind}", span(pl.image_hpa, pl.image_size), format_size(pl.image_size),
              span(pl.image_ipa, pl.image_size), f"entry 0x{pl.entry_ipa:x}"),
             ("  dtb", span(pl.dtb_hpa, pl.dtb_area), format_size(pl.dtb_area),
@@ -353,6 +354,18 @@ def describe(system, layout):
                  format_size(pl.initrd_size), "-", "pristine, for restarts")]))
     groups.sort(key=lambda g: g[0])
     return [row for _, rows in groups for row in rows]
+
+
+def _restart_policy(p):
+    """'; on_fault restart; max_restarts 5; restart_backoff 10 ms', each only if not the default."""
+    notes = []
+    if p.on_fault != "stop":
+        notes.append(f"on_fault {p.on_fault}")
+    if p.max_restarts:
+        notes.append(f"max_restarts {p.max_restarts}")
+    if p.restart_backoff_us:
+        notes.append(f"restart_backoff {format_duration(p.restart_backoff_us)}")
+    return "".join(f"; {note}" for note in notes)
 
 
 def _ranges(numbers):

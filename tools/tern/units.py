@@ -1,4 +1,4 @@
-"""Byte sizes: the units descriptions are written in and how messages print them."""
+"""Sizes and durations: the units descriptions are written in and how messages print them."""
 
 KiB = 1 << 10
 MiB = 1 << 20
@@ -23,3 +23,15 @@ def format_size(n, round_up=False):
     if tenths % 10 == 0:
         return f"{tenths // 10} {unit}"
     return f"{tenths / 10:.1f} {unit}"
+
+
+MS = 1000                         # durations are kept in microseconds, as the config blob has them
+SECOND = 1000 * MS
+
+
+def format_duration(us):
+    """'10 ms', '90 s', '1500 us': microseconds in the largest unit that shows them whole."""
+    for unit, scale in (("s", SECOND), ("ms", MS)):
+        if us and us % scale == 0:
+            return f"{us // scale} {unit}"
+    return f"{us} us"
