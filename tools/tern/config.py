@@ -46,10 +46,10 @@ MAX_BOOTARGS = 1024
 
 # What a guest fault does to its partition (abi.FAULT_STOP, abi.FAULT_RESTART).
 FAULT_ACTIONS = ("stop", "restart")
-MAX_RESTARTS = 1_000_000          # a larger limit is none in practice: that is what 0 says
+MAX_RESTARTS = 1_000_000          # more is no limit in practice, which 0 says plainly
 DURATION_RE = re.compile(r"([0-9]+)[ \t]*(us|ms|s)")
 DURATION_UNITS = {"us": 1, "ms": MS, "s": SECOND}     # in microseconds
-# The back-off doubles up to 32 x this: a partition would otherwise wait over half an hour.
+# The back-off doubles up to 32 x this, so the longest wait is 32 minutes.
 MAX_RESTART_BACKOFF = 60 * SECOND
 
 BOARD_KEYS = ("cpus", "cpu", "memory", "pci")
@@ -312,8 +312,7 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
     if "memory" not in entry:
         raise ConfigError(f"{at}.memory", 'missing (give the RAM size, like "64MiB")')
     memory = parse_size(entry["memory"], f"{at}.memory")
-    # Too much first: "1TiB" is a multiple of 2 MiB but 2049 MiB is not, and either way
-    # what to fix is the size, not the alignment.
+    # Too much is said first: for "1TiB" or "2049MiB" the size is what to fix, not its alignment.
     if memory > PARTITION_MEMORY_MAX:
         raise ConfigError(f"{at}.memory", f"must be at most {format_size(PARTITION_MEMORY_MAX)} "
                                           f"(got {format_size(memory, round_up=True)})")
