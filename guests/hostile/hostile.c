@@ -15,8 +15,9 @@
  * and one that is not a misdeed: busy, the control neighbour for the tests (it only computes).
  *
  * Each action prints PROBE-JSON lines with "test":"hostile-<action>" (the probe guest's format,
- * so tools/tern/results.py parses them). A faulting action prints "phase":"trying" just before
- * the access; the others "phase":"acting" before their first misdeed and "phase":"done" with
+ * so tools/tern/results.py parses them). A faulting action prints "phase":"trying", then waits
+ * for hostile.at_us and makes the access with nothing else on its core; the others print
+ * "phase":"acting" before their first misdeed and "phase":"done" with
  * what they saw, then PROBE-DONE and PSCI SYSTEM_OFF. hostile.at_us delays the start, and the
  * non-faulting actions repeat (hostile.rounds, hostile.until_us, hostile.gap_us), so that a
  * test can place them inside a neighbour's measurement.
@@ -83,6 +84,8 @@ static volatile uint64_t storm_deadline;
 static volatile uint32_t storm_done;
 static volatile bool storm_ack_at_end;
 static uintptr_t edu_regs;
+
+static void wait_for_start(void);
 
 /* `PROBE-JSON {"test":"hostile-ACTION"` — the caller adds fields and the closing brace. */
 static void json_begin(const char *action)
@@ -305,6 +308,8 @@ static void fault_action(const char *action, enum access access, bool (*lookup)(
 	json_begin(action);
 	printf(",\"phase\":\"trying\",\"target\":\"%s\",\"addr\":\"0x%lx\",\"access\":\"%s\"}\n",
 	       t.name, (unsigned long)t.addr, access_names[access]);
+	/* Said before the wait: at hostile.at_us the core does the access and nothing else. */
+	wait_for_start();
 
 	uint64_t value = 0;
 	uint32_t excs = sync_excs;
@@ -986,7 +991,8 @@ void guest_main(void)
 		print_strview(name);
 		printf("\",\"error\":\"unknown action\",\"pass\":false}\n");
 	} else {
-		wait_for_start();
+		if (!actions[i].faults)
+			wait_for_start();   /* a faulting action waits after saying what it tries */
 		actions[i].run();
 	}
 	if (stray_irqs)

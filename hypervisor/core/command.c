@@ -7,7 +7,8 @@
  *   restart NAME     reload NAME from its pristine copies and start it again
  *   stop NAME        end NAME, as its own SYSTEM_OFF would
  *
- * Input arrives as an interrupt on one core (console_input_core()).  This file only parses:
+ * Input arrives as an interrupt on the console core, the one that also drains the console's
+ * output (tern/console.h).  This file only parses:
  * a restart or stop is a request that the partition's own core carries out, so the work
  * (a reload copies the partition's whole RAM) never runs on another partition's core.
  */
@@ -22,17 +23,16 @@
 static char line[LINE_MAX];
 static size_t line_len;
 static bool line_too_long;
-static unsigned input_core;
-
 /*
- * The input interrupt lands on a core no partition uses if there is one, else on one whose
- * partition traps its interrupts anyway; a direct partition's core is the last resort.
+ * The console core is one no partition uses if there is one, else the first whose partition
+ * traps its interrupts anyway; a direct partition's core is the last resort.  Its partition,
+ * if any, pays for draining everyone's output (docs/design.md, "Console").
  */
 void console_input_start(unsigned board_cpus)
 {
 	unsigned trapping = board_cpus;
+	unsigned input_core = 0;
 
-	input_core = 0;
 	for (unsigned pcpu = board_cpus; pcpu-- > 0;) {
 		struct vcpu *v = vcpu_of_cpu(pcpu);
 		if (!v)
@@ -42,13 +42,9 @@ void console_input_start(unsigned board_cpus)
 	}
 	if (vcpu_of_cpu(input_core) && trapping < board_cpus)
 		input_core = trapping;
+	console_start(input_core);
 	uart_rx_enable();
 	arch_hyp_irq_route(platform.uart_intid, input_core);
-}
-
-unsigned console_input_core(void)
-{
-	return input_core;
 }
 
 static struct partition *partition_named(const char *name)

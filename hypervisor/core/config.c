@@ -45,7 +45,27 @@ static bool spi_owned(const struct tern_config_partition *p, uint32_t intid)
 	return p->spis[intid / 32] & (1u << (intid % 32));
 }
 
-/* Devices passed through: MMIO regions and SPIs, each given to at most one partition. */
+/* The allow-listed device range holding [base, base+size), or NULL. */
+static const struct config_device *device_of(const struct config_limits *lim, uint64_t base,
+					      uint64_t size)
+{
+	for (uint32_t d = 0; d < lim->num_devices; d++) {
+		if (inside(base, size, lim->devices[d].base, lim->devices[d].size))
+			return &lim->devices[d];
+	}
+	return NULL;
+}
+
+static bool irq_allowed(const struct config_limits *lim, uint32_t intid)
+{
+	for (uint32_t i = 0; i < lim->num_irqs; i++) {
+		if (lim->irqs[i] == intid)
+			return true;
+	}
+	return false;
+}
+
+/* Devices passed through: MMIO regions and SPIs the board allows, each given to one partition. */
 static int check_devices(const struct tern_config *cfg, uint32_t i, const struct config_limits *lim,
 			 char *err, size_t errlen)
 {
@@ -67,15 +87,14 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 		if (g->ipa != g->hpa)
 			return fail(err, errlen, "partition %s: region 0x%llx moved to IPA 0x%llx", n,
 				    base, (unsigned long long)g->ipa);
-		if (!inside(g->hpa, g->size, lim->device_window.base, lim->device_window.size))
-			return fail(err, errlen, "partition %s: region 0x%llx+0x%llx outside the device window",
-				    n, base, (unsigned long long)g->size);
-		for (uint32_t e = 0; e < CONFIG_MAX_EMULATED; e++) {
-			const struct config_range *m = &lim->emulated[e];
-			if (m->size && overlaps(g->hpa, g->size, m->base, m->size))
-				return fail(err, errlen, "partition %s: region 0x%llx overlaps an emulated device at 0x%llx",
-					    n, base, (unsigned long long)m->base);
-		}
+		const struct config_device *dev = device_of(lim, g->hpa, g->size);
+		if (!dev)
+			return fail(err, errlen, "partition %s: region 0x%llx+0x%llx is not a device "
+				    "this board lets a partition own", n, base,
+				    (unsigned long long)g->size);
+		if (dev->dma && !(lim->iommu && (cfg->flags & TERN_CF_SMMUV3)))
+			return fail(err, errlen, "partition %s: region 0x%llx belongs to devices that "
+				    "can do DMA, and the board has no IOMMU to confine it", n, base);
 		for (uint32_t j = 0; j <= i; j++) {
 			const struct tern_config_partition *q = &cfg->partition[j];
 			for (uint32_t s = 0; s < (j == i ? r : q->num_regions); s++) {
@@ -89,15 +108,73 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 		uint32_t bits = p->spis[w];
 		for (; bits; bits &= bits - 1) {
 			uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
-			if (intid < 32 || intid > lim->max_intid)
-				return fail(err, errlen, "partition %s: interrupt %u is not an SPI", n, intid);
-			if (intid == lim->hyp_intid)
-				return fail(err, errlen, "partition %s: interrupt %u is the hypervisor's", n,
-					    intid);
+			if (!irq_allowed(lim, intid))
+				return fail(err, errlen, "partition %s: interrupt %u is not one of a device "
+					    "this board lets a partition own", n, intid);
 			for (uint32_t j = 0; j < i; j++) {
 				if (spi_owned(&cfg->partition[j], intid))
 					return fail(err, errlen, "partition %s: interrupt %u already given to %s",
 						    n, intid, cfg->partition[j].name);
+			}
+		}
+	}
+	return 0;
+}
+
+/* An untouched copy of a partition's image, device tree or initrd. */
+struct copy {
+	uint64_t hpa, size;
+};
+
+static uint32_t copies_of(const struct tern_config_partition *p, struct copy out[3])
+{
+	const struct copy all[3] = {
+		{ p->pristine_image_hpa, p->image_size },
+		{ p->pristine_dtb_hpa, p->dtb_size },
+		{ p->pristine_initrd_hpa, p->initrd_size },
+	};
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < 3; k++) {
+		if (all[k].hpa)
+			out[n++] = all[k];
+	}
+	return n;
+}
+
+/*
+ * Pristine copies must survive every guest and every restart: in board RAM, outside the
+ * hypervisor's, outside all partitions' RAM, and apart from each other.
+ */
+static int check_pristine(const struct tern_config *cfg, const struct config_range *ram,
+			  const struct config_limits *lim, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
+		const struct tern_config_partition *p = &cfg->partition[i];
+		struct copy mine[3];
+		uint32_t n = copies_of(p, mine);
+		for (uint32_t k = 0; k < n; k++) {
+			if (!inside(mine[k].hpa, mine[k].size, ram->base, ram->size))
+				return fail(err, errlen, "partition %s: pristine copy 0x%llx+0x%llx outside "
+					    "the board's RAM", p->name, (unsigned long long)mine[k].hpa,
+					    (unsigned long long)mine[k].size);
+			if (overlaps(mine[k].hpa, mine[k].size, lim->reserved.base, lim->reserved.size))
+				return fail(err, errlen, "partition %s: pristine copy overlaps the hypervisor",
+					    p->name);
+			for (uint32_t j = 0; j < cfg->num_partitions; j++) {
+				const struct tern_config_partition *q = &cfg->partition[j];
+				struct copy theirs[3];
+				uint32_t m = copies_of(q, theirs);
+				if (overlaps(mine[k].hpa, mine[k].size, q->ram_hpa, q->ram_size))
+					return fail(err, errlen, "partition %s: pristine copy inside partition %s",
+						    p->name, q->name);
+				for (uint32_t l = 0; l < m; l++) {
+					if ((j != i || l != k) &&
+					    overlaps(mine[k].hpa, mine[k].size, theirs[l].hpa, theirs[l].size))
+						return fail(err, errlen, "partition %s: pristine copy 0x%llx "
+							    "overlaps another (of %s)", p->name,
+							    (unsigned long long)mine[k].hpa, q->name);
+				}
 			}
 		}
 	}
@@ -128,6 +205,14 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 			    lim->max_cpus);
 	if (cfg->flags & ~TERN_CF_SMMUV3)
 		return fail(err, errlen, "unknown flags 0x%x", cfg->flags);
+	/* Board RAM: from the platform's RAM base, no larger than the platform allows. */
+	if (!cfg->ram_size || cfg->ram_size > lim->ram.size || !IS_ALIGNED(cfg->ram_size, MiB(1)))
+		return fail(err, errlen, "board RAM size 0x%llx (whole MiB, up to 0x%llx)",
+			    (unsigned long long)cfg->ram_size, (unsigned long long)lim->ram.size);
+	const struct config_range ram = { lim->ram.base, cfg->ram_size };
+	if (!inside(lim->reserved.base, lim->reserved.size, ram.base, ram.size))
+		return fail(err, errlen, "board RAM 0x%llx+0x%llx does not hold the hypervisor's",
+			    (unsigned long long)ram.base, (unsigned long long)ram.size);
 
 	memset(cpu_owner, 0xff, sizeof(cpu_owner));
 
@@ -140,6 +225,11 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 			return fail(err, errlen, "partition %s: unknown flags 0x%x", n, p->flags);
 		if ((p->flags & TERN_PF_IRQ_DIRECT) && !(p->flags & TERN_PF_WFI_NATIVE))
 			return fail(err, errlen, "partition %s: direct interrupts need native WFI", n);
+		if (p->fault_policy != TERN_FAULT_STOP && p->fault_policy != TERN_FAULT_RESTART)
+			return fail(err, errlen, "partition %s: fault policy %u", n, p->fault_policy);
+		if (p->restart_backoff_us > TERN_MAX_BACKOFF_US)
+			return fail(err, errlen, "partition %s: restart back-off %llu us (at most %u)", n,
+				    (unsigned long long)p->restart_backoff_us, TERN_MAX_BACKOFF_US);
 		if (p->num_vcpus == 0 || p->num_vcpus > TERN_MAX_VCPUS)
 			return fail(err, errlen, "partition %s: %u vCPUs (1..%u supported)", n,
 				    p->num_vcpus, TERN_MAX_VCPUS);
@@ -162,8 +252,10 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 		if (p->ram_ipa != lim->ram_ipa || !inside(p->ram_ipa, p->ram_size, 0, lim->ipa_limit))
 			return fail(err, errlen, "partition %s: RAM IPA 0x%llx+0x%llx outside the guest map",
 				    n, (unsigned long long)p->ram_ipa, (unsigned long long)p->ram_size);
-		if (p->ram_hpa + p->ram_size < p->ram_hpa ||
-		    overlaps(p->ram_hpa, p->ram_size, lim->reserved_lo, lim->reserved_hi - lim->reserved_lo))
+		if (!inside(p->ram_hpa, p->ram_size, ram.base, ram.size))
+			return fail(err, errlen, "partition %s: RAM 0x%llx+0x%llx outside the board's RAM",
+				    n, (unsigned long long)p->ram_hpa, (unsigned long long)p->ram_size);
+		if (overlaps(p->ram_hpa, p->ram_size, lim->reserved.base, lim->reserved.size))
 			return fail(err, errlen, "partition %s: RAM overlaps the hypervisor", n);
 		for (uint32_t j = 0; j < i; j++) {
 			const struct tern_config_partition *q = &cfg->partition[j];
@@ -190,28 +282,5 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 			return -1;
 	}
 
-	/* Pristine copies must survive every guest: outside all partitions' RAM. */
-	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
-		const struct tern_config_partition *p = &cfg->partition[i];
-		const struct { uint64_t hpa, size; } copies[] = {
-			{ p->pristine_image_hpa, p->image_size },
-			{ p->pristine_dtb_hpa, p->dtb_size },
-			{ p->pristine_initrd_hpa, p->initrd_size },
-		};
-		for (size_t k = 0; k < ARRAY_SIZE(copies); k++) {
-			if (!copies[k].hpa)
-				continue;
-			for (uint32_t j = 0; j < cfg->num_partitions; j++) {
-				const struct tern_config_partition *q = &cfg->partition[j];
-				if (overlaps(copies[k].hpa, copies[k].size, q->ram_hpa, q->ram_size))
-					return fail(err, errlen, "partition %s: pristine copy inside partition %s",
-						    p->name, q->name);
-			}
-			if (overlaps(copies[k].hpa, copies[k].size, lim->reserved_lo,
-				     lim->reserved_hi - lim->reserved_lo))
-				return fail(err, errlen, "partition %s: pristine copy overlaps the hypervisor",
-					    p->name);
-		}
-	}
-	return 0;
+	return check_pristine(cfg, &ram, lim, err, errlen);
 }

@@ -1,22 +1,44 @@
 /* SPDX-License-Identifier: MIT */
-#include <tern/arch.h>
 #include <tern/mmio.h>
-#include <tern/partition.h>
-#include <tern/platform.h>
 
-bool mmio_emulate(struct vcpu *v, ipaddr_t ipa, unsigned size, bool write, uint64_t *value)
+#define MAX_REGIONS 8u
+
+struct mmio_region {
+	ipaddr_t base;
+	uint64_t size;
+	mmio_handler handler;
+};
+
+/* Written at boot by the boot core only, read-only afterwards. */
+static struct mmio_region regions[MAX_REGIONS];
+static uint32_t num_regions;
+
+void mmio_register(ipaddr_t base, uint64_t size, mmio_handler handler)
 {
-	struct partition *p = v->partition;
+	if (num_regions < MAX_REGIONS)
+		regions[num_regions++] = (struct mmio_region){ base, size, handler };
+}
 
-	if (ipa >= platform.uart_base && ipa < platform.uart_base + VPL011_SIZE) {
-		uint32_t offset = (uint32_t)(ipa - platform.uart_base);
-		if (size > 4)
-			return false;
-		if (write)
-			vpl011_write(&p->uart, p->name, offset & ~3u, (uint32_t)*value);
-		else
-			*value = vpl011_read(&p->uart, offset & ~3u);
-		return true;
+void mmio_reset(void)
+{
+	num_regions = 0;
+}
+
+enum mmio_result mmio_emulate(struct vcpu *v, ipaddr_t ipa, unsigned size, bool write,
+			      uint64_t *value)
+{
+	for (const struct mmio_region *r = regions; r < regions + num_regions; r++) {
+		uint64_t offset = ipa - r->base; /* wraps for an IPA below the region */
+		if (offset >= r->size)
+			continue;
+		/*
+		 * Every emulated register is aligned to its size: a misaligned access would
+		 * touch two, or land where its offset does not say (a write at GICD+0x105
+		 * would change other interrupts than it names).
+		 */
+		if (ipa & (size - 1))
+			return MMIO_MISALIGNED;
+		return r->handler(v, offset, size, write, value);
 	}
-	return arch_vgic_mmio(v, ipa, size, write, value);
+	return MMIO_UNHANDLED;
 }

@@ -1,102 +1,218 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Partition and vCPU life cycle: boot, PSCI power state, stop after a fault,
- * restart from pristine images, board power-off when the last one ends.
+ * Partition and vCPU life cycle: boot, PSCI power state, ending (off, stopped after a fault),
+ * restarts from pristine images with their limit and back-off, board power-off when the last
+ * partition ends.  The state machine itself is core/power.c; everything here that a guest
+ * can set off runs on that partition's own cores and waits only for them.
  */
 #include <tern/arch.h>
 #include <tern/config.h>
 #include <tern/console.h>
 #include <tern/lib.h>
+#include <tern/mmio.h>
 #include <tern/partition.h>
+#include <tern/pci.h>
 #include <tern/platform.h>
+#include <tern/power.h>
 
-/* PSCI return codes the generic side produces. */
-#define PSCI_SUCCESS            0
-#define PSCI_INVALID_PARAMETERS (-2)
-#define PSCI_ALREADY_ON         (-4)
-#define PSCI_ON_PENDING         (-5)
-#define PSCI_INVALID_ADDRESS    (-9)
+/* Why a partition ends (partition_end). */
+enum end_reason {
+	END_OFF,        /* its guest powered it off (SYSTEM_OFF, the last CPU_OFF) */
+	END_STOP,       /* an operator stopped it */
+	END_FAULT,      /* contained after a fault: stopped, or restarted by its policy */
+	END_RESET,      /* its guest asked for a reset (SYSTEM_RESET): restarted, within its limit */
+	END_RESTART,    /* an operator restarted it */
+};
 
-#define AFFINITY_ON         0
-#define AFFINITY_OFF        1
-#define AFFINITY_ON_PENDING 2
+/* The back-off doubles while restarts come within this many times its base, up to that. */
+#define BACKOFF_SPAN 32u
 
 struct partition partitions[TERN_MAX_PARTITIONS];
 uint32_t num_partitions;
-static struct vcpu *cpu_vcpu[32];
+static struct vcpu *cpu_vcpu[TERN_MAX_CPUS];
 static _Atomic uint32_t partitions_running;
 struct boot_times boot_times;
+/* Never read before written: not cleared at boot. */
+static char console_bufs[TERN_MAX_PARTITIONS][CONSOLE_RING_SIZE] __attribute__((section(".noinit")));
 
 struct vcpu *vcpu_of_cpu(unsigned pcpu)
 {
 	return pcpu < ARRAY_SIZE(cpu_vcpu) ? cpu_vcpu[pcpu] : NULL;
 }
 
-static void board_off_if_done(void)
+void partition_log(struct partition *p, const char *fmt, ...)
 {
-	if (atomic_fetch_sub(&partitions_running, 1) != 1)
-		return;
+	va_list ap;
+
+	va_start(ap, fmt);
+	console_log(&p->console, fmt, ap);
+	va_end(ap);
+}
+
+static uint32_t state_of(const struct partition *p)
+{
+	return atomic_load(&p->state);
+}
+
+static __attribute__((noreturn)) void board_off(void)
+{
 	arch_iommu_poll(); /* DMA refused since the last partition ended counts too */
+	console_flush();
 	print_boot_times();
 	for (uint32_t i = 0; i < num_partitions; i++)
 		partition_print_stats(&partitions[i]);
 	tern_log("all partitions ended, board off");
+	console_flush();
 	arch_board_off();
 }
 
-/* Ask every other vCPU of `p` to leave its guest, and wait until each has. */
-static void stop_other_vcpus(struct partition *p, struct vcpu *self)
+static void partition_ended(void)
 {
-	for (uint32_t i = 0; i < p->num_vcpus; i++) {
-		struct vcpu *v = &p->vcpu[i];
-		if (v == self)
-			continue;
-		atomic_store(&v->stop, true);
-		arch_cpu_kick(v->pcpu);
-	}
-	for (uint32_t i = 0; i < p->num_vcpus; i++) {
-		struct vcpu *v = &p->vcpu[i];
-		while (v != self && atomic_load(&v->power) != VCPU_OFF)
-			arch_cpu_relax();
-	}
+	if (atomic_fetch_sub(&partitions_running, 1) == 1)
+		board_off();
 }
 
 /* Leave the guest on this core for good (until a CPU_ON or restart). */
 static __attribute__((noreturn)) void vcpu_leave(struct vcpu *v)
 {
 	arch_vcpu_quiesce(v);
-	atomic_store(&v->stop, false);
-	atomic_store(&v->power, VCPU_OFF);
+	power_left(v->partition, v);
 	arch_cpu_return_to_idle();
 }
 
-static __attribute__((noreturn)) void partition_end(struct vcpu *v, enum partition_state how)
+static bool has_pristine(const struct partition *p)
+{
+	const struct tern_config_partition *c = p->cfg;
+
+	return c->pristine_image_hpa && c->pristine_dtb_hpa &&
+	       (!c->initrd_size || c->pristine_initrd_hpa);
+}
+
+static uint64_t us_to_ticks(uint64_t us)
+{
+	return us * arch_counter_freq() / 1000000u;
+}
+
+/*
+ * When an automatic restart may reload the partition: its back-off doubles for every restart
+ * that follows the previous start within BACKOFF_SPAN times the base, up to that span.
+ */
+static uint64_t backoff_deadline(struct partition *p, uint64_t now)
+{
+	uint64_t base = us_to_ticks(p->cfg->restart_backoff_us);
+	uint64_t span = base * BACKOFF_SPAN;
+
+	if (!base)
+		return now;
+	if (!p->backoff || now - p->started >= span)
+		p->backoff = base;
+	else
+		p->backoff = p->backoff * 2 < span ? p->backoff * 2 : span;
+	return now + p->backoff;
+}
+
+/* An automatic restart (after a fault, or the guest's reset), if its limit and images allow. */
+static enum partition_state auto_restart(struct partition *p, bool reset)
+{
+	uint32_t limit = p->cfg->max_restarts;
+
+	if (!has_pristine(p)) {
+		partition_log(p, "partition %s: restart needs a pristine image", p->name);
+	} else if (limit && p->auto_restarts >= limit) {
+		partition_log(p, "partition %s: restart limit %u reached", p->name, limit);
+	} else {
+		p->auto_restarts++;
+		p->restart_at = backoff_deadline(p, arch_counter());
+		p->reload_is_reset = reset;
+		return PARTITION_RESTARTING;
+	}
+	/* A reset that cannot happen ends the partition as its guest would: off, not a fault. */
+	partition_log(p, "partition %s %s", p->name, reset ? "off" : "stopped");
+	return reset ? PARTITION_OFF : PARTITION_STOPPED;
+}
+
+/* What the partition becomes once down, and the line that says so. */
+static enum partition_state outcome(struct partition *p, enum end_reason why)
+{
+	switch (why) {
+	case END_FAULT:
+		if (p->cfg->fault_policy == TERN_FAULT_RESTART)
+			return auto_restart(p, false);
+		partition_log(p, "partition %s stopped", p->name);
+		return PARTITION_STOPPED;
+	case END_RESET:
+		return auto_restart(p, true);
+	case END_RESTART:
+		p->restart_at = arch_counter();
+		p->reload_is_reset = true;
+		return PARTITION_RESTARTING;
+	case END_OFF:
+	case END_STOP:
+	default:
+		partition_log(p, "partition %s off", p->name);
+		return PARTITION_OFF;
+	}
+}
+
+/* Everything of the partition's that outlives its vCPUs: console, DMA, interrupts, devices. */
+static void take_down(struct partition *p)
+{
+	vpl011_flush(&p->uart);
+	arch_partition_irqs_reset(p); /* its devices' interrupts stay quiet from now on */
+	for (uint32_t r = 0; r < p->cfg->num_regions; r++)
+		pci_quiesce_range(p->cfg->region[r].hpa, p->cfg->region[r].size);
+	arch_iommu_poll_partition(p); /* its DMA faults are reported before its end */
+}
+
+/*
+ * End the partition from `v`'s core: stop its other vCPUs (only its own cores are waited
+ * for), take it down, and either leave it ended or hand it to vCPU 0's core for a restart.
+ * `ending`: power_cpu_off already moved it to ENDING.
+ */
+static __attribute__((noreturn)) void partition_end(struct vcpu *v, enum end_reason why,
+						    bool ending)
 {
 	struct partition *p = v->partition;
-	uint32_t running = PARTITION_RUNNING;
+	uint32_t kick = 0;
 
-	if (!atomic_compare_exchange_strong(&p->state, &running, how))
-		vcpu_leave(v); /* another vCPU is already ending it */
-	vpl011_flush(&p->uart, p->name);
-	arch_iommu_poll(); /* its DMA faults are reported before its end */
-	tern_log("partition %s %s", p->name, how == PARTITION_OFF ? "off" : "stopped");
-	stop_other_vcpus(p, v);
+	if (!ending && !power_begin_end(p, v, &kick))
+		vcpu_leave(v); /* another of its cores is already ending it */
+	for (; kick; kick &= kick - 1)
+		arch_cpu_kick(p->vcpu[__builtin_ctz(kick)].pcpu);
+	while (!power_others_off(p, v))
+		arch_cpu_relax();
 	arch_vcpu_quiesce(v);
-	arch_partition_irqs_reset(p); /* its devices' interrupts stay quiet from now on */
-	atomic_store(&v->power, VCPU_OFF);
-	board_off_if_done();
+	take_down(p);
+	enum partition_state to = outcome(p, why);
+	power_left(p, v);
+	power_end(p, to);
+	if (to == PARTITION_RESTARTING) {
+		if (v->index != 0)
+			arch_cpu_kick(p->vcpu[0].pcpu);
+	} else {
+		if (atomic_load(&p->request))
+			arch_cpu_kick(p->vcpu[0].pcpu); /* a request that came meanwhile */
+		partition_ended();
+	}
 	arch_cpu_return_to_idle();
 }
 
 void vcpu_check_requests(struct vcpu *v)
 {
+	struct partition *p = v->partition;
+
+	if (arch_cpu_id() == console_core() && console_drain())
+		arch_cpu_kick(v->pcpu); /* the rest after the guest had its turn */
 	if (atomic_load(&v->stop))
 		vcpu_leave(v);
-	uint32_t request = atomic_exchange(&v->partition->request, 0);
+	/* Requests to an ending partition wait for vCPU 0's core to find it ended. */
+	if (state_of(p) != PARTITION_RUNNING)
+		return;
+	uint32_t request = atomic_exchange(&p->request, 0);
 	if (request & PARTITION_REQ_STOP)
-		partition_end(v, PARTITION_OFF); /* an operator's decision, not a containment */
+		partition_end(v, END_STOP, false); /* an operator's decision, not a containment */
 	if (request & PARTITION_REQ_RESTART)
-		partition_system_reset(v);
+		partition_end(v, END_RESTART, false);
 }
 
 void partition_request(struct partition *p, uint32_t request)
@@ -114,76 +230,57 @@ void partition_request(struct partition *p, uint32_t request)
 	arch_cpu_kick(target->pcpu);
 }
 
-static struct vcpu *target_vcpu(struct vcpu *caller, uint64_t mpidr)
+enum power_result vcpu_cpu_on(struct vcpu *caller, uint32_t target, uint64_t entry,
+			      uint64_t context)
 {
 	struct partition *p = caller->partition;
-	uint64_t index = mpidr & 0xff;
+	struct vcpu *t = &p->vcpu[target];
+	enum power_result result;
 
-	/* vCPU i is Aff0 = i; higher affinity levels are zero. */
-	if ((mpidr & 0xff00ffff00ull) || index >= p->num_vcpus) {
-		vcpu_count(caller, STAT_PSCI_DENIED);
-		return NULL;
-	}
-	return &p->vcpu[index];
-}
-
-int32_t vcpu_cpu_on(struct vcpu *caller, uint64_t target_mpidr, uint64_t entry, uint64_t context)
-{
-	struct partition *p = caller->partition;
-	struct vcpu *t = target_vcpu(caller, target_mpidr);
-
-	if (!t)
-		return PSCI_INVALID_PARAMETERS;
 	if (entry < p->cfg->ram_ipa || entry - p->cfg->ram_ipa >= p->cfg->ram_size)
-		return PSCI_INVALID_ADDRESS;
-
-	spin_lock(&p->power_lock);
-	uint32_t power = atomic_load(&t->power);
-	if (power != VCPU_OFF) {
-		spin_unlock(&p->power_lock);
-		return power == VCPU_ON ? PSCI_ALREADY_ON : PSCI_ON_PENDING;
-	}
-	t->entry = entry;
-	t->context = context;
-	atomic_store(&t->power, VCPU_ON_PENDING);
-	spin_unlock(&p->power_lock);
-	arch_cpu_kick(t->pcpu);
-	return PSCI_SUCCESS;
+		return POWER_INVALID_ADDRESS;
+	result = power_cpu_on(p, t, entry, context);
+	if (result == POWER_OK)
+		arch_cpu_kick(t->pcpu);
+	return result;
 }
 
-int32_t vcpu_affinity_info(struct vcpu *caller, uint64_t target_mpidr, uint32_t level)
+enum vcpu_power vcpu_power_of(struct vcpu *caller, uint32_t target)
 {
-	struct vcpu *t = target_vcpu(caller, target_mpidr);
-
-	if (!t || level != 0)
-		return PSCI_INVALID_PARAMETERS;
-	switch (atomic_load(&t->power)) {
-	case VCPU_ON:         return AFFINITY_ON;
-	case VCPU_ON_PENDING: return AFFINITY_ON_PENDING;
-	default:              return AFFINITY_OFF;
-	}
+	return (enum vcpu_power)atomic_load(&caller->partition->vcpu[target].power);
 }
 
 void vcpu_cpu_off(struct vcpu *v)
 {
-	struct partition *p = v->partition;
-	bool last = true;
-
-	spin_lock(&p->power_lock);
-	for (uint32_t i = 0; i < p->num_vcpus; i++) {
-		if (&p->vcpu[i] != v && atomic_load(&p->vcpu[i].power) != VCPU_OFF)
-			last = false;
-	}
-	spin_unlock(&p->power_lock);
 	/* A partition whose every vCPU is off can never run again: it is off. */
-	if (last)
-		partition_end(v, PARTITION_OFF);
+	if (power_cpu_off(v->partition, v))
+		partition_end(v, END_OFF, true);
 	vcpu_leave(v);
 }
 
 void partition_system_off(struct vcpu *v)
 {
-	partition_end(v, PARTITION_OFF);
+	partition_end(v, END_OFF, false);
+}
+
+void partition_system_reset(struct vcpu *v)
+{
+	partition_end(v, END_RESET, false);
+}
+
+void partition_fault(struct vcpu *v, const char *fmt, ...)
+{
+	struct partition *p = v->partition;
+	char what[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	vcpu_count(v, STAT_FAULT);
+	if (state_of(p) == PARTITION_RUNNING)
+		partition_log(p, "fault partition=%s vcpu=%u %s", p->name, v->index, what);
+	partition_end(v, END_FAULT, false);
 }
 
 static void load_pristine(struct partition *p)
@@ -202,72 +299,46 @@ static void load_pristine(struct partition *p)
 	arch_sync_guest_memory(c->ram_hpa, c->ram_size);
 }
 
-/* A restart asked of a partition that has ended (off or stopped): vCPU 0's idle core reloads it. */
-static void restart_ended(struct vcpu *v)
+/*
+ * vCPU 0's core, idle: carry out what its partition waits for while no vCPU of it runs.
+ * Returns the counter time to wake up at for a restart's back-off, or 0.
+ */
+static uint64_t partition_housekeeping(struct vcpu *v)
 {
 	struct partition *p = v->partition;
-	uint32_t request = atomic_exchange(&p->request, 0);
-	uint32_t state = atomic_load(&p->state);
+	uint32_t state = state_of(p);
+	uint32_t request = 0;
 
-	if (!(request & PARTITION_REQ_RESTART) ||
-	    (state != PARTITION_OFF && state != PARTITION_STOPPED) ||
-	    !atomic_compare_exchange_strong(&p->state, &state, PARTITION_RESETTING))
-		return;
-	load_pristine(p);
-	atomic_fetch_add(&p->generation, 1);
-	atomic_fetch_add(&partitions_running, 1);
-	tern_log("partition %s restarted", p->name);
-	v->entry = p->cfg->entry_ipa;
-	v->context = p->cfg->dtb_ipa;
-	atomic_store(&v->power, VCPU_ON_PENDING);
-	atomic_store(&p->state, PARTITION_RUNNING);
-}
-
-void partition_system_reset(struct vcpu *v)
-{
-	struct partition *p = v->partition;
-	uint32_t running = PARTITION_RUNNING;
-
-	if (!p->cfg->pristine_image_hpa || !p->cfg->pristine_dtb_hpa ||
-	    (p->cfg->initrd_size && !p->cfg->pristine_initrd_hpa)) {
-		tern_log("partition %s: reset needs a pristine image, powering it off", p->name);
-		partition_end(v, PARTITION_OFF);
+	if (state == PARTITION_OFF || state == PARTITION_STOPPED || state == PARTITION_RESTARTING)
+		request = atomic_exchange(&p->request, 0);
+	if ((request & PARTITION_REQ_RESTART) && power_begin_restart(p)) {
+		atomic_fetch_add(&partitions_running, 1);
+		p->restart_at = arch_counter();
+		p->reload_is_reset = false;
+		state = PARTITION_RESTARTING;
+	} else if (state == PARTITION_RESTARTING) {
+		if (request & PARTITION_REQ_STOP) {
+			/* An operator's stop during a back-off: it stays down. */
+			power_end(p, PARTITION_OFF);
+			partition_log(p, "partition %s off", p->name);
+			partition_ended();
+			return 0;
+		}
+		if (request & PARTITION_REQ_RESTART)
+			p->restart_at = arch_counter();
 	}
-	/* One ending or reset at a time: a vCPU that loses the race just leaves. */
-	if (!atomic_compare_exchange_strong(&p->state, &running, PARTITION_RESETTING))
-		vcpu_leave(v);
-	vpl011_flush(&p->uart, p->name);
-	stop_other_vcpus(p, v);
-	arch_vcpu_quiesce(v);
-	arch_partition_irqs_reset(p);
-	atomic_store(&v->power, VCPU_OFF);
+	if (state != PARTITION_RESTARTING)
+		return 0;
+	uint64_t now = arch_counter();
+	if (now < p->restart_at)
+		return p->restart_at;
 	load_pristine(p);
-	atomic_fetch_add(&p->generation, 1);
-	tern_log("partition %s reset", p->name);
-
-	struct vcpu *boot = &p->vcpu[0];
-	boot->entry = p->cfg->entry_ipa;
-	boot->context = p->cfg->dtb_ipa;
-	atomic_store(&boot->power, VCPU_ON_PENDING);
-	atomic_store(&p->state, PARTITION_RUNNING);
-	if (boot != v)
-		arch_cpu_kick(boot->pcpu);
-	arch_cpu_return_to_idle();
-}
-
-void partition_fault(struct vcpu *v, const char *fmt, ...)
-{
-	struct partition *p = v->partition;
-	char what[160];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	vcpu_count(v, STAT_FAULT);
-	if (atomic_load(&p->state) == PARTITION_RUNNING)
-		tern_log("fault partition=%s vcpu=%u %s", p->name, v->index, what);
-	partition_end(v, PARTITION_STOPPED);
+	vpl011_reset(&p->uart);
+	atomic_fetch_add(&p->restarts, 1);
+	partition_log(p, "partition %s %s", p->name, p->reload_is_reset ? "reset" : "restarted");
+	p->started = now;
+	power_restarted(p, p->cfg->entry_ipa, p->cfg->dtb_ipa);
+	return 0;
 }
 
 void cpu_idle(unsigned pcpu)
@@ -275,42 +346,93 @@ void cpu_idle(unsigned pcpu)
 	struct vcpu *v = vcpu_of_cpu(pcpu);
 
 	for (;;) {
-		if (v && v->index == 0 && atomic_load(&v->partition->request) &&
-		    atomic_load(&v->partition->state) != PARTITION_RUNNING)
-			restart_ended(v);
-		if (v && atomic_exchange(&v->stop, false))
-			atomic_store(&v->power, VCPU_OFF); /* a CPU_ON that lost to a stop */
-		if (v && atomic_load(&v->power) == VCPU_ON_PENDING &&
-		    atomic_load(&v->partition->state) == PARTITION_RUNNING) {
-			atomic_store(&v->power, VCPU_ON);
+		uint64_t wake = 0;
+		bool more = pcpu == console_core() && console_drain();
+
+		if (v && v->index == 0)
+			wake = partition_housekeeping(v);
+		if (v && power_enter(v->partition, v)) {
+			if (more)
+				arch_cpu_kick(pcpu); /* the console's rest at the guest's first exit */
 			arch_vcpu_run(v, v->entry, v->context);
 		}
-		arch_cpu_idle_wait();
+		if (!more)
+			arch_cpu_idle_wait(wake);
+	}
+}
+
+/* The partition's PL011, at the board UART's address: 32-bit registers, bytes for data. */
+static enum mmio_result uart_access(struct vcpu *v, uint64_t offset, unsigned size, bool write,
+				    uint64_t *value)
+{
+	struct vpl011 *u = &v->partition->uart;
+
+	if (size > 4)
+		return MMIO_ABORT;
+	if (offset & 3) {
+		*value = 0; /* inside a register: the PL011 decodes words */
+		return MMIO_DONE;
+	}
+	if (write)
+		vpl011_write(u, (uint32_t)offset, (uint32_t)*value);
+	else
+		*value = vpl011_read(u, (uint32_t)offset);
+	return MMIO_DONE;
+}
+
+/* The board's allow-lists, from the platform, for the config check. */
+static void board_limits(const struct tern_config *cfg, struct config_limits *lim,
+			 struct config_device *devices, uint32_t max_devices)
+{
+	uint32_t n = platform.num_devices < max_devices ? platform.num_devices : max_devices;
+
+	for (uint32_t i = 0; i < n; i++) {
+		devices[i].base = platform.devices[i].base;
+		devices[i].size = platform.devices[i].size;
+		devices[i].dma = platform.devices[i].flags & PLATFORM_DMA;
+	}
+	*lim = (struct config_limits){
+		.max_cpus = platform.max_cpus < TERN_MAX_CPUS ? platform.max_cpus : TERN_MAX_CPUS,
+		.ram = { platform.ram_base, platform.ram_max },
+		.reserved = { platform.hyp_base, platform.hyp_size },
+		.ram_ipa = platform.ram_base,
+		.ipa_limit = arch_ipa_limit(),
+		.devices = devices,
+		.num_devices = n,
+		.irqs = platform.device_irqs,
+		.num_irqs = platform.num_device_irqs,
+		.iommu = arch_iommu_present(),
+	};
+	(void)cfg;
+}
+
+static void partition_create(struct partition *p, uint32_t index, const struct tern_config_partition *c)
+{
+	p->cfg = c;
+	p->name = c->name;
+	p->index = index;
+	p->num_vcpus = c->num_vcpus;
+	spin_lock_init(&p->lock);
+	console_ring_add(&p->console, console_bufs[index]);
+	vpl011_init(&p->uart, p->name, &p->console);
+	for (uint32_t j = 0; j < c->num_vcpus; j++) {
+		struct vcpu *v = &p->vcpu[j];
+		v->partition = p;
+		v->index = j;
+		v->pcpu = c->cpus[j];
+		cpu_vcpu[v->pcpu] = v;
 	}
 }
 
 void tern_main(void)
 {
 	const struct tern_config *cfg = (const struct tern_config *)(uintptr_t)platform.config_hpa;
-	const struct config_limits limits = {
-		.max_cpus = platform.max_cpus,
-		.reserved_lo = platform.hyp_base,
-		.reserved_hi = platform.hyp_base + platform.hyp_size,
-		.ram_ipa = platform.ram_base,
-		.ipa_limit = GiB(4),
-		.device_window = { 0, platform.ram_base },
-		.emulated = {
-			{ platform.gicd_base, platform.gicd_size },
-			{ platform.gicr_base, platform.gicr_stride * platform.max_cpus },
-			{ platform.uart_base, VPL011_SIZE },
-			{ platform.smmu_base, platform.smmu_size },
-		},
-		.max_intid = arch_irq_max_intid(),
-		.hyp_intid = platform.uart_intid,
-	};
+	struct config_device devices[8];
+	struct config_limits limits;
 	char err[160];
 
 	tern_log("Tern hypervisor on %s", platform.name);
+	board_limits(cfg, &limits, devices, ARRAY_SIZE(devices));
 	if (config_validate(cfg, platform.config_max, &limits, err, sizeof(err))) {
 		tern_log("error: system description: %s", err);
 		arch_board_off();
@@ -320,21 +442,14 @@ void tern_main(void)
 		arch_board_off();
 	}
 
+	/* Looked up in this order on every trapped access: the UART is the busiest. */
+	mmio_register(platform.uart_base, VPL011_SIZE, uart_access);
+	arch_mmio_register();
 	num_partitions = cfg->num_partitions;
 	for (uint32_t i = 0; i < num_partitions; i++) {
 		struct partition *p = &partitions[i];
 		const struct tern_config_partition *c = &cfg->partition[i];
-		p->cfg = c;
-		p->name = c->name;
-		p->index = i;
-		p->num_vcpus = c->num_vcpus;
-		for (uint32_t j = 0; j < c->num_vcpus; j++) {
-			struct vcpu *v = &p->vcpu[j];
-			v->partition = p;
-			v->index = j;
-			v->pcpu = c->cpus[j];
-			cpu_vcpu[v->pcpu] = v;
-		}
+		partition_create(p, i, c);
 		if (!arch_partition_init(p, err, sizeof(err))) {
 			tern_log("error: partition %s: %s", p->name, err);
 			arch_board_off();
@@ -348,20 +463,23 @@ void tern_main(void)
 			 (c->flags & TERN_PF_IRQ_DIRECT) ? ", irq direct" : "",
 			 c->num_regions ? ", devices passed through" : "");
 		p->created = arch_counter();
+		p->started = p->created;
+		atomic_store(&p->vcpu[0].power, VCPU_ON_PENDING);
 		p->vcpu[0].entry = c->entry_ipa;
 		p->vcpu[0].context = c->dtb_ipa;
-		atomic_store(&p->vcpu[0].power, VCPU_ON_PENDING);
 		atomic_fetch_add(&partitions_running, 1);
 	}
 
+	/* The console core drains from now on: before any other core can print. */
+	console_input_start(cfg->board_cpus);
 	unsigned self = arch_cpu_id();
 	for (unsigned pcpu = 0; pcpu < cfg->board_cpus; pcpu++) {
 		if (pcpu != self && vcpu_of_cpu(pcpu) && !arch_cpu_start(pcpu)) {
 			tern_log("error: core %u did not come online", pcpu);
+			console_flush();
 			arch_board_off();
 		}
 	}
-	console_input_start(cfg->board_cpus);
 	boot_times.ready = arch_counter();
 	cpu_idle(self);
 }

@@ -23,13 +23,16 @@ const char *const stat_names[STAT_COUNT] = {
 	[STAT_PSCI_DENIED] = "psci_denied",
 	[STAT_FAULT] = "faults",
 	[STAT_DMA_FAULT] = "dma_faults",
+	[STAT_ABORT_INJECTED] = "abort_injected",
+	[STAT_SETWAY] = "setway_ops",
 };
 
 static const char *const state_names[] = {
 	[PARTITION_RUNNING] = "running",
 	[PARTITION_OFF] = "off",
 	[PARTITION_STOPPED] = "stopped",
-	[PARTITION_RESETTING] = "resetting",
+	[PARTITION_ENDING] = "ending",
+	[PARTITION_RESTARTING] = "restarting",
 };
 
 void partition_print_stats(struct partition *p)
@@ -37,8 +40,9 @@ void partition_print_stats(struct partition *p)
 	char buf[768];
 	size_t n = 0;
 
-	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "{\"partition\":\"%s\",\"state\":\"%s\",\"restarts\":%u",
-			      p->name, state_names[atomic_load(&p->state)], atomic_load(&p->generation));
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "{\"partition\":\"%s\",\"state\":\"%s\",\"restarts\":%u,"
+			      "\"console_dropped\":%llu", p->name, state_names[atomic_load(&p->state)],
+			      atomic_load(&p->restarts), (unsigned long long)p->console.dropped);
 	for (unsigned id = 0; id < STAT_COUNT && n < sizeof(buf); id++) {
 		uint64_t sum = 0;
 		for (uint32_t i = 0; i < p->num_vcpus; i++)

@@ -25,20 +25,33 @@
 /* PeriphID0..3, CellID0..3: what AMBA bus probing expects of a PL011 r1p5. */
 static const uint8_t pl011_id[8] = { 0x11, 0x10, 0x34, 0x00, 0x0d, 0xf0, 0x05, 0xb1 };
 
-static void emit(struct vpl011 *u, const char *name)
+void vpl011_init(struct vpl011 *u, const char *name, struct console_ring *out)
 {
-	char prefix[TERN_NAME_LEN + 4];
+	spin_lock_init(&u->lock);
+	u->out = out;
+	snprintf(u->prefix, sizeof(u->prefix), "[%s] ", name);
+	vpl011_reset(u);
+}
 
-	snprintf(prefix, sizeof(prefix), "[%s] ", name);
-	console_line(prefix, u->line, u->line_len);
+void vpl011_reset(struct vpl011 *u)
+{
+	spin_lock(&u->lock);
+	u->ibrd = u->fbrd = u->lcr_h = u->cr = u->ifls = u->imsc = u->dmacr = 0;
+	u->line_len = 0;
+	spin_unlock(&u->lock);
+}
+
+static void emit(struct vpl011 *u)
+{
+	console_put(u->out, u->prefix, u->line, u->line_len); /* a full ring drops it, counted */
 	u->line_len = 0;
 }
 
-void vpl011_flush(struct vpl011 *u, const char *name)
+void vpl011_flush(struct vpl011 *u)
 {
 	spin_lock(&u->lock);
 	if (u->line_len)
-		emit(u, name);
+		emit(u);
 	spin_unlock(&u->lock);
 }
 
@@ -60,7 +73,7 @@ uint32_t vpl011_read(struct vpl011 *u, uint32_t offset)
 	}
 }
 
-void vpl011_write(struct vpl011 *u, const char *name, uint32_t offset, uint32_t value)
+void vpl011_write(struct vpl011 *u, uint32_t offset, uint32_t value)
 {
 	switch (offset) {
 	case UARTDR: {
@@ -71,7 +84,7 @@ void vpl011_write(struct vpl011 *u, const char *name, uint32_t offset, uint32_t 
 		if (c != '\n')
 			u->line[u->line_len++] = c;
 		if (c == '\n' || u->line_len == VPL011_LINE_MAX)
-			emit(u, name);
+			emit(u);
 		spin_unlock(&u->lock);
 		return;
 	}

@@ -108,13 +108,18 @@ void arch_cpu_kick(unsigned pcpu)
 /*
  * An idle core waits for the control path (Group 0) alone.  Group 1 is off at its CPU
  * interface, so a guest interrupt routed here (an SPI aimed at a vCPU that is off) stays
- * pending in the GIC for when the vCPU runs again, instead of being taken and lost.
+ * pending in the GIC for when the vCPU runs again, instead of being taken and lost.  A
+ * deadline arms the EL2 physical timer, a Group 0 PPI too.
  */
-void arch_cpu_idle_wait(void)
+void arch_cpu_idle_wait(uint64_t deadline)
 {
 	uint64_t intid;
 
 	write_sysreg(icc_igrpen1_el1, 0);
+	if (deadline) {
+		write_sysreg(cnthp_cval_el2, deadline);
+		write_sysreg(cnthp_ctl_el2, CNTHP_CTL_ENABLE);
+	}
 	isb();
 	wfi();
 	while ((intid = read_sysreg(icc_iar0_el1)) < 1020) {
@@ -123,6 +128,8 @@ void arch_cpu_idle_wait(void)
 		write_sysreg(icc_eoir0_el1, intid);
 		write_sysreg(icc_dir_el1, intid);
 	}
+	write_sysreg(cnthp_ctl_el2, 0); /* its level drops with it: nothing stays pending */
+	isb();
 }
 
 void arch_board_off(void)
@@ -130,6 +137,16 @@ void arch_board_off(void)
 	firmware_call(PSCI_FN_SYSTEM_OFF, 0, 0, 0);
 	for (;;)
 		wfi();
+}
+
+void arch_mmio_register(void)
+{
+	vgic_register_mmio();
+}
+
+uint64_t arch_ipa_limit(void)
+{
+	return GiB(4); /* VTCR_EL2.T0SZ = 32 */
 }
 
 uint64_t arch_counter(void)
@@ -224,7 +241,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	 * IMPLEMENTATION DEFINED registers tune the core below the architecture:
 	 * not the guest's (they trap and become undefined; QEMU 7.2 ignores TIDCP).
 	 */
-	uint64_t hcr = HCR_VM | HCR_SWIO | HCR_FMO | HCR_AMO | HCR_TSC | HCR_TIDCP | HCR_RW;
+	uint64_t hcr = HCR_VM | HCR_SWIO | HCR_FMO | HCR_AMO | HCR_TSC | HCR_TIDCP | HCR_TSW | HCR_RW;
 	bool direct = p->cfg->flags & TERN_PF_IRQ_DIRECT;
 
 	/*
@@ -248,12 +265,13 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	write_sysreg(hcr_el2, hcr);
 	isb();
 	/*
-	 * A restarted partition must not see translations from its previous
-	 * life.  The core serves no other VMID, so drop all EL1 entries; the
-	 * narrower TLBI VMALLS12E1 also never completes under QEMU 7.2 icount
-	 * while another core spins.
+	 * A restarted partition must not see translations or instructions from its previous
+	 * life.  The core serves no other VMID, so drop all EL1 entries (the narrower TLBI
+	 * VMALLS12E1 also never completes under QEMU 7.2 icount while another core spins) and
+	 * this core's instruction cache: the reload cleaned the partition's RAM to memory but
+	 * invalidated instructions only where it ran, never on other partitions' cores.
 	 */
-	__asm__ volatile("tlbi alle1\n\tdsb nsh" ::: "memory");
+	__asm__ volatile("tlbi alle1\n\tic iallu\n\tdsb nsh" ::: "memory");
 	isb();
 
 	memset(frame, 0, sizeof(*frame));
@@ -274,13 +292,15 @@ static const char *current_partition_name(void)
 
 __attribute__((noreturn)) void arm64_hyp_panic(struct guest_regs *r, int async)
 {
-	tern_log("PANIC cpu=%u partition=%s %s esr=0x%llx far=0x%llx elr=0x%llx spsr=0x%llx",
-		 arch_cpu_id(), current_partition_name(), async ? "interrupt/SError at EL2" : "exception at EL2",
-		 (unsigned long long)read_sysreg(esr_el2), (unsigned long long)read_sysreg(far_el2),
-		 (unsigned long long)r->elr, (unsigned long long)r->spsr);
+	/* Straight to the UART: the console's rings and locks may be what went wrong. */
+	console_panic_line("PANIC cpu=%u partition=%s %s esr=0x%llx far=0x%llx elr=0x%llx spsr=0x%llx",
+			   arch_cpu_id(), current_partition_name(),
+			   async ? "interrupt/SError at EL2" : "exception at EL2",
+			   (unsigned long long)read_sysreg(esr_el2), (unsigned long long)read_sysreg(far_el2),
+			   (unsigned long long)r->elr, (unsigned long long)r->spsr);
 	for (int i = 0; i < 30; i += 3)
-		tern_log("PANIC x%-2d=0x%016llx x%-2d=0x%016llx x%-2d=0x%016llx", i,
-			 (unsigned long long)r->x[i], i + 1, (unsigned long long)r->x[i + 1],
-			 i + 2, (unsigned long long)r->x[i + 2]);
+		console_panic_line("PANIC x%-2d=0x%016llx x%-2d=0x%016llx x%-2d=0x%016llx", i,
+				   (unsigned long long)r->x[i], i + 1, (unsigned long long)r->x[i + 1],
+				   i + 2, (unsigned long long)r->x[i + 2]);
 	arch_board_off();
 }

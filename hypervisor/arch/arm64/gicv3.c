@@ -60,15 +60,17 @@ void gic_cpu_init(struct arm64_cpu *c)
 	mmio_write32(rd + GICR_WAKER, mmio_read32(rd + GICR_WAKER) & ~GICR_WAKER_SLEEP);
 	while (mmio_read32(rd + GICR_WAKER) & GICR_WAKER_ASLEEP)
 		;
-	mmio_write32(sgi + GICD_IGROUPR, ~(uint32_t)BIT(SGI_KICK));
+	/* Group 0, FIQs at EL2 on every core: the kick and an idle core's timer. */
+	mmio_write32(sgi + GICD_IGROUPR, ~(uint32_t)(BIT(SGI_KICK) | BIT(PPI_HYP_TIMER)));
 	mmio_write32(sgi + GICD_ICENABLER, ~0u);
 	mmio_write32(sgi + GICD_ICPENDR, ~0u);
 	mmio_write32(sgi + GICD_ICACTIVER, ~0u);
 	for (uint32_t i = 0; i < 32; i += 4)
 		mmio_write32(sgi + GICD_IPRIORITYR + i, PRIO_GUEST * 0x01010101u);
-	*(volatile uint8_t *)(sgi + GICD_IPRIORITYR + SGI_KICK) = PRIO_HYP;
-	*(volatile uint8_t *)(sgi + GICD_IPRIORITYR + PPI_MAINTENANCE) = PRIO_HYP;
-	mmio_write32(sgi + GICD_ISENABLER, BIT(SGI_KICK) | BIT(PPI_MAINTENANCE));
+	mmio_write8(sgi + GICD_IPRIORITYR + SGI_KICK, PRIO_HYP);
+	mmio_write8(sgi + GICD_IPRIORITYR + PPI_MAINTENANCE, PRIO_HYP);
+	mmio_write8(sgi + GICD_IPRIORITYR + PPI_HYP_TIMER, PRIO_HYP);
+	mmio_write32(sgi + GICD_ISENABLER, BIT(SGI_KICK) | BIT(PPI_MAINTENANCE) | BIT(PPI_HYP_TIMER));
 
 	write_sysreg(icc_sre_el2, ICC_SRE_SRE | ICC_SRE_ENABLE);
 	isb();
@@ -87,6 +89,11 @@ void gic_cpu_init(struct arm64_cpu *c)
 	write_sysreg(ich_vmcr_el2, 0);
 	write_sysreg(ich_hcr_el2, ICH_HCR_EN);
 	isb();
+}
+
+uintptr_t gic_redistributor(unsigned pcpu)
+{
+	return pcpu < MAX_CPUS ? cpus[pcpu].gicr : 0;
 }
 
 void gic_ppi_enable(uintptr_t gicr, uint32_t intid, bool on)

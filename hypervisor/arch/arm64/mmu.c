@@ -14,6 +14,8 @@
 #define PTE_VALID      BIT(0)
 #define PTE_TABLE      (BIT(0) | BIT(1))
 #define PTE_AF         BIT(10)
+#define S1_AP_RW       (1ull << 6)  /* AP[2:1] = 0b01: AP[1] is RES1 in the EL2 regime */
+#define S1_AP_RO       (3ull << 6)
 #define PTE_SH_INNER   (3ull << 8)
 #define PTE_XN         BIT(54)
 #define S1_ATTR_DEVICE (0ull << 2)  /* MAIR index 0 */
@@ -29,7 +31,8 @@
 #define TCR_EL2_VALUE  (25ull | (1ull << 8) | (1ull << 10) | (3ull << 12) | (2ull << 16) | BIT(23) | BIT(31))
 /* 32-bit IPA (the board map below 4 GiB) from level 1, same attributes. */
 #define VTCR_EL2_VALUE (32ull | (1ull << 6) | (1ull << 8) | (1ull << 10) | (3ull << 12) | (2ull << 16) | BIT(31))
-#define SCTLR_EL2_VALUE (0x30c50830ull | BIT(0) | BIT(2) | BIT(3) | BIT(12))
+/* M, C, SA, I, and WXN: nothing the hypervisor can write is executable. */
+#define SCTLR_EL2_VALUE (0x30c50830ull | BIT(0) | BIT(2) | BIT(3) | BIT(12) | BIT(19))
 
 /* Root, one level-2 table per GiB touched, level-3 tables for unaligned device edges. */
 #define S2_POOL_PAGES  (8 * TERN_MAX_PARTITIONS)
@@ -37,17 +40,45 @@
 /* Set up field by field for the partitions that exist: not cleared at boot, it is large. */
 struct arm64_partition arm64_partitions[TERN_MAX_PARTITIONS] __attribute__((section(".noinit")));
 
+/* The hypervisor's own map: 1 GiB blocks, its own GiB in 2 MiB blocks, its image by pages. */
 static uint64_t hyp_l1[512] __attribute__((aligned(4096)));
+static uint64_t hyp_l2[512] __attribute__((aligned(4096)));
+static uint64_t hyp_l3[512] __attribute__((aligned(4096)));
+
+extern char _start_image[], _text_end[], _rodata_end[];
 /* Each page is cleared when handed out (s2_alloc). */
 static uint64_t s2_pool[S2_POOL_PAGES][512] __attribute__((aligned(4096), section(".noinit")));
 static unsigned s2_pool_used;
 
+/*
+ * 0-1 GiB: devices; 1-4 GiB: RAM.  Only the hypervisor's text is executable, and read-only;
+ * its read-only data is read-only; everything else (its data, partitions' RAM it loads,
+ * pristine copies) is writable and never executable.  The image's text and read-only data
+ * lie in its first 2 MiB (hyp.ld checks), mapped page by page.
+ */
 void mmu_init_tables(void)
 {
-	/* 0-1 GiB: devices; 1-4 GiB: RAM. */
-	hyp_l1[0] = PTE_VALID | S1_ATTR_DEVICE | PTE_AF | PTE_XN;
-	for (uint64_t gib = 1; gib < 4; gib++)
-		hyp_l1[gib] = (gib << 30) | PTE_VALID | S1_ATTR_NORMAL | PTE_SH_INNER | PTE_AF;
+	const uint64_t normal = PTE_VALID | S1_ATTR_NORMAL | PTE_SH_INNER | PTE_AF;
+	uintptr_t text = (uintptr_t)_start_image, text_end = (uintptr_t)_text_end;
+	uintptr_t ro_end = (uintptr_t)_rodata_end;
+	uintptr_t block = text & ~(MiB(2) - 1);
+
+	hyp_l1[0] = PTE_VALID | S1_ATTR_DEVICE | PTE_AF | S1_AP_RW | PTE_XN;
+	hyp_l1[1] = (uintptr_t)hyp_l2 | PTE_TABLE;
+	for (uint64_t gib = 2; gib < 4; gib++)
+		hyp_l1[gib] = (gib << 30) | normal | S1_AP_RW | PTE_XN;
+	for (uint64_t i = 0; i < 512; i++)
+		hyp_l2[i] = (GiB(1) + i * MiB(2)) | normal | S1_AP_RW | PTE_XN;
+	hyp_l2[(block >> 21) & 511] = (uintptr_t)hyp_l3 | PTE_TABLE;
+	for (uint64_t i = 0; i < 512; i++) {
+		uintptr_t pa = block + i * KiB(4);
+		uint64_t perm = S1_AP_RW | PTE_XN;
+		if (pa >= text && pa < text_end)
+			perm = S1_AP_RO;
+		else if (pa >= text_end && pa < ro_end)
+			perm = S1_AP_RO | PTE_XN;
+		hyp_l3[i] = pa | PTE_PAGE | S1_ATTR_NORMAL | PTE_SH_INNER | PTE_AF | perm;
+	}
 }
 
 void mmu_enable(void)
@@ -114,7 +145,7 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	struct arm64_partition *ap = arm64_part(p);
 	const struct tern_config_partition *c = p->cfg;
 
-	atomic_flag_clear(&ap->dist.lock.held);
+	spin_lock_init(&ap->dist.lock);
 	ap->s2_root = s2_alloc();
 	bool mapped = ap->s2_root && s2_map(ap->s2_root, c->ram_ipa, c->ram_hpa, c->ram_size,
 					    S2_MEM_NORMAL | S2_AP_RW | PTE_SH_INNER | PTE_AF);
@@ -139,8 +170,9 @@ void arch_sync_guest_memory(paddr_t pa, uint64_t size)
 	for (uint64_t a = pa & ~(line - 1); a < pa + size; a += line)
 		__asm__ volatile("dc civac, %0" : : "r"(a) : "memory");
 	dsb(ish);
-	__asm__ volatile("ic ialluis" ::: "memory");
-	dsb(ish);
+	/* This core's instructions only: other partitions' cores keep theirs (arch_vcpu_run). */
+	__asm__ volatile("ic iallu" ::: "memory");
+	dsb(nsh);
 	isb();
 }
 

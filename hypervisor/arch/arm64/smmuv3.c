@@ -121,7 +121,11 @@ static struct {
 	bool on;
 	int owner;                  /* index of the partition owning the bus, -1: none */
 	uint32_t logged;
-	struct spinlock lock;       /* the event queue: partitions end on any core */
+	/*
+	 * The event queue: taken by the bus owner's cores when it ends, by the console core
+	 * (`stats`) and at board power-off.  Worst wait: one drain of 128 events.
+	 */
+	struct spinlock lock;
 } smmu = { .owner = -1, .lock = SPINLOCK_INIT };
 
 static uint32_t rd32(uint32_t off)
@@ -294,16 +298,28 @@ static void report(const uint64_t *evt)
 	/* Every device behind the bridge is the owner's, whatever its StreamID. */
 	if (p)
 		vcpu_count(&p->vcpu[0], STAT_DMA_FAULT); /* the partition's total lives on vCPU 0 */
-	if (smmu.logged == DMA_FAULT_LOG_MAX)
+	if (!p || smmu.logged == DMA_FAULT_LOG_MAX)
 		return;
 	smmu.logged++;
 	if (type != EVT_F_TRANSLATION) {
 		snprintf(other, sizeof(other), "0x%02x", type);
 		name = other;
 	}
-	tern_log("dma fault partition=%s sid=0x%x addr=0x%llx type=%s%s", p ? p->name : "-",
+	partition_log(p, "dma fault partition=%s sid=0x%x addr=0x%llx type=%s%s", p->name,
 		 (uint32_t)(evt[0] >> 32), (unsigned long long)evt[2], name,
 		 smmu.logged == DMA_FAULT_LOG_MAX ? " (further ones only counted)" : "");
+}
+
+bool arch_iommu_present(void)
+{
+	return platform.smmu_base != 0;
+}
+
+void arch_iommu_poll_partition(struct partition *p)
+{
+	/* Only the bus owner's end takes the event queue's lock: others have nothing there. */
+	if (smmu.on && smmu.owner == (int)p->index)
+		arch_iommu_poll();
 }
 
 void arch_iommu_poll(void)
@@ -327,6 +343,6 @@ void arch_iommu_poll(void)
 	wr32(SMMU_EVTQ_CONS, (cons & ~Q_OVFLG) | (prod & Q_OVFLG));
 	wr32(SMMU_GERRORN, gerror);
 	spin_unlock(&smmu.lock);
-	if (lost)
-		tern_log("dma faults lost: the SMMU event queue was full");
+	if (lost && smmu.owner >= 0)
+		partition_log(&partitions[smmu.owner], "dma faults lost: the SMMU event queue was full");
 }

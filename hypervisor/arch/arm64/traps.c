@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Everything that brings a guest into EL2 other than the interrupt fast path. */
+#include <arch/esr.h>
 #include <arch/gicv3.h>
+#include <arch/partition.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/console.h>
@@ -19,9 +21,29 @@
 #define PSCI_SYSTEM_OFF         0x84000008u
 #define PSCI_SYSTEM_RESET       0x84000009u
 #define PSCI_FEATURES           0x8400000au
-#define PSCI_NOT_SUPPORTED      (-1)
-#define PSCI_MIGRATE_NOT_NEEDED 2          /* no Trusted OS to migrate */
 
+#define PSCI_SUCCESS            0
+#define PSCI_NOT_SUPPORTED      (-1)
+#define PSCI_INVALID_PARAMETERS (-2)
+#define PSCI_DENIED             (-3)
+#define PSCI_ALREADY_ON         (-4)
+#define PSCI_ON_PENDING         (-5)
+#define PSCI_INVALID_ADDRESS    (-9)
+#define PSCI_MIGRATE_NOT_NEEDED 2          /* no Trusted OS to migrate */
+#define AFFINITY_ON             0
+#define AFFINITY_OFF            1
+#define AFFINITY_ON_PENDING     2
+
+/* DFSC values of a data abort injected into the guest. */
+#define DFSC_EXTERNAL           0x10
+#define DFSC_ALIGNMENT          0x21
+#define ISS_WNR                 BIT(6)
+
+/* Set/way cache maintenance: DC ISW, DC CSW, DC CISW (Op0 1, Op1 0, CRn 7, Op2 2). */
+#define ISS_DC_ISW              SYSREG_ISS(1, 0, 7, 6, 2)
+#define ISS_DC_CSW              SYSREG_ISS(1, 0, 7, 10, 2)
+#define ISS_DC_CISW             SYSREG_ISS(1, 0, 7, 14, 2)
+#define SETWAY_LEVEL_MASK       0xeull   /* bits 3:1: the cache level; the rest set and way */
 
 static uint64_t reg_get(const struct guest_regs *r, unsigned n)
 {
@@ -32,6 +54,13 @@ static void reg_set(struct guest_regs *r, unsigned n, uint64_t v)
 {
 	if (n != 31)
 		r->x[n] = v;
+}
+
+/* Return past the trapped instruction, whatever its length (and an IT block's state). */
+static void skip_instruction(struct guest_regs *r, uint64_t esr)
+{
+	r->elr += esr_insn_len(esr);
+	r->spsr = esr_advance_it(r->spsr);
 }
 
 static bool psci_supported(uint32_t fn)
@@ -46,8 +75,53 @@ static bool psci_supported(uint32_t fn)
 	}
 }
 
+/*
+ * The vCPU an MPIDR names: vCPU i is Aff0 = i, higher affinity levels zero.  Anything else is
+ * outside the partition: counted, and -1.
+ */
+static int target_vcpu(struct vcpu *caller, uint64_t mpidr)
+{
+	uint64_t index = mpidr & 0xff;
+
+	if ((mpidr & 0xff00ffff00ull) || index >= caller->partition->num_vcpus) {
+		vcpu_count(caller, STAT_PSCI_DENIED);
+		return -1;
+	}
+	return (int)index;
+}
+
+static int64_t psci_cpu_on(struct vcpu *v, uint64_t mpidr, uint64_t entry, uint64_t context)
+{
+	int target = target_vcpu(v, mpidr);
+
+	if (target < 0)
+		return PSCI_INVALID_PARAMETERS;
+	switch (vcpu_cpu_on(v, (uint32_t)target, entry, context)) {
+	case POWER_OK:              return PSCI_SUCCESS;
+	case POWER_ALREADY_ON:      return PSCI_ALREADY_ON;
+	case POWER_ON_PENDING:      return PSCI_ON_PENDING;
+	case POWER_INVALID_ADDRESS: return PSCI_INVALID_ADDRESS;
+	case POWER_DENIED:
+	default:                    return PSCI_DENIED;
+	}
+}
+
+static int64_t psci_affinity_info(struct vcpu *v, uint64_t mpidr, uint64_t level)
+{
+	int target = target_vcpu(v, mpidr);
+
+	if (target < 0 || level != 0)
+		return PSCI_INVALID_PARAMETERS;
+	switch (vcpu_power_of(v, (uint32_t)target)) {
+	case VCPU_ON:         return AFFINITY_ON;
+	case VCPU_ON_PENDING: return AFFINITY_ON_PENDING;
+	case VCPU_OFF:
+	default:              return AFFINITY_OFF;
+	}
+}
+
 /* SMCCC call through HVC or SMC: PSCI on the caller's partition; anything else is not supported. */
-static void handle_call(struct vcpu *v, struct guest_regs *r)
+void arm64_handle_call(struct vcpu *v, struct guest_regs *r)
 {
 	uint32_t fn = (uint32_t)r->x[0];
 	bool smc32 = !(fn & BIT(30));
@@ -62,11 +136,11 @@ static void handle_call(struct vcpu *v, struct guest_regs *r)
 		break;
 	case PSCI_CPU_ON_32:
 	case PSCI_CPU_ON_64:
-		ret = vcpu_cpu_on(v, a1, a2, a3);
+		ret = psci_cpu_on(v, a1, a2, a3);
 		break;
 	case PSCI_AFFINITY_INFO_32:
 	case PSCI_AFFINITY_INFO_64:
-		ret = vcpu_affinity_info(v, a1, (uint32_t)a2);
+		ret = psci_affinity_info(v, a1, a2);
 		break;
 	case PSCI_MIGRATE_INFO_TYPE:
 		ret = PSCI_MIGRATE_NOT_NEEDED;
@@ -87,39 +161,73 @@ static void handle_call(struct vcpu *v, struct guest_regs *r)
 	r->x[0] = (uint64_t)ret;
 }
 
-/* Deliver an Undefined Instruction exception to the guest, as the hardware would have. */
-static void inject_undef(struct vcpu *v, struct guest_regs *r)
+/* Take a synchronous exception into the guest's EL1 vector, as the hardware would. */
+static void inject_sync(struct guest_regs *r, uint64_t esr_el1, uint64_t far)
 {
 	uint64_t spsr = r->spsr;
-	uint64_t vbar = read_sysreg(vbar_el1);
-	uint64_t offset = (spsr & 0xf) == 0x4 ? 0x000 : ((spsr & 0xf) == 0x5 ? 0x200 : 0x400);
+	bool from_el1 = ((spsr >> 2) & 3) == 1 && !(spsr & BIT(4));
+	/* EL1t, EL1h, or a lower EL in AArch64 or AArch32. */
+	uint64_t offset = !from_el1 ? ((spsr & BIT(4)) ? 0x600 : 0x400) : (spsr & 1) ? 0x200 : 0x000;
 
-	write_sysreg(esr_el1, ((uint64_t)EC_UNKNOWN << 26) | ESR_IL);
+	write_sysreg(esr_el1, esr_el1);
+	write_sysreg(far_el1, far);
 	write_sysreg(elr_el1, r->elr);
 	write_sysreg(spsr_el1, spsr);
-	r->elr = vbar + offset;
+	r->elr = read_sysreg(vbar_el1) + offset;
 	r->spsr = 0x3c5u /* EL1h, DAIF masked */;
+}
+
+/* Deliver an Undefined Instruction exception to the guest. */
+static void inject_undef(struct vcpu *v, struct guest_regs *r, uint64_t esr)
+{
+	inject_sync(r, ((uint64_t)EC_UNKNOWN << 26) | (esr & ESR_IL), 0);
 	vcpu_count(v, STAT_UNDEF_INJECTED);
+}
+
+/* A data abort for an access the emulated device refuses, with the given fault status. */
+static void inject_data_abort(struct vcpu *v, struct guest_regs *r, uint64_t esr, bool write,
+			      uint32_t dfsc)
+{
+	bool from_el1 = ((r->spsr >> 2) & 3) == 1 && !(r->spsr & BIT(4));
+	uint64_t ec = from_el1 ? EC_DABT_CUR : EC_DABT_LOW;
+
+	inject_sync(r, (ec << 26) | (esr & ESR_IL) | (write ? ISS_WNR : 0) | dfsc,
+		    read_sysreg(far_el2));
+	vcpu_count(v, STAT_ABORT_INJECTED);
+}
+
+/*
+ * Set/way maintenance reaches caches other partitions' cores share, so it traps
+ * (HCR_EL2.TSW).  A guest sweeping a cache by set and way wants its data in memory: the
+ * hypervisor cleans and invalidates the partition's own RAM by address instead, once per
+ * sweep (at set 0, way 0 of a level, which every sweep visits once), and nothing else.
+ */
+static void handle_setway(struct vcpu *v, uint64_t value)
+{
+	const struct tern_config_partition *c = v->partition->cfg;
+
+	vcpu_count(v, STAT_SETWAY);
+	if (!(value & ~SETWAY_LEVEL_MASK))
+		arch_sync_guest_memory(c->ram_hpa, c->ram_size);
 }
 
 static void handle_sysreg(struct vcpu *v, struct guest_regs *r, uint64_t esr)
 {
-	uint32_t iss = (uint32_t)esr & 0x1ffffff;
-	bool read = iss & 1;
-	unsigned rt = (iss >> 5) & 0x1f;
+	struct esr_sysreg s;
 
-	if (!read && (iss & SYSREG_ISS_MASK) == ISS_ICC_SGI1R) {
-		vgic_send_sgi(v, reg_get(r, rt));
-		r->elr += 4;
-		return;
-	}
-	/* Group 0 / alias SGIs: guests run Group 1 only; refuse rather than forward. */
-	if (!read && ((iss & SYSREG_ISS_MASK) == ISS_ICC_ASGI1R || (iss & SYSREG_ISS_MASK) == ISS_ICC_SGI0R)) {
+	esr_sysreg(esr, &s);
+	if (!s.read && s.id == ISS_ICC_SGI1R) {
+		vgic_send_sgi(v, reg_get(r, s.rt));
+	} else if (!s.read && (s.id == ISS_ICC_ASGI1R || s.id == ISS_ICC_SGI0R)) {
+		/* Group 0 / alias SGIs: guests run Group 1 only; refuse rather than forward. */
 		vcpu_count(v, STAT_SGI_DENIED);
-		r->elr += 4;
+	} else if (!s.read && (s.id == ISS_DC_ISW || s.id == ISS_DC_CSW || s.id == ISS_DC_CISW)) {
+		handle_setway(v, reg_get(r, s.rt));
+	} else {
+		inject_undef(v, r, esr);
 		return;
 	}
-	inject_undef(v, r);
+	skip_instruction(r, esr);
 }
 
 /* A trapped WFI that vectors.S could not settle alone: virtual interrupts are in flight. */
@@ -135,51 +243,52 @@ static void handle_abort(struct vcpu *v, struct guest_regs *r, uint64_t esr, boo
 {
 	uint64_t far = read_sysreg(far_el2);
 	uint64_t ipa = ((read_sysreg(hpfar_el2) >> 4) << 12) | (far & 0xfff);
-	uint32_t iss = (uint32_t)esr & 0x1ffffff;
-	bool isv = iss & BIT(24);
+	struct esr_data_access a;
 
-	if (data && isv) {
-		unsigned size = 1u << ((iss >> 22) & 3);
-		bool write = iss & BIT(6);
-		unsigned rt = (iss >> 16) & 0x1f;
-		uint64_t value = write ? reg_get(r, rt) : 0;
+	esr_data_abort(esr, &a);
+	if (data && a.valid) {
+		uint64_t value = a.write ? reg_get(r, a.rt) : 0;
 
-		if (size < 8 && write)
-			value &= BIT(size * 8) - 1;
-		if (mmio_emulate(v, ipa, size, write, &value)) {
+		if (a.size < 8 && a.write)
+			value &= BIT(a.size * 8) - 1;
+		switch (mmio_emulate(v, ipa, a.size, a.write, &value)) {
+		case MMIO_DONE:
 			vcpu_count(v, STAT_EXIT_MMIO);
-			if (!write) {
-				if (size < 8)
-					value &= BIT(size * 8) - 1;
-				if ((iss & BIT(21)) && size < 8 && (value & BIT(size * 8 - 1)))
-					value |= ~(BIT(size * 8) - 1); /* SSE: sign-extend */
-				if (!(iss & BIT(15)))
-					value &= 0xffffffffull; /* SF clear: a W register */
-				reg_set(r, rt, value);
-			}
-			r->elr += 4;
+			if (!a.write)
+				reg_set(r, a.rt, esr_load_value(&a, value));
+			skip_instruction(r, esr);
 			return;
+		case MMIO_MISALIGNED:
+			inject_data_abort(v, r, esr, a.write, DFSC_ALIGNMENT);
+			return;
+		case MMIO_ABORT:
+			inject_data_abort(v, r, esr, a.write, DFSC_EXTERNAL);
+			return;
+		case MMIO_UNHANDLED:
+		default:
+			break;
 		}
 	}
 	partition_fault(v, "ipa=0x%llx pc=0x%llx esr=0x%llx%s", (unsigned long long)ipa,
 			(unsigned long long)r->elr, (unsigned long long)esr,
-			data ? (isv ? "" : " (not emulatable: no syndrome)") : " (instruction fetch)");
+			data ? (a.valid ? "" : " (not emulatable: no syndrome)") : " (instruction fetch)");
 }
 
 void arm64_guest_sync(struct guest_regs *r)
 {
 	struct vcpu *v = this_cpu()->vcpu;
 	uint64_t esr = read_sysreg(esr_el2);
+	uint64_t ec = ESR_EC(esr);
 
-	switch (ESR_EC(esr)) {
+	switch (ec) {
 	case EC_HVC64:
 		vcpu_count(v, STAT_EXIT_HVC);
-		handle_call(v, r);
+		arm64_handle_call(v, r);
 		return;
 	case EC_SMC64:
 		vcpu_count(v, STAT_EXIT_SMC);
-		r->elr += 4; /* a trapped SMC returns to itself */
-		handle_call(v, r);
+		skip_instruction(r, esr); /* a trapped SMC returns to itself */
+		arm64_handle_call(v, r);
 		return;
 	case EC_SYSREG:
 		vcpu_count(v, STAT_EXIT_SYSREG);
@@ -192,11 +301,23 @@ void arm64_guest_sync(struct guest_regs *r)
 		handle_abort(v, r, esr, false);
 		return;
 	default:
-		vcpu_count(v, STAT_EXIT_OTHER);
-		partition_fault(v, "unhandled exception class 0x%llx pc=0x%llx esr=0x%llx",
-				(unsigned long long)ESR_EC(esr), (unsigned long long)r->elr,
-				(unsigned long long)esr);
+		break;
 	}
+	/* From the guest's AArch32 EL0: WFI/WFE and coprocessor accesses that trap. */
+	if (ec == EC_WFX || ec == EC_CP15_32 || ec == EC_CP15_64 || ec == EC_CP14_32 ||
+	    ec == EC_CP14_LS || ec == EC_CP14_64) {
+		vcpu_count(v, ec != EC_WFX ? STAT_EXIT_SYSREG : (esr & 1) ? STAT_EXIT_WFE : STAT_EXIT_WFI);
+		if (!esr_cond_passed(esr, r->spsr))
+			skip_instruction(r, esr); /* its condition failed: it does nothing */
+		else if (ec == EC_WFX)
+			skip_instruction(r, esr); /* a hint: the core is the guest's alone anyway */
+		else
+			inject_undef(v, r, esr);
+		return;
+	}
+	vcpu_count(v, STAT_EXIT_OTHER);
+	partition_fault(v, "unhandled exception class 0x%llx pc=0x%llx esr=0x%llx",
+			(unsigned long long)ec, (unsigned long long)r->elr, (unsigned long long)esr);
 }
 
 void arm64_guest_irq(uint32_t intid, struct guest_regs *r)
@@ -219,8 +340,8 @@ void arm64_guest_irq(uint32_t intid, struct guest_regs *r)
 }
 
 /*
- * The control path: a kick from another core (stop, restart, SGIs for a trapping guest), or
- * the console's input.
+ * The control path: a kick from another core (stop, restart, SGIs and interrupt state for a
+ * trapping guest, console lines to drain), or the console's input.
  */
 void arm64_guest_fiq(struct guest_regs *r)
 {
@@ -237,7 +358,7 @@ void arm64_guest_fiq(struct guest_regs *r)
 		write_sysreg(icc_dir_el1, intid); /* EOImode 1 on a trap-and-inject core */
 	vcpu_count(c->vcpu, STAT_EXIT_IRQ);
 	if (intid == SGI_KICK) {
-		vgic_take_incoming(c);
+		vgic_kicked(c);
 		vcpu_check_requests(c->vcpu);
 	}
 }

@@ -9,15 +9,50 @@
  * redistributor registers are trapped: a partition changes only what it
  * owns; writes aimed at anything else are dropped and counted
  * (STAT_GIC_IGNORED).
+ *
+ * Who writes what: a vCPU's core alone writes its own list registers, lr_template[] and
+ * queue (struct arm64_cpu).  The virtual distributor and redistributors (struct vgic_dist)
+ * are written by any vCPU of the partition under the distributor's lock; a change another
+ * core must act on is posted to it (vgic_post) and applied there (vgic_sync), so no core
+ * ever rewrites another's delivery state under its feet.
  */
 #include <arch/gicv3.h>
 #include <arch/partition.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/lib.h>
+#include <tern/mmio.h>
 #include <tern/platform.h>
 
 #define NO_LR (~0u)
+
+/* GICD registers that describe one or more bits per interrupt, by their first byte. */
+struct gicd_reg {
+	uint32_t base;
+	uint32_t bits;              /* per interrupt */
+};
+
+static const struct gicd_reg gicd_regs[] = {
+	{ GICD_IGROUPR, 1 }, { GICD_ISENABLER, 1 }, { GICD_ICENABLER, 1 },
+	{ GICD_ISPENDR, 1 }, { GICD_ICPENDR, 1 }, { GICD_ISACTIVER, 1 }, { GICD_ICACTIVER, 1 },
+	{ GICD_IPRIORITYR, 8 }, { GICD_ITARGETSR, 8 }, { GICD_ICFGR, 2 }, { GICD_IGRPMODR, 1 },
+	{ GICD_NSACR, 2 }, { GICD_IROUTER, 64 },
+};
+
+bool vgic_gicd_decode(uint32_t off, struct gicd_access *a)
+{
+	for (uint32_t i = 0; i < ARRAY_SIZE(gicd_regs); i++) {
+		const struct gicd_reg *r = &gicd_regs[i];
+		uint64_t span = (uint64_t)NR_INTIDS * r->bits / 8;
+		if (off < r->base || off - r->base >= span)
+			continue;
+		a->reg = r->base;
+		a->intid = (uint32_t)((uint64_t)(off - r->base) * 8 / r->bits);
+		a->byte = (off - r->base) % (r->bits >= 8 ? r->bits / 8 : 4);
+		return true;
+	}
+	return false;
+}
 
 static bool is_direct(const struct vcpu *v)
 {
@@ -50,13 +85,13 @@ bool vgic_owned_hw(const struct arm64_cpu *c, uint32_t intid)
 
 static uint8_t virq_prio(const struct arm64_cpu *c, uint32_t intid)
 {
-	return intid < 32 ? c->vgic.prio[intid] : dist_of(c->vcpu)->prio[intid];
+	return intid < 32 ? vgic_redist_of(c->vcpu)->prio[intid] : dist_of(c->vcpu)->prio[intid];
 }
 
 static bool virq_group1(const struct arm64_cpu *c, uint32_t intid)
 {
 	if (intid < 32)
-		return c->vgic.group & BIT(intid);
+		return vgic_redist_of(c->vcpu)->group & BIT(intid);
 	return dist_of(c->vcpu)->group[intid / 32] & BIT(intid % 32);
 }
 
@@ -86,6 +121,19 @@ static void update_templates(struct arm64_cpu *c)
 			bool here = d->target[intid] == c->vcpu->index && !c->vgic.fast_path_off;
 			c->lr_template[intid] = here ? make_lr(c, intid) : 0;
 		}
+	}
+}
+
+/* No fast path for anything: only what update_templates() ever sets needs clearing. */
+static void clear_templates(struct arm64_cpu *c)
+{
+	const struct vgic_dist *d = dist_of(c->vcpu);
+
+	for (uint32_t intid = 16; intid < 32; intid++)
+		c->lr_template[intid] = 0;
+	for (uint32_t w = 1; w < TERN_IRQ_WORDS; w++) {
+		for (uint32_t bits = d->owned[w]; bits; bits &= bits - 1)
+			c->lr_template[w * 32 + (uint32_t)__builtin_ctz(bits)] = 0;
 	}
 }
 
@@ -145,7 +193,7 @@ void vgic_inject(struct arm64_cpu *c, uint32_t intid)
 	unsigned victim = NO_LR;
 	uint8_t worst = prio;
 
-	if (intid < 16 && !(g->enabled & BIT(intid))) {
+	if (intid < 16 && !(atomic_load(&vgic_redist_of(c->vcpu)->enabled) & BIT(intid))) {
 		g->sgi_held |= (uint32_t)BIT(intid);
 		return;
 	}
@@ -199,14 +247,71 @@ void vgic_maintenance(struct arm64_cpu *c)
 	refill(c);
 }
 
-void vgic_take_incoming(struct arm64_cpu *c)
+/*
+ * The physical side of the vCPU's SGI and PPI configuration on its own core: the owned PPIs'
+ * enables (both modes), and a direct guest's SGI enables and priorities (it takes them from
+ * the GIC itself).
+ */
+static void apply_physical(struct arm64_cpu *c, const struct vgic_redist *r)
 {
-	uint32_t bits = atomic_exchange(&c->vgic.incoming, 0);
+	uint32_t allowed = c->direct ? DIRECT_GROUP1 : OWNED_PPIS;
+	uint32_t on = atomic_load(&r->enabled) & allowed;
+	uintptr_t sgi = c->gicr + GICR_SGI_BASE;
 
-	while (bits) {
-		vgic_inject(c, (uint32_t)__builtin_ctz(bits));
-		bits &= bits - 1;
+	if (c->direct) {
+		for (uint32_t i = 0; i < 32; i++) {
+			if (allowed & BIT(i))
+				mmio_write8(sgi + GICD_IPRIORITYR + i, direct_prio(r->prio[i]));
+		}
 	}
+	mmio_write32(sgi + GICD_ICENABLER, allowed & ~on);
+	mmio_write32(sgi + GICD_ISENABLER, on);
+}
+
+/* On the vCPU's own core: act on what other cores changed of its state (vgic_post). */
+static void vgic_sync(struct arm64_cpu *c)
+{
+	struct vgic_redist *r = vgic_redist_of(c->vcpu);
+	uint32_t sync = atomic_exchange(&r->sync, 0);
+
+	if (sync & VGIC_SYNC_TEMPLATES)
+		update_templates(c);
+	if (sync & (VGIC_SYNC_TEMPLATES | VGIC_SYNC_ENABLES))
+		apply_physical(c, r);
+	if (sync & VGIC_SYNC_ENABLES) {
+		uint32_t release = c->vgic.sgi_held & atomic_load(&r->enabled);
+		c->vgic.sgi_held &= ~release;
+		for (; release; release &= release - 1)
+			vgic_inject(c, (uint32_t)__builtin_ctz(release));
+	}
+}
+
+/* SGIs other vCPUs raised for this core's vCPU, and changes they made to its state. */
+void vgic_kicked(struct arm64_cpu *c)
+{
+	uint32_t bits = atomic_exchange(&vgic_redist_of(c->vcpu)->pending, 0);
+
+	vgic_sync(c);
+	for (; bits; bits &= bits - 1)
+		vgic_inject(c, (uint32_t)__builtin_ctz(bits));
+}
+
+/* Tell `t`'s core that its virtual interrupt state changed (VGIC_SYNC_*). */
+static void vgic_post(struct vcpu *t, uint32_t what)
+{
+	struct arm64_cpu *self = this_cpu();
+
+	atomic_fetch_or(&vgic_redist_of(t)->sync, what);
+	if (self->vcpu == t)
+		vgic_sync(self);
+	else
+		arch_cpu_kick(t->pcpu); /* a core that is not running it reads it all at entry */
+}
+
+static void vgic_post_partition(struct partition *p, uint32_t what)
+{
+	for (uint32_t i = 0; i < p->num_vcpus; i++)
+		vgic_post(&p->vcpu[i], what);
 }
 
 bool vgic_lrs_pending(void)
@@ -222,23 +327,67 @@ bool vgic_lrs_pending(void)
 	return false;
 }
 
+/* The active priorities of a CPU interface: as many registers as its priority bits need. */
+static unsigned active_priority_regs(uint64_t pri_bits_minus_1)
+{
+	return pri_bits_minus_1 >= 6 ? 4 : pri_bits_minus_1 == 5 ? 2 : 1;
+}
+
+#define AP_CASES(kind, n, v) \
+	switch (n) { \
+	case 3: write_sysreg(kind##3_el2, v); /* fall through */ \
+	case 2: write_sysreg(kind##2_el2, v); /* fall through */ \
+	case 1: write_sysreg(kind##1_el2, v); /* fall through */ \
+	default: write_sysreg(kind##0_el2, v); \
+	}
+
+/* Nothing active left in the virtual CPU interface (a guest may stop inside a handler). */
+static void clear_virtual_active(void)
+{
+	unsigned n = active_priority_regs((read_sysreg(ich_vtr_el2) >> 26) & 7) - 1;
+
+	AP_CASES(ich_ap0r, n, 0);
+	AP_CASES(ich_ap1r, n, 0);
+}
+
 void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v)
 {
+	struct vgic_redist *r = vgic_redist_of(v);
+
 	c->vcpu = v;
-	memset(&c->vgic, 0, sizeof(c->vgic));
-	atomic_store(&c->vgic.incoming, 0);
-	c->vgic.waker = GICR_WAKER_SLEEP;
-	if (c->direct)
-		c->vgic.group = DIRECT_GROUP1;
-	memset(c->lr_template, 0, sizeof(c->lr_template));
-	update_templates(c);
+	c->vgic.sgi_held = 0;
+	c->vgic.fast_path_off = false;
+	virq_queue_init(&c->vgic.queue);
+	/* lr_template[] is all zero here: at boot, and since vgic_quiesce() cleared it. */
 	for (unsigned n = 0; n < gic_nr_lrs; n++)
 		gic_write_lr(n, 0);
+	clear_virtual_active();
 	write_sysreg(ich_vmcr_el2, 0);
 	/* A direct guest uses the physical CPU interface: no list registers, no maintenance. */
 	write_sysreg(ich_hcr_el2, c->direct ? 0 : ICH_HCR_EN);
 	gic_set_eoimode(!c->direct);
 	isb();
+	/* Everything of its virtual state, whatever was posted before it ran. */
+	atomic_store(&r->sync, VGIC_SYNC_TEMPLATES | VGIC_SYNC_ENABLES);
+	vgic_kicked(c);
+}
+
+/* The CPU interface's own active priorities (direct mode: the guest used it). */
+static void clear_physical_active(void)
+{
+	unsigned n = active_priority_regs((read_sysreg(icc_ctlr_el1) >> 8) & 7);
+
+	switch (n) {
+	case 4:
+		write_sysreg(icc_ap1r3_el1, 0);
+		write_sysreg(icc_ap1r2_el1, 0);
+		/* fall through */
+	case 2:
+		write_sysreg(icc_ap1r1_el1, 0);
+		/* fall through */
+	default:
+		write_sysreg(icc_ap1r0_el1, 0);
+	}
 }
 
 /* Hand a direct core's GIC CPU interface back: nothing of the guest pending, active or enabled. */
@@ -252,9 +401,9 @@ static void quiesce_direct(struct arm64_cpu *c)
 	mmio_write32(sgi + GICD_ICACTIVER, guest);
 	for (uint32_t i = 0; i < 32; i++) {
 		if (guest & BIT(i))
-			*(volatile uint8_t *)(sgi + GICD_IPRIORITYR + i) = PRIO_GUEST;
+			mmio_write8(sgi + GICD_IPRIORITYR + i, PRIO_GUEST);
 	}
-	write_sysreg(icc_ap1r0_el1, 0);   /* the guest may have left handlers active */
+	clear_physical_active();   /* the guest may have left handlers active */
 	write_sysreg(icc_bpr1_el1, 0);
 	write_sysreg(icc_igrpen1_el1, 1);
 	c->direct = false;
@@ -263,6 +412,7 @@ static void quiesce_direct(struct arm64_cpu *c)
 
 void vgic_quiesce(struct arm64_cpu *c)
 {
+	struct vgic_redist *r = vgic_redist_of(c->vcpu);
 	uint32_t intid;
 	uint8_t prio;
 
@@ -288,7 +438,11 @@ void vgic_quiesce(struct arm64_cpu *c)
 		if (vgic_owned_hw(c, i))
 			gic_ppi_clear(c->gicr, i);
 	}
-	memset(c->lr_template, 0, sizeof(c->lr_template));
+	/* SGIs raised while disabled stay pending in its redistributor, as on the board. */
+	atomic_fetch_or(&r->pending, c->vgic.sgi_held);
+	c->vgic.sgi_held = 0;
+	clear_virtual_active();
+	clear_templates(c);
 	write_sysreg(ich_hcr_el2, ICH_HCR_EN);
 	isb();
 }
@@ -296,19 +450,15 @@ void vgic_quiesce(struct arm64_cpu *c)
 /* Raise SGI `intid` on vCPU `to` of the caller's partition. */
 static void deliver_sgi(struct vcpu *to, uint32_t intid)
 {
-	struct arm64_cpu *target = &cpus[to->pcpu];
-
 	if (is_direct(to)) {
 		gic_send_sgi(to->pcpu, intid); /* the target takes it from its GIC: no hypervisor */
 		return;
 	}
-
-	if (target == this_cpu()) {
-		vgic_inject(target, intid);
-		return;
-	}
-	atomic_fetch_or(&target->vgic.incoming, (uint32_t)BIT(intid));
-	gic_send_sgi(to->pcpu, SGI_KICK);
+	atomic_fetch_or(&vgic_redist_of(to)->pending, (uint32_t)BIT(intid));
+	if (this_cpu()->vcpu == to)
+		vgic_kicked(this_cpu());
+	else
+		gic_send_sgi(to->pcpu, SGI_KICK);
 }
 
 void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r)
@@ -350,43 +500,21 @@ void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r)
 /* Serialises read-modify-write of physical GICD words that partitions share (ICFGR). */
 static struct spinlock gicd_rmw_lock = SPINLOCK_INIT;
 
-/* The first INTID a per-interrupt GICD register at `off` describes, or -1. */
-static int64_t gicd_intid(uint32_t off)
+static uintptr_t gicd_phys(uint32_t reg, uint32_t intid, uint32_t bits)
 {
-	if (off >= GICD_IGROUPR && off < GICD_IPRIORITYR)
-		return (int64_t)(off & 0x7f) * 8;
-	if (off >= GICD_IPRIORITYR && off < GICD_ITARGETSR + 0x400)
-		return (int64_t)(off & 0x3ff);
-	if (off >= GICD_ICFGR && off < GICD_ICFGR + 0x100)
-		return (int64_t)(off - GICD_ICFGR) * 4;
-	if (off >= GICD_IGRPMODR && off < GICD_IGRPMODR + 0x80)
-		return (int64_t)(off - GICD_IGRPMODR) * 8;
-	if (off >= GICD_IROUTER && off < GICD_IROUTER + 8 * 1020)
-		return (int64_t)(off - GICD_IROUTER) / 8;
-	return -1;
+	return platform.gicd_base + reg + (uintptr_t)intid * bits / 8;
 }
 
 static void route_spi(struct partition *p, uint32_t intid, uint32_t vcpu)
 {
 	/* Aff0 = core index on this board, as for SGIs and PSCI; IRM = 0. */
-	mmio_write64(platform.gicd_base + GICD_IROUTER + 8 * intid, p->vcpu[vcpu].pcpu);
-}
-
-/* Templates of every core of the partition, after a change to its SPIs' priority, group or route. */
-static void update_partition_templates(struct partition *p)
-{
-	for (uint32_t i = 0; i < p->num_vcpus; i++) {
-		struct arm64_cpu *c = &cpus[p->vcpu[i].pcpu];
-		if (c->vcpu == &p->vcpu[i])
-			update_templates(c);
-	}
+	mmio_write64(gicd_phys(GICD_IROUTER, intid, 64), p->vcpu[vcpu].pcpu);
 }
 
 void arch_partition_irqs_reset(struct partition *p)
 {
 	struct vgic_dist *d = &arm64_part(p)->dist;
 	bool direct = p->cfg->flags & TERN_PF_IRQ_DIRECT;
-	uintptr_t gicd = platform.gicd_base;
 
 	spin_lock(&d->lock);
 	d->ctlr = 0;
@@ -399,16 +527,31 @@ void arch_partition_irqs_reset(struct partition *p)
 		d->group[w] = direct ? bits : 0;
 		if (!bits)
 			continue;
-		mmio_write32(gicd + GICD_ICENABLER + 4 * w, bits);
-		mmio_write32(gicd + GICD_ICPENDR + 4 * w, bits);
-		mmio_write32(gicd + GICD_ICACTIVER + 4 * w, bits);
+		mmio_write32(gicd_phys(GICD_ICENABLER, 32 * w, 1), bits);
+		mmio_write32(gicd_phys(GICD_ICPENDR, 32 * w, 1), bits);
+		mmio_write32(gicd_phys(GICD_ICACTIVER, 32 * w, 1), bits);
 		for (; bits; bits &= bits - 1) {
 			uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
 			d->prio[intid] = 0;
 			d->target[intid] = 0;
-			*(volatile uint8_t *)(gicd + GICD_IPRIORITYR + intid) = PRIO_GUEST;
+			mmio_write8(gicd_phys(GICD_IPRIORITYR, intid, 8), PRIO_GUEST);
 			route_spi(p, intid, 0);
 		}
+	}
+	/* Every vCPU's redistributor as at power-on; none of them runs now. */
+	for (uint32_t i = 0; i < p->num_vcpus; i++) {
+		struct vgic_redist *r = &d->redist[i];
+		atomic_store(&r->enabled, 0);
+		r->group = direct ? DIRECT_GROUP1 : 0;
+		r->icfgr1 = 0;
+		r->waker = GICR_WAKER_SLEEP;
+		memset(r->prio, 0, sizeof(r->prio));
+		atomic_store(&r->pending, 0);
+		atomic_store(&r->sync, 0);
+		/* A direct vCPU's SGIs sent while it was off wait in its core's redistributor. */
+		uintptr_t rd = gic_redistributor(p->vcpu[i].pcpu);
+		if (direct && rd)
+			mmio_write32(rd + GICR_SGI_BASE + GICD_ICPENDR, GUEST_SGIS);
 	}
 	spin_unlock(&d->lock);
 }
@@ -423,19 +566,20 @@ uint32_t arch_irq_max_intid(void)
  * go to the physical distributor, whose state is the truth for both delivery
  * modes; reads show only the partition's bits.
  */
-static void gicd_bits(struct vcpu *v, uint32_t off, uint32_t word, bool write, uint64_t *value)
+static void gicd_bits(struct vcpu *v, const struct gicd_access *a, bool write, uint64_t *value)
 {
-	uint32_t owned = dist_of(v)->owned[word];
+	uint32_t owned = dist_of(v)->owned[a->intid / 32];
+	uintptr_t phys = gicd_phys(a->reg, a->intid, 1);
 	uint32_t val = (uint32_t)*value;
 
 	if (write) {
 		if (val & ~owned)
 			vcpu_count(v, STAT_GIC_IGNORED);
 		if (val & owned)
-			mmio_write32(platform.gicd_base + off, val & owned);
+			mmio_write32(phys, val & owned);
 		return;
 	}
-	*value = mmio_read32(platform.gicd_base + off) & owned;
+	*value = mmio_read32(phys) & owned;
 }
 
 static void gicd_group(struct vcpu *v, uint32_t word, bool write, uint64_t *value)
@@ -452,7 +596,7 @@ static void gicd_group(struct vcpu *v, uint32_t word, bool write, uint64_t *valu
 			vcpu_count(v, STAT_GIC_IGNORED);
 		else
 			d->group[word] = (d->group[word] & ~owned) | (val & owned);
-		update_partition_templates(v->partition);
+		vgic_post_partition(v->partition, VGIC_SYNC_TEMPLATES);
 		return;
 	}
 	*value = d->group[word] & owned;
@@ -479,20 +623,20 @@ static void gicd_priority(struct vcpu *v, uint32_t intid, unsigned size, bool wr
 		if (direct && prio < PRIO_GUEST_MIN && prio != d->prio[intid])
 			vcpu_count(v, STAT_GIC_CLAMPED);
 		d->prio[intid] = prio;
-		if (direct) {
-			*(volatile uint8_t *)(platform.gicd_base + GICD_IPRIORITYR + intid) = direct_prio(prio);
-		}
+		if (direct)
+			mmio_write8(gicd_phys(GICD_IPRIORITYR, intid, 8), direct_prio(prio));
 	}
 	if (write)
-		update_partition_templates(v->partition);
+		vgic_post_partition(v->partition, VGIC_SYNC_TEMPLATES);
 	else
 		*value = out;
 }
 
 /* GICD_ICFGR: two bits per interrupt, 16 per word, shared with other partitions' SPIs. */
-static void gicd_config(struct vcpu *v, uint32_t off, uint32_t first, bool write, uint64_t *value)
+static void gicd_config(struct vcpu *v, uint32_t first, bool write, uint64_t *value)
 {
 	const struct vgic_dist *d = dist_of(v);
+	uintptr_t phys = gicd_phys(GICD_ICFGR, first, 2);
 	uint32_t mask = 0;
 
 	for (uint32_t i = 0; i < 16; i++) {
@@ -500,7 +644,7 @@ static void gicd_config(struct vcpu *v, uint32_t off, uint32_t first, bool write
 			mask |= 3u << (2 * i);
 	}
 	if (!write) {
-		*value = mmio_read32(platform.gicd_base + off) & mask;
+		*value = mmio_read32(phys) & mask;
 		return;
 	}
 	uint32_t val = (uint32_t)*value;
@@ -509,18 +653,19 @@ static void gicd_config(struct vcpu *v, uint32_t off, uint32_t first, bool write
 	if (!mask)
 		return;
 	spin_lock(&gicd_rmw_lock);
-	uint32_t phys = mmio_read32(platform.gicd_base + off);
-	mmio_write32(platform.gicd_base + off, (phys & ~mask) | (val & mask));
+	uint32_t bits = mmio_read32(phys);
+	mmio_write32(phys, (bits & ~mask) | (val & mask));
 	spin_unlock(&gicd_rmw_lock);
 }
 
 /* GICD_IROUTER<n>: one of the partition's own vCPUs (Aff0 = index), never 1-of-N. */
-static void gicd_router(struct vcpu *v, uint32_t intid, uint32_t off, unsigned size, bool write,
+static void gicd_router(struct vcpu *v, const struct gicd_access *a, unsigned size, bool write,
 			uint64_t *value)
 {
 	struct partition *p = v->partition;
 	struct vgic_dist *d = dist_of(v);
-	bool high = off & 4;
+	uint32_t intid = a->intid;
+	bool high = a->byte == 4;
 
 	if (!spi_owned(d, intid)) {
 		if (write && *value)
@@ -544,136 +689,143 @@ static void gicd_router(struct vcpu *v, uint32_t intid, uint32_t off, unsigned s
 	}
 	d->target[intid] = (uint8_t)val;
 	route_spi(p, intid, (uint32_t)val);
-	update_partition_templates(p);
+	vgic_post_partition(p, VGIC_SYNC_TEMPLATES);
 }
 
-static bool vgicd_access(struct vcpu *v, uint32_t off, unsigned size, bool write, uint64_t *value)
+/* Registers with one word of identification or control, read as 32 bits. */
+static enum mmio_result gicd_control(struct vcpu *v, uint32_t off, unsigned size, bool write,
+				     uint64_t *value)
 {
 	struct vgic_dist *d = dist_of(v);
 
-	if (off == GICD_CTLR && size == 4) {
-		if (write)
+	if (size != 4)
+		return MMIO_ABORT;
+	switch (off) {
+	case GICD_CTLR:
+		if (write) {
+			spin_lock(&d->lock);
 			d->ctlr = (uint32_t)*value & (GICD_CTLR_ENGRP0 | GICD_CTLR_ENGRP1);
-		*value = d->ctlr | GICD_CTLR_ARE | GICD_CTLR_DS;
-		return true;
-	}
-	if (!write && size == 4) {
-		switch (off) {
-		case GICD_TYPER:
-			/* Same SPI range as the board, 10 INTID bits, no LPIs, no 1-of-N. */
-			*value = (mmio_read32(platform.gicd_base + GICD_TYPER) & 0x1f) | (9u << 19) | BIT(25);
-			return true;
-		case GICD_IIDR:
-			*value = mmio_read32(platform.gicd_base + GICD_IIDR);
-			return true;
-		case GICD_PIDR2:
-			*value = 0x3b; /* GICv3 */
-			return true;
+			spin_unlock(&d->lock);
 		}
+		*value = d->ctlr | GICD_CTLR_ARE | GICD_CTLR_DS;
+		return MMIO_DONE;
+	case GICD_TYPER:
+		/* Same SPI range as the board, 10 INTID bits, no LPIs, no 1-of-N. */
+		*value = (mmio_read32(platform.gicd_base + GICD_TYPER) & 0x1f) | (9u << 19) | BIT(25);
+		break;
+	case GICD_IIDR:
+		*value = mmio_read32(platform.gicd_base + GICD_IIDR);
+		break;
+	case GICD_PIDR2:
+		*value = 0x3b; /* GICv3 */
+		break;
+	default:
+		*value = 0; /* reserved, IMPLEMENTATION DEFINED, message-based SPIs, GICv2 SGIs */
+		break;
 	}
-	int64_t first = gicd_intid(off);
-	bool router = off >= GICD_IROUTER && off < GICD_IROUTER + 8 * 1020;
-	bool bytes = off >= GICD_IPRIORITYR && off < GICD_ITARGETSR + 0x400;
+	return MMIO_DONE; /* RAZ/WI or read-only: a write there changes nothing for anyone */
+}
 
-	if (size == 8 && !router)
-		return false; /* no 64-bit register there: the guest faults, as before */
-	if (size != 4 && !bytes && !router) {
-		if (write)
-			vcpu_count(v, STAT_GIC_IGNORED); /* word registers are accessed as words */
-		*value = 0;
-		return true;
-	}
-	if (first < 0 || first + (bytes ? size : 1) <= 32 || (off >= GICD_ITARGETSR && bytes) ||
-	    (off >= GICD_IGRPMODR && !router)) {
+static enum mmio_result vgicd_access(struct vcpu *v, uint64_t offset, unsigned size, bool write,
+				     uint64_t *value)
+{
+	struct vgic_dist *d = dist_of(v);
+	uint32_t off = (uint32_t)offset;
+	struct gicd_access a;
+
+	if (!vgic_gicd_decode(off, &a))
+		return gicd_control(v, off, size, write, value);
+	/* Sizes the GICv3 architecture gives each register; the access is aligned (mmio.c). */
+	bool bytes = a.reg == GICD_IPRIORITYR || a.reg == GICD_ITARGETSR;
+	if (a.reg == GICD_IROUTER ? size < 4 : (size != 4 && !(bytes && size == 1)))
+		return MMIO_ABORT;
+	if (a.intid + (bytes ? size : 1) <= 32 || a.reg == GICD_ITARGETSR ||
+	    a.reg == GICD_IGRPMODR || a.reg == GICD_NSACR) {
 		/*
-		 * Identification, the SGI/PPI banks (RAZ/WI with affinity routing),
-		 * ITARGETSR (ignored with affinity routing), IGRPMODR and NSACR (one
-		 * security state): legal, nothing to change.
+		 * The SGI/PPI banks (RAZ/WI with affinity routing), ITARGETSR (ignored with
+		 * affinity routing), IGRPMODR and NSACR (one security state): legal, nothing to
+		 * change.
 		 */
 		*value = 0;
-		return true;
+		return MMIO_DONE;
 	}
-	uint32_t intid = (uint32_t)first;
-	bool locked = write;
-
-	if (locked)
+	if (write)
 		spin_lock(&d->lock);
-	if (router)
-		gicd_router(v, intid, off, size, write, value);
-	else if (bytes)
-		gicd_priority(v, intid, size, write, value);
-	else if (off >= GICD_ICFGR)
-		gicd_config(v, off, intid, write, value);
-	else if (off < GICD_ISENABLER)
-		gicd_group(v, intid / 32, write, value);
-	else if (off < GICD_IPRIORITYR)
-		gicd_bits(v, off, intid / 32, write, value);
-	if (locked)
+	switch (a.reg) {
+	case GICD_IROUTER:
+		gicd_router(v, &a, size, write, value);
+		break;
+	case GICD_IPRIORITYR:
+		gicd_priority(v, a.intid, size, write, value);
+		break;
+	case GICD_ICFGR:
+		gicd_config(v, a.intid, write, value);
+		break;
+	case GICD_IGROUPR:
+		gicd_group(v, a.intid / 32, write, value);
+		break;
+	default:
+		gicd_bits(v, &a, write, value);
+		break;
+	}
+	if (write)
 		spin_unlock(&d->lock);
-	return true;
+	return MMIO_DONE;
 }
 
 /* ---- redistributor ---- */
 
 static void set_enables(struct vcpu *caller, struct vcpu *t, uint32_t bits, bool on)
 {
-	struct arm64_cpu *tc = &cpus[t->pcpu];
-	bool direct = is_direct(t);
-	uint32_t allowed = (direct ? GUEST_SGIS : 0xffff) | OWNED_PPIS;
+	struct vgic_redist *r = vgic_redist_of(t);
+	uint32_t allowed = (is_direct(t) ? GUEST_SGIS : 0xffff) | OWNED_PPIS;
 
 	if (bits & ~allowed)
 		vcpu_count(caller, STAT_GIC_IGNORED);
 	bits &= allowed;
 	if (on)
-		tc->vgic.enabled |= bits;
+		atomic_fetch_or(&r->enabled, bits);
 	else
-		tc->vgic.enabled &= ~bits;
-	/* The physical GIC delivers owned PPIs in both modes, and a direct guest's SGIs too. */
-	uint32_t physical = bits & (direct ? allowed : OWNED_PPIS);
-	if (physical)
-		mmio_write32(tc->gicr + GICR_SGI_BASE + (on ? GICD_ISENABLER : GICD_ICENABLER), physical);
-	if (direct)
-		return;
-	uint32_t release = on ? (tc->vgic.sgi_held & bits) : 0;
-	tc->vgic.sgi_held &= ~release;
-	for (; release; release &= release - 1)
-		deliver_sgi(t, (uint32_t)__builtin_ctz(release));
+		atomic_fetch_and(&r->enabled, ~bits);
+	vgic_post(t, VGIC_SYNC_ENABLES);
 }
 
-static bool vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t off, unsigned size,
-			    bool write, uint64_t *value)
+static enum mmio_result vgicr_priority(struct vcpu *v, struct vcpu *t, uint32_t idx,
+				       unsigned size, bool write, uint64_t *value)
 {
-	struct arm64_cpu *tc = &cpus[t->pcpu];
-	struct vgic_cpu *g = &tc->vgic;
+	struct vgic_redist *r = vgic_redist_of(t);
+	uint64_t v64 = 0;
 
-	if (off >= GICD_IPRIORITYR && off < GICD_IPRIORITYR + 32) {
-		uint32_t idx = off - GICD_IPRIORITYR;
-		if (idx + size > 32)
-			return false;
+	if (size != 1 && size != 4)
+		return MMIO_ABORT;
+	for (unsigned i = 0; i < size; i++) {
+		uint8_t prio = (uint8_t)(*value >> (8 * i));
 		if (!write) {
-			uint64_t v64 = 0;
-			for (unsigned i = 0; i < size; i++)
-				v64 |= (uint64_t)g->prio[idx + i] << (8 * i);
-			*value = v64;
-			return true;
+			v64 |= (uint64_t)r->prio[idx + i] << (8 * i);
+			continue;
 		}
-		for (unsigned i = 0; i < size; i++) {
-			uint8_t prio = (uint8_t)(*value >> (8 * i));
-			bool changed = prio != g->prio[idx + i];
-			g->prio[idx + i] = prio;
-			/* A direct guest's priorities are the GIC's; never above the control path's. */
-			if (is_direct(t) && ((GUEST_SGIS | OWNED_PPIS) & BIT(idx + i))) {
-				if (prio < PRIO_GUEST_MIN && changed)
-					vcpu_count(v, STAT_GIC_CLAMPED);
-				*(volatile uint8_t *)(tc->gicr + GICR_SGI_BASE + GICD_IPRIORITYR + idx + i) =
-					direct_prio(prio);
-			}
-		}
-		update_templates(tc);
-		return true;
+		/* A direct guest's priorities are the GIC's; never above the control path's. */
+		if (is_direct(t) && ((GUEST_SGIS | OWNED_PPIS) & BIT(idx + i)) &&
+		    prio < PRIO_GUEST_MIN && prio != r->prio[idx + i])
+			vcpu_count(v, STAT_GIC_CLAMPED);
+		r->prio[idx + i] = prio;
 	}
+	if (write)
+		vgic_post(t, VGIC_SYNC_TEMPLATES);
+	else
+		*value = v64;
+	return MMIO_DONE;
+}
+
+static enum mmio_result vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t off,
+					unsigned size, bool write, uint64_t *value)
+{
+	struct vgic_redist *r = vgic_redist_of(t);
+
+	if (off >= GICD_IPRIORITYR && off < GICD_IPRIORITYR + 32)
+		return vgicr_priority(v, t, off - GICD_IPRIORITYR, size, write, value);
 	if (size != 4)
-		return false;
+		return MMIO_ABORT;
 	uint32_t val = (uint32_t)*value;
 	switch (off) {
 	case GICD_IGROUPR:
@@ -682,17 +834,17 @@ static bool vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t off, unsign
 			if (~val & DIRECT_GROUP1)
 				vcpu_count(v, STAT_GIC_IGNORED);
 		} else if (write) {
-			g->group = val;
-			update_templates(tc);
+			r->group = val;
+			vgic_post(t, VGIC_SYNC_TEMPLATES);
 		}
-		*value = g->group;
-		return true;
+		*value = r->group;
+		return MMIO_DONE;
 	case GICD_ISENABLER:
 	case GICD_ICENABLER:
 		if (write)
 			set_enables(v, t, val, off == GICD_ISENABLER);
-		*value = g->enabled;
-		return true;
+		*value = atomic_load(&r->enabled);
+		return MMIO_DONE;
 	case GICD_ISPENDR:
 		if (write) {
 			/* A direct vCPU's SGI 15 is the hypervisor's control SGI (as in vgic_send_sgi). */
@@ -703,87 +855,100 @@ static bool vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t off, unsign
 				vcpu_count(v, STAT_GIC_IGNORED);
 		}
 		*value = 0;
-		return true;
+		return MMIO_DONE;
 	case GICD_ICPENDR:
 		if (write) {
+			/* A command to its core's redistributor, atomic there: nothing to post. */
 			uint32_t own = OWNED_PPIS | (is_direct(t) ? GUEST_SGIS : 0);
-			if (val & own)
-				mmio_write32(tc->gicr + GICR_SGI_BASE + GICD_ICPENDR, val & own);
+			uintptr_t rd = gic_redistributor(t->pcpu);
+			if ((val & own) && rd)
+				mmio_write32(rd + GICR_SGI_BASE + GICD_ICPENDR, val & own);
 		}
 		*value = 0;
-		return true;
+		return MMIO_DONE;
 	case GICD_ICFGR:
 		*value = 0xaaaaaaaa; /* SGIs are edge-triggered, fixed */
-		return true;
+		return MMIO_DONE;
 	case GICD_ICFGR + 4:
 		if (write)
-			g->icfgr1 = val;
-		*value = g->icfgr1;
-		return true;
+			r->icfgr1 = val;
+		*value = r->icfgr1;
+		return MMIO_DONE;
 	case GICD_ISACTIVER:
 	case GICD_ICACTIVER:
 	case GICD_IGRPMODR:
 	case GICD_NSACR:
 		*value = 0; /* active state lives in the list registers; no secure state */
-		return true;
+		return MMIO_DONE;
 	default:
 		if (write)
 			vcpu_count(v, STAT_GIC_IGNORED);
 		*value = 0;
-		return true;
+		return MMIO_DONE;
 	}
 }
 
-static bool vgicr_access(struct vcpu *v, struct vcpu *t, uint32_t off, unsigned size,
-			 bool write, uint64_t *value)
+static enum mmio_result vgicr_rd_frame(struct vcpu *v, struct vcpu *t, uint32_t off,
+				       unsigned size, bool write, uint64_t *value)
 {
-	struct vgic_cpu *g = &cpus[t->pcpu].vgic;
+	struct vgic_redist *r = vgic_redist_of(t);
 	struct partition *p = v->partition;
 
-	if (off >= GICR_SGI_BASE)
-		return vgicr_sgi_frame(v, t, off - GICR_SGI_BASE, size, write, value);
 	if (off == GICR_TYPER || off == GICR_TYPER + 4) {
 		uint64_t typer = ((uint64_t)t->index << 32) | ((uint64_t)t->index << 8) |
 				 (t->index == p->num_vcpus - 1 ? GICR_TYPER_LAST : 0);
-		if (write)
-			return true;
+		if (size != 4 && !(size == 8 && off == GICR_TYPER))
+			return MMIO_ABORT;
 		*value = off == GICR_TYPER ? (size == 8 ? typer : (uint32_t)typer) : typer >> 32;
-		return true;
+		return MMIO_DONE; /* read-only */
 	}
 	if (size != 4)
-		return false;
+		return MMIO_ABORT;
 	switch (off) {
 	case GICR_WAKER:
 		if (write)
-			g->waker = (uint32_t)*value & GICR_WAKER_SLEEP;
-		*value = g->waker | (g->waker ? GICR_WAKER_ASLEEP : 0);
-		return true;
+			r->waker = (uint32_t)*value & GICR_WAKER_SLEEP;
+		*value = r->waker | (r->waker ? GICR_WAKER_ASLEEP : 0);
+		return MMIO_DONE;
 	case GICR_IIDR:
 		*value = mmio_read32(platform.gicd_base + GICD_IIDR);
-		return true;
+		return MMIO_DONE;
 	case GICR_PIDR2:
 		*value = 0x3b;
-		return true;
+		return MMIO_DONE;
 	default:
 		if (write && off != GICR_CTLR)
 			vcpu_count(v, STAT_GIC_IGNORED);
 		*value = 0; /* GICR_CTLR: no LPIs */
-		return true;
+		return MMIO_DONE;
 	}
 }
 
-bool arch_vgic_mmio(struct vcpu *v, ipaddr_t ipa, unsigned size, bool write, uint64_t *value)
+static enum mmio_result vgicr_access(struct vcpu *v, uint64_t offset, unsigned size, bool write,
+				     uint64_t *value)
 {
 	struct partition *p = v->partition;
+	struct vgic_dist *d = dist_of(v);
+	uint64_t index = offset / platform.gicr_stride;
+	uint32_t off = (uint32_t)(offset % platform.gicr_stride);
+	enum mmio_result result;
 
-	if (ipa >= platform.gicd_base && ipa < platform.gicd_base + platform.gicd_size) {
-		uint32_t off = (uint32_t)(ipa - platform.gicd_base);
-		return vgicd_access(v, off, size, write, value);
-	}
-	if (ipa >= platform.gicr_base && ipa < platform.gicr_base + p->num_vcpus * platform.gicr_stride) {
-		uint64_t rel = ipa - platform.gicr_base;
-		struct vcpu *t = &p->vcpu[rel / platform.gicr_stride];
-		return vgicr_access(v, t, (uint32_t)(rel % platform.gicr_stride), size, write, value);
-	}
-	return false;
+	if (index >= p->num_vcpus)
+		return MMIO_UNHANDLED; /* the frame of a core the partition does not have */
+	struct vcpu *t = &p->vcpu[index];
+	if (write)
+		spin_lock(&d->lock);
+	if (off >= GICR_SGI_BASE)
+		result = vgicr_sgi_frame(v, t, off - GICR_SGI_BASE, size, write, value);
+	else
+		result = vgicr_rd_frame(v, t, off, size, write, value);
+	if (write)
+		spin_unlock(&d->lock);
+	return result;
+}
+
+void vgic_register_mmio(void)
+{
+	mmio_register(platform.gicd_base, platform.gicd_size, vgicd_access);
+	mmio_register(platform.gicr_base, platform.gicr_stride * TERN_MAX_CPUS, vgicr_access);
 }

@@ -20,8 +20,11 @@ bool arch_cpu_start(unsigned pcpu);
 __attribute__((noreturn)) void arch_cpu_return_to_idle(void);
 /* Make another core look at its vCPU's requests. */
 void arch_cpu_kick(unsigned pcpu);
-/* Sleep until something may have changed for this core (kick or interrupt). */
-void arch_cpu_idle_wait(void);
+/*
+ * Sleep until something may have changed for this core (a kick or an interrupt), or until the
+ * counter reaches `deadline` (0: no deadline).
+ */
+void arch_cpu_idle_wait(uint64_t deadline);
 
 /*
  * Confine DMA, once, before any partition is built: if the description says the board has
@@ -29,8 +32,18 @@ void arch_cpu_idle_wait(void);
  * at that partition's addresses, and nothing else.
  */
 bool arch_iommu_init(const struct tern_config *cfg, char *err, size_t errlen);
+/* Whether the board has an IOMMU the hypervisor knows how to take. */
+bool arch_iommu_present(void);
 /* Report the DMA the IOMMU refused since the last call: counted per partition, first few logged. */
 void arch_iommu_poll(void);
+/* The same, if `p` owns devices behind the IOMMU (its end reports its DMA faults). */
+void arch_iommu_poll_partition(struct partition *p);
+
+/* Register the devices the architecture emulates for partitions (its interrupt controller). */
+void arch_mmio_register(void);
+
+/* The guest-physical addresses a partition's map can cover (stage-2 input range). */
+uint64_t arch_ipa_limit(void);
 
 /* Build the partition's address space. */
 bool arch_partition_init(struct partition *p, char *err, size_t errlen);
@@ -55,10 +68,10 @@ void arch_hyp_irq_route(uint32_t intid, unsigned pcpu);
 /* Page-table pages the hypervisor has handed out, and how many it has: it allocates only at boot. */
 void arch_table_pages(uint32_t *used, uint32_t *total);
 
-/* Emulated interrupt-controller MMIO; false if `ipa` is not one of its registers. */
-bool arch_vgic_mmio(struct vcpu *v, ipaddr_t ipa, unsigned size, bool write, uint64_t *value);
-
-/* Make freshly copied guest memory visible to instruction fetch and to the guest. */
+/*
+ * Make freshly copied guest memory visible to the guest and to instruction fetch on this core
+ * (each core drops its own stale instructions when it enters a vCPU).
+ */
 void arch_sync_guest_memory(paddr_t pa, uint64_t size);
 uint64_t arch_counter(void);
 uint64_t arch_counter_freq(void);

@@ -10,20 +10,29 @@ struct config_range {
 	uint64_t size;
 };
 
-#define CONFIG_MAX_EMULATED 4u
+/* A board device range a partition may be given. */
+struct config_device {
+	uint64_t base;
+	uint64_t size;
+	bool dma;                   /* its devices can do DMA: only behind the IOMMU */
+};
 
+/*
+ * What the board allows.  Everything in a blob is checked against these allow-lists:
+ * whatever they do not name (the GIC, the hypervisor's UART, the IOMMU, devices whose DMA
+ * nothing confines) no partition can be given.
+ */
 struct config_limits {
-	uint32_t max_cpus;      /* cores the hypervisor supports on this board */
-	paddr_t reserved_lo;    /* hypervisor-owned RAM no partition may use */
-	paddr_t reserved_hi;
-	ipaddr_t ram_ipa;       /* the board RAM base every partition sees */
-	uint64_t ipa_limit;     /* stage-2 input range */
-	/* Pass-through device regions must lie inside this (the board's device window, never RAM) ... */
-	struct config_range device_window;
-	/* ... and outside what the hypervisor emulates or keeps (GIC, its console UART, SMMU). */
-	struct config_range emulated[CONFIG_MAX_EMULATED];
-	uint32_t max_intid;     /* pass-through SPIs are INTIDs 32..max_intid */
-	uint32_t hyp_intid;     /* an SPI the hypervisor keeps (its console UART's) */
+	uint32_t max_cpus;          /* cores the hypervisor supports on this board */
+	struct config_range ram;    /* where board RAM may be: base and largest size */
+	struct config_range reserved; /* hypervisor-owned RAM no partition may use */
+	ipaddr_t ram_ipa;           /* the board RAM base every partition sees */
+	uint64_t ipa_limit;         /* stage-2 input range */
+	const struct config_device *devices;
+	uint32_t num_devices;
+	const uint32_t *irqs;       /* INTIDs a partition may be given (its devices') */
+	uint32_t num_irqs;
+	bool iommu;                 /* the board has an IOMMU the hypervisor can take */
 };
 
 /*

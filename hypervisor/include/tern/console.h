@@ -1,15 +1,60 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The board console.  Everything printed goes, as whole lines, into a bounded ring: one per
+ * partition (its guest's UART output and the hypervisor's lines about it) and one for the
+ * hypervisor.  A producer never waits and never writes the UART: when its ring is full the
+ * line is dropped and counted.  One core, the console core, drains the rings to the board
+ * UART, a line from each ring in turn, so no partition can keep another's lines out.
+ */
 #ifndef TERN_CONSOLE_H
 #define TERN_CONSOLE_H
 
 #include <stdarg.h>
+#include <tern/spinlock.h>
 #include <tern/types.h>
 
-/* One whole line to the board UART, never interleaved with another core's. */
-void console_line(const char *prefix, const char *text, size_t len);
-/* `tern: ` + formatted text + newline. */
+#define CONSOLE_RING_SIZE 16384u   /* a power of two; a line is at most CONSOLE_LINE_MAX */
+#define CONSOLE_LINE_MAX  1100u    /* prefix + text + newline */
+
+struct console_ring {
+	struct spinlock lock;       /* producers: the cores of the ring's partition */
+	_Atomic uint32_t head;      /* next byte the console core emits */
+	_Atomic uint32_t tail;      /* end of the last whole line */
+	_Atomic uint32_t kicked;    /* the console core was asked to drain, not yet done */
+	uint64_t dropped;           /* bytes of lines that found the ring full (under lock) */
+	char *buf;                  /* CONSOLE_RING_SIZE bytes */
+};
+
+/* Add a ring (the hypervisor's, a partition's) to those the console core drains. */
+void console_ring_add(struct console_ring *r, char *buf);
+/*
+ * One whole line, `prefix` + `text` + newline, into `r`; false if it did not fit (then
+ * dropped and counted).  Never waits on another partition.
+ */
+bool console_put(struct console_ring *r, const char *prefix, const char *text, size_t len);
+/* Formatted text as one line into `r`, prefixed `tern: `. */
+void console_log(struct console_ring *r, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+/*
+ * From now on the console core drains the rings (until then every line is written at once:
+ * only the boot core runs).
+ */
+void console_start(unsigned core);
+unsigned console_core(void);
+/*
+ * The console core's work: emit up to a fixed budget of whole lines, a line from each ring in
+ * turn.  True if lines are left for another call.
+ */
+bool console_drain(void);
+/* Emit everything now, from any core (the board is about to go off). */
+void console_flush(void);
+/* A last line straight to the UART, taking no lock (a hypervisor panic). */
+void console_panic_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* `tern: ` + formatted text + newline, into the hypervisor's ring. */
 void tern_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Formatted text + newline, no prefix (machine-readable lines). */
+/* Formatted text + newline, no prefix (machine-readable lines), into the hypervisor's ring. */
 void console_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Board UART driver (drivers/). */
@@ -20,8 +65,7 @@ int uart_getc(void);
 
 /* The console's input interrupt (board UART receive): read and act on what was typed. */
 void console_rx(void);
-/* Route the console's input interrupt to a core (core/command.c), once partitions are set up. */
+/* Choose the console core (core/command.c) and route the console's input interrupt there. */
 void console_input_start(unsigned board_cpus);
-unsigned console_input_core(void);
 
 #endif

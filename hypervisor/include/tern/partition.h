@@ -4,10 +4,14 @@
 
 #include <stdatomic.h>
 #include <tern/config_abi.h>
+#include <tern/console.h>
 #include <tern/stats.h>
 #include <tern/spinlock.h>
 #include <tern/types.h>
 #include <tern/vpl011.h>
+
+/* The cores a board may have (core numbers index per-core tables). */
+#define TERN_MAX_CPUS 8u
 
 enum vcpu_power {
 	VCPU_OFF,
@@ -15,11 +19,13 @@ enum vcpu_power {
 	VCPU_ON,
 };
 
+/* tern/power.h draws the transitions. */
 enum partition_state {
 	PARTITION_RUNNING,
-	PARTITION_OFF,      /* the guest asked (SYSTEM_OFF) */
-	PARTITION_STOPPED,  /* contained after a fault */
-	PARTITION_RESETTING, /* SYSTEM_RESET: being reloaded, no vCPU may enter */
+	PARTITION_OFF,        /* ended: its guest powered it off, or an operator stopped it */
+	PARTITION_STOPPED,    /* ended: contained after a fault, or out of restarts */
+	PARTITION_ENDING,     /* one of its cores is taking it down: no vCPU may enter */
+	PARTITION_RESTARTING, /* waiting for vCPU 0's core to reload it (and its back-off) */
 };
 
 /* What the hypervisor console asks of a partition (struct partition.request bits). */
@@ -34,7 +40,7 @@ struct vcpu {
 	uint32_t index;          /* within the partition; MPIDR Aff0 */
 	uint32_t pcpu;
 	_Atomic uint32_t power;  /* enum vcpu_power */
-	_Atomic bool stop;       /* asked to leave the guest (another core ended the partition) */
+	_Atomic bool stop;       /* on its way out: asked to leave, or its own CPU_OFF */
 	uint64_t entry;          /* valid while ON_PENDING */
 	uint64_t context;
 	uint64_t stats[STAT_COUNT];
@@ -45,14 +51,21 @@ struct partition {
 	const char *name;
 	uint32_t index;
 	uint32_t num_vcpus;
-	_Atomic uint32_t state;  /* enum partition_state */
-	_Atomic uint32_t generation; /* bumped at every restart */
-	_Atomic uint32_t request; /* PARTITION_REQ_*, carried out on the partition's own core */
+	struct spinlock lock;        /* power state (tern/power.h); the partition's cores only */
+	_Atomic uint32_t state;      /* enum partition_state */
+	_Atomic uint32_t restarts;   /* reloads so far */
+	_Atomic uint32_t request;    /* PARTITION_REQ_*, carried out on the partition's own core */
 	struct vcpu vcpu[TERN_MAX_VCPUS];
-	struct spinlock power_lock; /* vCPU power transitions of this partition */
-	uint64_t created;        /* boot timestamps, counter ticks since board reset */
-	uint64_t first_entry;    /* the eret into vCPU 0's first instruction */
+	/* Restart policy: written by the ending core before RESTARTING, read by vCPU 0's core. */
+	uint32_t auto_restarts;      /* restarts after faults and guest resets */
+	uint64_t backoff;            /* the last automatic restart's wait, counter ticks */
+	uint64_t started;            /* counter when it last started */
+	uint64_t restart_at;         /* RESTARTING: reload no earlier than this */
+	bool reload_is_reset;        /* it was running (a reset), not ended (a restart) */
+	uint64_t created;            /* boot timestamps, counter ticks since board reset */
+	uint64_t first_entry;        /* the eret into vCPU 0's first instruction */
 	struct vpl011 uart;
+	struct console_ring console; /* its guest's lines and the hypervisor's about it */
 };
 
 extern struct partition partitions[TERN_MAX_PARTITIONS];
@@ -66,13 +79,29 @@ static inline void vcpu_count(struct vcpu *v, enum stat_id id)
 	v->stats[id]++;
 }
 
-/* PSCI semantics, on the calling vCPU's own partition only. */
-int32_t vcpu_cpu_on(struct vcpu *caller, uint64_t target_mpidr, uint64_t entry, uint64_t context);
-int32_t vcpu_affinity_info(struct vcpu *caller, uint64_t target_mpidr, uint32_t level);
+/* `tern: ` + text as one line of the partition's console (dropped and counted when full). */
+void partition_log(struct partition *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+enum power_result {
+	POWER_OK,
+	POWER_ALREADY_ON,
+	POWER_ON_PENDING,
+	POWER_DENIED,            /* the partition is ending: no vCPU may start */
+	POWER_INVALID_ADDRESS,   /* the entry point is outside the partition's RAM */
+};
+
+/* PSCI's meaning on the calling vCPU's own partition; vCPUs are named by index (< num_vcpus). */
+enum power_result vcpu_cpu_on(struct vcpu *caller, uint32_t target, uint64_t entry,
+			      uint64_t context);
+/* The power state of vCPU `target`. */
+enum vcpu_power vcpu_power_of(struct vcpu *caller, uint32_t target);
 __attribute__((noreturn)) void vcpu_cpu_off(struct vcpu *v);
 __attribute__((noreturn)) void partition_system_off(struct vcpu *v);
 __attribute__((noreturn)) void partition_system_reset(struct vcpu *v);
-/* Contain a guest that did something it may not: stop its partition, report, keep the rest running. */
+/*
+ * Contain a guest that did something it may not: end its partition (stopped, or restarted
+ * if its fault policy says so), report, keep the rest running.
+ */
 __attribute__((noreturn, format(printf, 2, 3)))
 void partition_fault(struct vcpu *v, const char *fmt, ...);
 

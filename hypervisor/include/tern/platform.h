@@ -9,6 +9,16 @@
 
 #include <tern/types.h>
 
+/* A board device range a partition may be given (platform_desc.devices). */
+struct platform_range {
+	paddr_t base;
+	uint64_t size;
+	uint32_t flags;             /* PLATFORM_* */
+};
+
+#define PLATFORM_DMA  (1u << 0)     /* its devices can do DMA: given out only behind the IOMMU */
+#define PLATFORM_ECAM (1u << 1)     /* a PCIe ECAM: its functions are silenced when the owner ends */
+
 struct platform_desc {
 	const char *name;
 	paddr_t uart_base;          /* PL011: hypervisor console, and the partitions' view */
@@ -26,11 +36,21 @@ struct platform_desc {
 	uint64_t smmu_size;
 	paddr_t smmu_ecam;
 	paddr_t ram_base;           /* also every partition's RAM IPA */
+	uint64_t ram_max;           /* board RAM never extends further than this from ram_base */
 	paddr_t hyp_base;           /* hypervisor-owned RAM */
 	uint64_t hyp_size;
 	paddr_t config_hpa;         /* where the loader puts the config blob */
 	uint64_t config_max;
 	uint32_t max_cpus;
+	/*
+	 * Allow-lists: the device ranges and interrupts a partition may be given.  Anything
+	 * else (the GIC, the console UART, the SMMU, an ITS, fw_cfg, virtio-mmio transports
+	 * whose DMA no IOMMU confines, ...) stays the hypervisor's or nobody's.
+	 */
+	const struct platform_range *devices;
+	uint32_t num_devices;
+	const uint32_t *device_irqs;
+	uint32_t num_device_irqs;
 };
 
 extern const struct platform_desc platform;

@@ -22,6 +22,8 @@ enum stat_id {
 	STAT_PSCI_DENIED,     /* PSCI calls naming vCPUs the partition does not have */
 	STAT_FAULT,
 	STAT_DMA_FAULT,       /* DMA by the partition's devices that the IOMMU refused */
+	STAT_ABORT_INJECTED,  /* emulated registers accessed misaligned or with a wrong size */
+	STAT_SETWAY,          /* set/way cache maintenance, done by address on its own RAM */
 	STAT_COUNT
 };
 

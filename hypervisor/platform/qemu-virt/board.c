@@ -1,6 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* QEMU `virt` (virtualization=on, gic-version=3); tools/tern/layout.py mirrors it. */
+/* QEMU `virt` (virtualization=on, gic-version=3, highmem=off); tools/tern/layout.py mirrors it. */
 #include <tern/platform.h>
+
+/*
+ * The PCIe host bridge: everything on its bus sits behind the SMMUv3, so its DMA can be
+ * confined.  virtio-mmio transports (0x0a00_0000) are not listed: their DMA bypasses the SMMU.
+ */
+static const struct platform_range devices[] = {
+	{ 0x10000000, 0x2eff0000, PLATFORM_DMA },                 /* 32-bit memory window */
+	{ 0x3eff0000, 0x00010000, PLATFORM_DMA },                 /* I/O window */
+	{ 0x3f000000, 0x01000000, PLATFORM_DMA | PLATFORM_ECAM }, /* ECAM, 16 buses */
+};
+
+/* The PCIe INTx lines (SPIs 3-6). */
+static const uint32_t device_irqs[] = { 35, 36, 37, 38 };
 
 const struct platform_desc platform = {
 	.name = "qemu-virt",
@@ -14,9 +27,14 @@ const struct platform_desc platform = {
 	.smmu_size = 0x20000,
 	.smmu_ecam = 0x3f000000,
 	.ram_base = 0x40000000,
+	.ram_max = GiB(3),          /* highmem=off: RAM ends by 4 GiB */
 	.hyp_base = 0x40000000,
 	.hyp_size = MiB(64),
 	.config_hpa = 0x43f00000,
 	.config_max = MiB(1),
 	.max_cpus = 8,
+	.devices = devices,
+	.num_devices = ARRAY_SIZE(devices),
+	.device_irqs = device_irqs,
+	.num_device_irqs = ARRAY_SIZE(device_irqs),
 };

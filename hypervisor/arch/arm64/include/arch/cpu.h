@@ -35,15 +35,12 @@ struct guest_regs {
 	uint64_t pad;
 };
 
-/* The virtual CPU interface state of the vCPU pinned on this core (SGIs and PPIs). */
+/*
+ * Delivery state of the vCPU pinned on this core, this core's alone (its virtual
+ * redistributor, which other cores may write, is struct vgic_redist).
+ */
 struct vgic_cpu {
-	uint32_t enabled;        /* virtual GICR_ISENABLER0 */
-	uint32_t group;          /* virtual GICR_IGROUPR0 */
 	uint32_t sgi_held;       /* SGIs raised while disabled, delivered on enable */
-	uint32_t icfgr1;         /* virtual GICR_ICFGR1 */
-	uint32_t waker;          /* virtual GICR_WAKER.ProcessorSleep */
-	uint8_t prio[32];
-	_Atomic uint32_t incoming; /* SGIs raised by other vCPUs of the partition */
 	bool fast_path_off;      /* queue non-empty: every injection takes the ordered path */
 	struct virq_queue queue;
 };

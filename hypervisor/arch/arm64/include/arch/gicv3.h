@@ -47,6 +47,7 @@
  */
 #define SGI_KICK       15    /* "look at your vCPU's requests" */
 #define PPI_MAINTENANCE 25
+#define PPI_HYP_TIMER  26    /* EL2 physical timer: an idle core's wake-up (restart back-off) */
 #define PPI_VTIMER     27
 #define PPI_PTIMER     30
 /* PPIs that belong to whichever vCPU owns the core. */
@@ -72,6 +73,13 @@ void gic_send_sgi(unsigned pcpu, uint32_t intid);
 void gic_set_eoimode(bool split);
 uint64_t gic_read_lr(unsigned n);
 void gic_write_lr(unsigned n, uint64_t value);
+/* The physical redistributor of core `pcpu`, 0 until that core has started. */
+uintptr_t gic_redistributor(unsigned pcpu);
+
+static inline void mmio_write8(uintptr_t a, uint8_t v)
+{
+	*(volatile uint8_t *)a = v;
+}
 
 static inline uint32_t mmio_read32(uintptr_t a)
 {
@@ -93,12 +101,21 @@ static inline void mmio_write64(uintptr_t a, uint64_t v)
 	*(volatile uint64_t *)a = v;
 }
 
+/* A distributor register access, decoded: which register, and the first INTID it names. */
+struct gicd_access {
+	uint32_t reg;               /* GICD_* of the register's first instance */
+	uint32_t intid;
+	uint32_t byte;              /* the access's byte within the interrupt's field */
+};
+
 /* vgic.c */
+bool vgic_gicd_decode(uint32_t off, struct gicd_access *a);
+void vgic_register_mmio(void);
 void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v);
 void vgic_quiesce(struct arm64_cpu *c);
 void vgic_inject(struct arm64_cpu *c, uint32_t intid);
 void vgic_maintenance(struct arm64_cpu *c);
-void vgic_take_incoming(struct arm64_cpu *c);
+void vgic_kicked(struct arm64_cpu *c);
 void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r);
 bool vgic_lrs_pending(void);
 bool vgic_owned_hw(const struct arm64_cpu *c, uint32_t intid);

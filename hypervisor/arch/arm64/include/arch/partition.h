@@ -6,18 +6,40 @@
 #include <tern/partition.h>
 #include <tern/spinlock.h>
 
+/* What a vCPU's own core must re-read of its virtual interrupt state (vgic_redist.sync). */
+#define VGIC_SYNC_TEMPLATES BIT(0)  /* priorities, groups or routes changed */
+#define VGIC_SYNC_ENABLES   BIT(1)  /* its SGI/PPI enables changed */
+
+/*
+ * The virtual redistributor of one vCPU.  It lives with the partition, not with the core:
+ * any vCPU of the partition may write it (under the distributor's lock), whether or not its
+ * own vCPU runs, and it keeps its state from the partition's start until the partition
+ * restarts.  Only the vCPU's own core turns it into list-register templates and physical
+ * GIC state: a writer posts `sync` bits and kicks that core (vgic_post).
+ */
+struct vgic_redist {
+	_Atomic uint32_t enabled;         /* GICR_ISENABLER0 */
+	uint32_t group;                   /* GICR_IGROUPR0 */
+	uint32_t icfgr1;                  /* GICR_ICFGR1 */
+	uint32_t waker;                   /* GICR_WAKER.ProcessorSleep */
+	uint8_t prio[32];                 /* GICR_IPRIORITYR */
+	_Atomic uint32_t pending;         /* SGIs raised for it, not yet taken by its core */
+	_Atomic uint32_t sync;            /* VGIC_SYNC_* */
+};
+
 /*
  * The partition's view of the distributor: the SPIs passed to it.  Enable,
  * pending, active and trigger state live in the physical distributor; what
  * the guest sees differently (group, priority, target vCPU) lives here.
  */
 struct vgic_dist {
-	struct spinlock lock;             /* GICD writes by the partition's vCPUs */
+	struct spinlock lock;             /* GICD/GICR writes by the partition's vCPUs */
 	uint32_t ctlr;                    /* GICD_CTLR enables */
 	uint32_t owned[TERN_IRQ_WORDS];   /* from the system description */
 	uint32_t group[TERN_IRQ_WORDS];   /* virtual GICD_IGROUPR */
 	uint8_t prio[NR_INTIDS];          /* virtual GICD_IPRIORITYR */
 	uint8_t target[NR_INTIDS];        /* GICD_IROUTER: vCPU index (Aff0) */
+	struct vgic_redist redist[TERN_MAX_VCPUS];
 };
 
 struct arm64_partition {
@@ -31,6 +53,11 @@ extern struct arm64_partition arm64_partitions[TERN_MAX_PARTITIONS];
 static inline struct arm64_partition *arm64_part(const struct partition *p)
 {
 	return &arm64_partitions[p->index];
+}
+
+static inline struct vgic_redist *vgic_redist_of(const struct vcpu *v)
+{
+	return &arm64_part(v->partition)->dist.redist[v->index];
 }
 
 #endif

@@ -5,11 +5,17 @@
 /* ESR_ELx exception classes (also used by vectors.S) */
 #define EC_UNKNOWN   0x00
 #define EC_WFX       0x01
+#define EC_CP15_32   0x03    /* AArch32 MCR/MRC, CP15 */
+#define EC_CP15_64   0x04    /* AArch32 MCRR/MRRC, CP15 */
+#define EC_CP14_32   0x05
+#define EC_CP14_LS   0x06
+#define EC_CP14_64   0x0c
 #define EC_HVC64     0x16
 #define EC_SMC64     0x17
 #define EC_SYSREG    0x18
 #define EC_IABT_LOW  0x20
 #define EC_DABT_LOW  0x24
+#define EC_DABT_CUR  0x25
 
 /*
  * ESR_EL2.ISS of a trapped system register access (EC_SYSREG): Op0 [21:20], Op2 [19:17],
@@ -57,9 +63,12 @@
 #define HCR_TWI  BIT(13)
 #define HCR_TWE  BIT(14)
 #define HCR_TSC  BIT(19)
+#define HCR_TSW  BIT(22)
 #define HCR_TIDCP BIT(20)
 #define HCR_RW   BIT(31)
 
+
+#define CNTHP_CTL_ENABLE BIT(0)
 
 /* GICv3 CPU interface and hypervisor control */
 #define ICC_SRE_SRE    BIT(0)
