@@ -227,6 +227,7 @@ void console_printf(const char *fmt, ...)
 
 void console_panic_line(const char *fmt, ...)
 {
+	static _Atomic bool flushed;
 	char buf[LOG_LINE_MAX];
 	va_list ap;
 
@@ -235,6 +236,12 @@ void console_panic_line(const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
+	/* What was said before the panic first, if nobody holds the UART. */
+	if (!atomic_exchange(&flushed, true) && spin_trylock(&uart_lock)) {
+		while (drain(~0u))
+			;
+		spin_unlock(&uart_lock);
+	}
 	put_raw("tern: ", 6);
 	put_raw(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 	put_raw("\n", 1);

@@ -75,8 +75,13 @@ static void partition_ended(void)
 /* Leave the guest on this core for good (until a CPU_ON or restart). */
 static __attribute__((noreturn)) void vcpu_leave(struct vcpu *v)
 {
+	struct partition *p = v->partition;
+
 	arch_vcpu_quiesce(v);
-	power_left(v->partition, v);
+	power_left(p, v);
+	/* A request whose kick found this vCPU on its way out goes to one that stays. */
+	if (atomic_load(&p->request) && state_of(p) == PARTITION_RUNNING)
+		partition_request(p, 0);
 	arch_cpu_return_to_idle();
 }
 
