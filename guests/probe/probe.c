@@ -713,6 +713,42 @@ static bool test_edu_dma(void)
 	return pass;
 }
 
+/*
+ * A partition's devices after its reset: this boot finds edu's Command register as the last
+ * one left it, then turns memory decoding and bus mastering on (a driver would, and then start
+ * DMA) and resets the partition, until the counter passes probe.reset_until_us. The
+ * hypervisor must silence the device when the partition goes down, so that no DMA lands in
+ * the RAM it reloads: every boot after the first finds decoding and mastering off.
+ */
+static void test_pci_reset(void)
+{
+	uint64_t until = us_to_ticks(bootarg_ulong("probe.reset_until_us", 2000, 1, 1000000000));
+	struct pci_host host;
+	uint32_t bdf = 0;
+	uint64_t bar = 0, bar_size = 0;
+
+	if (!pci_host_init(&host) || !pci_find(&host, EDU_VENDOR, EDU_DEVICE, &bdf)) {
+		printf("PROBE-JSON {\"test\":\"pci-reset\",\"error\":\"edu device not found\","
+		       "\"pass\":false}\n");
+		return;
+	}
+	uint32_t found = pci_read32(&host, bdf, PCI_COMMAND) & 0xffff;
+	bool quiet = !(found & (PCI_COMMAND_MASTER | PCI_COMMAND_MEMORY | PCI_COMMAND_IO));
+	uint64_t now = counter_virt();
+	bool again = now < until;
+
+	printf("PROBE-JSON {\"test\":\"pci-reset\",\"phase\":\"%s\",\"command\":\"0x%x\","
+	       "\"quiet\":%s,\"uptime_ticks\":%lu}\n", again ? "resetting" : "after", found,
+	       json_bool(quiet), (unsigned long)now);
+	if (!again)
+		return;
+	if (!pci_assign_bar(&host, bdf, 0, &bar, &bar_size))
+		printf("probe: pci-reset: edu BAR0 not assigned\n");
+	pci_write32(&host, bdf, PCI_COMMAND,
+		    found | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+	psci_call(PSCI_SYSTEM_RESET, 0, 0, 0);
+}
+
 /* CPU 1 spins for ever with every exception masked: only the hypervisor can stop it. */
 static void cpu1_spin_masked(uint64_t context_id)
 {
@@ -799,6 +835,8 @@ void guest_main(void)
 			test_spin_masked();
 		} else if (strview_eq(item, "reset")) {
 			test_reset();
+		} else if (strview_eq(item, "pci-reset")) {
+			test_pci_reset();
 		} else if (strview_eq(item, "spin")) {
 			test_spin();
 		} else if (strview_eq(item, "idle")) {

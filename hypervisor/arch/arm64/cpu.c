@@ -24,6 +24,7 @@ extern char hyp_vectors[];
 extern void secondary_entry(void);
 void mmu_init_tables(void);
 void mmu_enable(void);
+bool mmu_text_protected(void);
 __attribute__((noreturn)) void guest_enter(struct guest_regs *frame);
 
 static uint64_t firmware_call(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
@@ -69,6 +70,10 @@ __attribute__((noreturn)) void arm64_boot_primary(unsigned id, uint64_t entry_ti
 	mmu_init_tables();
 	mmu_enable();
 	boot_times.mmu_on = arch_counter();
+	if (!mmu_text_protected()) {
+		console_panic_line("error: the hypervisor's text is writable at EL2 (W^X broken)");
+		arch_board_off();
+	}
 	gic_dist_init();
 	cpu_local_init(&cpus[id]);
 	tern_main();

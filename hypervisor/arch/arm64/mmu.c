@@ -95,6 +95,23 @@ void mmu_enable(void)
 	isb();
 }
 
+/* Would a write at `va` go through this core's EL2 stage 1?  (AT: no access is made.) */
+static bool el2_writable(uintptr_t va)
+{
+	__asm__ volatile("at s1e2w, %0" : : "r"(va) : "memory");
+	isb();
+	return !(read_sysreg(par_el1) & 1); /* PAR_EL1.F: the translation would fault */
+}
+
+bool mmu_text_protected(void)
+{
+	extern char hyp_vectors[];
+
+	/* The hypervisor's code and the vectors it runs from: never writable (W^X). */
+	return !el2_writable((uintptr_t)_start_image) && !el2_writable((uintptr_t)hyp_vectors) &&
+	       el2_writable((uintptr_t)hyp_l1);
+}
+
 static uint64_t *s2_alloc(void)
 {
 	if (s2_pool_used == S2_POOL_PAGES)
