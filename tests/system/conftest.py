@@ -4,6 +4,7 @@
 to build it rather than skipping, so a broken build cannot pass silently.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -12,7 +13,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 
-HYPERVISOR = REPO / "hypervisor" / "build" / "tern.img"
+import tern.runner  # noqa: E402  (from tools/, just put on the path)
+
+# TERN_HYPERVISOR=IMAGE runs the suite against another hypervisor build (an older config ABI,
+# say); run_system's default image is what every test then boots.
+HYPERVISOR = Path(os.environ.get("TERN_HYPERVISOR") or REPO / "hypervisor" / "build" / "tern.img")
+tern.runner.DEFAULT_HYPERVISOR = HYPERVISOR
 LAT = REPO / "guests" / "build" / "lat.img"
 PROBE = REPO / "guests" / "build" / "probe.img"
 
