@@ -32,14 +32,26 @@ def built_images():
     assert not missing, f"missing {', '.join(map(str, missing))}: run `make all` first"
 
 
-def partition(name, cpus, image, bootargs="", wfi=None, memory="32MiB", irq="trap", devices=()):
+def toml_value(value):
+    """A Python value as TOML: strings quoted, booleans lower case, numbers as they are."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return str(value)
+
+
+def partition(name, cpus, image, bootargs="", wfi=None, memory="32MiB", irq="trap", devices=(),
+              **keys):
+    """A [[partition]] table; more keys (on_fault, max_restarts, ...) as keyword arguments."""
     cpu_list = ", ".join(str(c) for c in cpus)
     wfi = wfi or ("native" if irq == "direct" else "trap")
     device_list = ", ".join(f'"{d}"' for d in devices)
+    more = "".join(f"{key} = {toml_value(value)}\n" for key, value in keys.items())
     return (
         f'[[partition]]\nname = "{name}"\ncpus = [{cpu_list}]\nmemory = "{memory}"\n'
         f'image = "{image}"\nwfi = "{wfi}"\nirq = "{irq}"\nbootargs = "{bootargs}"\n'
-        f'devices = [{device_list}]\n'
+        f'devices = [{device_list}]\n' + more
     )
 
 
