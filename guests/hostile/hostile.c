@@ -947,6 +947,23 @@ static volatile uint64_t cpu_result[MAX_CPUS];
 static volatile uint64_t shared_until;  /* counter value a flood or race runs to */
 static volatile uint64_t race_at;       /* 0 until CPU 0 sets when the race goes */
 
+/* Whether each CPU ran the action with its MMU on (written by that CPU). */
+static volatile uint32_t cpu_mmu[MAX_CPUS];
+
+static void note_mmu(void)
+{
+	cpu_mmu[cpu_index()] = mmu_is_on();
+}
+
+/* `,"mmu_cpus":[true,...]`: what each CPU the action used said of its MMU. */
+static void print_mmu_cpus(void)
+{
+	printf(",\"mmu_cpus\":[");
+	for (unsigned cpu = 0; cpu < n_cpus; cpu++)
+		printf("%s%s", cpu ? "," : "", json_bool(cpu_mmu[cpu]));
+	console_putc(']');
+}
+
 /* Publish this CPU's results before its flag: the reader may be another CPU. */
 static void set_flag(volatile uint32_t *flag)
 {
@@ -1003,6 +1020,7 @@ static uint64_t flood(uint64_t until)
 
 static void flood_secondary(uint64_t cpu)
 {
+	note_mmu();
 	cpu_result[cpu] = flood(shared_until);
 	set_flag(&cpu_finished[cpu]);
 }
@@ -1012,6 +1030,7 @@ static void uart_flood(void)
 	uint64_t until = us_to_ticks(bootarg_ulong("hostile.until_us", 20000, 0, 100000000));
 
 	shared_until = until;
+	note_mmu();
 	print_acting("uart-flood");
 	unsigned started = start_secondaries(flood_secondary);
 	cpu_result[0] = flood(until);
@@ -1031,7 +1050,9 @@ static void uart_flood(void)
 	       (unsigned long)total);
 	for (unsigned cpu = 0; cpu < n_cpus; cpu++)
 		printf(cpu ? ",%lu" : "%lu", (unsigned long)cpu_result[cpu]);
-	printf("],\"pass\":%s}\n", json_bool(started + 1 == n_cpus && finished));
+	console_putc(']');
+	print_mmu_cpus();
+	printf(",\"pass\":%s}\n", json_bool(started + 1 == n_cpus && finished));
 }
 
 /* ---- reset-loop, fault-loop: the misdeed first, on every boot ---- */
@@ -1232,6 +1253,7 @@ static void private_snapshot(volatile struct private_view *out)
 
 static void misaligned_secondary(uint64_t cpu)
 {
+	note_mmu();
 	private_snapshot(&private_before[cpu]);
 	misaligned_run(GICR_ACCESSES_FROM);
 	private_snapshot(&private_after[cpu]);
@@ -1243,6 +1265,7 @@ static void gic_misaligned(void)
 	bool mapped = use_mmu && mmu_map_normal_nc(GICD_BASE, 0x10000) &&
 		      mmu_map_normal_nc(GICR_BASE, n_cpus * GICR_STRIDE);
 
+	note_mmu();
 	for (unsigned i = 0; i < MISALIGNED_SPIS; i++)
 		spi_view(MISALIGNED_SPI_FIRST + i, &spis_before[i]);
 	private_snapshot(&private_before[0]);
@@ -1284,7 +1307,9 @@ static void gic_misaligned(void)
 		struct private_view a = private_before[cpu], b = private_after[cpu];
 		changed += print_private_changes(cpu, &a, &b, changed);
 	}
-	printf("],\"started\":%u,\"pass\":%s}\n", started + 1,
+	printf("],\"started\":%u", started + 1);
+	print_mmu_cpus();
+	printf(",\"pass\":%s}\n",
 	       json_bool(bad == 0 && changed == 0 && started + 1 == n_cpus && finished));
 }
 
@@ -1331,6 +1356,7 @@ static void sibling_secondary(uint64_t cpu)
 	struct sibling_view own;
 
 	/* Started bare: its frame as vCPU 0 left it, before the library's GIC set-up. */
+	note_mmu();
 	sibling_read(GICR_BASE + cpu * GICR_STRIDE, &own);
 	sibling_own = own;
 	set_flag(&cpu_ready[cpu]);
@@ -1358,6 +1384,7 @@ static void sibling_frame(void)
 		printf(",\"error\":\"needs hostile.cpus=2 or more\",\"pass\":false}\n");
 		return;
 	}
+	note_mmu();
 	sibling_read(rd1, &before);
 	print_acting("sibling-frame");
 	mmio_write32(rd1 + GICR_IPRIORITYR, SIB_PRIO_WORD0);
@@ -1398,6 +1425,7 @@ static void sibling_frame(void)
 	print_sibling_view("readback", &readback);
 	print_sibling_view("own", &own);
 	print_sibling_view("after_off", &after_off);
+	print_mmu_cpus();
 	printf(",\"readback_ok\":%s,\"own_ok\":%s,\"kept_after_off\":%s,\"sgi_received\":%s,"
 	       "\"affinity_after\":%d,\"pass\":%s}\n", json_bool(readback_ok), json_bool(own_ok),
 	       json_bool(kept), json_bool(received), aff,

@@ -402,6 +402,7 @@ def test_uart_flood_is_dropped_and_counted_not_waited_for(tmp_path, references, 
     assert record["phase"] == "done" and record["pass"], f"{record}\n{result.explain()}"
     assert record["mmu"] == (mmu == "on") and record["bytes"] > 0, \
         f"{record}\n{result.explain()}"
+    assert record["mmu_cpus"] == [mmu == "on"], f"{record}\n{result.explain()}"
     assert "x" in result.partitions["hostile"].lines, result.explain()
     assert_busy_figures_alone(result, references, 2)
     assert stat(result, "hostile", "console_dropped") > 0, result.explain()
@@ -429,6 +430,7 @@ def test_uart_flood_from_two_vcpus_with_the_mmu_on(tmp_path):
     record = probe_record(result, "hostile", "hostile-uart-flood")
     assert record["phase"] == "done" and record["pass"] and record["started"] == 2, \
         f"{record}\n{result.explain()}"
+    assert record["mmu_cpus"] == [True, True], f"{record}\n{result.explain()}"
     rt_records(result)
     assert stat(result, "hostile", "console_dropped") > 0, result.explain()
 
@@ -527,6 +529,7 @@ def test_misaligned_gic_accesses_abort_in_the_guest(tmp_path, irq):
     assert result.ok, result.explain()
     record = probe_record(result, "hostile", "hostile-gic-misaligned")
     assert record["phase"] == "done" and record["normal_nc"], f"{record}\n{result.explain()}"
+    assert record["mmu_cpus"] == [True, True], f"{record}\n{result.explain()}"
     wrong = [a for a in record["accesses"] if not a["ok"]]
     assert wrong == [], f"not aborted as the hardware would: {wrong}\n{result.explain()}"
     assert record["changed"] == [], f"changed: {record['changed']}\n{result.explain()}"
@@ -550,6 +553,7 @@ def test_sibling_redistributor_before_it_ever_ran(tmp_path, mmu, irq):
     record = probe_record(result, "hostile", "hostile-sibling-frame")
     views = {k: record.get(k) for k in ("before", "readback", "own", "after_off")}
     assert record["phase"] == "done" and record["cpu_on"] == 0, f"{record}\n{result.explain()}"
+    assert record["mmu_cpus"] == [mmu == "on"] * 2, f"{record}\n{result.explain()}"
     assert record["readback_ok"] and record["own_ok"], f"{views}\n{result.explain()}"
     assert record["kept_after_off"] and record["sgi_received"], f"{views}\n{result.explain()}"
     assert record["pass"], f"{record}\n{result.explain()}"
