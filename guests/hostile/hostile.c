@@ -12,7 +12,18 @@
  *    undefined-instruction exception), never a crash.
  *  - irq-storm: a level-triggered device interrupt the guest never silences. It burns only
  *    this partition's core.
+ *  - uart-flood: its console's data register stored to in a tight loop. Never a neighbour's
+ *    stall: what the console cannot hold is dropped and counted.
+ *  - reset-loop, fault-loop: SYSTEM_RESET, or a fault with on_fault = "restart", first thing
+ *    on every boot. Counted, and stopped at max_restarts.
+ *  - gic-misaligned (MMU on, GIC pages Normal Non-cacheable): misaligned accesses to emulated
+ *    GIC registers. An alignment fault injected into the guest, nothing changed.
+ *  - sibling-frame: a sibling vCPU's redistributor written before that vCPU ever ran. Kept,
+ *    no crash.
+ *  - power-race: PSCI power calls of several vCPUs racing each other. PSCI answers, a clean
+ *    end, no hang.
  * and one that is not a misdeed: busy, the control neighbour for the tests (it only computes).
+ * hostile.cpus=N has an action use N vCPUs, hostile.mmu=on turns the MMU on (lib/mmu.c).
  *
  * Each action prints PROBE-JSON lines with "test":"hostile-<action>" (the probe guest's format,
  * so tools/tern/results.py parses them). A faulting action prints "phase":"trying" just before
@@ -990,12 +1001,13 @@ static bool wait_secondaries(volatile uint32_t *flags, uint64_t us)
 {
 	uint64_t deadline = deadline_after_us(us);
 
-	for (unsigned cpu = 1; cpu < n_cpus; cpu++)
-		while (!flags[cpu])
+	for (unsigned cpu = 1; cpu < n_cpus; cpu++) {
+		while (!flags[cpu]) {
 			if (deadline_passed(deadline))
 				return false;
-			else
-				cpu_relax();
+			cpu_relax();
+		}
+	}
 	return true;
 }
 
