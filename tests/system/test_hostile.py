@@ -561,7 +561,7 @@ def test_sibling_redistributor_before_it_ever_ran(tmp_path, mmu, irq):
 
 RACE_UNTIL_US = 100000
 RACE_TIMEOUT = 20               # a race that hangs the partition ends here (a clean one: < 1 s)
-PARALLEL_RUNS = 3
+PARALLEL_RUNS = 10
 
 
 def check_race(result, race):
