@@ -12,7 +12,18 @@
  *    undefined-instruction exception), never a crash.
  *  - irq-storm: a level-triggered device interrupt the guest never silences. It burns only
  *    this partition's core.
+ *  - uart-flood: its console's data register stored to in a tight loop. Never a neighbour's
+ *    stall: what the console cannot hold is dropped and counted.
+ *  - reset-loop, fault-loop: SYSTEM_RESET, or a fault with on_fault = "restart", first thing
+ *    on every boot. Counted, and stopped at max_restarts.
+ *  - gic-misaligned (MMU on, GIC pages Normal Non-cacheable): misaligned accesses to emulated
+ *    GIC registers. An alignment fault injected into the guest, nothing changed.
+ *  - sibling-frame: a sibling vCPU's redistributor written before that vCPU ever ran. Kept,
+ *    no crash.
+ *  - power-race: PSCI power calls of several vCPUs racing each other. PSCI answers, a clean
+ *    end, no hang.
  * and one that is not a misdeed: busy, the control neighbour for the tests (it only computes).
+ * hostile.cpus=N has an action use N vCPUs, hostile.mmu=on turns the MMU on (lib/mmu.c).
  *
  * Each action prints PROBE-JSON lines with "test":"hostile-<action>" (the probe guest's format,
  * so tools/tern/results.py parses them). A faulting action prints "phase":"trying", then waits
@@ -26,6 +37,7 @@
 #include "console.h"
 #include "exceptions.h"
 #include "gic.h"
+#include "mmu.h"
 #include "pci.h"
 #include "psci.h"
 #include "runtime.h"
@@ -72,9 +84,14 @@ const char guest_name[] = "hostile";
 #define SETTLE_US               2000    /* long enough for a stray SGI to show up */
 #define WAIT_US                 1000000
 
-/* Each written by one CPU only (MMU off: Device memory, no atomics); only CPU 0 runs here. */
-static volatile uint32_t sync_excs;
-static volatile uint64_t last_esr;
+/*
+ * Each written by one CPU only (with the MMU off every access is to Device memory: no
+ * atomics); the actions that use one vCPU run on CPU 0.
+ */
+static struct {
+	volatile uint32_t count;        /* synchronous exceptions taken and stepped over */
+	volatile uint64_t esr, far, elr;        /* of the last one */
+} excs[MAX_CPUS];
 static volatile uint32_t sgi_seen[16];          /* SGIs taken, by INTID */
 static volatile uint32_t stray_irqs;
 static volatile uint32_t storm_intid = GIC_SPURIOUS;
@@ -96,9 +113,18 @@ static void json_begin(const char *action)
 /* Count and step over a synchronous exception (an injected UNDEF, say) so the action goes on. */
 static void hostile_sync(struct exc_frame *frame)
 {
-	sync_excs++;
-	last_esr = frame->esr;
+	unsigned cpu = cpu_index();
+
+	excs[cpu].esr = frame->esr;
+	excs[cpu].far = frame->far;
+	excs[cpu].elr = frame->elr;
+	excs[cpu].count++;
 	frame->elr += 4;
+}
+
+static uint32_t exc_count(void)
+{
+	return excs[cpu_index()].count;
 }
 
 static void hostile_irq(struct exc_frame *frame)
@@ -312,7 +338,7 @@ static void fault_action(const char *action, enum access access, bool (*lookup)(
 	wait_for_start();
 
 	uint64_t value = 0;
-	uint32_t excs = sync_excs;
+	uint32_t before = exc_count();
 	switch (access) {
 	case READ64:
 		value = mmio_read64(t.addr);
@@ -331,7 +357,7 @@ static void fault_action(const char *action, enum access access, bool (*lookup)(
 	json_begin(action);
 	printf(",\"phase\":\"after\",\"target\":\"%s\",\"value\":\"0x%lx\",\"exceptions\":%u,"
 	       "\"esr\":\"0x%lx\",\"pass\":false}\n", t.name, (unsigned long)value,
-	       sync_excs - excs, (unsigned long)last_esr);
+	       exc_count() - before, (unsigned long)excs[cpu_index()].esr);
 }
 
 static void ram_read(void)
@@ -784,12 +810,12 @@ static bool ret_ok(enum expect e, int64_t ret)
  */
 static unsigned impdef_access(void)
 {
-	uint32_t before = sync_excs;
+	uint32_t before = exc_count();
 
 	(void)read_sysreg(s3_1_c15_c2_0);
 	write_sysreg(s3_1_c15_c2_0, ~0ULL);
 	isb();
-	return sync_excs - before;
+	return exc_count() - before;
 }
 
 static void call_malformed(void)
@@ -798,7 +824,7 @@ static void call_malformed(void)
 	int64_t rets[MALFORMED_CALLS];
 	bool ok[MALFORMED_CALLS];
 	unsigned bad = 0, undef = 0;
-	uint32_t excs = sync_excs;
+	uint32_t excs_before = exc_count();
 
 	print_acting("call-malformed");
 	while (repeat_next(&rep)) {
@@ -816,7 +842,7 @@ static void call_malformed(void)
 		}
 		undef += impdef_access();
 	}
-	excs = sync_excs - excs;
+	uint32_t exceptions = exc_count() - excs_before;
 
 	/* Calls first, then the line: nothing may split it. */
 	json_begin("call-malformed");
@@ -832,8 +858,8 @@ static void call_malformed(void)
 	for (unsigned i = 0, n = 0; i < MALFORMED_CALLS; i++)
 		if (!ok[i])
 			printf(n++ ? ",\"%s\"" : "\"%s\"", malformed_calls[i].name);
-	printf("],\"impdef_undef\":%u,\"exceptions\":%u,\"pass\":%s}\n", undef, excs,
-	       json_bool(bad == 0 && excs == undef));
+	printf("],\"impdef_undef\":%u,\"exceptions\":%u,\"pass\":%s}\n", undef, exceptions,
+	       json_bool(bad == 0 && exceptions == undef));
 }
 
 /* ---- irq-storm ---- */
@@ -925,6 +951,713 @@ static void irq_storm(void)
 	/* Unacked: power off with the interrupt enabled and the line up, for the hypervisor. */
 }
 
+/* ---- several vCPUs and the MMU (hostile.cpus, hostile.mmu) ---- */
+
+static unsigned n_cpus = 1;     /* hostile.cpus: vCPUs the action uses */
+static bool use_mmu;            /* hostile.mmu=on: every CPU it uses runs with its MMU on */
+
+/* Per-CPU hand-shakes, each written by its own CPU only (CPU 0 writes race_at). */
+static volatile uint32_t cpu_ready[MAX_CPUS];
+static volatile uint32_t cpu_finished[MAX_CPUS];
+static volatile uint64_t cpu_result[MAX_CPUS];
+static volatile uint64_t shared_until;  /* counter value a flood or race runs to */
+static volatile uint64_t race_at;       /* 0 until CPU 0 sets when the race goes */
+
+/* Whether each CPU ran the action with its MMU on (written by that CPU). */
+static volatile uint32_t cpu_mmu[MAX_CPUS];
+
+static void note_mmu(void)
+{
+	cpu_mmu[cpu_index()] = mmu_is_on();
+}
+
+/* `,"mmu_cpus":[true,...]`: what each CPU the action used said of its MMU. */
+static void print_mmu_cpus(void)
+{
+	printf(",\"mmu_cpus\":[");
+	for (unsigned cpu = 0; cpu < n_cpus; cpu++)
+		printf("%s%s", cpu ? "," : "", json_bool(cpu_mmu[cpu]));
+	console_putc(']');
+}
+
+/* Publish this CPU's results before its flag: the reader may be another CPU. */
+static void set_flag(volatile uint32_t *flag)
+{
+	dsb_sy();
+	*flag = 1;
+	dsb_sy();
+}
+
+/* Start CPUs 1 .. n_cpus-1 on fn; returns the number PSCI started. */
+static unsigned start_secondaries(secondary_fn fn)
+{
+	unsigned started = 0;
+
+	for (unsigned cpu = 1; cpu < n_cpus; cpu++) {
+		cpu_ready[cpu] = cpu_finished[cpu] = 0;
+		cpu_result[cpu] = 0;
+		started += cpu_start(cpu, fn, cpu) == PSCI_SUCCESS;
+	}
+	return started;
+}
+
+/* Until flags[1 .. n_cpus-1] are all set, at most us; false on timeout. */
+static bool wait_secondaries(volatile uint32_t *flags, uint64_t us)
+{
+	uint64_t deadline = deadline_after_us(us);
+
+	for (unsigned cpu = 1; cpu < n_cpus; cpu++) {
+		while (!flags[cpu]) {
+			if (deadline_passed(deadline))
+				return false;
+			cpu_relax();
+		}
+	}
+	return true;
+}
+
+/* ---- uart-flood ---- */
+
+#define UARTDR                  0x00
+
+/* 'x' and '\n' by plain stores to the data register, never looking at the FIFO flags. */
+static uint64_t flood(uint64_t until)
+{
+	uint64_t bytes = 0;
+
+	while (!deadline_passed(until)) {
+		for (unsigned i = 0; i < 32; i++) {
+			mmio_write32(PL011_BASE + UARTDR, 'x');
+			mmio_write32(PL011_BASE + UARTDR, '\n');
+		}
+		bytes += 64;
+	}
+	return bytes;
+}
+
+static void flood_secondary(uint64_t cpu)
+{
+	note_mmu();
+	cpu_result[cpu] = flood(shared_until);
+	set_flag(&cpu_finished[cpu]);
+}
+
+static void uart_flood(void)
+{
+	uint64_t until = us_to_ticks(bootarg_ulong("hostile.until_us", 20000, 0, 100000000));
+
+	shared_until = until;
+	note_mmu();
+	print_acting("uart-flood");
+	unsigned started = start_secondaries(flood_secondary);
+	cpu_result[0] = flood(until);
+	bool finished = wait_secondaries(cpu_finished, WAIT_US);
+	/*
+	 * The flood may have filled whatever buffers the console has: give them time to drain
+	 * before the result, which is written through the library's polled console.
+	 */
+	spin_us(SETTLE_US);
+
+	uint64_t total = 0;
+	for (unsigned cpu = 0; cpu < n_cpus; cpu++)
+		total += cpu_result[cpu];
+	json_begin("uart-flood");
+	printf(",\"phase\":\"done\",\"cpus\":%u,\"started\":%u,\"mmu\":%s,\"bytes\":%lu,"
+	       "\"bytes_per_cpu\":[", n_cpus, started + 1, json_bool(use_mmu),
+	       (unsigned long)total);
+	for (unsigned cpu = 0; cpu < n_cpus; cpu++)
+		printf(cpu ? ",%lu" : "%lu", (unsigned long)cpu_result[cpu]);
+	console_putc(']');
+	print_mmu_cpus();
+	printf(",\"pass\":%s}\n", json_bool(started + 1 == n_cpus && finished));
+}
+
+/* ---- reset-loop, fault-loop: the misdeed first, on every boot ---- */
+
+/*
+ * A reset or restart reloads RAM from the pristine image, so nothing in memory survives:
+ * the counter (not reset with the partition) says when to stop.
+ */
+static uint64_t loop_until(void)
+{
+	return us_to_ticks(bootarg_ulong("hostile.until_us", 20000, 0, 100000000));
+}
+
+static void reset_loop(void)
+{
+	uint64_t now = counter_virt();
+
+	if (now < loop_until()) {
+		json_begin("reset-loop");
+		printf(",\"phase\":\"resetting\",\"counter\":%lu}\n", (unsigned long)now);
+		int32_t ret = psci_call(PSCI_SYSTEM_RESET, 0, 0, 0);
+		json_begin("reset-loop");
+		printf(",\"phase\":\"after\",\"ret\":%d,\"pass\":false}\n", ret);
+		return;
+	}
+	json_begin("reset-loop");
+	printf(",\"phase\":\"done\",\"counter\":%lu,\"pass\":true}\n", (unsigned long)now);
+}
+
+static void fault_loop(void)
+{
+	uint64_t now = counter_virt();
+	uintptr_t addr = ram_base() + ram_size() + 0x1000;
+
+	if (now < loop_until()) {
+		json_begin("fault-loop");
+		printf(",\"phase\":\"trying\",\"counter\":%lu,\"addr\":\"0x%lx\"}\n",
+		       (unsigned long)now, (unsigned long)addr);
+		uint32_t before = exc_count();
+		mmio_write64(addr, 0x48414b4544ULL);
+		json_begin("fault-loop");
+		printf(",\"phase\":\"after\",\"exceptions\":%u,\"esr\":\"0x%lx\",\"pass\":false}\n",
+		       exc_count() - before, (unsigned long)excs[cpu_index()].esr);
+		return;
+	}
+	json_begin("fault-loop");
+	printf(",\"phase\":\"done\",\"counter\":%lu,\"pass\":true}\n", (unsigned long)now);
+}
+
+/* ---- gic-misaligned ---- */
+
+/* Redistributor registers the library does not name (offsets in the SGI frame or RD_base). */
+#define GICR_ICFGR1             (GICR_SGI_OFFSET + 0x0c04)
+
+/*
+ * Misaligned accesses to emulated registers. With the MMU on and these pages Normal
+ * Non-cacheable, stage 1 lets them through (no alignment check for Normal memory), so they
+ * reach the hypervisor's stage-2 trap, which must refuse them as the hardware refuses a
+ * misaligned Device access: an alignment fault injected into the guest.
+ */
+struct misaligned {
+	const char *name;
+	bool gicr;              /* offset in the CPU's own redistributor frame, else in GICD */
+	uint32_t off;
+	unsigned size;
+	bool write;
+	uint64_t value;
+};
+
+static const struct misaligned misaligned_accesses[] = {
+	{ "isenabler+0x5", false, GICD_ISENABLER + 0x5, 4, true, 0xffffffff },
+	{ "icenabler+0x9", false, GICD_ICENABLER + 0x9, 4, true, 0xffffffff },
+	{ "ispendr+0x7", false, GICD_ISPENDR + 0x7, 4, true, 0xffffffff },
+	{ "icfgr+0x9", false, GICD_ICFGR + 0x9, 4, true, 0xffffffff },
+	{ "igroupr+0x6", false, GICD_IGROUPR + 0x6, 4, true, 0 },
+	{ "ipriorityr+0x1", false, GICD_IPRIORITYR + 0x1, 2, true, 0x1010 },
+	{ "ipriorityr+0x23", false, GICD_IPRIORITYR + 0x23, 4, true, 0x10101010 },
+	{ "irouter32+0x4", false, GICD_IROUTER + 8 * 32 + 0x4, 8, true, 0x0000000100000001ULL },
+	{ "irouter40+0x2", false, GICD_IROUTER + 8 * 40 + 0x2, 4, true, 0x1 },
+	{ "isenabler+0x5", false, GICD_ISENABLER + 0x5, 4, false, 0 },
+	{ "ipriorityr+0x1", false, GICD_IPRIORITYR + 0x1, 2, false, 0 },
+	{ "icfgr+0x9", false, GICD_ICFGR + 0x9, 4, false, 0 },
+	{ "irouter32+0x4", false, GICD_IROUTER + 8 * 32 + 0x4, 8, false, 0 },
+	{ "gicr-isenabler0+0x1", true, GICR_ISENABLER0 + 0x1, 4, true, 0xffffffff },
+	{ "gicr-igroupr0+0x2", true, GICR_IGROUPR0 + 0x2, 4, true, 0 },
+	{ "gicr-ipriorityr+0x3", true, GICR_IPRIORITYR + 0x3, 2, true, 0x1010 },
+	{ "gicr-icfgr1+0x1", true, GICR_ICFGR1 + 0x1, 4, true, 0 },
+	{ "gicr-isenabler0+0x1", true, GICR_ISENABLER0 + 0x1, 4, false, 0 },
+	{ "gicr-typer+0x4", true, GICR_TYPER + 0x4, 8, false, 0 },
+};
+#define MISALIGNED_ACCESSES     (sizeof(misaligned_accesses) / sizeof(misaligned_accesses[0]))
+#define GICR_ACCESSES_FROM      13      /* the redistributor ones, which every CPU makes */
+
+#define ESR_EC_SHIFT            26
+#define ESR_EC_DABT_CUR         0x25    /* data abort taken without a change of EL */
+#define ESR_WNR                 (1u << 6)
+#define ESR_DFSC_MASK           0x3fu
+#define DFSC_ALIGNMENT          0x21
+
+struct access_outcome {
+	uintptr_t addr;
+	bool aborted;
+	uint64_t esr, far, value;
+};
+
+/* Accesses [first, MISALIGNED_ACCESSES) made by one CPU; outcome per access. */
+static volatile struct access_outcome outcomes[MAX_CPUS][MISALIGNED_ACCESSES];
+
+static void misaligned_run(unsigned first)
+{
+	unsigned cpu = cpu_index();
+	uintptr_t rd = gic_redistributor();
+
+	for (unsigned i = first; i < MISALIGNED_ACCESSES; i++) {
+		const struct misaligned *m = &misaligned_accesses[i];
+		uintptr_t addr = (m->gicr ? rd : GICD_BASE) + m->off;
+		uint32_t before = exc_count();
+		uint64_t value = 0;
+
+		if (m->write) {
+			if (m->size == 2)
+				mmio_write16(addr, (uint16_t)m->value);
+			else if (m->size == 4)
+				mmio_write32(addr, (uint32_t)m->value);
+			else
+				mmio_write64(addr, m->value);
+		} else {
+			if (m->size == 2)
+				value = mmio_read16(addr);
+			else if (m->size == 4)
+				value = mmio_read32(addr);
+			else
+				value = mmio_read64(addr);
+		}
+		volatile struct access_outcome *o = &outcomes[cpu][i];
+		o->addr = addr;
+		o->aborted = exc_count() != before;
+		o->esr = o->aborted ? excs[cpu].esr : 0;
+		o->far = o->aborted ? excs[cpu].far : 0;
+		o->value = value;
+	}
+}
+
+static bool outcome_ok(const struct misaligned *m, const volatile struct access_outcome *o)
+{
+	uint64_t esr = o->esr;
+
+	return o->aborted && (esr >> ESR_EC_SHIFT & 0x3f) == ESR_EC_DABT_CUR &&
+	       (esr & ESR_DFSC_MASK) == DFSC_ALIGNMENT && !!(esr & ESR_WNR) == m->write &&
+	       o->far == o->addr;
+}
+
+/* SGIs and PPIs as a CPU's own redistributor frame shows them. */
+struct private_view {
+	uint32_t enabled, group, icfgr1;
+	uint32_t prio[8];
+};
+
+static void private_view(uintptr_t rd, struct private_view *v)
+{
+	v->enabled = mmio_read32(rd + GICR_ISENABLER0);
+	v->group = mmio_read32(rd + GICR_IGROUPR0);
+	v->icfgr1 = mmio_read32(rd + GICR_ICFGR1);
+	for (unsigned i = 0; i < 8; i++)
+		v->prio[i] = mmio_read32(rd + GICR_IPRIORITYR + 4 * i);
+}
+
+static unsigned print_private_changes(unsigned cpu, const struct private_view *a,
+				      const struct private_view *b, unsigned printed)
+{
+	unsigned n = 0;
+
+	if (a->enabled != b->enabled)
+		printf("%s\"cpu%u:enable\"", printed + n++ ? "," : "", cpu);
+	if (a->group != b->group)
+		printf("%s\"cpu%u:group\"", printed + n++ ? "," : "", cpu);
+	if (a->icfgr1 != b->icfgr1)
+		printf("%s\"cpu%u:config\"", printed + n++ ? "," : "", cpu);
+	for (unsigned i = 0; i < 8; i++)
+		if (a->prio[i] != b->prio[i])
+			printf("%s\"cpu%u:priority%u\"", printed + n++ ? "," : "", cpu, i);
+	return n;
+}
+
+#define MISALIGNED_SPI_FIRST    32
+#define MISALIGNED_SPIS         64      /* INTIDs 32..95: every register the accesses touch */
+
+static struct spi_view spis_before[MISALIGNED_SPIS], spis_after[MISALIGNED_SPIS];
+static volatile struct private_view private_before[MAX_CPUS], private_after[MAX_CPUS];
+
+static void private_snapshot(volatile struct private_view *out)
+{
+	struct private_view v;
+
+	private_view(gic_redistributor(), &v);
+	*out = v;
+}
+
+static void misaligned_secondary(uint64_t cpu)
+{
+	note_mmu();
+	private_snapshot(&private_before[cpu]);
+	misaligned_run(GICR_ACCESSES_FROM);
+	private_snapshot(&private_after[cpu]);
+	set_flag(&cpu_finished[cpu]);
+}
+
+static void gic_misaligned(void)
+{
+	bool mapped = use_mmu && mmu_map_normal_nc(GICD_BASE, 0x10000) &&
+		      mmu_map_normal_nc(GICR_BASE, n_cpus * GICR_STRIDE);
+
+	note_mmu();
+	for (unsigned i = 0; i < MISALIGNED_SPIS; i++)
+		spi_view(MISALIGNED_SPI_FIRST + i, &spis_before[i]);
+	private_snapshot(&private_before[0]);
+	print_acting("gic-misaligned");
+	misaligned_run(0);
+	private_snapshot(&private_after[0]);
+	unsigned started = start_secondaries(misaligned_secondary);
+	bool finished = wait_secondaries(cpu_finished, WAIT_US);
+	for (unsigned i = 0; i < MISALIGNED_SPIS; i++)
+		spi_view(MISALIGNED_SPI_FIRST + i, &spis_after[i]);
+
+	unsigned bad = 0, aborted = 0;
+	json_begin("gic-misaligned");
+	printf(",\"phase\":\"done\",\"cpus\":%u,\"mmu\":%s,\"normal_nc\":%s,\"accesses\":[",
+	       n_cpus, json_bool(use_mmu), json_bool(mapped));
+	for (unsigned cpu = 0, n = 0; cpu < n_cpus; cpu++) {
+		for (unsigned i = cpu ? GICR_ACCESSES_FROM : 0; i < MISALIGNED_ACCESSES; i++, n++) {
+			const struct misaligned *m = &misaligned_accesses[i];
+			const volatile struct access_outcome *o = &outcomes[cpu][i];
+			bool ok = outcome_ok(m, o);
+			bad += !ok;
+			aborted += o->aborted;
+			printf("%s{\"cpu\":%u,\"name\":\"%s\",\"addr\":\"0x%lx\",\"size\":%u,"
+			       "\"write\":%s,\"aborted\":%s,\"esr\":\"0x%lx\",\"far\":\"0x%lx\"",
+			       n ? "," : "", cpu, m->name, (unsigned long)o->addr, m->size,
+			       json_bool(m->write), json_bool(o->aborted), (unsigned long)o->esr,
+			       (unsigned long)o->far);
+			if (!m->write)
+				printf(",\"value\":\"0x%lx\"", (unsigned long)o->value);
+			printf(",\"ok\":%s}", json_bool(ok));
+		}
+	}
+	printf("],\"aborted\":%u,\"wrong\":%u,\"changed\":[", aborted, bad);
+	unsigned changed = 0;
+	for (unsigned i = 0; i < MISALIGNED_SPIS; i++)
+		changed += print_spi_changes(MISALIGNED_SPI_FIRST + i, &spis_before[i],
+					     &spis_after[i], changed);
+	for (unsigned cpu = 0; cpu < n_cpus; cpu++) {
+		struct private_view a = private_before[cpu], b = private_after[cpu];
+		changed += print_private_changes(cpu, &a, &b, changed);
+	}
+	printf("],\"started\":%u", started + 1);
+	print_mmu_cpus();
+	printf(",\"pass\":%s}\n",
+	       json_bool(bad == 0 && changed == 0 && started + 1 == n_cpus && finished));
+}
+
+/* ---- sibling-frame ---- */
+
+/*
+ * What vCPU 0 writes to vCPU 1's redistributor frame before vCPU 1 has ever run: priorities
+ * by word and by byte (SGI 3's byte after word 0: 0x40203040 must read back), SGI 1 in
+ * Group 0, SGIs 1-3 enabled.
+ */
+#define SIB_PRIO_WORD0          0x10203040u
+#define SIB_PRIO_WORD1          0x80706050u
+#define SIB_PRIO_SGI3           0x40u
+#define SIB_PRIO_WORD0_AFTER    0x40203040u
+#define SIB_GROUP               0xfffffffdu
+#define SIB_ENABLE              0x0000000eu
+#define SIB_SGI                 1       /* vCPU 1 to vCPU 0 afterwards */
+
+struct sibling_view {
+	uint32_t prio0, prio1, group, enabled;
+	uint8_t prio_sgi3;              /* by a byte read */
+};
+
+static void sibling_read(uintptr_t rd, struct sibling_view *v)
+{
+	v->prio0 = mmio_read32(rd + GICR_IPRIORITYR);
+	v->prio1 = mmio_read32(rd + GICR_IPRIORITYR + 4);
+	v->prio_sgi3 = mmio_read8(rd + GICR_IPRIORITYR + 3);
+	v->group = mmio_read32(rd + GICR_IGROUPR0);
+	v->enabled = mmio_read32(rd + GICR_ISENABLER0);
+}
+
+static void print_sibling_view(const char *key, const struct sibling_view *v)
+{
+	printf(",\"%s\":{\"priority0\":\"0x%x\",\"priority1\":\"0x%x\",\"priority_sgi3\":\"0x%x\","
+	       "\"group\":\"0x%x\",\"enable\":\"0x%x\"}", key, v->prio0, v->prio1, v->prio_sgi3,
+	       v->group, v->enabled);
+}
+
+static volatile struct sibling_view sibling_own;        /* written by vCPU 1 */
+
+static void sibling_secondary(uint64_t cpu)
+{
+	struct sibling_view own;
+
+	/* Started bare: its frame as vCPU 0 left it, before the library's GIC set-up. */
+	note_mmu();
+	sibling_read(GICR_BASE + cpu * GICR_STRIDE, &own);
+	sibling_own = own;
+	set_flag(&cpu_ready[cpu]);
+	gic_init_cpu();
+	gic_send_sgi(SIB_SGI, 0);
+	set_flag(&cpu_finished[cpu]);
+}
+
+static bool view_as_written(const struct sibling_view *v, uint32_t group)
+{
+	return v->prio0 == SIB_PRIO_WORD0_AFTER && v->prio1 == SIB_PRIO_WORD1 &&
+	       v->prio_sgi3 == SIB_PRIO_SGI3 && v->group == group &&
+	       (v->enabled & SIB_ENABLE) == SIB_ENABLE;
+}
+
+static void sibling_frame(void)
+{
+	struct strview irq;
+	bool direct = bootarg("hostile.irq", &irq) && strview_eq(irq, "direct");
+	uintptr_t rd1 = GICR_BASE + GICR_STRIDE;
+	struct sibling_view before, readback, own, after_off;
+
+	if (n_cpus < 2) {
+		json_begin("sibling-frame");
+		printf(",\"error\":\"needs hostile.cpus=2 or more\",\"pass\":false}\n");
+		return;
+	}
+	note_mmu();
+	sibling_read(rd1, &before);
+	print_acting("sibling-frame");
+	mmio_write32(rd1 + GICR_IPRIORITYR, SIB_PRIO_WORD0);
+	mmio_write32(rd1 + GICR_IPRIORITYR + 4, SIB_PRIO_WORD1);
+	mmio_write8(rd1 + GICR_IPRIORITYR + 3, SIB_PRIO_SGI3);
+	mmio_write32(rd1 + GICR_IGROUPR0, SIB_GROUP);
+	mmio_write32(rd1 + GICR_ISENABLER0, SIB_ENABLE);
+	sibling_read(rd1, &readback);
+
+	sgi_seen[SIB_SGI] = 0;
+	gic_enable_private(SIB_SGI);
+	irq_enable();
+	cpu_ready[1] = cpu_finished[1] = 0;
+	int32_t on = cpu_start_bare(1, sibling_secondary, 1);
+	bool reported = on == PSCI_SUCCESS && wait_count(&cpu_ready[1], 1, WAIT_US);
+	own = sibling_own;
+	bool received = on == PSCI_SUCCESS && wait_count(&sgi_seen[SIB_SGI], 1, WAIT_US);
+	irq_disable();
+	uint64_t deadline = deadline_after_us(WAIT_US);
+	int32_t aff;
+	while ((aff = psci_affinity_info(1)) != PSCI_AFFINITY_OFF && !deadline_passed(deadline))
+		cpu_relax();
+	sibling_read(rd1, &after_off);
+
+	/* Direct: a write asking for Group 0 is ignored, Group 1 stays. */
+	uint32_t group = direct ? before.group : SIB_GROUP;
+	bool readback_ok = view_as_written(&readback, group);
+	bool own_ok = reported && view_as_written(&own, group);
+	/* After CPU_OFF: what vCPU 1 itself set up (the library: priority 0xa0, Group 1). */
+	bool kept = after_off.prio0 == 0xa0a0a0a0u && after_off.prio1 == 0xa0a0a0a0u &&
+		    after_off.group == (direct ? before.group : 0xffffffffu) &&
+		    (after_off.enabled & SIB_ENABLE) == SIB_ENABLE;
+
+	json_begin("sibling-frame");
+	printf(",\"phase\":\"done\",\"cpus\":%u,\"mmu\":%s,\"irq\":\"%s\",\"cpu_on\":%d",
+	       n_cpus, json_bool(use_mmu), direct ? "direct" : "trap", on);
+	print_sibling_view("before", &before);
+	print_sibling_view("readback", &readback);
+	print_sibling_view("own", &own);
+	print_sibling_view("after_off", &after_off);
+	print_mmu_cpus();
+	printf(",\"readback_ok\":%s,\"own_ok\":%s,\"kept_after_off\":%s,\"sgi_received\":%s,"
+	       "\"affinity_after\":%d,\"pass\":%s}\n", json_bool(readback_ok), json_bool(own_ok),
+	       json_bool(kept), json_bool(received), aff,
+	       json_bool(readback_ok && own_ok && kept && received && aff == PSCI_AFFINITY_OFF));
+}
+
+/* ---- power-race ---- */
+
+extern char off_entry_hvc[], off_entry_smc[];
+
+/* A CPU_ON entry that calls CPU_OFF at once, through the conduit PSCI uses. */
+static uintptr_t off_entry(void)
+{
+	return (uintptr_t)(psci_uses_hvc() ? off_entry_hvc : off_entry_smc);
+}
+
+/* Return codes by value: index -ret for PSCI errors 0 .. -9, the rest in `other`. */
+struct ret_counts {
+	uint64_t by_code[10];
+	uint64_t other;
+};
+
+static void count_ret(struct ret_counts *c, int32_t ret)
+{
+	if (ret <= 0 && ret > -10)
+		c->by_code[-ret]++;
+	else
+		c->other++;
+}
+
+static void print_counts(const char *key, const volatile struct ret_counts *c)
+{
+	unsigned n = 0;
+
+	printf(",\"%s\":{", key);
+	for (int code = 0; code < 10; code++)
+		if (c->by_code[code])
+			printf("%s\"%d\":%lu", n++ ? "," : "", -code,
+			       (unsigned long)c->by_code[code]);
+	if (c->other)
+		printf("%s\"other\":%lu", n ? "," : "", (unsigned long)c->other);
+	console_putc('}');
+}
+
+/* CPU_ON for the others by vCPU 1 (on-vs-end, on-vs-reset), published as it goes. */
+static volatile struct ret_counts loop_on_counts;
+
+static void cpu_on_loop(uint64_t cpu)
+{
+	struct ret_counts c = { { 0 }, 0 };
+	uintptr_t entry = off_entry();
+
+	set_flag(&cpu_ready[cpu]);
+	for (uint64_t i = 0;; i++) {
+		for (unsigned t = 2; t < n_cpus; t++)
+			count_ret(&c, psci_cpu_on(t, entry, 0));
+		if (i % 16 == 0)
+			loop_on_counts = c;
+	}
+}
+
+static void race_off_secondary(uint64_t cpu)
+{
+	set_flag(&cpu_ready[cpu]);
+	while (!race_at || counter_virt() < race_at)
+		;
+	cpu_result[cpu] = (uint64_t)(int64_t)psci_cpu_off();
+	set_flag(&cpu_finished[cpu]);     /* CPU_OFF returned: wrong */
+}
+
+static void race_error(const char *race, const char *error)
+{
+	json_begin("power-race");
+	printf(",\"race\":\"%s\",\"error\":\"%s\",\"pass\":false}\n", race, error);
+}
+
+/* Every vCPU calls CPU_OFF at the same counter value: the last one off ends the partition. */
+static void race_off_off(void)
+{
+	json_begin("power-race");
+	printf(",\"race\":\"off-off\",\"phase\":\"acting\",\"cpus\":%u,\"counter\":%lu}\n", n_cpus,
+	       (unsigned long)counter_virt());
+	race_at = 0;
+	unsigned started = start_secondaries(race_off_secondary);
+	if (started + 1 != n_cpus || !wait_secondaries(cpu_ready, WAIT_US)) {
+		race_error("off-off", "a vCPU did not start");
+		return;
+	}
+	uint64_t at = counter_virt() + us_to_ticks(100);
+	race_at = at;
+	dsb_sy();
+	while (counter_virt() < at)
+		;
+	int32_t ret = psci_cpu_off();
+	json_begin("power-race");
+	printf(",\"race\":\"off-off\",\"phase\":\"after\",\"cpu_off\":%d,\"pass\":false}\n", ret);
+}
+
+/* vCPU 1 turns the others on again and again while vCPU 0 ends (or resets) the partition. */
+static void race_on_vs_end(bool reset)
+{
+	const char *race = reset ? "on-vs-reset" : "on-vs-end";
+	unsigned long delay_us = bootarg_ulong("hostile.race_delay_us", 500, 0, 10000000);
+	uint64_t now = counter_virt();
+	bool last = !reset || now >= loop_until();
+
+	if (n_cpus < 3) {
+		race_error(race, "needs hostile.cpus=3 or more");
+		return;
+	}
+	json_begin("power-race");
+	printf(",\"race\":\"%s\",\"phase\":\"acting\",\"cpus\":%u,\"counter\":%lu}\n", race,
+	       n_cpus, (unsigned long)now);
+	cpu_ready[1] = 0;
+	int32_t on = cpu_start(1, cpu_on_loop, 1);
+	if (on != PSCI_SUCCESS || !wait_count(&cpu_ready[1], 1, WAIT_US)) {
+		json_begin("power-race");
+		printf(",\"race\":\"%s\",\"error\":\"vCPU 1 did not start\",\"cpu_on\":%d,"
+		       "\"affinity_info\":%d,\"pass\":false}\n", race, on, psci_affinity_info(1));
+		return;
+	}
+	spin_us(delay_us);
+	if (!last) {
+		json_begin("power-race");
+		printf(",\"race\":\"%s\",\"phase\":\"resetting\",\"counter\":%lu}\n", race,
+		       (unsigned long)counter_virt());
+		int32_t ret = psci_call(PSCI_SYSTEM_RESET, 0, 0, 0);
+		json_begin("power-race");
+		printf(",\"race\":\"%s\",\"phase\":\"after\",\"system_reset\":%d,\"pass\":false}\n",
+		       race, ret);
+		return;
+	}
+	struct ret_counts seen = loop_on_counts;
+	bool expected = seen.other == 0;
+	for (int code = 1; code < 10; code++)
+		expected &= !seen.by_code[code] || code == 4 || code == 5;
+	json_begin("power-race");
+	printf(",\"race\":\"%s\",\"phase\":\"done\",\"cpus\":%u", race, n_cpus);
+	print_counts("cpu_on", &seen);
+	printf(",\"pass\":%s}\n", json_bool(expected));
+	printf("PROBE-DONE\n");
+	psci_system_off();
+}
+
+/* CPU_ON of the others (who turn off at once) and AFFINITY_INFO, as fast as it can. */
+static void race_on_off(void)
+{
+	uint64_t until = loop_until();
+	struct ret_counts on = { { 0 }, 0 }, info = { { 0 }, 0 };
+	uintptr_t entry = off_entry();
+	uint64_t rounds = 0;
+
+	if (n_cpus < 2) {
+		race_error("on-off", "needs hostile.cpus=2 or more");
+		return;
+	}
+	json_begin("power-race");
+	printf(",\"race\":\"on-off\",\"phase\":\"acting\",\"cpus\":%u,\"counter\":%lu}\n", n_cpus,
+	       (unsigned long)counter_virt());
+	while (!deadline_passed(until)) {
+		for (unsigned t = 1; t < n_cpus; t++) {
+			count_ret(&on, psci_cpu_on(t, entry, 0));
+			int32_t a = psci_affinity_info(t);
+			/* AFFINITY_INFO answers 0 (on), 1 (off) or 2 (on pending): by_code[0..2]. */
+			if (a >= 0 && a <= 2)
+				info.by_code[a]++;
+			else
+				info.other++;
+		}
+		rounds++;
+	}
+	/* Afterwards every other vCPU must come to rest off. */
+	uint64_t deadline = deadline_after_us(WAIT_US);
+	int32_t last[MAX_CPUS] = { 0 };
+	bool all_off = false;
+	while (!all_off && !deadline_passed(deadline)) {
+		all_off = true;
+		for (unsigned t = 1; t < n_cpus; t++) {
+			last[t] = psci_affinity_info(t);
+			all_off &= last[t] == PSCI_AFFINITY_OFF;
+		}
+	}
+	bool expected = on.other == 0 && info.other == 0;
+	for (int code = 1; code < 10; code++)
+		expected &= !on.by_code[code] || code == 4 || code == 5;
+	for (int code = 3; code < 10; code++)
+		expected &= !info.by_code[code];
+	json_begin("power-race");
+	printf(",\"race\":\"on-off\",\"phase\":\"done\",\"cpus\":%u,\"rounds\":%lu", n_cpus,
+	       (unsigned long)rounds);
+	print_counts("cpu_on", &on);
+	printf(",\"affinity_info\":{\"0\":%lu,\"1\":%lu,\"2\":%lu,\"other\":%lu}",
+	       (unsigned long)info.by_code[0], (unsigned long)info.by_code[1],
+	       (unsigned long)info.by_code[2], (unsigned long)info.other);
+	print_rets("affinity_at_end", last + 1, n_cpus - 1);
+	printf(",\"all_off\":%s,\"pass\":%s}\n", json_bool(all_off), json_bool(expected && all_off));
+}
+
+static void power_race(void)
+{
+	struct strview race = { "", 0 };
+
+	bootarg("hostile.race", &race);
+	if (strview_eq(race, "off-off"))
+		race_off_off();
+	else if (strview_eq(race, "on-vs-end"))
+		race_on_vs_end(false);
+	else if (strview_eq(race, "on-vs-reset"))
+		race_on_vs_end(true);
+	else if (strview_eq(race, "on-off"))
+		race_on_off();
+	else
+		race_error("unknown", "unknown hostile.race");
+}
+
 /* ---- busy: the control, not a misdeed ---- */
 
 /*
@@ -959,40 +1692,88 @@ static void wait_for_start(void)
 	vtimer_sleep_until(at);
 }
 
+/* Action flags. */
+#define FAULTS          (1u << 0)       /* never returns under Tern */
+#define AT_ONCE         (1u << 1)       /* the misdeed first, every boot: no boot lines, no at_us */
+
 static const struct {
 	const char *name;
 	void (*run)(void);
-	bool faults;            /* never returns under Tern */
+	unsigned flags;
 } actions[] = {
-	{ "ram-read", ram_read, true },
-	{ "ram-write", ram_write, true },
-	{ "mmio-foreign", mmio_foreign, true },
-	{ "gic-foreign", gic_foreign, false },
-	{ "sgi-foreign", sgi_foreign, false },
-	{ "psci-foreign", psci_foreign, false },
-	{ "call-malformed", call_malformed, false },
-	{ "irq-storm", irq_storm, false },
-	{ "busy", busy, false },
+	{ "ram-read", ram_read, FAULTS },
+	{ "ram-write", ram_write, FAULTS },
+	{ "mmio-foreign", mmio_foreign, FAULTS },
+	{ "gic-foreign", gic_foreign, 0 },
+	{ "sgi-foreign", sgi_foreign, 0 },
+	{ "psci-foreign", psci_foreign, 0 },
+	{ "call-malformed", call_malformed, 0 },
+	{ "irq-storm", irq_storm, 0 },
+	{ "uart-flood", uart_flood, 0 },
+	{ "reset-loop", reset_loop, AT_ONCE },
+	{ "fault-loop", fault_loop, FAULTS | AT_ONCE },
+	{ "gic-misaligned", gic_misaligned, 0 },
+	{ "sibling-frame", sibling_frame, 0 },
+	{ "power-race", power_race, 0 },
+	{ "busy", busy, 0 },
 };
+#define ACTIONS         (sizeof(actions) / sizeof(actions[0]))
+
+/* The action hostile.action names; ACTIONS if none. */
+static unsigned chosen_action(struct strview *name)
+{
+	unsigned i = 0;
+
+	name->p = "";
+	name->len = 0;
+	if (!bootarg("hostile.action", name))
+		return ACTIONS;
+	while (i < ACTIONS && !strview_eq(*name, actions[i].name))
+		i++;
+	return i;
+}
+
+/* The library's boot lines, except for the actions that must come first. */
+bool guest_banner(void)
+{
+	struct strview name;
+	unsigned i = chosen_action(&name);
+
+	return i == ACTIONS || !(actions[i].flags & AT_ONCE);
+}
 
 void guest_main(void)
 {
-	struct strview name = { "", 0 };
-	unsigned i = 0, n = sizeof(actions) / sizeof(actions[0]);
+	struct strview name, mmu;
+	unsigned i = chosen_action(&name);
 
 	exceptions_set_sync_handler(hostile_sync);
 	exceptions_set_irq_handler(hostile_irq);
 
-	if (bootarg("hostile.action", &name))
-		while (i < n && !strview_eq(name, actions[i].name))
-			i++;
-	if (i == n) {
+	n_cpus = (unsigned)bootarg_ulong("hostile.cpus", 1, 1, MAX_CPUS);
+	use_mmu = bootarg("hostile.mmu", &mmu) && strview_eq(mmu, "on");
+	if (use_mmu) {
+		bool ok = mmu_init();
+		if (ok)
+			mmu_enable();
+		if (!ok || !mmu_is_on()) {
+			printf("PROBE-JSON {\"test\":\"hostile-mmu\",\"error\":\"MMU not on\","
+			       "\"pass\":false}\n");
+			use_mmu = false;
+		} else if (i == ACTIONS || !(actions[i].flags & AT_ONCE)) {
+			printf("hostile: MMU on: identity map, RAM 0x%lx+0x%lx write-back, "
+			       "devices below 1 GiB Device-nGnRE; %u CPU(s)\n",
+			       (unsigned long)ram_base(), (unsigned long)ram_size(), n_cpus);
+		}
+	}
+	if (i == ACTIONS) {
 		printf("PROBE-JSON {\"test\":\"hostile-");
 		print_strview(name);
 		printf("\",\"error\":\"unknown action\",\"pass\":false}\n");
 	} else {
-		if (!actions[i].faults)
-			wait_for_start();   /* a faulting action waits after saying what it tries */
+		/* A faulting action waits itself, after saying what it tries. */
+		if (!(actions[i].flags & (AT_ONCE | FAULTS)))
+			wait_for_start();
 		actions[i].run();
 	}
 	if (stray_irqs)

@@ -41,6 +41,31 @@ static inline void mmio_write32(uintptr_t addr, uint32_t val)
 	__asm__ volatile("str %w0, [%1]" : : "r"(val), "r"(addr) : "memory");
 }
 
+/* Byte and halfword accesses, for registers the GIC allows them on (IPRIORITYR). */
+static inline uint8_t mmio_read8(uintptr_t addr)
+{
+	uint32_t val;
+	__asm__ volatile("ldrb %w0, [%1]" : "=r"(val) : "r"(addr) : "memory");
+	return (uint8_t)val;
+}
+
+static inline void mmio_write8(uintptr_t addr, uint8_t val)
+{
+	__asm__ volatile("strb %w0, [%1]" : : "r"((uint32_t)val), "r"(addr) : "memory");
+}
+
+static inline uint16_t mmio_read16(uintptr_t addr)
+{
+	uint32_t val;
+	__asm__ volatile("ldrh %w0, [%1]" : "=r"(val) : "r"(addr) : "memory");
+	return (uint16_t)val;
+}
+
+static inline void mmio_write16(uintptr_t addr, uint16_t val)
+{
+	__asm__ volatile("strh %w0, [%1]" : : "r"((uint32_t)val), "r"(addr) : "memory");
+}
+
 static inline uint64_t mmio_read64(uintptr_t addr)
 {
 	uint64_t val;

@@ -17,6 +17,7 @@ static unsigned cpu_entry_el[MAX_CPUS];
 static uint64_t memory_base, memory_size;
 static uint64_t entry_counter;
 static volatile secondary_fn secondary_main[MAX_CPUS];
+static volatile bool secondary_bare[MAX_CPUS];
 
 unsigned entry_el(void)
 {
@@ -57,15 +58,17 @@ void lib_primary_entry(const void *dtb, unsigned el, uint64_t counter)
 	gic_init_distributor();
 	bool gic_ok = gic_init_cpu();
 
-	struct strview args = bootargs_all();
-	printf("%s: entered at EL%u on cpu %u, running at EL1; dtb %p%s, ram 0x%lx+0x%lx, "
-	       "psci %s, timer %lu Hz\n",
-	       guest_name, el, cpu_index(), dtb, have_dtb ? "" : " (invalid)", memory_base,
-	       memory_size, psci_uses_hvc() ? "hvc" : "smc", timer_freq());
-	printf("%s: bootargs \"", guest_name);
-	for (size_t i = 0; i < args.len; i++)
-		console_putc(args.p[i]);
-	printf("\"\n");
+	if (!guest_banner || guest_banner()) {
+		struct strview args = bootargs_all();
+		printf("%s: entered at EL%u on cpu %u, running at EL1; dtb %p%s, ram 0x%lx+0x%lx, "
+		       "psci %s, timer %lu Hz\n",
+		       guest_name, el, cpu_index(), dtb, have_dtb ? "" : " (invalid)", memory_base,
+		       memory_size, psci_uses_hvc() ? "hvc" : "smc", timer_freq());
+		printf("%s: bootargs \"", guest_name);
+		for (size_t i = 0; i < args.len; i++)
+			console_putc(args.p[i]);
+		printf("\"\n");
+	}
 	if (!gic_ok)
 		printf("%s: warning: redistributor not found or not awake\n", guest_name);
 
@@ -78,18 +81,30 @@ void lib_secondary_entry(uint64_t context_id, unsigned el)
 	unsigned cpu = cpu_index();
 
 	cpu_entry_el[cpu] = el;
-	gic_init_cpu();
+	if (!secondary_bare[cpu])
+		gic_init_cpu();
 	if (secondary_main[cpu])
 		secondary_main[cpu](context_id);
 	psci_cpu_off();
 }
 
-int32_t cpu_start(unsigned cpu, secondary_fn fn, uint64_t context_id)
+static int32_t start(unsigned cpu, secondary_fn fn, uint64_t context_id, bool bare)
 {
 	if (cpu >= MAX_CPUS)
 		return PSCI_INVALID_PARAMS;
 	secondary_main[cpu] = fn;
+	secondary_bare[cpu] = bare;
 	dsb_sy();
-	/* MMU off: the link address of secondary_entry is its physical address. */
+	/* MMU off, or on with an identity map: the link address is the physical address. */
 	return psci_cpu_on(cpu, (uintptr_t)secondary_entry, context_id);
+}
+
+int32_t cpu_start(unsigned cpu, secondary_fn fn, uint64_t context_id)
+{
+	return start(cpu, fn, context_id, false);
+}
+
+int32_t cpu_start_bare(unsigned cpu, secondary_fn fn, uint64_t context_id)
+{
+	return start(cpu, fn, context_id, true);
 }

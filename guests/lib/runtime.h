@@ -2,11 +2,17 @@
 #ifndef GUEST_RUNTIME_H
 #define GUEST_RUNTIME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Provided by the guest. */
 extern const char guest_name[];
 void guest_main(void);
+/*
+ * Optional: false keeps the library's two boot lines (entry, bootargs) off the console, for a
+ * guest that must act before it prints much. Called once the bootargs are read.
+ */
+bool guest_banner(void) __attribute__((weak));
 
 /* Exception level the CPU was entered at (1 inside Tern, 2 on the bare board). */
 unsigned entry_el(void);
@@ -23,6 +29,12 @@ uint64_t ram_size(void);
  */
 typedef void (*secondary_fn)(uint64_t context_id);
 int32_t cpu_start(unsigned cpu, secondary_fn fn, uint64_t context_id);
+
+/*
+ * As cpu_start, but fn runs before the CPU has touched its redistributor or GIC CPU interface
+ * (to see them as another CPU left them); it calls gic_init_cpu() itself if it needs them.
+ */
+int32_t cpu_start_bare(unsigned cpu, secondary_fn fn, uint64_t context_id);
 
 /* A CPU_ON entry point (start.S) that parks the CPU with no stack or memory access. */
 extern char park_entry[];

@@ -69,6 +69,7 @@ secondary_entry:
 	b	enter_el1
 secondary_el1:
 	bl	el1_cpu_setup
+	bl	mmu_secondary_on
 	mov	x0, x19
 	mov	x1, x20
 	bl	lib_secondary_entry
@@ -127,6 +128,33 @@ el1_cpu_setup:
 	sub	x1, x1, x0, lsl #STACK_SHIFT
 	mov	sp, x1
 	ret
+
+/*
+ * If CPU 0 turned its MMU on (mmu.c), turn this CPU's on with the same tables and registers,
+ * before anything touches the stack or shared data: from then on they are cacheable and
+ * coherent with CPU 0's view. mmu_boot was written with CPU 0's MMU off, so it is in memory.
+ * Leaf: only x0-x2 change.
+ */
+mmu_secondary_on:
+	adrp	x0, mmu_boot
+	add	x0, x0, :lo12:mmu_boot
+	ldr	x1, [x0]                /* SCTLR_EL1 to use; 0: the MMU stays off */
+	cbz	x1, 1f
+	ldr	x2, [x0, #8]
+	msr	mair_el1, x2
+	ldr	x2, [x0, #16]
+	msr	tcr_el1, x2
+	ldr	x2, [x0, #24]
+	msr	ttbr0_el1, x2
+	isb
+	tlbi	vmalle1
+	dsb	nsh
+	ic	iallu
+	dsb	nsh
+	isb
+	msr	sctlr_el1, x1
+	isb
+1:	ret
 
 /*
  * Also the CPU_ON entry point for calls that should fail: if one starts a CPU anyway, it stops

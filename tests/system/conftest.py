@@ -4,6 +4,7 @@
 to build it rather than skipping, so a broken build cannot pass silently.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -12,7 +13,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 
-HYPERVISOR = REPO / "hypervisor" / "build" / "tern.img"
+import tern.runner  # noqa: E402  (from tools/, just put on the path)
+
+# TERN_HYPERVISOR=IMAGE runs the suite against another hypervisor build (an older config ABI,
+# say); run_system's default image is what every test then boots.
+HYPERVISOR = Path(os.environ.get("TERN_HYPERVISOR") or REPO / "hypervisor" / "build" / "tern.img")
+tern.runner.DEFAULT_HYPERVISOR = HYPERVISOR
 LAT = REPO / "guests" / "build" / "lat.img"
 PROBE = REPO / "guests" / "build" / "probe.img"
 
@@ -26,14 +32,26 @@ def built_images():
     assert not missing, f"missing {', '.join(map(str, missing))}: run `make all` first"
 
 
-def partition(name, cpus, image, bootargs="", wfi=None, memory="32MiB", irq="trap", devices=()):
+def toml_value(value):
+    """A Python value as TOML: strings quoted, booleans lower case, numbers as they are."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return str(value)
+
+
+def partition(name, cpus, image, bootargs="", wfi=None, memory="32MiB", irq="trap", devices=(),
+              **keys):
+    """A [[partition]] table; more keys (on_fault, max_restarts, ...) as keyword arguments."""
     cpu_list = ", ".join(str(c) for c in cpus)
     wfi = wfi or ("native" if irq == "direct" else "trap")
     device_list = ", ".join(f'"{d}"' for d in devices)
+    more = "".join(f"{key} = {toml_value(value)}\n" for key, value in keys.items())
     return (
         f'[[partition]]\nname = "{name}"\ncpus = [{cpu_list}]\nmemory = "{memory}"\n'
         f'image = "{image}"\nwfi = "{wfi}"\nirq = "{irq}"\nbootargs = "{bootargs}"\n'
-        f'devices = [{device_list}]\n'
+        f'devices = [{device_list}]\n' + more
     )
 
 
