@@ -83,6 +83,23 @@ static inline bool wait_count(volatile uint32_t *counter, uint32_t target, uint6
 }
 
 /*
+ * The same with a YIELD in the loop, for waits on another CPU: under QEMU's icount the cores
+ * run in turns, and with no timer armed anywhere a core spinning without it never lets the
+ * one it waits for run.
+ */
+static inline bool wait_count_yield(volatile uint32_t *counter, uint32_t target, uint64_t us)
+{
+	uint64_t deadline = deadline_after_us(us);
+
+	while (*counter < target) {
+		if (deadline_passed(deadline))
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+/*
  * WFI until the virtual counter reaches `deadline`, woken by a one-shot virtual timer; IRQs are
  * masked on entry and exit and unmasked only between the test and the next WFI, so a wake-up
  * cannot be lost. The caller's IRQ handler must stop or re-arm the timer.

@@ -90,23 +90,6 @@ static void probe_irq(struct exc_frame *frame)
 		gic_eoi(intid);
 }
 
-/*
- * wait_count with a YIELD in the loop: for waits on another CPU that must first be started.
- * Under icount QEMU runs the cores in turns, and a core that spins without it can hold the
- * turn far longer than the wait.
- */
-static bool wait_count_yield(volatile uint32_t *counter, uint32_t target, uint64_t us)
-{
-	uint64_t deadline = deadline_after_us(us);
-
-	while (*counter < target) {
-		if (deadline_passed(deadline))
-			return false;
-		cpu_relax();
-	}
-	return true;
-}
-
 static bool wait_for(volatile uint32_t *flag)
 {
 	return wait_count(flag, 1, WAIT_US);

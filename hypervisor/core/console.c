@@ -25,7 +25,8 @@
 
 /* Never read before written: not cleared at boot (boot time), like the partitions' buffers. */
 static char hyp_ring_buf[CONSOLE_RING_SIZE] __attribute__((section(".noinit")));
-static struct console_ring hyp_ring = { .lock = SPINLOCK_INIT, .buf = hyp_ring_buf };
+static struct console_ring hyp_ring = { .lock = SPINLOCK_INIT,
+					 .buf = hyp_ring_buf };
 
 static struct console_ring *rings[MAX_RINGS] = { &hyp_ring };
 static _Atomic uint32_t num_rings = 1;
@@ -51,6 +52,8 @@ void console_ring_add(struct console_ring *r, char *buf)
 	atomic_store(&r->head, 0);
 	atomic_store(&r->tail, 0);
 	atomic_store(&r->kicked, 0);
+	r->credit = (uint64_t)CONSOLE_BURST * arch_counter_freq();
+	r->credited_at = arch_counter();
 	r->dropped = 0;
 	r->buf = buf;
 	if (n < MAX_RINGS) {
@@ -71,7 +74,23 @@ static void ring_copy(struct console_ring *r, uint32_t at, const char *s, size_t
 
 static uint32_t emit_line(struct console_ring *r);
 
-/* After a new line in `r`: out now if the UART is free, else the console core's job. */
+/* Does any ring other than `r` have lines waiting for the console core? */
+static bool others_waiting(const struct console_ring *r)
+{
+	uint32_t count = atomic_load(&num_rings);
+
+	for (uint32_t i = 0; i < count; i++) {
+		if (rings[i] != r && atomic_load_explicit(&rings[i]->head, memory_order_relaxed) !=
+		    atomic_load_explicit(&rings[i]->tail, memory_order_relaxed))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * After a new line in `r`: out now, by the producer itself, if the UART is free and nobody
+ * else's lines wait (they keep their turn); else the console core's job.
+ */
 static void request_drain(struct console_ring *r)
 {
 	unsigned core = atomic_load(&drain_core);
@@ -79,7 +98,7 @@ static void request_drain(struct console_ring *r)
 	if (core == NO_CORE) {
 		while (console_drain()) /* boot: no other core runs yet */
 			;
-	} else if (spin_trylock(&uart_lock)) {
+	} else if (!others_waiting(r) && spin_trylock(&uart_lock)) {
 		while (emit_line(r)) /* its own lines only, and only what it has put */
 			;
 		spin_unlock(&uart_lock);
@@ -88,9 +107,38 @@ static void request_drain(struct console_ring *r)
 	}
 }
 
-bool console_put(struct console_ring *r, const char *prefix, const char *text, size_t len)
+/* May `r` put `bytes` more now (its burst and rate, tern/console.h)?  Under r->lock. */
+static bool within_rate(struct console_ring *r, size_t bytes)
+{
+	uint64_t freq = arch_counter_freq();
+	uint64_t cap = (uint64_t)CONSOLE_BURST * freq;
+	uint64_t now = arch_counter();
+	uint64_t elapsed = now - r->credited_at;
+	uint64_t cost = bytes * freq;
+
+	/* Refill; an interval longer than a full refill takes is as good as one. */
+	if (elapsed >= cap / CONSOLE_RATE)
+		r->credit = cap;
+	else
+		r->credit = r->credit + elapsed * CONSOLE_RATE < cap ? r->credit + elapsed * CONSOLE_RATE
+								     : cap;
+	r->credited_at = now;
+	if (r->credit < cost)
+		return false;
+	r->credit -= cost;
+	return true;
+}
+
+/*
+ * One whole line into `r`, or dropped and counted.  A guest's line (`guest`) must also be
+ * within its partition's rate, and leaves room for one more line: the hypervisor's lines about
+ * a partition (its end, its faults) get through whatever its guest printed.
+ */
+static bool put_line(struct console_ring *r, const char *prefix, const char *text, size_t len,
+		     bool guest)
 {
 	size_t plen = prefix ? strnlen(prefix, 64) : 0;
+	size_t reserve = guest ? CONSOLE_LINE_MAX : 0;
 	bool fits;
 
 	if (plen + len + 1 > CONSOLE_LINE_MAX)
@@ -98,7 +146,8 @@ bool console_put(struct console_ring *r, const char *prefix, const char *text, s
 	spin_lock(&r->lock);
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	uint32_t used = tail - atomic_load_explicit(&r->head, memory_order_acquire);
-	fits = CONSOLE_RING_SIZE - used >= plen + len + 1;
+	fits = CONSOLE_RING_SIZE - used >= plen + len + 1 + reserve &&
+	       (!guest || within_rate(r, plen + len + 1));
 	if (fits) {
 		ring_copy(r, tail, prefix, plen);
 		ring_copy(r, tail + (uint32_t)plen, text, len);
@@ -111,6 +160,11 @@ bool console_put(struct console_ring *r, const char *prefix, const char *text, s
 	if (fits)
 		request_drain(r);
 	return fits;
+}
+
+bool console_put(struct console_ring *r, const char *prefix, const char *text, size_t len)
+{
+	return put_line(r, prefix, text, len, true);
 }
 
 /* Emit the ring's oldest line; the number of bytes, 0 if it has none. */
@@ -200,7 +254,7 @@ void console_log(struct console_ring *r, const char *fmt, va_list ap)
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 
 	if (n >= 0)
-		console_put(r, "tern: ", buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		put_line(r, "tern: ", buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, false);
 }
 
 void tern_log(const char *fmt, ...)
@@ -221,8 +275,8 @@ void console_printf(const char *fmt, ...)
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	if (n >= 0)
-		console_put(&hyp_ring, NULL, buf,
-			    (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		put_line(&hyp_ring, NULL, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1,
+			 false);
 }
 
 void console_panic_line(const char *fmt, ...)

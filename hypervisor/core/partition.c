@@ -122,18 +122,20 @@ static enum partition_state auto_restart(struct partition *p, bool reset)
 	uint32_t limit = p->cfg->max_restarts;
 
 	if (!has_pristine(p)) {
+		/* A reset that cannot happen ends the partition as its guest would: off. */
 		partition_log(p, "partition %s: restart needs a pristine image", p->name);
-	} else if (limit && p->auto_restarts >= limit) {
-		partition_log(p, "partition %s: restart limit %u reached", p->name, limit);
-	} else {
-		p->auto_restarts++;
-		p->restart_at = backoff_deadline(p, arch_counter());
-		p->reload_is_reset = reset;
-		return PARTITION_RESTARTING;
+		partition_log(p, "partition %s %s", p->name, reset ? "off" : "stopped");
+		return reset ? PARTITION_OFF : PARTITION_STOPPED;
 	}
-	/* A reset that cannot happen ends the partition as its guest would: off, not a fault. */
-	partition_log(p, "partition %s %s", p->name, reset ? "off" : "stopped");
-	return reset ? PARTITION_OFF : PARTITION_STOPPED;
+	if (limit && p->auto_restarts >= limit) {
+		partition_log(p, "partition %s: restart limit %u reached", p->name, limit);
+		partition_log(p, "partition %s stopped", p->name);
+		return PARTITION_STOPPED;
+	}
+	p->auto_restarts++;
+	p->restart_at = backoff_deadline(p, arch_counter());
+	p->reload_is_reset = reset;
+	return PARTITION_RESTARTING;
 }
 
 /* What the partition becomes once down, and the line that says so. */

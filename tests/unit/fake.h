@@ -14,5 +14,7 @@ void fake_uart_clear(void);
 /* The core the code under test runs on, and the kicks it sent (bit per core). */
 extern unsigned fake_cpu;
 extern uint32_t fake_kicks;
+/* The counter the code under test reads (arch_counter), at 62.5 MHz. */
+extern uint64_t fake_counter;
 
 #endif

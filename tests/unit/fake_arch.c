@@ -37,3 +37,15 @@ void arch_cpu_kick(unsigned pcpu)
 {
 	fake_kicks |= 1u << pcpu;
 }
+
+uint64_t fake_counter;
+
+uint64_t arch_counter(void)
+{
+	return fake_counter;
+}
+
+uint64_t arch_counter_freq(void)
+{
+	return 62500000; /* QEMU virt's */
+}

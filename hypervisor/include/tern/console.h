@@ -15,21 +15,31 @@
 
 #define CONSOLE_RING_SIZE 16384u   /* a power of two; a line is at most CONSOLE_LINE_MAX */
 #define CONSOLE_LINE_MAX  1100u    /* prefix + text + newline */
+/*
+ * A partition's share of the board UART: bursts of up to CONSOLE_BURST bytes, CONSOLE_RATE
+ * bytes per second of counter time on average (a real UART at 115200 baud carries 11520).
+ * A line beyond it is dropped and counted: a flood costs its own partition's lines only.
+ */
+#define CONSOLE_BURST     16384u
+#define CONSOLE_RATE      65536u
 
 struct console_ring {
 	struct spinlock lock;       /* producers: the cores of the ring's partition */
 	_Atomic uint32_t head;      /* next byte the console core emits */
 	_Atomic uint32_t tail;      /* end of the last whole line */
 	_Atomic uint32_t kicked;    /* the console core was asked to drain, not yet done */
-	uint64_t dropped;           /* bytes of lines that found the ring full (under lock) */
+	uint64_t credit;            /* bytes x counter frequency it may still put (under lock) */
+	uint64_t credited_at;       /* counter time of the last refill */
+	uint64_t dropped;           /* bytes of lines dropped: ring full or over its rate */
 	char *buf;                  /* CONSOLE_RING_SIZE bytes */
 };
 
 /* Add a ring (the hypervisor's, a partition's) to those the console core drains. */
 void console_ring_add(struct console_ring *r, char *buf);
 /*
- * One whole line, `prefix` + `text` + newline, into `r`; false if it did not fit (then
- * dropped and counted).  Never waits on another partition.
+ * One whole line of guest output, `prefix` + `text` + newline, into `r`; false if it did not
+ * fit the ring or the partition's rate (then dropped and counted).  Never waits on another
+ * partition.
  */
 bool console_put(struct console_ring *r, const char *prefix, const char *text, size_t len);
 /* Formatted text as one line into `r`, prefixed `tern: `. */
