@@ -31,6 +31,7 @@ static struct console_ring hyp_ring = { .lock = SPINLOCK_INIT,
 static struct console_ring *rings[MAX_RINGS] = { &hyp_ring };
 static _Atomic uint32_t num_rings = 1;
 static uint32_t next_ring;          /* round robin position, the console core's */
+static struct console_ring *partial; /* a line partly on the wire; under uart_lock */
 static _Atomic unsigned drain_core = NO_CORE;
 /* Held while lines go to the UART: by the console core, or by a flush. */
 static struct spinlock uart_lock = SPINLOCK_INIT;
@@ -74,22 +75,11 @@ static void ring_copy(struct console_ring *r, uint32_t at, const char *s, size_t
 
 static uint32_t emit_line(struct console_ring *r);
 
-/* Does any ring other than `r` have lines waiting for the console core? */
-static bool others_waiting(const struct console_ring *r)
-{
-	uint32_t count = atomic_load(&num_rings);
-
-	for (uint32_t i = 0; i < count; i++) {
-		if (rings[i] != r && atomic_load_explicit(&rings[i]->head, memory_order_relaxed) !=
-		    atomic_load_explicit(&rings[i]->tail, memory_order_relaxed))
-			return true;
-	}
-	return false;
-}
-
 /*
- * After a new line in `r`: out now, by the producer itself, if the UART is free and nobody
- * else's lines wait (they keep their turn); else the console core's job.
+ * After a new line in `r`: out now, by the producer itself, if the UART is free (its own lines
+ * only); else the console core's job.  Lines another ring has waiting keep their place at the
+ * console core, which serves every ring in turn: a producer never waits, and none can keep
+ * another's lines out.
  */
 static void request_drain(struct console_ring *r)
 {
@@ -98,13 +88,20 @@ static void request_drain(struct console_ring *r)
 	if (core == NO_CORE) {
 		while (console_drain()) /* boot: no other core runs yet */
 			;
-	} else if (!others_waiting(r) && spin_trylock(&uart_lock)) {
-		while (emit_line(r)) /* its own lines only, and only what it has put */
-			;
-		spin_unlock(&uart_lock);
-	} else if (!atomic_exchange(&r->kicked, 1)) {
-		arch_cpu_kick(core);
+		return;
 	}
+	if (spin_trylock(&uart_lock)) {
+		bool mine = !partial || partial == r;
+		/* Its own lines only, only what it has put, only what the FIFO takes at once. */
+		while (mine && emit_line(r) && !partial)
+			;
+		bool rest = atomic_load(&r->head) != atomic_load(&r->tail);
+		spin_unlock(&uart_lock);
+		if (!rest)
+			return;
+	}
+	if (!atomic_exchange(&r->kicked, 1))
+		arch_cpu_kick(core);
 }
 
 /* May `r` put `bytes` more now (its burst and rate, tern/console.h)?  Under r->lock. */
@@ -141,20 +138,21 @@ static bool put_line(struct console_ring *r, const char *prefix, const char *tex
 	size_t reserve = guest ? CONSOLE_LINE_MAX : 0;
 	bool fits;
 
-	if (plen + len + 1 > CONSOLE_LINE_MAX)
-		len = CONSOLE_LINE_MAX - plen - 1;
+	if (plen + len + 2 > CONSOLE_LINE_MAX)
+		len = CONSOLE_LINE_MAX - plen - 2;
 	spin_lock(&r->lock);
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	uint32_t used = tail - atomic_load_explicit(&r->head, memory_order_acquire);
-	fits = CONSOLE_RING_SIZE - used >= plen + len + 1 + reserve &&
-	       (!guest || within_rate(r, plen + len + 1));
+	/* The line as it goes on the wire, "\r\n" included: it can go out byte by byte. */
+	size_t bytes = plen + len + 2;
+	fits = CONSOLE_RING_SIZE - used >= bytes + reserve && (!guest || within_rate(r, bytes));
 	if (fits) {
 		ring_copy(r, tail, prefix, plen);
 		ring_copy(r, tail + (uint32_t)plen, text, len);
-		ring_copy(r, tail + (uint32_t)(plen + len), "\n", 1);
-		atomic_store_explicit(&r->tail, tail + (uint32_t)(plen + len + 1), memory_order_seq_cst);
+		ring_copy(r, tail + (uint32_t)(plen + len), "\r\n", 2);
+		atomic_store_explicit(&r->tail, tail + (uint32_t)bytes, memory_order_seq_cst);
 	} else {
-		r->dropped += plen + len + 1;
+		r->dropped += bytes;
 	}
 	spin_unlock(&r->lock);
 	if (fits)
@@ -167,24 +165,42 @@ bool console_put(struct console_ring *r, const char *prefix, const char *text, s
 	return put_line(r, prefix, text, len, true);
 }
 
-/* Emit the ring's oldest line; the number of bytes, 0 if it has none. */
+/*
+ * Emit `r`'s oldest line, or what is left of it, as long as the UART takes bytes without
+ * waiting.  Returns the bytes emitted; a line the UART's FIFO cut off is `partial`, and goes on
+ * before any other ring's line, so lines never mix on the wire.  Under uart_lock.
+ */
 static uint32_t emit_line(struct console_ring *r)
 {
 	uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-	uint32_t n = 0;
-	char c = 0;
+	uint32_t end = head;
 
-	while (c != '\n' && head + n != tail) {
-		c = r->buf[(head + n++) & (CONSOLE_RING_SIZE - 1)];
-		if (c == '\n')
-			uart_putc('\r');
-		uart_putc(c);
-	}
-	atomic_store_explicit(&r->head, head + n, memory_order_release);
-	return n;
+	while (end != tail && r->buf[end++ & (CONSOLE_RING_SIZE - 1)] != '\n')
+		;
+	/* [head, end): the rest of the line, in at most two pieces where the ring wraps. */
+	uint32_t at = head & (CONSOLE_RING_SIZE - 1);
+	size_t first = end - head < CONSOLE_RING_SIZE - at ? end - head : CONSOLE_RING_SIZE - at;
+	size_t n = uart_write(r->buf + at, first);
+	if (n == first && n < end - head)
+		n += uart_write(r->buf, end - head - first);
+	atomic_store_explicit(&r->head, head + (uint32_t)n, memory_order_release);
+	if (head + n == end && partial == r)
+		partial = NULL;         /* finished */
+	else if (n && head + n != end)
+		partial = r;            /* cut off by a full FIFO */
+	return (uint32_t)n;
 }
 
+/* The rest of a line the FIFO cut off; false while the FIFO stays full. */
+static bool finish_partial(void)
+{
+	if (partial)
+		emit_line(partial);
+	return !partial;
+}
+
+/* A line from each ring in turn, up to `budget` bytes; true if lines remain. */
 static bool drain(uint32_t budget)
 {
 	uint32_t count = atomic_load(&num_rings);
@@ -194,10 +210,13 @@ static bool drain(uint32_t budget)
 		return false;
 	for (uint32_t i = 0; i < count; i++)
 		atomic_store(&rings[i]->kicked, 0); /* before their tails are read below */
-	/* A line from each ring in turn, until every ring is empty or the budget is spent. */
+	if (!finish_partial())
+		return true;
 	while (idle < count && emitted < budget) {
 		struct console_ring *r = rings[next_ring % count];
 		uint32_t n = emit_line(r);
+		if (partial)
+			return true; /* the FIFO is full: the rest when it has room */
 		next_ring = (next_ring + 1) % count;
 		emitted += n;
 		idle = n ? 0 : idle + 1;

@@ -22,11 +22,20 @@ static volatile uint32_t *uart(void)
 	return (volatile uint32_t *)(uintptr_t)platform.uart_base;
 }
 
+size_t uart_write(const char *s, size_t n)
+{
+	volatile uint32_t *regs = uart();
+	size_t done = 0;
+
+	while (done < n && !(regs[UARTFR / 4] & FR_TXFF))
+		regs[UARTDR / 4] = (uint8_t)s[done++];
+	return done;
+}
+
 void uart_putc(char c)
 {
-	while (uart()[UARTFR / 4] & FR_TXFF)
+	while (!uart_write(&c, 1))
 		;
-	uart()[UARTDR / 4] = (uint8_t)c;
 }
 
 void uart_rx_enable(void)

@@ -16,11 +16,27 @@ void fake_uart_clear(void)
 	fake_uart_out[0] = 0;
 }
 
+bool fake_uart_full;
+size_t fake_uart_room = (size_t)-1;
+
+size_t uart_write(const char *s, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n && !fake_uart_full && fake_uart_room) {
+		if (fake_uart_len + 1 < sizeof(fake_uart_out))
+			fake_uart_out[fake_uart_len++] = s[done];
+		fake_uart_out[fake_uart_len] = 0;
+		done++;
+		if (fake_uart_room != (size_t)-1 && !--fake_uart_room)
+			fake_uart_full = true;
+	}
+	return done;
+}
+
 void uart_putc(char c)
 {
-	if (fake_uart_len + 1 < sizeof(fake_uart_out))
-		fake_uart_out[fake_uart_len++] = c;
-	fake_uart_out[fake_uart_len] = 0;
+	uart_write(&c, 1);
 }
 
 /* Single-threaded tests never wait on a lock. */

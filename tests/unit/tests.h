@@ -23,6 +23,13 @@
 	TEST(test_config_checks_restart_policy) \
 	TEST(test_printf_formats) \
 	TEST(test_printf_truncates) \
+	TEST(test_console_line_goes_out_at_once_when_the_uart_is_free) \
+	TEST(test_console_full_fifo_leaves_lines_to_the_console_core) \
+	TEST(test_console_a_line_cut_by_the_fifo_is_finished_first) \
+	TEST(test_console_a_flood_cannot_keep_another_ring_out) \
+	TEST(test_console_a_waiting_ring_keeps_its_lines) \
+	TEST(test_console_guest_output_beyond_its_share_is_dropped_and_counted) \
+	TEST(test_console_the_hypervisors_lines_get_through_a_flood) \
 	TEST(test_vpl011_lines_are_tagged) \
 	TEST(test_vpl011_long_line_is_split) \
 	TEST(test_vpl011_registers)

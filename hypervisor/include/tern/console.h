@@ -68,7 +68,9 @@ void tern_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void console_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Board UART driver (drivers/). */
-void uart_putc(char c);
+void uart_putc(char c);               /* waits for room in the FIFO */
+/* As many of the `n` bytes as the FIFO takes now, without waiting; how many it took. */
+size_t uart_write(const char *s, size_t n);
 void uart_rx_enable(void);
 /* The next received character, or -1 when none waits. */
 int uart_getc(void);
