@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Core bring-up, idling, kicks, and entering a vCPU. */
+#include <arch/entry.h>
 #include <arch/gicv3.h>
 #include <arch/partition.h>
 #include <arch/sysreg.h>
@@ -19,12 +20,6 @@
 
 struct arm64_cpu cpus[MAX_CPUS];
 uint8_t cpu_stacks[MAX_CPUS][STACK_SIZE] __attribute__((aligned(16), section(".noinit")));
-
-extern char hyp_vectors[];
-extern void secondary_entry(void);
-void mmu_init_tables(void);
-void mmu_enable(void);
-__attribute__((noreturn)) void guest_enter(struct guest_regs *frame);
 
 static uint64_t firmware_call(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
 {
@@ -62,7 +57,7 @@ static void cpu_local_init(struct arm64_cpu *c)
 	gic_cpu_init(c);
 }
 
-__attribute__((noreturn)) void arm64_boot_primary(unsigned id, uint64_t entry_time)
+void arm64_boot_primary(unsigned id, uint64_t entry_time)
 {
 	boot_times.entry = entry_time;
 	cpu_early(id);
@@ -74,7 +69,7 @@ __attribute__((noreturn)) void arm64_boot_primary(unsigned id, uint64_t entry_ti
 	tern_main();
 }
 
-__attribute__((noreturn)) void arm64_boot_secondary(unsigned id)
+void arm64_boot_secondary(unsigned id)
 {
 	cpu_early(id);
 	mmu_enable();
@@ -290,7 +285,7 @@ static const char *current_partition_name(void)
 	return v ? v->partition->name : "-";
 }
 
-__attribute__((noreturn)) void arm64_hyp_panic(struct guest_regs *r, int async)
+void arm64_hyp_panic(struct guest_regs *r, int async)
 {
 	/* Straight to the UART: the console's rings and locks may be what went wrong. */
 	console_panic_line("PANIC cpu=%u partition=%s %s esr=0x%llx far=0x%llx elr=0x%llx spsr=0x%llx",

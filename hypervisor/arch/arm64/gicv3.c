@@ -2,6 +2,7 @@
 /* The physical GICv3: distributor, redistributors, CPU interface, list registers. */
 #include <arch/gicv3.h>
 #include <arch/sysreg.h>
+#include <tern/arch.h>
 #include <tern/platform.h>
 
 unsigned gic_nr_lrs;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Everything that brings a guest into EL2 other than the interrupt fast path. */
+#include <arch/entry.h>
 #include <arch/esr.h>
 #include <arch/gicv3.h>
 #include <arch/partition.h>
@@ -43,7 +44,7 @@
 #define ISS_DC_ISW              SYSREG_ISS(1, 0, 7, 6, 2)
 #define ISS_DC_CSW              SYSREG_ISS(1, 0, 7, 10, 2)
 #define ISS_DC_CISW             SYSREG_ISS(1, 0, 7, 14, 2)
-#define SETWAY_LEVEL_MASK       0xeull   /* bits 3:1: the cache level; the rest set and way */
+#define SETWAY_LEVEL_MASK       0xeULL   /* bits 3:1: the cache level; the rest set and way */
 
 static uint64_t reg_get(const struct guest_regs *r, unsigned n)
 {
@@ -83,7 +84,7 @@ static int target_vcpu(struct vcpu *caller, uint64_t mpidr)
 {
 	uint64_t index = mpidr & 0xff;
 
-	if ((mpidr & 0xff00ffff00ull) || index >= caller->partition->num_vcpus) {
+	if ((mpidr & 0xff00ffff00ULL) || index >= caller->partition->num_vcpus) {
 		vcpu_count(caller, STAT_PSCI_DENIED);
 		return -1;
 	}
@@ -121,7 +122,7 @@ static int64_t psci_affinity_info(struct vcpu *v, uint64_t mpidr, uint64_t level
 }
 
 /* SMCCC call through HVC or SMC: PSCI on the caller's partition; anything else is not supported. */
-void arm64_handle_call(struct vcpu *v, struct guest_regs *r)
+static void arm64_handle_call(struct vcpu *v, struct guest_regs *r)
 {
 	uint32_t fn = (uint32_t)r->x[0];
 	bool smc32 = !(fn & BIT(30));
