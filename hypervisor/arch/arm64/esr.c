@@ -65,6 +65,6 @@ uint64_t esr_advance_it_t32(uint64_t spsr)
 		return spsr;
 	/* ITAdvance(): the mask shifts; once empty the block is over. */
 	it = (it & 7) == 0 ? 0 : (it & 0xe0) | ((it << 1) & 0x1f);
-	spsr &= ~((0xfcull << 8) | (3ull << 25));
+	spsr &= ~((0xfcULL << 8) | (3ULL << 25));
 	return spsr | ((uint64_t)(it & 0xfc) << 8) | ((uint64_t)(it & 3) << 25);
 }

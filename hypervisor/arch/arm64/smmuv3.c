@@ -76,12 +76,12 @@
 #define EVTQ_LOG2          7
 
 #define STE0_V             BIT(0)
-#define STE0_S1_TRANS      (5ull << 1) /* Config: stage 1 translate, stage 2 bypass */
-#define STE1_S1_WB_ISH     (1ull << 2 | 1ull << 4 | 3ull << 6) /* CD fetch: S1CIR, S1COR, S1CSH */
-#define STE1_SHCFG_INCOMING (1ull << 44)
+#define STE0_S1_TRANS      (5ULL << 1) /* Config: stage 1 translate, stage 2 bypass */
+#define STE1_S1_WB_ISH     (1ULL << 2 | 1ULL << 4 | 3ULL << 6) /* CD fetch: S1CIR, S1COR, S1CSH */
+#define STE1_SHCFG_INCOMING (1ULL << 44)
 
-#define CD0_T0SZ           32ull       /* 32-bit input: the partition map (below 4 GiB) */
-#define CD0_TT0_WB_ISH     (1ull << 8 | 1ull << 10 | 3ull << 12) /* walks: IR0, OR0, SH0; TG0 4 KiB */
+#define CD0_T0SZ           32ULL       /* 32-bit input: the partition map (below 4 GiB) */
+#define CD0_TT0_WB_ISH     (1ULL << 8 | 1ULL << 10 | 3ULL << 12) /* walks: IR0, OR0, SH0; TG0 4 KiB */
 #define CD0_EPD1           BIT(30)     /* no TTB1 */
 #define CD0_V              BIT(31)
 #define CD0_IPS(oas)       ((uint64_t)(oas) << 32)
@@ -89,21 +89,21 @@
 #define CD0_R              BIT(45)     /* record faults as events */
 #define CD0_A              BIT(46)     /* abort faulting transactions */
 #define CD0_ASET           BIT(47)     /* the ASID is the SMMU's own, not a core's */
-#define CD0_ASID           (1ull << 48)
-#define MAIR_NORMAL_WB     0xffull     /* attribute index 0 */
+#define CD0_ASID           (1ULL << 48)
+#define MAIR_NORMAL_WB     0xffULL     /* attribute index 0 */
 
-#define PTE_TABLE          3ull
-#define PTE_BLOCK          1ull        /* level 1-2 block; AttrIndx 0 */
-#define PTE_AP_RW_ANY      (1ull << 6) /* read/write, privileged or not (PCIe requests are not) */
-#define PTE_SH_INNER       (3ull << 8)
+#define PTE_TABLE          3ULL
+#define PTE_BLOCK          1ULL        /* level 1-2 block; AttrIndx 0 */
+#define PTE_AP_RW_ANY      (1ULL << 6) /* read/write, privileged or not (PCIe requests are not) */
+#define PTE_SH_INNER       (3ULL << 8)
 #define PTE_AF             BIT(10)
 #define PTE_XN             (BIT(53) | BIT(54)) /* devices fetch no instructions */
-#define PTE_ADDR           0x0000fffffffff000ull
+#define PTE_ADDR           0x0000fffffffff000ULL
 
-#define CMD_CFGI_ALL       0x04ull     /* CFGI_STE_RANGE ... */
-#define CMD_CFGI_ALL_RANGE 31ull       /* ... over every StreamID */
-#define CMD_TLBI_NSNH_ALL  0x30ull
-#define CMD_SYNC           0x46ull     /* completion: CONS passes it */
+#define CMD_CFGI_ALL       0x04ULL     /* CFGI_STE_RANGE ... */
+#define CMD_CFGI_ALL_RANGE 31ULL       /* ... over every StreamID */
+#define CMD_TLBI_NSNH_ALL  0x30ULL
+#define CMD_SYNC           0x46ULL     /* completion: CONS passes it */
 
 #define EVT_F_TRANSLATION  0x10
 #define DMA_FAULT_LOG_MAX  4u          /* log lines; further faults are only counted */

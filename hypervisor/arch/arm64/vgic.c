@@ -480,7 +480,7 @@ void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r)
 		return;
 	}
 	/* vCPU i is Aff0 = i in cluster 0.0.0; anything else is outside the partition. */
-	uint64_t outside = sgi1r & (0xffull << 16 | 0xffull << 32 | 0xfull << 44 | 0xffull << 48);
+	uint64_t outside = sgi1r & (0xffULL << 16 | 0xffULL << 32 | 0xfULL << 44 | 0xffULL << 48);
 	uint32_t list = sgi1r & 0xffff;
 	if (outside || (list >> p->num_vcpus)) {
 		vcpu_count(v, STAT_SGI_DENIED);
