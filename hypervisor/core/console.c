@@ -27,7 +27,7 @@
 static char hyp_ring_buf[CONSOLE_RING_SIZE] __attribute__((section(".noinit")));
 static struct console_ring hyp_ring = { .lock = SPINLOCK_INIT, .buf = hyp_ring_buf };
 
-static struct console_ring *rings[MAX_RINGS] = { &hyp_ring };
+static struct console_ring *rings[MAX_RINGS] = { [0] = &hyp_ring };
 static _Atomic uint32_t num_rings = 1;
 static uint32_t next_ring;          /* round robin position, the console core's */
 static _Atomic unsigned drain_core = NO_CORE;
@@ -65,8 +65,8 @@ static void ring_copy(struct console_ring *r, uint32_t at, const char *s, size_t
 	uint32_t start = at & (CONSOLE_RING_SIZE - 1);
 	size_t first = CONSOLE_RING_SIZE - start < n ? CONSOLE_RING_SIZE - start : n;
 
-	memcpy(r->buf + start, s, first);
-	memcpy(r->buf, s + first, n - first);
+	(void)memcpy(&r->buf[start], s, first);
+	(void)memcpy(r->buf, &s[first], n - first);
 }
 
 static uint32_t emit_line(struct console_ring *r);
@@ -134,7 +134,8 @@ static uint32_t emit_line(struct console_ring *r)
 static bool drain(uint32_t budget)
 {
 	uint32_t count = atomic_load(&num_rings);
-	uint32_t emitted = 0, idle = 0;
+	uint32_t emitted = 0;
+	uint32_t idle = 0;
 
 	if (!count)
 		return false;
@@ -200,7 +201,7 @@ void console_log(struct console_ring *r, const char *fmt, va_list ap)
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 
 	if (n >= 0)
-		console_put(r, "tern: ", buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		(void)console_put(r, "tern: ", buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
 void tern_log(const char *fmt, ...)
@@ -221,8 +222,8 @@ void console_printf(const char *fmt, ...)
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	if (n >= 0)
-		console_put(&hyp_ring, NULL, buf,
-			    (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		(void)console_put(&hyp_ring, NULL, buf,
+				  (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
 void console_panic_line(const char *fmt, ...)
