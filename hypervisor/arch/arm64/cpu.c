@@ -129,7 +129,7 @@ void arch_cpu_idle_wait(uint64_t deadline)
 
 void arch_board_off(void)
 {
-	firmware_call(PSCI_FN_SYSTEM_OFF, 0, 0, 0);
+	(void)firmware_call(PSCI_FN_SYSTEM_OFF, 0, 0, 0);
 	for (;;)
 		wfi();
 }
@@ -269,7 +269,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	__asm__ volatile("tlbi alle1\n\tic iallu\n\tdsb nsh" ::: "memory");
 	isb();
 
-	memset(frame, 0, sizeof(*frame));
+	(void)memset(frame, 0, sizeof(*frame));
 	if (!v->partition->first_entry)
 		v->partition->first_entry = arch_counter();
 	frame->x[0] = context;

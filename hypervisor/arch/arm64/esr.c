@@ -32,7 +32,10 @@ static uint32_t it_cond(uint64_t spsr)
 
 static bool cond_holds(uint32_t cond, uint32_t nzcv)
 {
-	bool n = nzcv & N_FLAG, z = nzcv & Z_FLAG, c = nzcv & C_FLAG, v = nzcv & V_FLAG;
+	bool n = (nzcv & N_FLAG) != 0;
+	bool z = (nzcv & Z_FLAG) != 0;
+	bool c = (nzcv & C_FLAG) != 0;
+	bool v = (nzcv & V_FLAG) != 0;
 	bool result;
 
 	switch (cond >> 1) {

@@ -41,14 +41,17 @@ void gic_dist_init(void)
 
 static uintptr_t find_redistributor(uint64_t mpidr)
 {
-	uint32_t aff = (uint32_t)(((mpidr >> 8) & 0xff000000) | (mpidr & 0xffffff));
+	uint32_t aff = (uint32_t)(((mpidr >> 8) & 0xff000000u) | (mpidr & 0xffffff));
 
-	for (uintptr_t rd = platform.gicr_base;; rd += platform.gicr_stride) {
+	uintptr_t rd = platform.gicr_base;
+
+	for (;;) {
 		uint64_t typer = mmio_read64(rd + GICR_TYPER);
 		if ((typer >> 32) == aff)
 			return rd;
 		if (typer & GICR_TYPER_LAST)
 			return 0;
+		rd += platform.gicr_stride;
 	}
 }
 
@@ -130,40 +133,41 @@ void gic_send_sgi(unsigned pcpu, uint32_t intid)
 	isb();
 }
 
-#define LR_CASE(n) case n: return read_sysreg(ich_lr##n##_el2)
+/* ICH_LR<n>_EL2 is named in the instruction: a case per list register. */
+#define LR_READ(n) case (n): return read_sysreg(ich_lr##n##_el2)
+#define LR_WRITE(n) case (n): write_sysreg(ich_lr##n##_el2, value); return
+
 uint64_t gic_read_lr(unsigned n)
 {
 	switch (n) {
-	LR_CASE(0); LR_CASE(1); LR_CASE(2); LR_CASE(3);
-	LR_CASE(4); LR_CASE(5); LR_CASE(6); LR_CASE(7);
-	LR_CASE(8); LR_CASE(9); LR_CASE(10); LR_CASE(11);
-	LR_CASE(12); LR_CASE(13); LR_CASE(14); LR_CASE(15);
+	LR_READ(0); LR_READ(1); LR_READ(2); LR_READ(3);
+	LR_READ(4); LR_READ(5); LR_READ(6); LR_READ(7);
+	LR_READ(8); LR_READ(9); LR_READ(10); LR_READ(11);
+	LR_READ(12); LR_READ(13); LR_READ(14); LR_READ(15);
 	default: return 0;
 	}
 }
-#undef LR_CASE
 
-#define LR_CASE(n) case n: write_sysreg(ich_lr##n##_el2, value); return
 void gic_write_lr(unsigned n, uint64_t value)
 {
 	switch (n) {
-	LR_CASE(0); LR_CASE(1); LR_CASE(2); LR_CASE(3);
-	LR_CASE(4); LR_CASE(5); LR_CASE(6); LR_CASE(7);
-	LR_CASE(8); LR_CASE(9); LR_CASE(10); LR_CASE(11);
-	LR_CASE(12); LR_CASE(13); LR_CASE(14); LR_CASE(15);
+	LR_WRITE(0); LR_WRITE(1); LR_WRITE(2); LR_WRITE(3);
+	LR_WRITE(4); LR_WRITE(5); LR_WRITE(6); LR_WRITE(7);
+	LR_WRITE(8); LR_WRITE(9); LR_WRITE(10); LR_WRITE(11);
+	LR_WRITE(12); LR_WRITE(13); LR_WRITE(14); LR_WRITE(15);
 	default: return;
 	}
 }
-#undef LR_CASE
 
 /* A board SPI for the hypervisor: Group 0, so it arrives as FIQ at EL2 whatever the guest does. */
 void arch_hyp_irq_route(uint32_t intid, unsigned pcpu)
 {
 	uintptr_t d = platform.gicd_base;
+	uintptr_t word = 4 * (uintptr_t)(intid / 32);
 	uint32_t bit = (uint32_t)BIT(intid % 32);
 
-	mmio_write32(d + GICD_IGROUPR + 4 * (intid / 32), mmio_read32(d + GICD_IGROUPR + 4 * (intid / 32)) & ~bit);
+	mmio_write32(d + GICD_IGROUPR + word, mmio_read32(d + GICD_IGROUPR + word) & ~bit);
 	*(volatile uint8_t *)(d + GICD_IPRIORITYR + intid) = PRIO_HYP;
-	mmio_write64(d + GICD_IROUTER + 8 * intid, pcpu);
-	mmio_write32(d + GICD_ISENABLER + 4 * (intid / 32), bit);
+	mmio_write64(d + GICD_IROUTER + 8 * (uintptr_t)intid, pcpu);
+	mmio_write32(d + GICD_ISENABLER + word, bit);
 }

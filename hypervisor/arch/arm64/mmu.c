@@ -105,7 +105,7 @@ static uint64_t *s2_alloc(void)
 	if (s2_pool_used == S2_POOL_PAGES)
 		return NULL;
 	uint64_t *t = s2_pool[s2_pool_used++];
-	memset(t, 0, 4096);
+	(void)memset(t, 0, 4096);
 	return t;
 }
 
@@ -159,7 +159,7 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 		mapped = s2_map(ap->s2_root, c->region[r].ipa, c->region[r].hpa, c->region[r].size,
 				S2_MEM_DEVICE | S2_AP_RW | PTE_AF | PTE_XN);
 	if (!mapped) {
-		snprintf(err, errlen, "out of stage-2 table pages");
+		(void)snprintf(err, errlen, "out of stage-2 table pages");
 		return false;
 	}
 

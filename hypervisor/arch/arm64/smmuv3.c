@@ -71,7 +71,7 @@
  * SMMU itself (C_BAD_STREAMID).
  */
 #define STE_LOG2           8
-#define STES               (1u << STE_LOG2)
+#define STES               ((uint32_t)1 << STE_LOG2)
 #define CMDQ_LOG2          4
 #define EVTQ_LOG2          7
 
@@ -191,19 +191,19 @@ static void build_context(const struct tern_config_partition *p, uint32_t oas)
 {
 	uint64_t *root = s1_tables[0];
 
-	memset(root, 0, 4096);
+	(void)memset(root, 0, 4096);
 	for (uint64_t off = 0; off < p->ram_size; off += MiB(2)) {
 		uint64_t ipa = p->ram_ipa + off;
 		uint64_t gib = ipa >> 30;
 		uint64_t *l2 = s1_tables[1 + gib];
 		if (!root[gib]) {
-			memset(l2, 0, 4096);
+			(void)memset(l2, 0, 4096);
 			root[gib] = (uintptr_t)l2 | PTE_TABLE;
 		}
 		l2[(ipa >> 21) & 511] = ((p->ram_hpa + off) & PTE_ADDR) | PTE_BLOCK |
 					PTE_AP_RW_ANY | PTE_SH_INNER | PTE_AF | PTE_XN;
 	}
-	memset(ctx_desc, 0, sizeof(ctx_desc));
+	(void)memset(ctx_desc, 0, sizeof(ctx_desc));
 	ctx_desc[0] = CD0_T0SZ | CD0_TT0_WB_ISH | CD0_EPD1 | CD0_V | CD0_IPS(oas) | CD0_AA64 |
 		      CD0_R | CD0_A | CD0_ASET | CD0_ASID;
 	ctx_desc[1] = (uintptr_t)root;
@@ -219,7 +219,7 @@ static const char *invalidate_all(void)
 		{ CMD_SYNC, 0 },
 	};
 
-	memcpy(cmdq, cmds, sizeof(cmds));
+	(void)memcpy(cmdq, cmds, sizeof(cmds));
 	dsb(sy);
 	wr32(SMMU_CMDQ_PROD, ARRAY_SIZE(cmds));
 	if (wait_reg(SMMU_CMDQ_CONS, ARRAY_SIZE(cmds)))
@@ -232,7 +232,8 @@ static const char *invalidate_all(void)
 
 static const char *smmu_enable(const struct tern_config *cfg)
 {
-	uint32_t idr0 = rd32(SMMU_IDR0), idr5 = rd32(SMMU_IDR5);
+	uint32_t idr0 = rd32(SMMU_IDR0);
+	uint32_t idr5 = rd32(SMMU_IDR5);
 	const char *why = check_features(idr0, rd32(SMMU_IDR1), idr5);
 
 	if (why)
@@ -244,7 +245,7 @@ static const char *smmu_enable(const struct tern_config *cfg)
 	if (smmu.owner >= 0)
 		build_context(&cfg->partition[smmu.owner], IDR5_OAS(idr5));
 	for (uint32_t sid = 0; sid < STES; sid++) {
-		memset(strtab[sid], 0, sizeof(strtab[sid]));
+		(void)memset(strtab[sid], 0, sizeof(strtab[sid]));
 		if (smmu.owner >= 0) {
 			strtab[sid][0] = STE0_V | STE0_S1_TRANS | (uintptr_t)ctx_desc;
 			strtab[sid][1] = STE1_S1_WB_ISH | STE1_SHCFG_INCOMING;
@@ -283,8 +284,8 @@ bool arch_iommu_init(const struct tern_config *cfg, char *err, size_t errlen)
 	/* Promised and missing: refuse to boot rather than leave DMA unconfined. */
 	why = platform.smmu_base ? smmu_enable(cfg) : "this board has none";
 	if (why)
-		snprintf(err, errlen, "SMMUv3 at 0x%llx: %s", (unsigned long long)platform.smmu_base,
-			 why);
+		(void)snprintf(err, errlen, "SMMUv3 at 0x%llx: %s",
+			       (unsigned long long)platform.smmu_base, why);
 	return !why;
 }
 
@@ -302,7 +303,7 @@ static void report(const uint64_t *evt)
 		return;
 	smmu.logged++;
 	if (type != EVT_F_TRANSLATION) {
-		snprintf(other, sizeof(other), "0x%02x", type);
+		(void)snprintf(other, sizeof(other), "0x%02x", type);
 		name = other;
 	}
 	partition_log(p, "dma fault partition=%s sid=0x%x addr=0x%llx type=%s%s", p->name,

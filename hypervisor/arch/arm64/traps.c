@@ -41,9 +41,9 @@
 #define ISS_WNR                 BIT(6)
 
 /* Set/way cache maintenance: DC ISW, DC CSW, DC CISW (Op0 1, Op1 0, CRn 7, Op2 2). */
-#define ISS_DC_ISW              SYSREG_ISS(1, 0, 7, 6, 2)
-#define ISS_DC_CSW              SYSREG_ISS(1, 0, 7, 10, 2)
-#define ISS_DC_CISW             SYSREG_ISS(1, 0, 7, 14, 2)
+#define ISS_DC_ISW              SYSREG_ISS(1u, 0u, 7u, 6u, 2u)
+#define ISS_DC_CSW              SYSREG_ISS(1u, 0u, 7u, 10u, 2u)
+#define ISS_DC_CISW             SYSREG_ISS(1u, 0u, 7u, 14u, 2u)
 #define SETWAY_LEVEL_MASK       0xeULL   /* bits 3:1: the cache level; the rest set and way */
 
 static uint64_t reg_get(const struct guest_regs *r, unsigned n)
@@ -151,10 +151,13 @@ static void arm64_handle_call(struct vcpu *v, struct guest_regs *r)
 		break;
 	case PSCI_CPU_OFF:
 		vcpu_cpu_off(v);
+	/* cppcheck-suppress misra-c2012-16.3 ; vcpu_cpu_off() does not return */
 	case PSCI_SYSTEM_OFF:
 		partition_system_off(v);
+	/* cppcheck-suppress misra-c2012-16.3 ; partition_system_off() does not return */
 	case PSCI_SYSTEM_RESET:
 		partition_system_reset(v);
+	/* cppcheck-suppress misra-c2012-16.3 ; partition_system_reset() does not return */
 	default:
 		ret = PSCI_NOT_SUPPORTED;
 		break;
@@ -181,6 +184,7 @@ static void inject_sync(struct guest_regs *r, uint64_t esr_el1, uint64_t far)
 /* Deliver an Undefined Instruction exception to the guest. */
 static void inject_undef(struct vcpu *v, struct guest_regs *r, uint64_t esr)
 {
+	/* cppcheck-suppress badBitmaskCheck ; EC_UNKNOWN is 0: the syndrome's class, said */
 	inject_sync(r, ((uint64_t)EC_UNKNOWN << 26) | (esr & ESR_IL), 0);
 	vcpu_count(v, STAT_UNDEF_INJECTED);
 }
@@ -190,7 +194,7 @@ static void inject_data_abort(struct vcpu *v, struct guest_regs *r, uint64_t esr
 			      uint32_t dfsc)
 {
 	bool from_el1 = ((r->spsr >> 2) & 3) == 1 && !(r->spsr & BIT(4));
-	uint64_t ec = from_el1 ? EC_DABT_CUR : EC_DABT_LOW;
+	uint64_t ec = from_el1 ? (uint64_t)EC_DABT_CUR : (uint64_t)EC_DABT_LOW;
 
 	inject_sync(r, (ec << 26) | (esr & ESR_IL) | (write ? ISS_WNR : 0) | dfsc,
 		    read_sysreg(far_el2));
@@ -217,8 +221,10 @@ static void handle_sysreg(struct vcpu *v, struct guest_regs *r, uint64_t esr)
 	struct esr_sysreg s;
 
 	esr_sysreg(esr, &s);
+	/* cppcheck-suppress misra-c2012-10.1 ; sysreg.h's constants serve vectors.S: no u suffix */
 	if (!s.read && s.id == ISS_ICC_SGI1R) {
 		vgic_send_sgi(v, reg_get(r, s.rt));
+	/* cppcheck-suppress misra-c2012-10.1 ; sysreg.h's constants serve vectors.S: no u suffix */
 	} else if (!s.read && (s.id == ISS_ICC_ASGI1R || s.id == ISS_ICC_SGI0R)) {
 		/* Group 0 / alias SGIs: guests run Group 1 only; refuse rather than forward. */
 		vcpu_count(v, STAT_SGI_DENIED);
@@ -308,10 +314,9 @@ void arm64_guest_sync(struct guest_regs *r)
 	if (ec == EC_WFX || ec == EC_CP15_32 || ec == EC_CP15_64 || ec == EC_CP14_32 ||
 	    ec == EC_CP14_LS || ec == EC_CP14_64) {
 		vcpu_count(v, ec != EC_WFX ? STAT_EXIT_SYSREG : (esr & 1) ? STAT_EXIT_WFE : STAT_EXIT_WFI);
-		if (!esr_cond_passed(esr, r->spsr))
-			skip_instruction(r, esr); /* its condition failed: it does nothing */
-		else if (ec == EC_WFX)
-			skip_instruction(r, esr); /* a hint: the core is the guest's alone anyway */
+		/* A failed condition does nothing; WFx is a hint: the core is the guest's alone. */
+		if (!esr_cond_passed(esr, r->spsr) || ec == EC_WFX)
+			skip_instruction(r, esr);
 		else
 			inject_undef(v, r, esr);
 		return;
