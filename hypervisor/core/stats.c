@@ -27,7 +27,7 @@ const char *const stat_names[STAT_COUNT] = {
 	[STAT_SETWAY] = "setway_ops",
 };
 
-static const char *const state_names[] = {
+static const char *const state_names[PARTITION_RESTARTING + 1] = {
 	[PARTITION_RUNNING] = "running",
 	[PARTITION_OFF] = "off",
 	[PARTITION_STOPPED] = "stopped",

@@ -40,7 +40,8 @@ void *memset(void *dst, int c, size_t n)
 
 int memcmp(const void *a, const void *b, size_t n)
 {
-	const unsigned char *x = a, *y = b;
+	const unsigned char *x = a;
+	const unsigned char *y = b;
 
 	for (size_t i = 0; i < n; i++) {
 		if (x[i] != y[i])

@@ -108,8 +108,6 @@ void arch_cpu_kick(unsigned pcpu)
  */
 void arch_cpu_idle_wait(uint64_t deadline)
 {
-	uint64_t intid;
-
 	write_sysreg(icc_igrpen1_el1, 0);
 	if (deadline) {
 		write_sysreg(cnthp_cval_el2, deadline);
@@ -117,11 +115,13 @@ void arch_cpu_idle_wait(uint64_t deadline)
 	}
 	isb();
 	wfi();
-	while ((intid = read_sysreg(icc_iar0_el1)) < 1020) {
+	uint64_t intid = read_sysreg(icc_iar0_el1);
+	while (intid < 1020) {
 		if (intid == platform.uart_intid)
 			console_rx();
 		write_sysreg(icc_eoir0_el1, intid);
 		write_sysreg(icc_dir_el1, intid);
+		intid = read_sysreg(icc_iar0_el1);
 	}
 	write_sysreg(cnthp_ctl_el2, 0); /* its level drops with it: nothing stays pending */
 	isb();

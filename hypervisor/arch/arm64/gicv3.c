@@ -25,10 +25,10 @@ void gic_dist_init(void)
 	if (gic_nr_irqs > 1020)
 		gic_nr_irqs = 1020;
 	for (uint32_t i = 32; i < gic_nr_irqs; i += 32) {
-		mmio_write32(d + GICD_IGROUPR + i / 8, ~0u);
-		mmio_write32(d + GICD_ICENABLER + i / 8, ~0u);
-		mmio_write32(d + GICD_ICPENDR + i / 8, ~0u);
-		mmio_write32(d + GICD_ICACTIVER + i / 8, ~0u);
+		mmio_write32(d + GICD_IGROUPR + (uintptr_t)i / 8, ~0u);
+		mmio_write32(d + GICD_ICENABLER + (uintptr_t)i / 8, ~0u);
+		mmio_write32(d + GICD_ICPENDR + (uintptr_t)i / 8, ~0u);
+		mmio_write32(d + GICD_ICACTIVER + (uintptr_t)i / 8, ~0u);
 	}
 	for (uint32_t i = 32; i < gic_nr_irqs; i += 4)
 		mmio_write32(d + GICD_IPRIORITYR + i, PRIO_GUEST * 0x01010101u);
@@ -133,17 +133,26 @@ void gic_send_sgi(unsigned pcpu, uint32_t intid)
 	isb();
 }
 
-/* ICH_LR<n>_EL2 is named in the instruction: a case per list register. */
-#define LR_READ(n) case (n): return read_sysreg(ich_lr##n##_el2)
-#define LR_WRITE(n) case (n): write_sysreg(ich_lr##n##_el2, value); return
-
 uint64_t gic_read_lr(unsigned n)
 {
+	/* ICH_LR<n>_EL2 is named in the instruction: a case per list register. */
 	switch (n) {
-	LR_READ(0); LR_READ(1); LR_READ(2); LR_READ(3);
-	LR_READ(4); LR_READ(5); LR_READ(6); LR_READ(7);
-	LR_READ(8); LR_READ(9); LR_READ(10); LR_READ(11);
-	LR_READ(12); LR_READ(13); LR_READ(14); LR_READ(15);
+	case 0: return read_sysreg(ich_lr0_el2);
+	case 1: return read_sysreg(ich_lr1_el2);
+	case 2: return read_sysreg(ich_lr2_el2);
+	case 3: return read_sysreg(ich_lr3_el2);
+	case 4: return read_sysreg(ich_lr4_el2);
+	case 5: return read_sysreg(ich_lr5_el2);
+	case 6: return read_sysreg(ich_lr6_el2);
+	case 7: return read_sysreg(ich_lr7_el2);
+	case 8: return read_sysreg(ich_lr8_el2);
+	case 9: return read_sysreg(ich_lr9_el2);
+	case 10: return read_sysreg(ich_lr10_el2);
+	case 11: return read_sysreg(ich_lr11_el2);
+	case 12: return read_sysreg(ich_lr12_el2);
+	case 13: return read_sysreg(ich_lr13_el2);
+	case 14: return read_sysreg(ich_lr14_el2);
+	case 15: return read_sysreg(ich_lr15_el2);
 	default: return 0;
 	}
 }
@@ -151,11 +160,23 @@ uint64_t gic_read_lr(unsigned n)
 void gic_write_lr(unsigned n, uint64_t value)
 {
 	switch (n) {
-	LR_WRITE(0); LR_WRITE(1); LR_WRITE(2); LR_WRITE(3);
-	LR_WRITE(4); LR_WRITE(5); LR_WRITE(6); LR_WRITE(7);
-	LR_WRITE(8); LR_WRITE(9); LR_WRITE(10); LR_WRITE(11);
-	LR_WRITE(12); LR_WRITE(13); LR_WRITE(14); LR_WRITE(15);
-	default: return;
+	case 0: write_sysreg(ich_lr0_el2, value); break;
+	case 1: write_sysreg(ich_lr1_el2, value); break;
+	case 2: write_sysreg(ich_lr2_el2, value); break;
+	case 3: write_sysreg(ich_lr3_el2, value); break;
+	case 4: write_sysreg(ich_lr4_el2, value); break;
+	case 5: write_sysreg(ich_lr5_el2, value); break;
+	case 6: write_sysreg(ich_lr6_el2, value); break;
+	case 7: write_sysreg(ich_lr7_el2, value); break;
+	case 8: write_sysreg(ich_lr8_el2, value); break;
+	case 9: write_sysreg(ich_lr9_el2, value); break;
+	case 10: write_sysreg(ich_lr10_el2, value); break;
+	case 11: write_sysreg(ich_lr11_el2, value); break;
+	case 12: write_sysreg(ich_lr12_el2, value); break;
+	case 13: write_sysreg(ich_lr13_el2, value); break;
+	case 14: write_sysreg(ich_lr14_el2, value); break;
+	case 15: write_sysreg(ich_lr15_el2, value); break;
+	default: break;
 	}
 }
 

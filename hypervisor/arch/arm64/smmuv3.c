@@ -56,7 +56,7 @@
 #define CR0_EVTQEN         BIT(2)
 #define CR0_CMDQEN         BIT(3)
 /* Tables and queues: inner shareable, write-back cacheable, as the hypervisor maps its RAM. */
-#define CR1_WB_ISH         (1u | 1u << 2 | 3u << 4 | 1u << 6 | 1u << 8 | 3u << 10)
+#define CR1_WB_ISH         (1u | 1u << 2 | 3u << 4 | 1u << 6 | (uint32_t)1 << 8 | (uint32_t)3 << 10)
 #define CR2_RECINVSID      BIT(1)      /* record an event for a StreamID past the table */
 #define CR2_PTM            BIT(2)      /* ignore the cores' broadcast TLB invalidations */
 #define GERROR_CMDQ_ERR    BIT(0)

@@ -41,9 +41,9 @@
 #define ISS_WNR                 BIT(6)
 
 /* Set/way cache maintenance: DC ISW, DC CSW, DC CISW (Op0 1, Op1 0, CRn 7, Op2 2). */
-#define ISS_DC_ISW              SYSREG_ISS(1u, 0u, 7u, 6u, 2u)
-#define ISS_DC_CSW              SYSREG_ISS(1u, 0u, 7u, 10u, 2u)
-#define ISS_DC_CISW             SYSREG_ISS(1u, 0u, 7u, 14u, 2u)
+#define ISS_DC_ISW              SYSREG_ISS(1, 0, 7, 6, 2)
+#define ISS_DC_CSW              SYSREG_ISS(1, 0, 7, 10, 2)
+#define ISS_DC_CISW             SYSREG_ISS(1, 0, 7, 14, 2)
 #define SETWAY_LEVEL_MASK       0xeULL   /* bits 3:1: the cache level; the rest set and way */
 
 static uint64_t reg_get(const struct guest_regs *r, unsigned n)
@@ -221,13 +221,14 @@ static void handle_sysreg(struct vcpu *v, struct guest_regs *r, uint64_t esr)
 	struct esr_sysreg s;
 
 	esr_sysreg(esr, &s);
-	/* cppcheck-suppress misra-c2012-10.1 ; sysreg.h's constants serve vectors.S: no u suffix */
+	/* cppcheck-suppress[misra-c2012-10.1,misra-c2012-12.2] ; SYSREG_ISS() serves vectors.S too */
 	if (!s.read && s.id == ISS_ICC_SGI1R) {
 		vgic_send_sgi(v, reg_get(r, s.rt));
-	/* cppcheck-suppress misra-c2012-10.1 ; sysreg.h's constants serve vectors.S: no u suffix */
+	/* cppcheck-suppress[misra-c2012-10.1,misra-c2012-12.2] ; SYSREG_ISS() serves vectors.S too */
 	} else if (!s.read && (s.id == ISS_ICC_ASGI1R || s.id == ISS_ICC_SGI0R)) {
 		/* Group 0 / alias SGIs: guests run Group 1 only; refuse rather than forward. */
 		vcpu_count(v, STAT_SGI_DENIED);
+	/* cppcheck-suppress[misra-c2012-10.1,misra-c2012-12.2] ; SYSREG_ISS() serves vectors.S too */
 	} else if (!s.read && (s.id == ISS_DC_ISW || s.id == ISS_DC_CSW || s.id == ISS_DC_CISW)) {
 		handle_setway(v, reg_get(r, s.rt));
 	} else {

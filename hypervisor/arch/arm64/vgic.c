@@ -371,7 +371,7 @@ void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v)
 	clear_virtual_active();
 	write_sysreg(ich_vmcr_el2, 0);
 	/* A direct guest uses the physical CPU interface: no list registers, no maintenance. */
-	write_sysreg(ich_hcr_el2, c->direct ? 0 : ICH_HCR_EN);
+	write_sysreg(ich_hcr_el2, c->direct ? 0ULL : ICH_HCR_EN);
 	gic_set_eoimode(!c->direct);
 	isb();
 	/* Everything of its virtual state, whatever was posted before it ran. */
@@ -716,7 +716,7 @@ static enum mmio_result gicd_control(struct vcpu *v, uint32_t off, unsigned size
 		return MMIO_DONE;
 	case GICD_TYPER:
 		/* Same SPI range as the board, 10 INTID bits, no LPIs, no 1-of-N. */
-		*value = (mmio_read32(platform.gicd_base + GICD_TYPER) & 0x1f) | (9u << 19) | BIT(25);
+		*value = (mmio_read32(platform.gicd_base + GICD_TYPER) & 0x1f) | ((uint32_t)9 << 19) | BIT(25);
 		break;
 	case GICD_IIDR:
 		*value = mmio_read32(platform.gicd_base + GICD_IIDR);
