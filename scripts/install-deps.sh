@@ -2,6 +2,7 @@
 # Install what building and testing Tern needs on Debian 12, and nothing when it is all there.
 #   install-deps.sh          build and test
 #   install-deps.sh --bench  also the benchmark report's plotting library
+#   install-deps.sh --lint   also the static analysers `make lint` runs (clang-tidy, cppcheck)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,4 +41,11 @@ python3 -c 'import sys, tomllib, pytest; assert sys.version_info >= (3, 11)'
 
 if [ "${1:-}" = --bench ] && ! python3 -c 'import matplotlib' 2>/dev/null; then
 	if system_python; then apt_install python3-matplotlib; else python3 -m pip install --quiet -r requirements-bench.txt; fi
+fi
+
+if [ "${1:-}" = --lint ]; then
+	lint=()
+	have clang-tidy || lint+=(clang-tidy)
+	have cppcheck || lint+=(cppcheck)   # its MISRA C 2012 addon (misra.py) comes with it
+	[ ${#lint[@]} -eq 0 ] || apt_install "${lint[@]}"
 fi

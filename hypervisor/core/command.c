@@ -32,8 +32,9 @@ void console_input_start(unsigned board_cpus)
 {
 	unsigned trapping = board_cpus;
 	unsigned input_core = 0;
+	unsigned pcpu = board_cpus;
 
-	for (unsigned pcpu = board_cpus; pcpu-- > 0;) {
+	while (pcpu-- > 0) {
 		struct vcpu *v = vcpu_of_cpu(pcpu);
 		if (!v)
 			input_core = pcpu;
@@ -58,7 +59,8 @@ static struct partition *partition_named(const char *name)
 
 static void command(char *text)
 {
-	char *verb = text, *arg;
+	char *verb = text;
+	char *arg;
 
 	while (*verb == ' ')
 		verb++;
@@ -92,9 +94,7 @@ static void command(char *text)
 
 void console_rx(void)
 {
-	int c;
-
-	while ((c = uart_getc()) >= 0) {
+	for (int c = uart_getc(); c >= 0; c = uart_getc()) {
 		if (c == '\r' || c == '\n') {
 			line[line_len] = '\0';
 			if (line_too_long)

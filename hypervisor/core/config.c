@@ -10,7 +10,7 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
+	(void)vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -40,7 +40,7 @@ static bool inside(uint64_t base, uint64_t len, uint64_t lo, uint64_t size)
 	return base >= lo && len <= size && base - lo <= size - len;
 }
 
-static bool spi_owned(const struct tern_config_partition *p, uint32_t intid)
+static bool has_spi(const struct tern_config_partition *p, uint32_t intid)
 {
 	return p->spis[intid / 32] & (1u << (intid % 32));
 }
@@ -112,7 +112,7 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 				return fail(err, errlen, "partition %s: interrupt %u is not one of a device "
 					    "this board lets a partition own", n, intid);
 			for (uint32_t j = 0; j < i; j++) {
-				if (spi_owned(&cfg->partition[j], intid))
+				if (has_spi(&cfg->partition[j], intid))
 					return fail(err, errlen, "partition %s: interrupt %u already given to %s",
 						    n, intid, cfg->partition[j].name);
 			}
@@ -123,7 +123,8 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 
 /* An untouched copy of a partition's image, device tree or initrd. */
 struct copy {
-	uint64_t hpa, size;
+	uint64_t hpa;
+	uint64_t size;
 };
 
 static uint32_t copies_of(const struct tern_config_partition *p, struct copy out[3])
@@ -214,7 +215,7 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 		return fail(err, errlen, "board RAM 0x%llx+0x%llx does not hold the hypervisor's",
 			    (unsigned long long)ram.base, (unsigned long long)ram.size);
 
-	memset(cpu_owner, 0xff, sizeof(cpu_owner));
+	(void)memset(cpu_owner, 0xff, sizeof(cpu_owner));
 
 	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
 		const struct tern_config_partition *p = &cfg->partition[i];

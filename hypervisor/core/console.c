@@ -28,7 +28,7 @@ static char hyp_ring_buf[CONSOLE_RING_SIZE] __attribute__((section(".noinit")));
 static struct console_ring hyp_ring = { .lock = SPINLOCK_INIT,
 					 .buf = hyp_ring_buf };
 
-static struct console_ring *rings[MAX_RINGS] = { &hyp_ring };
+static struct console_ring *rings[MAX_RINGS] = { [0] = &hyp_ring };
 static _Atomic uint32_t num_rings = 1;
 static uint32_t next_ring;          /* round robin position, the console core's */
 static struct console_ring *partial; /* a line partly on the wire; under uart_lock */
@@ -69,8 +69,8 @@ static void ring_copy(struct console_ring *r, uint32_t at, const char *s, size_t
 	uint32_t start = at & (CONSOLE_RING_SIZE - 1);
 	size_t first = CONSOLE_RING_SIZE - start < n ? CONSOLE_RING_SIZE - start : n;
 
-	memcpy(r->buf + start, s, first);
-	memcpy(r->buf, s + first, n - first);
+	(void)memcpy(&r->buf[start], s, first);
+	(void)memcpy(r->buf, &s[first], n - first);
 }
 
 static uint32_t emit_line(struct console_ring *r);
@@ -135,7 +135,7 @@ static bool put_line(struct console_ring *r, const char *prefix, const char *tex
 		     bool guest)
 {
 	size_t plen = prefix ? strnlen(prefix, 64) : 0;
-	size_t reserve = guest ? CONSOLE_LINE_MAX : 0;
+	size_t reserve = guest ? (size_t)CONSOLE_LINE_MAX : 0;
 	bool fits;
 
 	if (plen + len + 2 > CONSOLE_LINE_MAX)
@@ -176,12 +176,16 @@ static uint32_t emit_line(struct console_ring *r)
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 	uint32_t end = head;
 
-	while (end != tail && r->buf[end++ & (CONSOLE_RING_SIZE - 1)] != '\n')
-		;
+	while (end != tail) {
+		char c = r->buf[end & (CONSOLE_RING_SIZE - 1)];
+		end++;
+		if (c == '\n')
+			break;
+	}
 	/* [head, end): the rest of the line, in at most two pieces where the ring wraps. */
 	uint32_t at = head & (CONSOLE_RING_SIZE - 1);
-	size_t first = end - head < CONSOLE_RING_SIZE - at ? end - head : CONSOLE_RING_SIZE - at;
-	size_t n = uart_write(r->buf + at, first);
+	size_t first = (size_t)(end - head < CONSOLE_RING_SIZE - at ? end - head : CONSOLE_RING_SIZE - at);
+	size_t n = uart_write(&r->buf[at], first);
 	if (n == first && n < end - head)
 		n += uart_write(r->buf, end - head - first);
 	atomic_store_explicit(&r->head, head + (uint32_t)n, memory_order_release);
@@ -196,7 +200,7 @@ static uint32_t emit_line(struct console_ring *r)
 static bool finish_partial(void)
 {
 	if (partial)
-		emit_line(partial);
+		(void)emit_line(partial);
 	return !partial;
 }
 
@@ -204,7 +208,8 @@ static bool finish_partial(void)
 static bool drain(uint32_t budget)
 {
 	uint32_t count = atomic_load(&num_rings);
-	uint32_t emitted = 0, idle = 0;
+	uint32_t emitted = 0;
+	uint32_t idle = 0;
 
 	if (!count)
 		return false;
@@ -273,7 +278,8 @@ void console_log(struct console_ring *r, const char *fmt, va_list ap)
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 
 	if (n >= 0)
-		put_line(r, "tern: ", buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, false);
+		(void)put_line(r, "tern: ", buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1,
+			       false);
 }
 
 void tern_log(const char *fmt, ...)
@@ -294,8 +300,8 @@ void console_printf(const char *fmt, ...)
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	if (n >= 0)
-		put_line(&hyp_ring, NULL, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1,
-			 false);
+		(void)put_line(&hyp_ring, NULL, buf,
+			       (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, false);
 }
 
 void console_panic_line(const char *fmt, ...)

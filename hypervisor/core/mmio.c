@@ -27,7 +27,8 @@ void mmio_reset(void)
 enum mmio_result mmio_emulate(struct vcpu *v, ipaddr_t ipa, unsigned size, bool write,
 			      uint64_t *value)
 {
-	for (const struct mmio_region *r = regions; r < regions + num_regions; r++) {
+	for (uint32_t i = 0; i < num_regions; i++) {
+		const struct mmio_region *r = &regions[i];
 		uint64_t offset = ipa - r->base; /* wraps for an IPA below the region */
 		if (offset >= r->size)
 			continue;

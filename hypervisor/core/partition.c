@@ -282,7 +282,7 @@ void partition_fault(struct vcpu *v, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	(void)vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	vcpu_count(v, STAT_FAULT);
 	if (state_of(p) == PARTITION_RUNNING)
@@ -297,12 +297,12 @@ static void load_pristine(struct partition *p)
 	void *dtb = (void *)(uintptr_t)(c->ram_hpa + (c->dtb_ipa - c->ram_ipa));
 
 	/* Guests expect RAM they did not load to start zeroed, as on a cold boot. */
-	memset((void *)(uintptr_t)c->ram_hpa, 0, c->ram_size);
-	memcpy(image, (const void *)(uintptr_t)c->pristine_image_hpa, c->image_size);
-	memcpy(dtb, (const void *)(uintptr_t)c->pristine_dtb_hpa, c->dtb_size);
+	(void)memset((void *)(uintptr_t)c->ram_hpa, 0, c->ram_size);
+	(void)memcpy(image, (const void *)(uintptr_t)c->pristine_image_hpa, c->image_size);
+	(void)memcpy(dtb, (const void *)(uintptr_t)c->pristine_dtb_hpa, c->dtb_size);
 	if (c->initrd_size)
-		memcpy((void *)(uintptr_t)(c->ram_hpa + (c->initrd_ipa - c->ram_ipa)),
-		       (const void *)(uintptr_t)c->pristine_initrd_hpa, c->initrd_size);
+		(void)memcpy((void *)(uintptr_t)(c->ram_hpa + (c->initrd_ipa - c->ram_ipa)),
+			     (const void *)(uintptr_t)c->pristine_initrd_hpa, c->initrd_size);
 	arch_sync_guest_memory(c->ram_hpa, c->ram_size);
 }
 
@@ -480,8 +480,10 @@ void tern_main(void)
 	/* The console core drains from now on: before any other core can print. */
 	console_input_start(cfg->board_cpus);
 	unsigned self = arch_cpu_id();
+	/* Every core a vCPU is pinned on, and the console core, which may be one no partition uses. */
 	for (unsigned pcpu = 0; pcpu < cfg->board_cpus; pcpu++) {
-		if (pcpu != self && vcpu_of_cpu(pcpu) && !arch_cpu_start(pcpu)) {
+		if (pcpu != self && (vcpu_of_cpu(pcpu) || pcpu == console_core()) &&
+		    !arch_cpu_start(pcpu)) {
 			tern_log("error: core %u did not come online", pcpu);
 			console_flush();
 			arch_board_off();

@@ -64,8 +64,9 @@ static void quiesce_function(uintptr_t fn)
 static void quiesce_bus(uintptr_t bus)
 {
 	for (uint32_t dev = 0; dev < 32; dev++) {
+		/* cppcheck-suppress misra-c2012-15.4 ; an empty slot and a single function both end it */
 		for (uint32_t f = 0; f < 8; f++) {
-			uintptr_t fn = bus + (dev << 15) + (f << 12);
+			uintptr_t fn = bus + ((uintptr_t)dev << 15) + ((uintptr_t)f << 12);
 			if (cfg_read16(fn, CFG_VENDOR) == 0xffff) {
 				if (f == 0)
 					break; /* no device in this slot */

@@ -87,7 +87,7 @@ bool power_cpu_off(struct partition *p, struct vcpu *v)
 	return last;
 }
 
-bool power_begin_end(struct partition *p, struct vcpu *self, uint32_t *to_kick)
+bool power_begin_end(struct partition *p, const struct vcpu *self, uint32_t *to_kick)
 {
 	uint32_t kick = 0;
 

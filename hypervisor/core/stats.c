@@ -27,7 +27,7 @@ const char *const stat_names[STAT_COUNT] = {
 	[STAT_SETWAY] = "setway_ops",
 };
 
-static const char *const state_names[] = {
+static const char *const state_names[PARTITION_RESTARTING + 1] = {
 	[PARTITION_RUNNING] = "running",
 	[PARTITION_OFF] = "off",
 	[PARTITION_STOPPED] = "stopped",
@@ -40,18 +40,18 @@ void partition_print_stats(struct partition *p)
 	char buf[768];
 	size_t n = 0;
 
-	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "{\"partition\":\"%s\",\"state\":\"%s\",\"restarts\":%u,"
+	n += (size_t)snprintf(&buf[n], sizeof(buf) - n, "{\"partition\":\"%s\",\"state\":\"%s\",\"restarts\":%u,"
 			      "\"console_dropped\":%llu", p->name, state_names[atomic_load(&p->state)],
 			      atomic_load(&p->restarts), (unsigned long long)p->console.dropped);
 	for (unsigned id = 0; id < STAT_COUNT && n < sizeof(buf); id++) {
 		uint64_t sum = 0;
 		for (uint32_t i = 0; i < p->num_vcpus; i++)
 			sum += p->vcpu[i].stats[id] + arch_vcpu_stat(&p->vcpu[i], id);
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, ",\"%s\":%llu", stat_names[id],
+		n += (size_t)snprintf(&buf[n], sizeof(buf) - n, ",\"%s\":%llu", stat_names[id],
 				      (unsigned long long)sum);
 	}
 	if (n < sizeof(buf))
-		snprintf(buf + n, sizeof(buf) - n, "}");
+		(void)snprintf(&buf[n], sizeof(buf) - n, "}");
 	console_printf("tern-stats %s", buf);
 }
 
@@ -64,19 +64,20 @@ void print_boot_times(void)
 		(unsigned long long)boot_times.mmu_on, (unsigned long long)boot_times.ready);
 	for (uint32_t i = 0; i < num_partitions && n < sizeof(buf); i++) {
 		const struct partition *p = &partitions[i];
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+		n += (size_t)snprintf(&buf[n], sizeof(buf) - n,
 				      "%s\"%s\":{\"created\":%llu,\"first_entry\":%llu}", i ? "," : "",
 				      p->name, (unsigned long long)p->created,
 				      (unsigned long long)p->first_entry);
 	}
 	if (n < sizeof(buf))
-		snprintf(buf + n, sizeof(buf) - n, "}}");
+		(void)snprintf(&buf[n], sizeof(buf) - n, "}}");
 	console_printf("tern-boot %s", buf);
 }
 
 void print_memory_use(void)
 {
-	uint32_t used, total;
+	uint32_t used;
+	uint32_t total;
 
 	arch_table_pages(&used, &total);
 	console_printf("tern-mem {\"table_pages_used\":%u,\"table_pages\":%u}", used, total);

@@ -4,7 +4,7 @@
 
 void virq_queue_init(struct virq_queue *q)
 {
-	memset(q, 0, sizeof(*q));
+	(void)memset(q, 0, sizeof(*q));
 }
 
 bool virq_queue_contains(const struct virq_queue *q, uint32_t intid)
@@ -36,7 +36,7 @@ bool virq_queue_remove(struct virq_queue *q, uint32_t intid)
 bool virq_queue_peek(const struct virq_queue *q, uint32_t *intid, uint8_t *prio)
 {
 	uint32_t best = VIRQ_MAX;
-	uint8_t best_prio = 0xff;
+	uint8_t best_prio = UINT8_MAX;
 
 	if (!q->count)
 		return false;
@@ -60,6 +60,6 @@ bool virq_queue_pop(struct virq_queue *q, uint32_t *intid, uint8_t *prio)
 {
 	if (!virq_queue_peek(q, intid, prio))
 		return false;
-	virq_queue_remove(q, *intid);
+	(void)virq_queue_remove(q, *intid);
 	return true;
 }

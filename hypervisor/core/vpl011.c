@@ -29,21 +29,27 @@ void vpl011_init(struct vpl011 *u, const char *name, struct console_ring *out)
 {
 	spin_lock_init(&u->lock);
 	u->out = out;
-	snprintf(u->prefix, sizeof(u->prefix), "[%s] ", name);
+	(void)snprintf(u->prefix, sizeof(u->prefix), "[%s] ", name);
 	vpl011_reset(u);
 }
 
 void vpl011_reset(struct vpl011 *u)
 {
 	spin_lock(&u->lock);
-	u->ibrd = u->fbrd = u->lcr_h = u->cr = u->ifls = u->imsc = u->dmacr = 0;
+	u->ibrd = 0;
+	u->fbrd = 0;
+	u->lcr_h = 0;
+	u->cr = 0;
+	u->ifls = 0;
+	u->imsc = 0;
+	u->dmacr = 0;
 	u->line_len = 0;
 	spin_unlock(&u->lock);
 }
 
 static void emit(struct vpl011 *u)
 {
-	console_put(u->out, u->prefix, u->line, u->line_len); /* a full ring drops it, counted */
+	(void)console_put(u->out, u->prefix, u->line, u->line_len); /* a full ring drops it, counted */
 	u->line_len = 0;
 }
 

@@ -16,12 +16,12 @@ static void put(struct out *o, char c)
 
 static void put_uint(struct out *o, uint64_t v, unsigned base, int width, char pad, bool neg)
 {
+	static const char digit[] = "0123456789abcdef";
 	char digits[24];
 	int n = 0;
 
 	do {
-		unsigned d = (unsigned)(v % base);
-		digits[n++] = (char)(d < 10 ? '0' + d : 'a' + d - 10);
+		digits[n++] = digit[v % base];
 		v /= base;
 	} while (v);
 	if (neg && pad == '0')
@@ -38,14 +38,15 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 {
 	struct out o = { buf, size, 0 };
 
-	for (; *fmt; fmt++) {
+	while (*fmt) {
 		if (*fmt != '%') {
-			put(&o, *fmt);
+			put(&o, *fmt++);
 			continue;
 		}
 		fmt++;
 		char pad = ' ';
-		int width = 0, longs = 0;
+		int width = 0;
+		int longs = 0;
 		if (*fmt == '0') {
 			pad = '0';
 			fmt++;
@@ -104,6 +105,7 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 			put(&o, *fmt);
 			break;
 		}
+		fmt++;
 	}
 	if (size)
 		buf[o.len < size ? o.len : size - 1] = '\0';

@@ -28,7 +28,7 @@ void *memset(void *dst, int c, size_t n)
 
 	if (IS_ALIGNED((uintptr_t)d | n, 8)) {
 		uint64_t *d8 = dst;
-		uint64_t v = 0x0101010101010101ull * (unsigned char)c;
+		uint64_t v = 0x0101010101010101ULL * (unsigned char)c;
 		for (size_t i = 0; i < n / 8; i++)
 			d8[i] = v;
 		return dst;
@@ -40,7 +40,8 @@ void *memset(void *dst, int c, size_t n)
 
 int memcmp(const void *a, const void *b, size_t n)
 {
-	const unsigned char *x = a, *y = b;
+	const unsigned char *x = a;
+	const unsigned char *y = b;
 
 	for (size_t i = 0; i < n; i++) {
 		if (x[i] != y[i])

@@ -420,14 +420,31 @@ def test_uart_flood_is_dropped_and_counted_not_waited_for(tmp_path, references, 
 def test_uart_flood_beside_rt_does_not_hold_it_up(tmp_path, references):
     """The flood on core 2 of the module's 3-core board, where the emulator runs it in turns
     with rt: rt must go on measuring while it floods (and print its results: its console is
-    not the flood's), each sample rt alone's or next to the busy control's, and the flood must
-    outlast rt."""
+    not the flood's), and the flood must outlast rt. rt's figures after warm-up are rt alone's
+    or next to the busy control's, and the hypervisor did no extra work on rt's core.
+
+    Only WARM_MAX and p99, not every sample: when one of rt's lines meets the flood's at the
+    UART, the console core (core 0) puts it out while rt takes the next test's first sample,
+    and under icount another busy core shows in rt's emulated time (the module docstring) —
+    a warm-up sample."""
     result = run(tmp_path, rt_partition(), hostile_partition(
         f"hostile.action=uart-flood hostile.until_us={UNTIL_US}"))
     record = check_carried_on(result, "hostile-uart-flood")
     assert record["bytes"] > 0, f"{record}\n{result.explain()}"
-    running = check_rt_unmoved(result, references)
-    assert_overlapped(result, "hostile-uart-flood", running)
+    alone, alone_records, busy_records = references.get(False)
+    records = rt_records(result)
+    for test in BUSY_TESTS:
+        for figure in ("warm_max", "p99"):
+            allowed = {alone_records[test][figure], busy_records[test][figure]}
+            assert records[test][figure] in allowed, (
+                f"rt {test} {figure}: {records[test][figure]} not in {allowed}\n{result.explain()}")
+    ignore = {"exit_mmio"}      # console output, longer when a histogram has more bars
+    mine = {k: v for k, v in result.stats["rt"].items() if k not in ignore}
+    theirs = {k: v for k, v in alone.stats["rt"].items() if k not in ignore}
+    assert mine == theirs, f"rt's counters moved:\n{mine}\n{theirs}"
+    rt_off = line_index(result, lambda line: line.strip() == "tern: partition rt off", "rt off")
+    done = line_index(result, hostile_line("hostile-uart-flood", "done"), "flood done")
+    assert done > rt_off, result.explain()
     assert stat(result, "hostile", "console_dropped") > 0, result.explain()
 
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Core bring-up, idling, kicks, and entering a vCPU. */
+#include <arch/entry.h>
 #include <arch/gicv3.h>
 #include <arch/partition.h>
 #include <arch/sysreg.h>
@@ -19,13 +20,6 @@
 
 struct arm64_cpu cpus[MAX_CPUS];
 uint8_t cpu_stacks[MAX_CPUS][STACK_SIZE] __attribute__((aligned(16), section(".noinit")));
-
-extern char hyp_vectors[];
-extern void secondary_entry(void);
-void mmu_init_tables(void);
-void mmu_enable(void);
-bool mmu_text_protected(void);
-__attribute__((noreturn)) void guest_enter(struct guest_regs *frame);
 
 static uint64_t firmware_call(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
 {
@@ -63,7 +57,7 @@ static void cpu_local_init(struct arm64_cpu *c)
 	gic_cpu_init(c);
 }
 
-__attribute__((noreturn)) void arm64_boot_primary(unsigned id, uint64_t entry_time)
+void arm64_boot_primary(unsigned id, uint64_t entry_time)
 {
 	boot_times.entry = entry_time;
 	cpu_early(id);
@@ -79,7 +73,7 @@ __attribute__((noreturn)) void arm64_boot_primary(unsigned id, uint64_t entry_ti
 	tern_main();
 }
 
-__attribute__((noreturn)) void arm64_boot_secondary(unsigned id)
+void arm64_boot_secondary(unsigned id)
 {
 	cpu_early(id);
 	mmu_enable();
@@ -118,8 +112,6 @@ void arch_cpu_kick(unsigned pcpu)
  */
 void arch_cpu_idle_wait(uint64_t deadline)
 {
-	uint64_t intid;
-
 	write_sysreg(icc_igrpen1_el1, 0);
 	if (deadline) {
 		write_sysreg(cnthp_cval_el2, deadline);
@@ -127,11 +119,13 @@ void arch_cpu_idle_wait(uint64_t deadline)
 	}
 	isb();
 	wfi();
-	while ((intid = read_sysreg(icc_iar0_el1)) < 1020) {
+	uint64_t intid = read_sysreg(icc_iar0_el1);
+	while (intid < 1020) {
 		if (intid == platform.uart_intid)
 			console_rx();
 		write_sysreg(icc_eoir0_el1, intid);
 		write_sysreg(icc_dir_el1, intid);
+		intid = read_sysreg(icc_iar0_el1);
 	}
 	write_sysreg(cnthp_ctl_el2, 0); /* its level drops with it: nothing stays pending */
 	isb();
@@ -139,7 +133,7 @@ void arch_cpu_idle_wait(uint64_t deadline)
 
 void arch_board_off(void)
 {
-	firmware_call(PSCI_FN_SYSTEM_OFF, 0, 0, 0);
+	(void)firmware_call(PSCI_FN_SYSTEM_OFF, 0, 0, 0);
 	for (;;)
 		wfi();
 }
@@ -279,7 +273,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	__asm__ volatile("tlbi alle1\n\tic iallu\n\tdsb nsh" ::: "memory");
 	isb();
 
-	memset(frame, 0, sizeof(*frame));
+	(void)memset(frame, 0, sizeof(*frame));
 	if (!v->partition->first_entry)
 		v->partition->first_entry = arch_counter();
 	frame->x[0] = context;
@@ -295,7 +289,7 @@ static const char *current_partition_name(void)
 	return v ? v->partition->name : "-";
 }
 
-__attribute__((noreturn)) void arm64_hyp_panic(struct guest_regs *r, int async)
+void arm64_hyp_panic(struct guest_regs *r, int async)
 {
 	/* Straight to the UART: the console's rings and locks may be what went wrong. */
 	console_panic_line("PANIC cpu=%u partition=%s %s esr=0x%llx far=0x%llx elr=0x%llx spsr=0x%llx",

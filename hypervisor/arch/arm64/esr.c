@@ -32,7 +32,10 @@ static uint32_t it_cond(uint64_t spsr)
 
 static bool cond_holds(uint32_t cond, uint32_t nzcv)
 {
-	bool n = nzcv & N_FLAG, z = nzcv & Z_FLAG, c = nzcv & C_FLAG, v = nzcv & V_FLAG;
+	bool n = (nzcv & N_FLAG) != 0;
+	bool z = (nzcv & Z_FLAG) != 0;
+	bool c = (nzcv & C_FLAG) != 0;
+	bool v = (nzcv & V_FLAG) != 0;
 	bool result;
 
 	switch (cond >> 1) {
@@ -65,6 +68,6 @@ uint64_t esr_advance_it_t32(uint64_t spsr)
 		return spsr;
 	/* ITAdvance(): the mask shifts; once empty the block is over. */
 	it = (it & 7) == 0 ? 0 : (it & 0xe0) | ((it << 1) & 0x1f);
-	spsr &= ~((0xfcull << 8) | (3ull << 25));
+	spsr &= ~((0xfcULL << 8) | (3ULL << 25));
 	return spsr | ((uint64_t)(it & 0xfc) << 8) | ((uint64_t)(it & 3) << 25);
 }

@@ -2,6 +2,7 @@
 /* The physical GICv3: distributor, redistributors, CPU interface, list registers. */
 #include <arch/gicv3.h>
 #include <arch/sysreg.h>
+#include <tern/arch.h>
 #include <tern/platform.h>
 
 unsigned gic_nr_lrs;
@@ -24,10 +25,10 @@ void gic_dist_init(void)
 	if (gic_nr_irqs > 1020)
 		gic_nr_irqs = 1020;
 	for (uint32_t i = 32; i < gic_nr_irqs; i += 32) {
-		mmio_write32(d + GICD_IGROUPR + i / 8, ~0u);
-		mmio_write32(d + GICD_ICENABLER + i / 8, ~0u);
-		mmio_write32(d + GICD_ICPENDR + i / 8, ~0u);
-		mmio_write32(d + GICD_ICACTIVER + i / 8, ~0u);
+		mmio_write32(d + GICD_IGROUPR + (uintptr_t)i / 8, ~0u);
+		mmio_write32(d + GICD_ICENABLER + (uintptr_t)i / 8, ~0u);
+		mmio_write32(d + GICD_ICPENDR + (uintptr_t)i / 8, ~0u);
+		mmio_write32(d + GICD_ICACTIVER + (uintptr_t)i / 8, ~0u);
 	}
 	for (uint32_t i = 32; i < gic_nr_irqs; i += 4)
 		mmio_write32(d + GICD_IPRIORITYR + i, PRIO_GUEST * 0x01010101u);
@@ -40,14 +41,17 @@ void gic_dist_init(void)
 
 static uintptr_t find_redistributor(uint64_t mpidr)
 {
-	uint32_t aff = (uint32_t)(((mpidr >> 8) & 0xff000000) | (mpidr & 0xffffff));
+	uint32_t aff = (uint32_t)(((mpidr >> 8) & 0xff000000u) | (mpidr & 0xffffff));
 
-	for (uintptr_t rd = platform.gicr_base;; rd += platform.gicr_stride) {
+	uintptr_t rd = platform.gicr_base;
+
+	for (;;) {
 		uint64_t typer = mmio_read64(rd + GICR_TYPER);
 		if ((typer >> 32) == aff)
 			return rd;
 		if (typer & GICR_TYPER_LAST)
 			return 0;
+		rd += platform.gicr_stride;
 	}
 }
 
@@ -129,40 +133,62 @@ void gic_send_sgi(unsigned pcpu, uint32_t intid)
 	isb();
 }
 
-#define LR_CASE(n) case n: return read_sysreg(ich_lr##n##_el2)
 uint64_t gic_read_lr(unsigned n)
 {
+	/* ICH_LR<n>_EL2 is named in the instruction: a case per list register. */
 	switch (n) {
-	LR_CASE(0); LR_CASE(1); LR_CASE(2); LR_CASE(3);
-	LR_CASE(4); LR_CASE(5); LR_CASE(6); LR_CASE(7);
-	LR_CASE(8); LR_CASE(9); LR_CASE(10); LR_CASE(11);
-	LR_CASE(12); LR_CASE(13); LR_CASE(14); LR_CASE(15);
+	case 0: return read_sysreg(ich_lr0_el2);
+	case 1: return read_sysreg(ich_lr1_el2);
+	case 2: return read_sysreg(ich_lr2_el2);
+	case 3: return read_sysreg(ich_lr3_el2);
+	case 4: return read_sysreg(ich_lr4_el2);
+	case 5: return read_sysreg(ich_lr5_el2);
+	case 6: return read_sysreg(ich_lr6_el2);
+	case 7: return read_sysreg(ich_lr7_el2);
+	case 8: return read_sysreg(ich_lr8_el2);
+	case 9: return read_sysreg(ich_lr9_el2);
+	case 10: return read_sysreg(ich_lr10_el2);
+	case 11: return read_sysreg(ich_lr11_el2);
+	case 12: return read_sysreg(ich_lr12_el2);
+	case 13: return read_sysreg(ich_lr13_el2);
+	case 14: return read_sysreg(ich_lr14_el2);
+	case 15: return read_sysreg(ich_lr15_el2);
 	default: return 0;
 	}
 }
-#undef LR_CASE
 
-#define LR_CASE(n) case n: write_sysreg(ich_lr##n##_el2, value); return
 void gic_write_lr(unsigned n, uint64_t value)
 {
 	switch (n) {
-	LR_CASE(0); LR_CASE(1); LR_CASE(2); LR_CASE(3);
-	LR_CASE(4); LR_CASE(5); LR_CASE(6); LR_CASE(7);
-	LR_CASE(8); LR_CASE(9); LR_CASE(10); LR_CASE(11);
-	LR_CASE(12); LR_CASE(13); LR_CASE(14); LR_CASE(15);
-	default: return;
+	case 0: write_sysreg(ich_lr0_el2, value); break;
+	case 1: write_sysreg(ich_lr1_el2, value); break;
+	case 2: write_sysreg(ich_lr2_el2, value); break;
+	case 3: write_sysreg(ich_lr3_el2, value); break;
+	case 4: write_sysreg(ich_lr4_el2, value); break;
+	case 5: write_sysreg(ich_lr5_el2, value); break;
+	case 6: write_sysreg(ich_lr6_el2, value); break;
+	case 7: write_sysreg(ich_lr7_el2, value); break;
+	case 8: write_sysreg(ich_lr8_el2, value); break;
+	case 9: write_sysreg(ich_lr9_el2, value); break;
+	case 10: write_sysreg(ich_lr10_el2, value); break;
+	case 11: write_sysreg(ich_lr11_el2, value); break;
+	case 12: write_sysreg(ich_lr12_el2, value); break;
+	case 13: write_sysreg(ich_lr13_el2, value); break;
+	case 14: write_sysreg(ich_lr14_el2, value); break;
+	case 15: write_sysreg(ich_lr15_el2, value); break;
+	default: break;
 	}
 }
-#undef LR_CASE
 
 /* A board SPI for the hypervisor: Group 0, so it arrives as FIQ at EL2 whatever the guest does. */
 void arch_hyp_irq_route(uint32_t intid, unsigned pcpu)
 {
 	uintptr_t d = platform.gicd_base;
+	uintptr_t word = 4 * (uintptr_t)(intid / 32);
 	uint32_t bit = (uint32_t)BIT(intid % 32);
 
-	mmio_write32(d + GICD_IGROUPR + 4 * (intid / 32), mmio_read32(d + GICD_IGROUPR + 4 * (intid / 32)) & ~bit);
+	mmio_write32(d + GICD_IGROUPR + word, mmio_read32(d + GICD_IGROUPR + word) & ~bit);
 	*(volatile uint8_t *)(d + GICD_IPRIORITYR + intid) = PRIO_HYP;
-	mmio_write64(d + GICD_IROUTER + 8 * intid, pcpu);
-	mmio_write32(d + GICD_ISENABLER + 4 * (intid / 32), bit);
+	mmio_write64(d + GICD_IROUTER + 8 * (uintptr_t)intid, pcpu);
+	mmio_write32(d + GICD_ISENABLER + word, bit);
 }

@@ -5,6 +5,7 @@
  * devices passed to it (2 MiB blocks where aligned, else 4 KiB pages) are the
  * only things mapped; every other IPA faults into the hypervisor.
  */
+#include <arch/entry.h>
 #include <arch/partition.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
@@ -14,25 +15,25 @@
 #define PTE_VALID      BIT(0)
 #define PTE_TABLE      (BIT(0) | BIT(1))
 #define PTE_AF         BIT(10)
-#define S1_AP_RW       (1ull << 6)  /* AP[2:1] = 0b01: AP[1] is RES1 in the EL2 regime */
-#define S1_AP_RO       (3ull << 6)
-#define PTE_SH_INNER   (3ull << 8)
+#define S1_AP_RW       (1ULL << 6)  /* AP[2:1] = 0b01: AP[1] is RES1 in the EL2 regime */
+#define S1_AP_RO       (3ULL << 6)
+#define PTE_SH_INNER   (3ULL << 8)
 #define PTE_XN         BIT(54)
-#define S1_ATTR_DEVICE (0ull << 2)  /* MAIR index 0 */
-#define S1_ATTR_NORMAL (1ull << 2)  /* MAIR index 1 */
-#define S2_MEM_NORMAL  (0xfull << 2) /* outer and inner write-back */
-#define S2_MEM_DEVICE  (0x1ull << 2) /* Device-nGnRE */
+#define S1_ATTR_DEVICE (0ULL << 2)  /* MAIR index 0 */
+#define S1_ATTR_NORMAL (1ULL << 2)  /* MAIR index 1 */
+#define S2_MEM_NORMAL  (0xfULL << 2) /* outer and inner write-back */
+#define S2_MEM_DEVICE  (0x1ULL << 2) /* Device-nGnRE */
 #define PTE_PAGE       (BIT(0) | BIT(1)) /* level 3 descriptor */
-#define S2_AP_RW       (3ull << 6)
-#define PTE_ADDR_MASK  0x0000fffffffff000ull
+#define S2_AP_RW       (3ULL << 6)
+#define PTE_ADDR_MASK  0x0000fffffffff000ULL
 
-#define MAIR_VALUE     (0x00ull | (0xffull << 8))
+#define MAIR_VALUE     (0x00ULL | (0xffULL << 8))
 /* 39-bit VA from level 1, write-back walks, inner shareable, 4 KiB granule, 40-bit PA. */
-#define TCR_EL2_VALUE  (25ull | (1ull << 8) | (1ull << 10) | (3ull << 12) | (2ull << 16) | BIT(23) | BIT(31))
+#define TCR_EL2_VALUE  (25ULL | (1ULL << 8) | (1ULL << 10) | (3ULL << 12) | (2ULL << 16) | BIT(23) | BIT(31))
 /* 32-bit IPA (the board map below 4 GiB) from level 1, same attributes. */
-#define VTCR_EL2_VALUE (32ull | (1ull << 6) | (1ull << 8) | (1ull << 10) | (3ull << 12) | (2ull << 16) | BIT(31))
+#define VTCR_EL2_VALUE (32ULL | (1ULL << 6) | (1ULL << 8) | (1ULL << 10) | (3ULL << 12) | (2ULL << 16) | BIT(31))
 /* M, C, SA, I, and WXN: nothing the hypervisor can write is executable. */
-#define SCTLR_EL2_VALUE (0x30c50830ull | BIT(0) | BIT(2) | BIT(3) | BIT(12) | BIT(19))
+#define SCTLR_EL2_VALUE (0x30c50830ULL | BIT(0) | BIT(2) | BIT(3) | BIT(12) | BIT(19))
 
 /* Root, one level-2 table per GiB touched, level-3 tables for unaligned device edges. */
 #define S2_POOL_PAGES  (8 * TERN_MAX_PARTITIONS)
@@ -45,7 +46,10 @@ static uint64_t hyp_l1[512] __attribute__((aligned(4096)));
 static uint64_t hyp_l2[512] __attribute__((aligned(4096)));
 static uint64_t hyp_l3[512] __attribute__((aligned(4096)));
 
-extern char _start_image[], _text_end[], _rodata_end[];
+/* hyp.ld: where the image, its text and its read-only data end (only their addresses mean anything). */
+extern const char hyp_image_start;
+extern const char hyp_text_end;
+extern const char hyp_rodata_end;
 /* Each page is cleared when handed out (s2_alloc). */
 static uint64_t s2_pool[S2_POOL_PAGES][512] __attribute__((aligned(4096), section(".noinit")));
 static unsigned s2_pool_used;
@@ -59,8 +63,9 @@ static unsigned s2_pool_used;
 void mmu_init_tables(void)
 {
 	const uint64_t normal = PTE_VALID | S1_ATTR_NORMAL | PTE_SH_INNER | PTE_AF;
-	uintptr_t text = (uintptr_t)_start_image, text_end = (uintptr_t)_text_end;
-	uintptr_t ro_end = (uintptr_t)_rodata_end;
+	uintptr_t text = (uintptr_t)&hyp_image_start;
+	uintptr_t text_end = (uintptr_t)&hyp_text_end;
+	uintptr_t ro_end = (uintptr_t)&hyp_rodata_end;
 	uintptr_t block = text & ~(MiB(2) - 1);
 
 	hyp_l1[0] = PTE_VALID | S1_ATTR_DEVICE | PTE_AF | S1_AP_RW | PTE_XN;
@@ -96,6 +101,7 @@ void mmu_enable(void)
 }
 
 /* Would a write at `va` go through this core's EL2 stage 1?  (AT: no access is made.) */
+/* cppcheck-suppress misra-c2012-2.7 ; `va` is the AT instruction's operand (inline assembly) */
 static bool el2_writable(uintptr_t va)
 {
 	__asm__ volatile("at s1e2w, %0" : : "r"(va) : "memory");
@@ -105,10 +111,8 @@ static bool el2_writable(uintptr_t va)
 
 bool mmu_text_protected(void)
 {
-	extern char hyp_vectors[];
-
 	/* The hypervisor's code and the vectors it runs from: never writable (W^X). */
-	return !el2_writable((uintptr_t)_start_image) && !el2_writable((uintptr_t)hyp_vectors) &&
+	return !el2_writable((uintptr_t)&hyp_image_start) && !el2_writable((uintptr_t)hyp_vectors) &&
 	       el2_writable((uintptr_t)hyp_l1);
 }
 
@@ -117,7 +121,7 @@ static uint64_t *s2_alloc(void)
 	if (s2_pool_used == S2_POOL_PAGES)
 		return NULL;
 	uint64_t *t = s2_pool[s2_pool_used++];
-	memset(t, 0, 4096);
+	(void)memset(t, 0, 4096);
 	return t;
 }
 
@@ -171,7 +175,7 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 		mapped = s2_map(ap->s2_root, c->region[r].ipa, c->region[r].hpa, c->region[r].size,
 				S2_MEM_DEVICE | S2_AP_RW | PTE_AF | PTE_XN);
 	if (!mapped) {
-		snprintf(err, errlen, "out of stage-2 table pages");
+		(void)snprintf(err, errlen, "out of stage-2 table pages");
 		return false;
 	}
 
@@ -182,7 +186,7 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 
 void arch_sync_guest_memory(paddr_t pa, uint64_t size)
 {
-	uint64_t line = 4ull << ((read_sysreg(ctr_el0) >> 16) & 0xf);
+	uint64_t line = 4ULL << ((read_sysreg(ctr_el0) >> 16) & 0xf);
 
 	for (uint64_t a = pa & ~(line - 1); a < pa + size; a += line)
 		__asm__ volatile("dc civac, %0" : : "r"(a) : "memory");

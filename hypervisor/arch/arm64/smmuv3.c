@@ -56,7 +56,7 @@
 #define CR0_EVTQEN         BIT(2)
 #define CR0_CMDQEN         BIT(3)
 /* Tables and queues: inner shareable, write-back cacheable, as the hypervisor maps its RAM. */
-#define CR1_WB_ISH         (1u | 1u << 2 | 3u << 4 | 1u << 6 | 1u << 8 | 3u << 10)
+#define CR1_WB_ISH         (1u | 1u << 2 | 3u << 4 | 1u << 6 | (uint32_t)1 << 8 | (uint32_t)3 << 10)
 #define CR2_RECINVSID      BIT(1)      /* record an event for a StreamID past the table */
 #define CR2_PTM            BIT(2)      /* ignore the cores' broadcast TLB invalidations */
 #define GERROR_CMDQ_ERR    BIT(0)
@@ -71,17 +71,17 @@
  * SMMU itself (C_BAD_STREAMID).
  */
 #define STE_LOG2           8
-#define STES               (1u << STE_LOG2)
+#define STES               ((uint32_t)1 << STE_LOG2)
 #define CMDQ_LOG2          4
 #define EVTQ_LOG2          7
 
 #define STE0_V             BIT(0)
-#define STE0_S1_TRANS      (5ull << 1) /* Config: stage 1 translate, stage 2 bypass */
-#define STE1_S1_WB_ISH     (1ull << 2 | 1ull << 4 | 3ull << 6) /* CD fetch: S1CIR, S1COR, S1CSH */
-#define STE1_SHCFG_INCOMING (1ull << 44)
+#define STE0_S1_TRANS      (5ULL << 1) /* Config: stage 1 translate, stage 2 bypass */
+#define STE1_S1_WB_ISH     (1ULL << 2 | 1ULL << 4 | 3ULL << 6) /* CD fetch: S1CIR, S1COR, S1CSH */
+#define STE1_SHCFG_INCOMING (1ULL << 44)
 
-#define CD0_T0SZ           32ull       /* 32-bit input: the partition map (below 4 GiB) */
-#define CD0_TT0_WB_ISH     (1ull << 8 | 1ull << 10 | 3ull << 12) /* walks: IR0, OR0, SH0; TG0 4 KiB */
+#define CD0_T0SZ           32ULL       /* 32-bit input: the partition map (below 4 GiB) */
+#define CD0_TT0_WB_ISH     (1ULL << 8 | 1ULL << 10 | 3ULL << 12) /* walks: IR0, OR0, SH0; TG0 4 KiB */
 #define CD0_EPD1           BIT(30)     /* no TTB1 */
 #define CD0_V              BIT(31)
 #define CD0_IPS(oas)       ((uint64_t)(oas) << 32)
@@ -89,21 +89,21 @@
 #define CD0_R              BIT(45)     /* record faults as events */
 #define CD0_A              BIT(46)     /* abort faulting transactions */
 #define CD0_ASET           BIT(47)     /* the ASID is the SMMU's own, not a core's */
-#define CD0_ASID           (1ull << 48)
-#define MAIR_NORMAL_WB     0xffull     /* attribute index 0 */
+#define CD0_ASID           (1ULL << 48)
+#define MAIR_NORMAL_WB     0xffULL     /* attribute index 0 */
 
-#define PTE_TABLE          3ull
-#define PTE_BLOCK          1ull        /* level 1-2 block; AttrIndx 0 */
-#define PTE_AP_RW_ANY      (1ull << 6) /* read/write, privileged or not (PCIe requests are not) */
-#define PTE_SH_INNER       (3ull << 8)
+#define PTE_TABLE          3ULL
+#define PTE_BLOCK          1ULL        /* level 1-2 block; AttrIndx 0 */
+#define PTE_AP_RW_ANY      (1ULL << 6) /* read/write, privileged or not (PCIe requests are not) */
+#define PTE_SH_INNER       (3ULL << 8)
 #define PTE_AF             BIT(10)
 #define PTE_XN             (BIT(53) | BIT(54)) /* devices fetch no instructions */
-#define PTE_ADDR           0x0000fffffffff000ull
+#define PTE_ADDR           0x0000fffffffff000ULL
 
-#define CMD_CFGI_ALL       0x04ull     /* CFGI_STE_RANGE ... */
-#define CMD_CFGI_ALL_RANGE 31ull       /* ... over every StreamID */
-#define CMD_TLBI_NSNH_ALL  0x30ull
-#define CMD_SYNC           0x46ull     /* completion: CONS passes it */
+#define CMD_CFGI_ALL       0x04ULL     /* CFGI_STE_RANGE ... */
+#define CMD_CFGI_ALL_RANGE 31ULL       /* ... over every StreamID */
+#define CMD_TLBI_NSNH_ALL  0x30ULL
+#define CMD_SYNC           0x46ULL     /* completion: CONS passes it */
 
 #define EVT_F_TRANSLATION  0x10
 #define DMA_FAULT_LOG_MAX  4u          /* log lines; further faults are only counted */
@@ -191,19 +191,19 @@ static void build_context(const struct tern_config_partition *p, uint32_t oas)
 {
 	uint64_t *root = s1_tables[0];
 
-	memset(root, 0, 4096);
+	(void)memset(root, 0, 4096);
 	for (uint64_t off = 0; off < p->ram_size; off += MiB(2)) {
 		uint64_t ipa = p->ram_ipa + off;
 		uint64_t gib = ipa >> 30;
 		uint64_t *l2 = s1_tables[1 + gib];
 		if (!root[gib]) {
-			memset(l2, 0, 4096);
+			(void)memset(l2, 0, 4096);
 			root[gib] = (uintptr_t)l2 | PTE_TABLE;
 		}
 		l2[(ipa >> 21) & 511] = ((p->ram_hpa + off) & PTE_ADDR) | PTE_BLOCK |
 					PTE_AP_RW_ANY | PTE_SH_INNER | PTE_AF | PTE_XN;
 	}
-	memset(ctx_desc, 0, sizeof(ctx_desc));
+	(void)memset(ctx_desc, 0, sizeof(ctx_desc));
 	ctx_desc[0] = CD0_T0SZ | CD0_TT0_WB_ISH | CD0_EPD1 | CD0_V | CD0_IPS(oas) | CD0_AA64 |
 		      CD0_R | CD0_A | CD0_ASET | CD0_ASID;
 	ctx_desc[1] = (uintptr_t)root;
@@ -219,7 +219,7 @@ static const char *invalidate_all(void)
 		{ CMD_SYNC, 0 },
 	};
 
-	memcpy(cmdq, cmds, sizeof(cmds));
+	(void)memcpy(cmdq, cmds, sizeof(cmds));
 	dsb(sy);
 	wr32(SMMU_CMDQ_PROD, ARRAY_SIZE(cmds));
 	if (wait_reg(SMMU_CMDQ_CONS, ARRAY_SIZE(cmds)))
@@ -232,7 +232,8 @@ static const char *invalidate_all(void)
 
 static const char *smmu_enable(const struct tern_config *cfg)
 {
-	uint32_t idr0 = rd32(SMMU_IDR0), idr5 = rd32(SMMU_IDR5);
+	uint32_t idr0 = rd32(SMMU_IDR0);
+	uint32_t idr5 = rd32(SMMU_IDR5);
 	const char *why = check_features(idr0, rd32(SMMU_IDR1), idr5);
 
 	if (why)
@@ -244,7 +245,7 @@ static const char *smmu_enable(const struct tern_config *cfg)
 	if (smmu.owner >= 0)
 		build_context(&cfg->partition[smmu.owner], IDR5_OAS(idr5));
 	for (uint32_t sid = 0; sid < STES; sid++) {
-		memset(strtab[sid], 0, sizeof(strtab[sid]));
+		(void)memset(strtab[sid], 0, sizeof(strtab[sid]));
 		if (smmu.owner >= 0) {
 			strtab[sid][0] = STE0_V | STE0_S1_TRANS | (uintptr_t)ctx_desc;
 			strtab[sid][1] = STE1_S1_WB_ISH | STE1_SHCFG_INCOMING;
@@ -283,8 +284,8 @@ bool arch_iommu_init(const struct tern_config *cfg, char *err, size_t errlen)
 	/* Promised and missing: refuse to boot rather than leave DMA unconfined. */
 	why = platform.smmu_base ? smmu_enable(cfg) : "this board has none";
 	if (why)
-		snprintf(err, errlen, "SMMUv3 at 0x%llx: %s", (unsigned long long)platform.smmu_base,
-			 why);
+		(void)snprintf(err, errlen, "SMMUv3 at 0x%llx: %s",
+			       (unsigned long long)platform.smmu_base, why);
 	return !why;
 }
 
@@ -302,7 +303,7 @@ static void report(const uint64_t *evt)
 		return;
 	smmu.logged++;
 	if (type != EVT_F_TRANSLATION) {
-		snprintf(other, sizeof(other), "0x%02x", type);
+		(void)snprintf(other, sizeof(other), "0x%02x", type);
 		name = other;
 	}
 	partition_log(p, "dma fault partition=%s sid=0x%x addr=0x%llx type=%s%s", p->name,

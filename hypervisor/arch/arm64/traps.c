@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Everything that brings a guest into EL2 other than the interrupt fast path. */
+#include <arch/entry.h>
 #include <arch/esr.h>
 #include <arch/gicv3.h>
 #include <arch/partition.h>
@@ -43,7 +44,7 @@
 #define ISS_DC_ISW              SYSREG_ISS(1, 0, 7, 6, 2)
 #define ISS_DC_CSW              SYSREG_ISS(1, 0, 7, 10, 2)
 #define ISS_DC_CISW             SYSREG_ISS(1, 0, 7, 14, 2)
-#define SETWAY_LEVEL_MASK       0xeull   /* bits 3:1: the cache level; the rest set and way */
+#define SETWAY_LEVEL_MASK       0xeULL   /* bits 3:1: the cache level; the rest set and way */
 
 static uint64_t reg_get(const struct guest_regs *r, unsigned n)
 {
@@ -83,7 +84,7 @@ static int target_vcpu(struct vcpu *caller, uint64_t mpidr)
 {
 	uint64_t index = mpidr & 0xff;
 
-	if ((mpidr & 0xff00ffff00ull) || index >= caller->partition->num_vcpus) {
+	if ((mpidr & 0xff00ffff00ULL) || index >= caller->partition->num_vcpus) {
 		vcpu_count(caller, STAT_PSCI_DENIED);
 		return -1;
 	}
@@ -121,7 +122,7 @@ static int64_t psci_affinity_info(struct vcpu *v, uint64_t mpidr, uint64_t level
 }
 
 /* SMCCC call through HVC or SMC: PSCI on the caller's partition; anything else is not supported. */
-void arm64_handle_call(struct vcpu *v, struct guest_regs *r)
+static void arm64_handle_call(struct vcpu *v, struct guest_regs *r)
 {
 	uint32_t fn = (uint32_t)r->x[0];
 	bool smc32 = !(fn & BIT(30));
@@ -150,10 +151,13 @@ void arm64_handle_call(struct vcpu *v, struct guest_regs *r)
 		break;
 	case PSCI_CPU_OFF:
 		vcpu_cpu_off(v);
+	/* cppcheck-suppress misra-c2012-16.3 ; vcpu_cpu_off() does not return */
 	case PSCI_SYSTEM_OFF:
 		partition_system_off(v);
+	/* cppcheck-suppress misra-c2012-16.3 ; partition_system_off() does not return */
 	case PSCI_SYSTEM_RESET:
 		partition_system_reset(v);
+	/* cppcheck-suppress misra-c2012-16.3 ; partition_system_reset() does not return */
 	default:
 		ret = PSCI_NOT_SUPPORTED;
 		break;
@@ -180,6 +184,7 @@ static void inject_sync(struct guest_regs *r, uint64_t esr_el1, uint64_t far)
 /* Deliver an Undefined Instruction exception to the guest. */
 static void inject_undef(struct vcpu *v, struct guest_regs *r, uint64_t esr)
 {
+	/* cppcheck-suppress badBitmaskCheck ; EC_UNKNOWN is 0: the syndrome's class, said */
 	inject_sync(r, ((uint64_t)EC_UNKNOWN << 26) | (esr & ESR_IL), 0);
 	vcpu_count(v, STAT_UNDEF_INJECTED);
 }
@@ -189,7 +194,7 @@ static void inject_data_abort(struct vcpu *v, struct guest_regs *r, uint64_t esr
 			      uint32_t dfsc)
 {
 	bool from_el1 = ((r->spsr >> 2) & 3) == 1 && !(r->spsr & BIT(4));
-	uint64_t ec = from_el1 ? EC_DABT_CUR : EC_DABT_LOW;
+	uint64_t ec = from_el1 ? (uint64_t)EC_DABT_CUR : (uint64_t)EC_DABT_LOW;
 
 	inject_sync(r, (ec << 26) | (esr & ESR_IL) | (write ? ISS_WNR : 0) | dfsc,
 		    read_sysreg(far_el2));
@@ -216,11 +221,14 @@ static void handle_sysreg(struct vcpu *v, struct guest_regs *r, uint64_t esr)
 	struct esr_sysreg s;
 
 	esr_sysreg(esr, &s);
+	/* cppcheck-suppress[misra-c2012-10.1,misra-c2012-12.2] ; SYSREG_ISS() serves vectors.S too */
 	if (!s.read && s.id == ISS_ICC_SGI1R) {
 		vgic_send_sgi(v, reg_get(r, s.rt));
+	/* cppcheck-suppress[misra-c2012-10.1,misra-c2012-12.2] ; SYSREG_ISS() serves vectors.S too */
 	} else if (!s.read && (s.id == ISS_ICC_ASGI1R || s.id == ISS_ICC_SGI0R)) {
 		/* Group 0 / alias SGIs: guests run Group 1 only; refuse rather than forward. */
 		vcpu_count(v, STAT_SGI_DENIED);
+	/* cppcheck-suppress[misra-c2012-10.1,misra-c2012-12.2] ; SYSREG_ISS() serves vectors.S too */
 	} else if (!s.read && (s.id == ISS_DC_ISW || s.id == ISS_DC_CSW || s.id == ISS_DC_CISW)) {
 		handle_setway(v, reg_get(r, s.rt));
 	} else {
@@ -307,10 +315,9 @@ void arm64_guest_sync(struct guest_regs *r)
 	if (ec == EC_WFX || ec == EC_CP15_32 || ec == EC_CP15_64 || ec == EC_CP14_32 ||
 	    ec == EC_CP14_LS || ec == EC_CP14_64) {
 		vcpu_count(v, ec != EC_WFX ? STAT_EXIT_SYSREG : (esr & 1) ? STAT_EXIT_WFE : STAT_EXIT_WFI);
-		if (!esr_cond_passed(esr, r->spsr))
-			skip_instruction(r, esr); /* its condition failed: it does nothing */
-		else if (ec == EC_WFX)
-			skip_instruction(r, esr); /* a hint: the core is the guest's alone anyway */
+		/* A failed condition does nothing; WFx is a hint: the core is the guest's alone. */
+		if (!esr_cond_passed(esr, r->spsr) || ec == EC_WFX)
+			skip_instruction(r, esr);
 		else
 			inject_undef(v, r, esr);
 		return;

@@ -85,6 +85,7 @@ bool vgic_owned_hw(const struct arm64_cpu *c, uint32_t intid)
 
 static uint8_t virq_prio(const struct arm64_cpu *c, uint32_t intid)
 {
+	/* cppcheck-suppress arrayIndexOutOfBoundsCond ; it takes the distributor's prio[] for the redistributor's */
 	return intid < 32 ? vgic_redist_of(c->vcpu)->prio[intid] : dist_of(c->vcpu)->prio[intid];
 }
 
@@ -174,12 +175,14 @@ static void arm_maintenance(struct arm64_cpu *c)
 
 static void refill(struct arm64_cpu *c)
 {
-	uint64_t free;
 	uint32_t intid;
 	uint8_t prio;
 
-	while (!virq_queue_empty(&c->vgic.queue) && (free = free_lrs())) {
-		virq_queue_pop(&c->vgic.queue, &intid, &prio);
+	while (!virq_queue_empty(&c->vgic.queue)) {
+		uint64_t free = free_lrs();
+		if (!free)
+			break;
+		(void)virq_queue_pop(&c->vgic.queue, &intid, &prio);
 		gic_write_lr((unsigned)__builtin_ctzll(free), make_lr(c, intid));
 		vcpu_count(c->vcpu, STAT_IRQ_INJECTED);
 	}
@@ -333,21 +336,25 @@ static unsigned active_priority_regs(uint64_t pri_bits_minus_1)
 	return pri_bits_minus_1 >= 6 ? 4 : pri_bits_minus_1 == 5 ? 2 : 1;
 }
 
-#define AP_CASES(kind, n, v) \
-	switch (n) { \
-	case 3: write_sysreg(kind##3_el2, v); /* fall through */ \
-	case 2: write_sysreg(kind##2_el2, v); /* fall through */ \
-	case 1: write_sysreg(kind##1_el2, v); /* fall through */ \
-	default: write_sysreg(kind##0_el2, v); \
-	}
-
 /* Nothing active left in the virtual CPU interface (a guest may stop inside a handler). */
 static void clear_virtual_active(void)
 {
-	unsigned n = active_priority_regs((read_sysreg(ich_vtr_el2) >> 26) & 7) - 1;
+	unsigned n = active_priority_regs((read_sysreg(ich_vtr_el2) >> 26) & 7);
 
-	AP_CASES(ich_ap0r, n, 0);
-	AP_CASES(ich_ap1r, n, 0);
+	if (n == 4) {
+		write_sysreg(ich_ap0r3_el2, 0);
+		write_sysreg(ich_ap0r2_el2, 0);
+	}
+	if (n >= 2)
+		write_sysreg(ich_ap0r1_el2, 0);
+	write_sysreg(ich_ap0r0_el2, 0);
+	if (n == 4) {
+		write_sysreg(ich_ap1r3_el2, 0);
+		write_sysreg(ich_ap1r2_el2, 0);
+	}
+	if (n >= 2)
+		write_sysreg(ich_ap1r1_el2, 0);
+	write_sysreg(ich_ap1r0_el2, 0);
 }
 
 void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v)
@@ -364,7 +371,7 @@ void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v)
 	clear_virtual_active();
 	write_sysreg(ich_vmcr_el2, 0);
 	/* A direct guest uses the physical CPU interface: no list registers, no maintenance. */
-	write_sysreg(ich_hcr_el2, c->direct ? 0 : ICH_HCR_EN);
+	write_sysreg(ich_hcr_el2, c->direct ? 0ULL : ICH_HCR_EN);
 	gic_set_eoimode(!c->direct);
 	isb();
 	/* Everything of its virtual state, whatever was posted before it ran. */
@@ -377,24 +384,20 @@ static void clear_physical_active(void)
 {
 	unsigned n = active_priority_regs((read_sysreg(icc_ctlr_el1) >> 8) & 7);
 
-	switch (n) {
-	case 4:
+	if (n == 4) {
 		write_sysreg(icc_ap1r3_el1, 0);
 		write_sysreg(icc_ap1r2_el1, 0);
-		/* fall through */
-	case 2:
-		write_sysreg(icc_ap1r1_el1, 0);
-		/* fall through */
-	default:
-		write_sysreg(icc_ap1r0_el1, 0);
 	}
+	if (n >= 2)
+		write_sysreg(icc_ap1r1_el1, 0);
+	write_sysreg(icc_ap1r0_el1, 0);
 }
 
 /* Hand a direct core's GIC CPU interface back: nothing of the guest pending, active or enabled. */
 static void quiesce_direct(struct arm64_cpu *c)
 {
 	uintptr_t sgi = c->gicr + GICR_SGI_BASE;
-	uint32_t guest = GUEST_SGIS | OWNED_PPIS;
+	uint32_t guest = (uint32_t)(GUEST_SGIS | OWNED_PPIS);
 
 	mmio_write32(sgi + GICD_ICENABLER, guest);
 	mmio_write32(sgi + GICD_ICPENDR, guest);
@@ -464,7 +467,7 @@ static void deliver_sgi(struct vcpu *to, uint32_t intid)
 void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r)
 {
 	struct partition *p = v->partition;
-	uint32_t intid = (sgi1r >> 24) & 0xf;
+	uint32_t intid = (uint32_t)(sgi1r >> 24) & 0xf;
 
 	if (intid == SGI_KICK && is_direct(v)) {
 		vcpu_count(v, STAT_SGI_DENIED); /* the hypervisor's control SGI */
@@ -480,8 +483,8 @@ void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r)
 		return;
 	}
 	/* vCPU i is Aff0 = i in cluster 0.0.0; anything else is outside the partition. */
-	uint64_t outside = sgi1r & (0xffull << 16 | 0xffull << 32 | 0xfull << 44 | 0xffull << 48);
-	uint32_t list = sgi1r & 0xffff;
+	uint64_t outside = sgi1r & (0xffULL << 16 | 0xffULL << 32 | 0xfULL << 44 | 0xffULL << 48);
+	uint32_t list = (uint32_t)sgi1r & 0xffff;
 	if (outside || (list >> p->num_vcpus)) {
 		vcpu_count(v, STAT_SGI_DENIED);
 		if (outside)
@@ -518,7 +521,8 @@ void arch_partition_irqs_reset(struct partition *p)
 
 	spin_lock(&d->lock);
 	d->ctlr = 0;
-	d->owned[0] = d->group[0] = 0;
+	d->owned[0] = 0;
+	d->group[0] = 0;
 	/* prio[] and target[] are only ever read for owned SPIs: only those are reset. */
 	for (uint32_t w = 1; w < TERN_IRQ_WORDS; w++) {
 		uint32_t bits = p->cfg->spis[w];
@@ -545,7 +549,7 @@ void arch_partition_irqs_reset(struct partition *p)
 		r->group = direct ? DIRECT_GROUP1 : 0;
 		r->icfgr1 = 0;
 		r->waker = GICR_WAKER_SLEEP;
-		memset(r->prio, 0, sizeof(r->prio));
+		(void)memset(r->prio, 0, sizeof(r->prio));
 		atomic_store(&r->pending, 0);
 		atomic_store(&r->sync, 0);
 		/* A direct vCPU's SGIs sent while it was off wait in its core's redistributor. */
@@ -608,23 +612,24 @@ static void gicd_priority(struct vcpu *v, uint32_t intid, unsigned size, bool wr
 	bool direct = is_direct(v);
 	uint64_t out = 0;
 
-	for (unsigned i = 0; i < size; i++, intid++) {
+	for (unsigned i = 0; i < size; i++) {
+		uint32_t id = intid + i;
 		uint8_t prio = (uint8_t)(*value >> (8 * i));
-		if (!spi_owned(d, intid)) {
+		if (!spi_owned(d, id)) {
 			if (write && prio)
 				vcpu_count(v, STAT_GIC_IGNORED);
 			continue;
 		}
 		if (!write) {
-			out |= (uint64_t)d->prio[intid] << (8 * i);
+			out |= (uint64_t)d->prio[id] << (8 * i);
 			continue;
 		}
 		/* Rewriting an unchanged value (a read-modify-write of a neighbour) is no attempt. */
-		if (direct && prio < PRIO_GUEST_MIN && prio != d->prio[intid])
+		if (direct && prio < PRIO_GUEST_MIN && prio != d->prio[id])
 			vcpu_count(v, STAT_GIC_CLAMPED);
-		d->prio[intid] = prio;
+		d->prio[id] = prio;
 		if (direct)
-			mmio_write8(gicd_phys(GICD_IPRIORITYR, intid, 8), direct_prio(prio));
+			mmio_write8(gicd_phys(GICD_IPRIORITYR, id, 8), direct_prio(prio));
 	}
 	if (write)
 		vgic_post_partition(v->partition, VGIC_SYNC_TEMPLATES);
@@ -711,7 +716,7 @@ static enum mmio_result gicd_control(struct vcpu *v, uint32_t off, unsigned size
 		return MMIO_DONE;
 	case GICD_TYPER:
 		/* Same SPI range as the board, 10 INTID bits, no LPIs, no 1-of-N. */
-		*value = (mmio_read32(platform.gicd_base + GICD_TYPER) & 0x1f) | (9u << 19) | BIT(25);
+		*value = (mmio_read32(platform.gicd_base + GICD_TYPER) & 0x1f) | ((uint32_t)9 << 19) | BIT(25);
 		break;
 	case GICD_IIDR:
 		*value = mmio_read32(platform.gicd_base + GICD_IIDR);
@@ -867,7 +872,7 @@ static enum mmio_result vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t
 		*value = 0;
 		return MMIO_DONE;
 	case GICD_ICFGR:
-		*value = 0xaaaaaaaa; /* SGIs are edge-triggered, fixed */
+		*value = 0xaaaaaaaau; /* SGIs are edge-triggered, fixed */
 		return MMIO_DONE;
 	case GICD_ICFGR + 4:
 		if (write)

@@ -88,6 +88,7 @@ struct tern_config {
 	uint32_t flags;                 /* TERN_CF_* */
 	uint64_t ram_size;              /* board RAM from the platform's RAM base, bytes */
 	uint64_t reserved[2];
+	/* cppcheck-suppress misra-c2012-18.7 ; the blob is read where it lies: num_partitions records */
 	struct tern_config_partition partition[];
 };
 

@@ -58,10 +58,10 @@ struct partition {
 	struct vcpu vcpu[TERN_MAX_VCPUS];
 	/* Restart policy: written by the ending core before RESTARTING, read by vCPU 0's core. */
 	uint32_t auto_restarts;      /* restarts after faults and guest resets */
+	bool reload_is_reset;        /* it was running (a reset), not ended (a restart) */
 	uint64_t backoff;            /* the last automatic restart's wait, counter ticks */
 	uint64_t started;            /* counter when it last started */
 	uint64_t restart_at;         /* RESTARTING: reload no earlier than this */
-	bool reload_is_reset;        /* it was running (a reset), not ended (a restart) */
 	uint64_t created;            /* boot timestamps, counter ticks since board reset */
 	uint64_t first_entry;        /* the eret into vCPU 0's first instruction */
 	struct vpl011 uart;

@@ -42,7 +42,7 @@ bool power_cpu_off(struct partition *p, struct vcpu *v);
  * (bit i = vCPU i).  False if the partition is not RUNNING: another core is ending or
  * restarting it, and the caller just leaves.
  */
-bool power_begin_end(struct partition *p, struct vcpu *self, uint32_t *to_kick);
+bool power_begin_end(struct partition *p, const struct vcpu *self, uint32_t *to_kick);
 /* A vCPU that was asked to stop, or the ending core itself, has left its guest: OFF. */
 void power_left(struct partition *p, struct vcpu *v);
 /* Is every vCPU of `p` but `self` OFF? */

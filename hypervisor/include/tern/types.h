@@ -15,7 +15,7 @@ typedef uint64_t ipaddr_t;  /* partition (intermediate) physical address */
 #define KiB(x) ((uint64_t)(x) << 10)
 #define MiB(x) ((uint64_t)(x) << 20)
 #define GiB(x) ((uint64_t)(x) << 30)
-#define BIT(n) (1ull << (n))
+#define BIT(n) (1ULL << (n))
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)

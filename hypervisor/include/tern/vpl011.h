@@ -19,7 +19,13 @@ struct vpl011 {
 	struct spinlock lock;          /* the partition's vCPUs print concurrently */
 	struct console_ring *out;
 	char prefix[TERN_NAME_LEN + 4]; /* "[name] " */
-	uint32_t ibrd, fbrd, lcr_h, cr, ifls, imsc, dmacr;
+	uint32_t ibrd;                 /* registers the guest sets up and reads back */
+	uint32_t fbrd;
+	uint32_t lcr_h;
+	uint32_t cr;
+	uint32_t ifls;
+	uint32_t imsc;
+	uint32_t dmacr;
 	uint32_t line_len;
 	char line[VPL011_LINE_MAX];
 };

@@ -26,8 +26,8 @@ struct esr_sysreg {
 };
 
 #define ESR_ISS(esr)         ((uint32_t)(esr) & 0x1ffffffu)
-#define ESR_IL_BIT           (1ull << 25)
-#define SPSR_T32             (1ull << 5)
+#define ESR_IL_BIT           (1ULL << 25)
+#define SPSR_T32             (1ULL << 5)
 
 /* Every emulated access decodes its syndrome: inline, it is on the MMIO trap's path. */
 static inline void esr_data_abort(uint64_t esr, struct esr_data_access *a)
@@ -60,12 +60,12 @@ static inline uint64_t esr_advance_it(uint64_t spsr)
 static inline uint64_t esr_load_value(const struct esr_data_access *a, uint64_t value)
 {
 	if (a->size < 8) {
-		uint64_t mask = (1ull << (a->size * 8)) - 1;
+		uint64_t mask = (1ULL << (a->size * 8)) - 1;
 		value &= mask;
 		if (a->sign_extend && (value >> (a->size * 8 - 1)) & 1)
 			value |= ~mask;
 	}
-	return a->wide ? value : value & 0xffffffffull;
+	return a->wide ? value : value & 0xffffffffULL;
 }
 
 void esr_sysreg(uint64_t esr, struct esr_sysreg *s);

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where assembly and C meet: the C functions boot.S and vectors.S enter (the hypervisor's entry
+ * points: tools/stackdepth.py checks each one's worst-case stack), and what C uses of theirs.
+ */
+#ifndef ARCH_ENTRY_H
+#define ARCH_ENTRY_H
+
+#include <arch/cpu.h>
+
+/* boot.S: every core's first C function, on the top of its stack (set_stack). */
+__attribute__((noreturn)) void arm64_boot_primary(unsigned id, uint64_t entry_time);
+__attribute__((noreturn)) void arm64_boot_secondary(unsigned id);
+/* Where a core started with PSCI CPU_ON begins. */
+void secondary_entry(void);
+extern uint8_t cpu_stacks[MAX_CPUS][STACK_SIZE];
+
+/*
+ * vectors.S: the guest left, its registers saved in `r` (guest_frame()); returning resumes it
+ * from `r`.
+ */
+void arm64_guest_sync(struct guest_regs *r);
+void arm64_guest_irq(uint32_t intid, struct guest_regs *r);
+void arm64_guest_fiq(struct guest_regs *r);
+void arm64_guest_wfi(struct guest_regs *r);
+void arm64_guest_async_abort(struct guest_regs *r, int kind);
+/* An exception at EL2 itself: a hypervisor bug. */
+__attribute__((noreturn)) void arm64_hyp_panic(struct guest_regs *r, int async);
+/* The vector table: 16 entries of 128 bytes. */
+extern char hyp_vectors[2048];
+/* Resume a guest from the frame at the top of this core's stack, abandoning everything below. */
+__attribute__((noreturn)) void guest_enter(struct guest_regs *frame);
+
+/* mmu.c: the hypervisor's own map, built and switched on by each core at boot. */
+void mmu_init_tables(void);
+void mmu_enable(void);
+/* Is the hypervisor's text read-only at EL2 on this core (W^X)? */
+bool mmu_text_protected(void);
+
+#endif

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# make lint: static analysis of the hypervisor; any finding fails (docs/static-analysis.md).
+#   1. the build, whose stack check (tools/stackdepth.py) bounds every entry point's stack
+#   2. clang-tidy over every hypervisor C file, with its build flags (hypervisor/.clang-tidy)
+#   3. cppcheck with its MISRA C 2012 addon, for the AArch64 target (deviations:
+#      hypervisor/misra-deviations.txt)
+set -euo pipefail
+cd "$(dirname "$0")/../hypervisor"
+lint_dir=../scripts/lint
+out=build/lint
+jobs=$(nproc 2>/dev/null || echo 2)
+start=$SECONDS
+
+for tool in clang-tidy cppcheck; do
+	command -v "$tool" >/dev/null || { echo "lint: $tool missing (scripts/install-deps.sh --lint)" >&2; exit 2; }
+done
+
+echo "lint: build and stack check"
+make -s all build/compile_commands.json
+rm -rf "$out"
+mkdir -p "$out/tidy"
+
+# Every C file of the hypervisor is analysed with the flags it is built with: one that the
+# build does not compile would be analysed with made-up flags, so it is refused.
+mapfile -t files < <(find . -path ./build -prune -o -name '*.c' -print | sed 's|^\./||' | sort)
+mapfile -t built < <(python3 -c 'import json, sys
+for e in json.load(open(sys.argv[1])): print(e["file"])' build/compile_commands.json | sort)
+unbuilt=$(comm -23 <(printf '%s\n' "${files[@]}") <(printf '%s\n' "${built[@]}"))
+if [ -n "$unbuilt" ]; then
+	echo "lint: not in the build (build/compile_commands.json), so not analysed:" $unbuilt >&2
+	exit 1
+fi
+
+echo "lint: clang-tidy, ${#files[@]} files"
+tidy_ok=1
+printf '%s\n' "${files[@]}" | xargs -P "$jobs" -I{} sh -c \
+	'clang-tidy -p build --quiet "$1" > "$2/$(echo "$1" | tr / _).txt" 2>&1' _ {} "$out/tidy" || tidy_ok=
+# clang-tidy prints "N warnings generated" on stderr even when every one was in a system
+# header it does not report; a finding is a "file:line:col: warning|error:" line.
+if grep -hE '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$out"/tidy/*.txt >/dev/null; then
+	grep -hE -A3 '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$out"/tidy/*.txt
+	tidy_ok=
+fi
+if [ -z "$tidy_ok" ]; then
+	echo "lint: clang-tidy found the above (disabled checks and why: hypervisor/.clang-tidy)" >&2
+fi
+
+# The addon names a rule in each finding only with a rule-texts file; this one carries no
+# MISRA text, just each rule's number.
+python3 - "$out/misra-rules.txt" <<'EOF'
+import sys
+with open(sys.argv[1], "w") as f:
+    print("Appendix A Summary of guidelines", file=f)
+    for a in range(1, 23):
+        for b in range(1, 21):
+            print(f"Rule {a}.{b}\nMISRA C 2012 rule {a}.{b}", file=f)
+    print("Appendix B", file=f)
+EOF
+printf '{"script": "misra", "args": ["--rule-texts=%s"]}\n' "$PWD/$out/misra-rules.txt" > "$out/misra.json"
+
+echo "lint: cppcheck + MISRA C 2012 addon, ${#files[@]} files"
+cppcheck_ok=1
+# -D/-U: the one configuration the build compiles (C, not the assembly's view of the headers;
+# not the host tests' TERN_HOST).
+cppcheck --quiet --std=c11 --language=c --platform="$lint_dir/aarch64-lp64.xml" \
+	-Iinclude -Iarch/arm64/include -D__aarch64__ -U__ASSEMBLER__ -UTERN_HOST \
+	--enable=warning,style,performance,portability,information \
+	--suppress=missingIncludeSystem --suppressions-list=misra-deviations.txt --inline-suppr \
+	--addon="$out/misra.json" --error-exitcode=1 \
+	--template='{file}:{line}: {severity}: {message} [{id}]' \
+	"${files[@]}" 2> "$out/cppcheck.txt" || cppcheck_ok=
+if [ -s "$out/cppcheck.txt" ]; then
+	cat "$out/cppcheck.txt"
+	cppcheck_ok=
+fi
+if [ -z "$cppcheck_ok" ]; then
+	echo "lint: cppcheck found the above (deviations and why: hypervisor/misra-deviations.txt)" >&2
+fi
+
+if [ -z "$tidy_ok" ] || [ -z "$cppcheck_ok" ]; then
+	echo "lint: FAILED ($((SECONDS - start)) s)" >&2
+	exit 1
+fi
+echo "lint: no findings ($((SECONDS - start)) s)"
