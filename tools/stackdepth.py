@@ -21,14 +21,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # The C functions boot.S and vectors.S enter, and what lies on the stack below them then.
-#   "top":   the top of the core's stack (set_stack, arch_cpu_return_to_idle)
+#   "top":   the very top of the core's stack
+#   "idle":  the top of the core's stack below the guest frame's place, which set_stack and
+#            arch_cpu_return_to_idle keep free: arch_vcpu_run builds the frame there
+#            (GUEST_FRAME_SIZE)
 #   "guest": the guest frame the vector pushed at the top (GUEST_FRAME_SIZE)
 #   "nested": an exception at EL2, which can come at any depth of the hypervisor's own code:
 #            the guest frame's worth of registers pushed below the deepest other entry point
 ENTRIES = {
-    "arm64_boot_primary": "top",
-    "arm64_boot_secondary": "top",
-    "cpu_idle": "top",
+    "arm64_boot_primary": "idle",
+    "arm64_boot_secondary": "idle",
+    "cpu_idle": "idle",
     "arm64_guest_sync": "guest",
     "arm64_guest_irq": "guest",
     "arm64_guest_fiq": "guest",
@@ -254,7 +257,7 @@ def analyse(frames, functions, stack_size, guest_frame, entries=None, indirect=N
     results = []
     for entry, kind in a.entries.items():
         if kind != "nested":
-            below = guest_frame if kind == "guest" else 0
+            below = guest_frame if kind in ("guest", "idle") else 0
             results.append(Result(entry, below, a.chain(entry)))
     deepest = max(results, key=lambda r: r.total, default=None)
     for entry, kind in a.entries.items():

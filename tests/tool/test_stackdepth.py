@@ -135,6 +135,12 @@ def test_depths_frames_and_tail_calls():
     assert r["handler"].total == 272 + 96 + 16
 
 
+def test_idle_entries_leave_the_guest_frame_free():
+    """The boot and idle code run below the guest frame's place, which they must not use."""
+    r = check(entries={"boot": "idle", "handler": "guest"})
+    assert r["boot"].below == 272 and r["boot"].total == 272 + 32 + 96 + 16
+
+
 def test_recursion_is_reported_with_its_cycle():
     image = IMAGE.replace("40080304:      	bl	0x40080340 <leaf>",
                           "40080304:      	bl	0x40080340 <leaf>\n"

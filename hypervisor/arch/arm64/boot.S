@@ -49,13 +49,17 @@ secondary_entry:
 	mov	x0, x19
 	b	arm64_boot_secondary
 
-/* sp = top of core x0's stack; clobbers x1, x2. */
+/*
+ * sp = top of core x0's stack, below the guest frame's place (arch_vcpu_run builds the frame
+ * there while it runs below it); clobbers x1, x2.
+ */
 set_stack:
 	adrp	x1, cpu_stacks
 	add	x1, x1, :lo12:cpu_stacks
 	add	x2, x0, #1
 	mov	x0, #STACK_SIZE
 	madd	x1, x2, x0, x1
+	sub	x1, x1, #GUEST_FRAME_SIZE
 	mov	sp, x1
 	ret
 
@@ -69,6 +73,7 @@ not_el2:
 arch_cpu_return_to_idle:
 	mrs	x0, tpidr_el2
 	ldr	x1, [x0, #CPU_STACK_TOP]
+	sub	x1, x1, #GUEST_FRAME_SIZE	/* as set_stack: the guest frame's place stays free */
 	mov	sp, x1
 	ldr	x0, [x0, #CPU_ID]
 	b	cpu_idle
