@@ -147,7 +147,8 @@ static bool put_line(struct console_ring *r, const char *prefix, const char *tex
 	size_t bytes = plen + len + 2;
 	fits = CONSOLE_RING_SIZE - used >= bytes + reserve && (!guest || within_rate(r, bytes));
 	if (fits) {
-		ring_copy(r, tail, prefix, plen);
+		if (plen)
+			ring_copy(r, tail, prefix, plen); /* no prefix: NULL, not even NULL + 0 */
 		ring_copy(r, tail + (uint32_t)plen, text, len);
 		ring_copy(r, tail + (uint32_t)(plen + len), "\r\n", 2);
 		atomic_store_explicit(&r->tail, tail + (uint32_t)bytes, memory_order_seq_cst);
