@@ -595,12 +595,14 @@ static void gicd_group(struct vcpu *v, uint32_t word, bool write, uint64_t *valu
 	if (write) {
 		if (val & ~owned)
 			vcpu_count(v, STAT_GIC_IGNORED);
+		uint32_t group = (d->group[word] & ~owned) | (val & owned);
 		/* Group 0 is the hypervisor's (FIQ at EL2): a direct guest's SPIs stay Group 1. */
-		if (is_direct(v) && (~val & owned))
+		if (is_direct(v) && (~val & owned)) {
 			vcpu_count(v, STAT_GIC_IGNORED);
-		else
-			d->group[word] = (d->group[word] & ~owned) | (val & owned);
-		vgic_post_partition(v->partition, VGIC_SYNC_TEMPLATES);
+		} else if (group != d->group[word]) {
+			d->group[word] = group;
+			vgic_post_partition(v->partition, VGIC_SYNC_TEMPLATES);
+		}
 		return;
 	}
 	*value = d->group[word] & owned;
@@ -610,6 +612,7 @@ static void gicd_priority(struct vcpu *v, uint32_t intid, unsigned size, bool wr
 {
 	struct vgic_dist *d = dist_of(v);
 	bool direct = is_direct(v);
+	bool changed = false;
 	uint64_t out = 0;
 
 	for (unsigned i = 0; i < size; i++) {
@@ -627,13 +630,14 @@ static void gicd_priority(struct vcpu *v, uint32_t intid, unsigned size, bool wr
 		/* Rewriting an unchanged value (a read-modify-write of a neighbour) is no attempt. */
 		if (direct && prio < PRIO_GUEST_MIN && prio != d->prio[id])
 			vcpu_count(v, STAT_GIC_CLAMPED);
+		changed |= prio != d->prio[id];
 		d->prio[id] = prio;
 		if (direct)
 			mmio_write8(gicd_phys(GICD_IPRIORITYR, id, 8), direct_prio(prio));
 	}
-	if (write)
+	if (changed) /* only then does any core's fast path need a new template */
 		vgic_post_partition(v->partition, VGIC_SYNC_TEMPLATES);
-	else
+	if (!write)
 		*value = out;
 }
 
@@ -692,6 +696,8 @@ static void gicd_router(struct vcpu *v, const struct gicd_access *a, unsigned si
 		vcpu_count(v, STAT_GIC_IGNORED); /* another cluster, 1-of-N, or no such vCPU */
 		return;
 	}
+	if (d->target[intid] == val)
+		return;
 	d->target[intid] = (uint8_t)val;
 	route_spi(p, intid, (uint32_t)val);
 	vgic_post_partition(p, VGIC_SYNC_TEMPLATES);
@@ -788,17 +794,16 @@ static void set_enables(struct vcpu *caller, struct vcpu *t, uint32_t bits, bool
 	if (bits & ~allowed)
 		vcpu_count(caller, STAT_GIC_IGNORED);
 	bits &= allowed;
-	if (on)
-		atomic_fetch_or(&r->enabled, bits);
-	else
-		atomic_fetch_and(&r->enabled, ~bits);
-	vgic_post(t, VGIC_SYNC_ENABLES);
+	uint32_t before = on ? atomic_fetch_or(&r->enabled, bits) : atomic_fetch_and(&r->enabled, ~bits);
+	if ((on ? ~before : before) & bits) /* only a change needs its core's attention */
+		vgic_post(t, VGIC_SYNC_ENABLES);
 }
 
 static enum mmio_result vgicr_priority(struct vcpu *v, struct vcpu *t, uint32_t idx,
 				       unsigned size, bool write, uint64_t *value)
 {
 	struct vgic_redist *r = vgic_redist_of(t);
+	bool changed = false;
 	uint64_t v64 = 0;
 
 	if (size != 1 && size != 4)
@@ -813,11 +818,12 @@ static enum mmio_result vgicr_priority(struct vcpu *v, struct vcpu *t, uint32_t 
 		if (is_direct(t) && ((GUEST_SGIS | OWNED_PPIS) & BIT(idx + i)) &&
 		    prio < PRIO_GUEST_MIN && prio != r->prio[idx + i])
 			vcpu_count(v, STAT_GIC_CLAMPED);
+		changed |= prio != r->prio[idx + i];
 		r->prio[idx + i] = prio;
 	}
-	if (write)
+	if (changed)
 		vgic_post(t, VGIC_SYNC_TEMPLATES);
-	else
+	if (!write)
 		*value = v64;
 	return MMIO_DONE;
 }
@@ -838,7 +844,7 @@ static enum mmio_result vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t
 			/* Group 0 is the hypervisor's (FIQ at EL2): a direct guest's stay Group 1. */
 			if (~val & DIRECT_GROUP1)
 				vcpu_count(v, STAT_GIC_IGNORED);
-		} else if (write) {
+		} else if (write && val != r->group) {
 			r->group = val;
 			vgic_post(t, VGIC_SYNC_TEMPLATES);
 		}
