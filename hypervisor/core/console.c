@@ -100,7 +100,8 @@ bool console_put(struct console_ring *r, const char *prefix, const char *text, s
 	uint32_t used = tail - atomic_load_explicit(&r->head, memory_order_acquire);
 	fits = CONSOLE_RING_SIZE - used >= plen + len + 1;
 	if (fits) {
-		ring_copy(r, tail, prefix, plen);
+		if (plen)
+			ring_copy(r, tail, prefix, plen); /* no prefix: NULL, not even NULL + 0 */
 		ring_copy(r, tail + (uint32_t)plen, text, len);
 		ring_copy(r, tail + (uint32_t)(plen + len), "\n", 1);
 		atomic_store_explicit(&r->tail, tail + (uint32_t)(plen + len + 1), memory_order_seq_cst);

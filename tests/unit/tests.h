@@ -25,7 +25,8 @@
 	TEST(test_printf_truncates) \
 	TEST(test_vpl011_lines_are_tagged) \
 	TEST(test_vpl011_long_line_is_split) \
-	TEST(test_vpl011_registers)
+	TEST(test_vpl011_registers) \
+	TEST(test_console_line_without_prefix)
 
 #define TEST(name) void name(void);
 TEST_LIST
