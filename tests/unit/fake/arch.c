@@ -133,6 +133,7 @@ void arch_cpu_relax(void)
 
 void arch_board_off(void)
 {
+	fake_cores[fake_cpu].running = NULL; /* whatever it ran, it left for good */
 	fake_board_offs++;
 	fake_exit_to_test(FAKE_EXIT_BOARD_OFF);
 }

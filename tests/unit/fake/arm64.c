@@ -26,12 +26,14 @@ unsigned fake_dir_count[FAKE_CPUS];
 unsigned fake_wfis[FAKE_CPUS];
 struct fake_mmio_write fake_mmio_log[FAKE_MMIO_LOG];
 unsigned long fake_mmio_writes;
+void (*fake_gic_write_hook)(uintptr_t addr, unsigned size, uint64_t value);
 
 static uint8_t stacks[FAKE_CPUS][4096] __attribute__((aligned(16)));
 
 /* ---- system registers ---- */
 
 /* Every system register the code under test may touch; anything else is a test's bug. */
+enum { ICH_HCR = 9, VTR, VMCR, ELRSR, ICC_CTLR = 21, IAR0 = 29, DIR = 32 };
 static const char *const sysreg_names[] = {
 	"esr_el2", "far_el2", "hpfar_el2", "hcr_el2",
 	"esr_el1", "far_el1", "elr_el1", "spsr_el1", "vbar_el1",
@@ -50,11 +52,30 @@ static uint64_t sysregs[FAKE_CPUS][NUM_SYSREGS];
 static uint32_t group0[FAKE_CPUS][16];
 static unsigned group0_count[FAKE_CPUS];
 
+static bool same_name(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
+/* Names come from string literals at the call sites: looked up once per site and remembered. */
 static unsigned sysreg_index(const char *name)
 {
+	static _Thread_local const char *seen[256];
+	static _Thread_local unsigned char seen_index[256];
+	unsigned h = (unsigned)(((uintptr_t)name >> 3) % 256);
+
+	if (seen[h] == name)
+		return seen_index[h];
 	for (unsigned i = 0; i < NUM_SYSREGS; i++) {
-		if (!strcmp(sysreg_names[i], name))
+		if (same_name(sysreg_names[i], name)) {
+			seen[h] = name;
+			seen_index[h] = (unsigned char)i;
 			return i;
+		}
 	}
 	fprintf(stderr, "fake: system register %s is not in tests/unit/fake/arm64.c\n", name);
 	abort();
@@ -82,9 +103,11 @@ static uint64_t elrsr(unsigned cpu)
 uint64_t fake_sysreg(unsigned cpu, const char *name)
 {
 	cpu_checked(cpu);
-	if (!strcmp(name, "ich_elrsr_el2"))
+	unsigned i = sysreg_index(name);
+
+	if (i == ELRSR)
 		return elrsr(cpu);
-	return sysregs[cpu][sysreg_index(name)];
+	return sysregs[cpu][i];
 }
 
 void fake_sysreg_set(unsigned cpu, const char *name, uint64_t value)
@@ -96,7 +119,7 @@ uint64_t fake_read_sysreg(const char *name)
 {
 	unsigned cpu = cpu_checked(fake_cpu);
 
-	if (!strcmp(name, "icc_iar0_el1")) {
+	if (sysreg_index(name) == IAR0) {
 		if (!group0_count[cpu])
 			return 1023;
 		uint32_t intid = group0[cpu][0];
@@ -111,21 +134,20 @@ void fake_write_sysreg(const char *name, uint64_t value)
 	unsigned cpu = cpu_checked(fake_cpu);
 	unsigned i = sysreg_index(name);
 
-	if (!strcmp(name, "ich_elrsr_el2") || !strcmp(name, "ich_vtr_el2") ||
-	    !strcmp(name, "icc_iar0_el1")) {
+	if (i == ELRSR || i == VTR || i == IAR0) {
 		fprintf(stderr, "fake: write to read-only %s\n", name);
 		abort();
 	}
-	if (!strcmp(name, "icc_ctlr_el1"))
+	if (i == ICC_CTLR)
 		value = (value & ~ICC_CTLR_RO) | (sysregs[cpu][i] & ICC_CTLR_RO);
-	if (!strcmp(name, "icc_dir_el1"))
+	if (i == DIR)
 		fake_dir_log[cpu][fake_dir_count[cpu]++ % FAKE_DIR_LOG] = (uint32_t)value;
 	sysregs[cpu][i] = value;
 }
 
 void fake_barrier(const char *what)
 {
-	if (!strcmp(what, "wfi"))
+	if (same_name(what, "wfi"))
 		fake_wfis[cpu_checked(fake_cpu)]++;
 }
 
@@ -214,6 +236,11 @@ static bool set_clear(uint8_t *base, uint32_t off, uint32_t span, uint32_t v)
 	return true;
 }
 
+/* The redistributor registers there are: RD frame control, its ID registers, the SGI frame's. */
+#define RD_REGS     0x100u
+#define RD_ID_REGS  0xffd0u
+#define SGI_REGS    0xd00u
+
 static bool read_only(uint32_t off, bool dist)
 {
 	if (dist)
@@ -230,6 +257,8 @@ static uint8_t *gic_reg(uintptr_t a, unsigned size, bool write, uint64_t value)
 		fprintf(stderr, "fake: misaligned GIC access at 0x%lx\n", (unsigned long)a);
 		abort();
 	}
+	if (write && fake_gic_write_hook)
+		fake_gic_write_hook(a, size, value);
 	if (write) {
 		struct fake_mmio_write *w = &fake_mmio_log[fake_mmio_writes++ % FAKE_MMIO_LOG];
 		*w = (struct fake_mmio_write){ a, size, value };
@@ -245,6 +274,11 @@ static uint8_t *gic_reg(uintptr_t a, unsigned size, bool write, uint64_t value)
 	if (a >= r && a + size <= r + sizeof(fake_gicr)) {
 		uint8_t *frame = fake_gicr[(a - r) / sizeof(fake_gicr[0])];
 		uint32_t off = (uint32_t)((a - r) % sizeof(fake_gicr[0]));
+		if (!(off < RD_REGS || off >= RD_ID_REGS) &&
+		    !(off >= GICR_SGI_BASE && off < GICR_SGI_BASE + SGI_REGS)) {
+			fprintf(stderr, "fake: redistributor register 0x%x is not modelled\n", off);
+			abort();
+		}
 		if (write && size == 4 && off >= GICR_SGI_BASE &&
 		    set_clear(frame + GICR_SGI_BASE, off - GICR_SGI_BASE, 4, (uint32_t)value))
 			return NULL;
@@ -299,7 +333,11 @@ static void put32(uint8_t *base, uint32_t off, uint32_t v)
 void fake_gic_reset(void)
 {
 	memset(fake_gicd, 0, sizeof(fake_gicd));
-	memset(fake_gicr, 0, sizeof(fake_gicr));
+	for (unsigned c = 0; c < FAKE_CPUS; c++) {
+		memset(fake_gicr[c], 0, RD_REGS);
+		memset(fake_gicr[c] + RD_ID_REGS, 0, GICR_SGI_BASE - RD_ID_REGS);
+		memset(fake_gicr[c] + GICR_SGI_BASE, 0, SGI_REGS);
+	}
 	/* As gic_dist_init leaves it: 288 INTIDs, SPIs Group 1 at the guests' priority. */
 	put32(fake_gicd, GICD_TYPER, 8);
 	put32(fake_gicd, GICD_IIDR, 0x0100143b);
@@ -333,14 +371,19 @@ void fake_cpu_init(unsigned cpu)
 {
 	struct arm64_cpu *c = &cpus[cpu_checked(cpu)];
 
+	if (!same_name(sysreg_names[ICH_HCR], "ich_hcr_el2") || !same_name(sysreg_names[VTR], "ich_vtr_el2") ||
+	    !same_name(sysreg_names[ELRSR], "ich_elrsr_el2") || !same_name(sysreg_names[ICC_CTLR], "icc_ctlr_el1") ||
+	    !same_name(sysreg_names[IAR0], "icc_iar0_el1") || !same_name(sysreg_names[DIR], "icc_dir_el1"))
+		abort(); /* the enum above no longer matches the table */
+
 	c->id = cpu;
 	c->mpidr = cpu;
 	c->stack_top = (uintptr_t)stacks[cpu] + sizeof(stacks[cpu]);
 	c->gicr = (uintptr_t)fake_gicr[cpu];
 	c->lrs_idle = BIT(gic_nr_lrs) - 1;
 	/* QEMU's CPU interface: 5 priority and preemption bits, 4 list registers. */
-	sysregs[cpu][sysreg_index("ich_vtr_el2")] = (4ull << 29) | (4ull << 26) | (gic_nr_lrs - 1);
-	sysregs[cpu][sysreg_index("icc_ctlr_el1")] = (4ull << 8) | ICC_CTLR_EOIMODE;
-	sysregs[cpu][sysreg_index("ich_hcr_el2")] = ICH_HCR_EN;
+	sysregs[cpu][VTR] = (4ull << 29) | (4ull << 26) | (gic_nr_lrs - 1);
+	sysregs[cpu][ICC_CTLR] = (4ull << 8) | ICC_CTLR_EOIMODE;
+	sysregs[cpu][ICH_HCR] = ICH_HCR_EN;
 	fake_cores[cpu].online = true;
 }

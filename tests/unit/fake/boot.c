@@ -108,14 +108,24 @@ enum fake_exit fake_deliver_kick(unsigned cpu)
 	if (!fake_cores[cpu].running)
 		return fake_idle(cpu);
 	fake_raise_group0(cpu, SGI_KICK);
-	return FAKE_ON(cpu, arm64_guest_fiq(fake_guest_regs(cpu)));
+	return fake_settle(cpu, FAKE_ON(cpu, arm64_guest_fiq(fake_guest_regs(cpu))));
+}
+
+enum fake_exit fake_settle(unsigned cpu, enum fake_exit e)
+{
+	return e == FAKE_EXIT_IDLE ? fake_idle(cpu) : e;
 }
 
 uint32_t fake_deliver_all_kicks(unsigned rounds)
 {
+	return fake_deliver_kicks(~0u, rounds);
+}
+
+uint32_t fake_deliver_kicks(uint32_t mask, unsigned rounds)
+{
 	uint32_t seen = 0, kicks;
 
-	while (rounds-- && (kicks = atomic_load(&fake_kicks))) {
+	while (rounds-- && (kicks = atomic_load(&fake_kicks) & mask)) {
 		unsigned cpu = (unsigned)__builtin_ctz(kicks);
 		seen |= 1u << cpu;
 		fake_deliver_kick(cpu);

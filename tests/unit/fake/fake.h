@@ -147,6 +147,8 @@ struct fake_mmio_write {
 #define FAKE_MMIO_LOG 1024u
 extern struct fake_mmio_write fake_mmio_log[FAKE_MMIO_LOG];
 extern unsigned long fake_mmio_writes;
+/* Called with every GIC register write before it takes effect (a fuzzer's oracle), if set. */
+extern void (*fake_gic_write_hook)(uintptr_t addr, unsigned size, uint64_t value);
 /* The GIC at reset as gicv3.c leaves it (distributor: 288 INTIDs), list registers empty. */
 void fake_gic_reset(void);
 /* A core as gicv3.c and cpu.c leave it once online: its struct arm64_cpu and CPU interface. */
@@ -194,11 +196,16 @@ void fake_start_secondaries(void);
 enum fake_exit fake_idle(unsigned cpu);
 /*
  * A kick arrives at `cpu`: the FIQ path if a guest runs there (arm64_guest_fiq), else
- * the core wakes in cpu_idle.  Clears its bit in fake_kicks.
+ * the core wakes in cpu_idle.  Clears its bit in fake_kicks.  A core the kick makes leave
+ * its vCPU goes on in cpu_idle (fake_settle).
  */
 enum fake_exit fake_deliver_kick(unsigned cpu);
 /* Deliver every pending kick until none is left (at most `rounds` rounds); the kicks seen. */
 uint32_t fake_deliver_all_kicks(unsigned rounds);
+/* The same for the cores in `mask` only (a core waiting with interrupts masked takes none). */
+uint32_t fake_deliver_kicks(uint32_t mask, unsigned rounds);
+/* A core that left its vCPU (FAKE_EXIT_IDLE) goes on in cpu_idle, as on the board. */
+enum fake_exit fake_settle(unsigned cpu, enum fake_exit e);
 /* The vCPU on `cpu` traps with syndrome `esr` (far, hpfar for aborts): arm64_guest_sync. */
 enum fake_exit fake_trap(unsigned cpu, uint64_t esr, uint64_t far, uint64_t hpfar);
 /* The registers the guest on `cpu` left in its frame. */
