@@ -22,6 +22,14 @@ tool-test:
 system-test: all
 	$(PYTEST) -q tests/system
 
+# Every fuzz target (tests/fuzz) for FUZZ_SECONDS, two at a time; `fuzz-smoke` is CI's short run.
+FUZZ_SECONDS ?= 60
+fuzz:
+	$(MAKE) -C tests/fuzz -j2 run FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+fuzz-smoke:
+	$(MAKE) fuzz FUZZ_SECONDS=30
+
 test: deps
 	$(MAKE) all linux
 	$(MAKE) unit-test
@@ -61,6 +69,7 @@ clean:
 	$(MAKE) -C hypervisor clean
 	$(MAKE) -C guests clean
 	$(MAKE) -C tests/unit clean
+	$(MAKE) -C tests/fuzz clean
 	rm -rf build
 
-.PHONY: linux linux-demo xen-null all deps deps-bench hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean
+.PHONY: linux linux-demo xen-null all deps deps-bench hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean fuzz fuzz-smoke
