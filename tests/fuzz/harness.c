@@ -52,17 +52,6 @@ bool same_bytes(const void *a, const void *b, size_t n)
 	return true;
 }
 
-void deliver_kicks_while_waiting(void)
-{
-	static _Thread_local bool busy;
-
-	if (busy)
-		return;
-	busy = true;
-	fake_deliver_kicks(~(1u << fake_cpu), 64);
-	busy = false;
-}
-
 static bool wanted(uint32_t p, uint32_t index, uint32_t started)
 {
 	return started & (1u << (p == STD_TRAP ? index : 3 + index));
@@ -123,7 +112,7 @@ void std_boot(uint32_t started)
 			std_config_hook(cfg);
 		FUZZ_ASSERT(fake_boot(0) == FAKE_EXIT_RUN);
 		fake_start_secondaries();
-		fake_relax_hook = deliver_kicks_while_waiting;
+		fake_relax_hook = fake_deliver_kicks_while_waiting;
 		booted = true;
 	}
 	std_repair(started);

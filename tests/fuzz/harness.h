@@ -39,9 +39,6 @@ void std_repair(uint32_t started);
 /* vCPU `index` of partition `p`. */
 struct vcpu *std_vcpu(uint32_t p, uint32_t index);
 
-/* While a core waits for others (arch_cpu_relax), the kicks it sent are delivered. */
-void deliver_kicks_while_waiting(void);
-
 /* The power invariants of tern/power.h, once no core is in the middle of a transition. */
 ORACLE void check_power_invariants(void);
 

@@ -35,6 +35,8 @@ static bool run_forked(const struct test_case *t, struct counts *shared)
 	int status;
 	pid_t pid;
 
+	shared->run = 0;
+	shared->failed = 1; /* what a child that dies before reporting counts as */
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -49,8 +51,6 @@ static bool run_forked(const struct test_case *t, struct counts *shared)
 		shared->failed = checks_failed;
 		exit(0); /* through atexit: coverage builds write their profile there */
 	}
-	shared->run = 0;
-	shared->failed = 1;
 	if (waitpid(pid, &status, 0) < 0) {
 		perror("waitpid");
 		exit(2);

@@ -49,6 +49,7 @@ const struct platform_desc platform = {
 char fake_uart_out[65536];
 size_t fake_uart_len;
 bool fake_uart_rx_enabled;
+void (*fake_uart_hook)(char c);
 static char uart_in[256];
 static size_t uart_in_len, uart_in_pos;
 
@@ -60,6 +61,8 @@ void fake_uart_clear(void)
 
 void uart_putc(char c)
 {
+	if (fake_uart_hook)
+		fake_uart_hook(c);
 	if (fake_uart_len + 1 < sizeof(fake_uart_out))
 		fake_uart_out[fake_uart_len++] = c;
 	fake_uart_out[fake_uart_len] = 0;

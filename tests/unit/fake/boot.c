@@ -133,6 +133,17 @@ uint32_t fake_deliver_kicks(uint32_t mask, unsigned rounds)
 	return seen;
 }
 
+void fake_deliver_kicks_while_waiting(void)
+{
+	static _Thread_local bool busy;
+
+	if (busy)
+		return;
+	busy = true;
+	fake_deliver_kicks(~(1u << fake_cpu), 64);
+	busy = false;
+}
+
 enum fake_exit fake_trap(unsigned cpu, uint64_t esr, uint64_t far, uint64_t hpfar)
 {
 	fake_sysreg_set(cpu, "esr_el2", esr);

@@ -169,6 +169,8 @@ extern uint8_t fake_config[0x4000];
 extern char fake_uart_out[65536];
 extern size_t fake_uart_len;
 void fake_uart_clear(void);
+/* Called with every character before it is written (a test makes the UART busy there). */
+extern void (*fake_uart_hook)(char c);
 /* Characters for uart_getc() (the console's input). */
 void fake_uart_type(const char *s);
 extern bool fake_uart_rx_enabled;
@@ -206,6 +208,11 @@ uint32_t fake_deliver_all_kicks(unsigned rounds);
 uint32_t fake_deliver_kicks(uint32_t mask, unsigned rounds);
 /* A core that left its vCPU (FAKE_EXIT_IDLE) goes on in cpu_idle, as on the board. */
 enum fake_exit fake_settle(unsigned cpu, enum fake_exit e);
+/*
+ * A relax hook (fake_relax_hook): while a core waits for others, the kicks it sent to other
+ * cores arrive there, as they would on the board.
+ */
+void fake_deliver_kicks_while_waiting(void);
 /* The vCPU on `cpu` traps with syndrome `esr` (far, hpfar for aborts): arm64_guest_sync. */
 enum fake_exit fake_trap(unsigned cpu, uint64_t esr, uint64_t far, uint64_t hpfar);
 /* The registers the guest on `cpu` left in its frame. */
