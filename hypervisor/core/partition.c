@@ -473,8 +473,10 @@ void tern_main(void)
 	/* The console core drains from now on: before any other core can print. */
 	console_input_start(cfg->board_cpus);
 	unsigned self = arch_cpu_id();
+	/* The cores of the partitions, and the console core, which may be one nobody uses. */
 	for (unsigned pcpu = 0; pcpu < cfg->board_cpus; pcpu++) {
-		if (pcpu != self && vcpu_of_cpu(pcpu) && !arch_cpu_start(pcpu)) {
+		if (pcpu != self && (vcpu_of_cpu(pcpu) || pcpu == console_core()) &&
+		    !arch_cpu_start(pcpu)) {
 			tern_log("error: core %u did not come online", pcpu);
 			console_flush();
 			arch_board_off();

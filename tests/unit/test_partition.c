@@ -65,7 +65,7 @@ void test_partition_boot(void)
 	CHECK(fake_cores[2].running == &l->vcpu[0]);
 	CHECK(fake_cores[1].online && !fake_cores[1].running); /* vCPU 1 waits for a CPU_ON */
 	CHECK_EQ(fake_cores[1].waits, 1);
-	CHECK(!fake_cores[3].online);                          /* no vCPU: never started */
+	CHECK(fake_cores[3].online && !fake_cores[3].running); /* no vCPU: the console core */
 	CHECK(vcpu_of_cpu(1) == &p->vcpu[1]);
 	CHECK(vcpu_of_cpu(3) == NULL);
 	CHECK(vcpu_of_cpu(1000) == NULL);
@@ -657,4 +657,40 @@ void test_partition_console_core_drains(void)
 	atomic_store(&fake_kicks, 0);
 	CHECK_EQ(fake_deliver_kick(0), FAKE_RETURNED);
 	CHECK_EQ(atomic_load(&fake_kicks), 0); /* nothing was left to drain */
+}
+
+/* Lines another core could not write (the UART was busy) wait for the console core. */
+static struct partition *busy_partition;
+
+static void line_while_busy(char c)
+{
+	(void)c;
+	fake_uart_hook = NULL;
+	partition_log(busy_partition, "from a core that found the UART busy");
+}
+
+/*
+ * The console core is a core no partition uses: it must be running for anyone to drain the
+ * rings and take the console's input.  Here core 3, with partitions on cores 0-2.
+ */
+void test_partition_console_core_is_started(void)
+{
+	fake_config_begin(4);
+	add_partition("rt", "0,1", 0);
+	add_partition("linux", "2", 0);
+	boot_board();
+	CHECK_EQ(console_core(), 3);
+	CHECK_EQ(fake_hyp_irq_cpu, 3);
+	CHECK(fake_cores[3].online);
+	CHECK_EQ(fake_cores[3].waits, 1);   /* it idles in cpu_idle */
+
+	busy_partition = partition_named("linux");
+	fake_uart_hook = line_while_busy;
+	atomic_store(&fake_kicks, 0);
+	fake_uart_clear();
+	tern_log("a line of the hypervisor's");
+	CHECK(!console_has("busy"));
+	CHECK_EQ(atomic_load(&fake_kicks), 1u << 3);
+	CHECK_EQ(fake_deliver_kick(3), FAKE_EXIT_WAIT);
+	CHECK(console_ends_with("tern: from a core that found the UART busy"));
 }

@@ -62,7 +62,8 @@
 	TEST(test_partition_two_cpu_offs_0_first) \
 	TEST(test_partition_two_cpu_offs_1_first) \
 	TEST(test_partition_cpu_on_races_end) \
-	TEST(test_partition_console_core_drains)
+	TEST(test_partition_console_core_drains) \
+	TEST(test_partition_console_core_is_started)
 
 #define TEST(name) void name(void);
 TEST_LIST
