@@ -27,6 +27,25 @@
 	TEST(test_vpl011_long_line_is_split) \
 	TEST(test_vpl011_registers) \
 	TEST(test_console_line_without_prefix) \
+	TEST(test_console_boot_lines) \
+	TEST(test_console_producer_writes_its_own_lines) \
+	TEST(test_console_kicks_once_until_drained) \
+	TEST(test_console_full_ring_drops_whole_lines) \
+	TEST(test_console_drain_is_fair) \
+	TEST(test_console_drain_budget) \
+	TEST(test_console_drain_while_uart_busy) \
+	TEST(test_console_ring_wraps) \
+	TEST(test_console_long_lines) \
+	TEST(test_console_flush) \
+	TEST(test_console_panic_line) \
+	TEST(test_console_too_many_rings) \
+	TEST(test_command_help) \
+	TEST(test_command_stats) \
+	TEST(test_command_restart_and_stop) \
+	TEST(test_command_errors) \
+	TEST(test_command_editing) \
+	TEST(test_command_line_too_long) \
+	TEST(test_command_input_interrupt) \
 	TEST(test_power_cpu_on) \
 	TEST(test_power_cpu_on_only_while_running) \
 	TEST(test_power_enter) \
@@ -63,7 +82,53 @@
 	TEST(test_partition_two_cpu_offs_1_first) \
 	TEST(test_partition_cpu_on_races_end) \
 	TEST(test_partition_console_core_drains) \
-	TEST(test_partition_console_core_is_started)
+	TEST(test_partition_console_core_is_started) \
+	TEST(test_vgic_gicd_decode) \
+	TEST(test_vgic_misaligned) \
+	TEST(test_vgic_wrong_sizes) \
+	TEST(test_vgic_set_clear_only_owned) \
+	TEST(test_vgic_config_fields) \
+	TEST(test_vgic_priorities) \
+	TEST(test_vgic_routing) \
+	TEST(test_vgic_groups) \
+	TEST(test_vgic_distributor_control) \
+	TEST(test_vgic_sibling_never_started) \
+	TEST(test_vgic_changes_are_posted) \
+	TEST(test_vgic_redistributor_registers) \
+	TEST(test_vgic_clear_pending) \
+	TEST(test_vgic_inject_queue_maintenance) \
+	TEST(test_vgic_inject_through_queue) \
+	TEST(test_vgic_sgi_held_while_disabled) \
+	TEST(test_vgic_wfi) \
+	TEST(test_vgic_sgis) \
+	TEST(test_vgic_quiesce) \
+	TEST(test_vgic_active_priority_registers) \
+	TEST(test_vgic_quiesce_direct) \
+	TEST(test_vgic_partition_irqs_reset) \
+	TEST(test_esr_data_abort) \
+	TEST(test_esr_insn_len) \
+	TEST(test_esr_load_value) \
+	TEST(test_esr_sysreg) \
+	TEST(test_esr_condition_codes) \
+	TEST(test_esr_condition_from_it_block) \
+	TEST(test_esr_it_advance) \
+	TEST(test_traps_psci_info_calls) \
+	TEST(test_traps_unknown_calls) \
+	TEST(test_traps_psci_mpidr_outside) \
+	TEST(test_traps_smc32_arguments) \
+	TEST(test_traps_smc_and_hvc) \
+	TEST(test_traps_sgi_registers) \
+	TEST(test_traps_set_way) \
+	TEST(test_traps_undefined_register) \
+	TEST(test_traps_mmio_write_and_read) \
+	TEST(test_traps_mmio_aborts) \
+	TEST(test_traps_unhandled_abort_stops) \
+	TEST(test_traps_abort_without_syndrome_stops) \
+	TEST(test_traps_instruction_abort_stops) \
+	TEST(test_traps_aarch32) \
+	TEST(test_traps_unknown_class_stops) \
+	TEST(test_traps_async_aborts_stop) \
+	TEST(test_traps_interrupts)
 
 #define TEST(name) void name(void);
 TEST_LIST
