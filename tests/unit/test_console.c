@@ -304,3 +304,4 @@ void test_console_too_many_rings(void)
 	put(&extra[15], NULL, "still written");
 	CHECK(!strcmp(fake_uart_out, "still written\r\n"));
 }
+

@@ -694,3 +694,113 @@ void test_partition_console_core_is_started(void)
 	CHECK_EQ(fake_deliver_kick(3), FAKE_EXIT_WAIT);
 	CHECK(console_ends_with("tern: from a core that found the UART busy"));
 }
+
+/* ---- the console core running a vCPU: it drains between its guest's turns ---- */
+
+static void flood_while_busy(char c)
+{
+	(void)c;
+	fake_uart_hook = NULL;
+	for (int i = 0; i < 40; i++)
+		partition_log(busy_partition, "line %02d of a partition that floods its console ............"
+			      "..................................", i);
+}
+
+void test_partition_console_core_takes_turns(void)
+{
+	fake_config_begin(2);
+	add_partition("rt", "0", 0);
+	add_partition("other", "1", 0);
+	boot_board();
+	CHECK_EQ(console_core(), 0);
+	busy_partition = partition_named("other");
+	fake_uart_clear();
+	fake_uart_hook = flood_while_busy;
+	tern_log("busy");
+	CHECK(atomic_load(&fake_kicks) & 1u);
+	/* A kick while its guest runs: a budget's worth of lines, then the guest; then the rest. */
+	atomic_store(&fake_kicks, 0);
+	CHECK_EQ(fake_deliver_kick(0), FAKE_RETURNED);
+	CHECK(console_has("line 10") && !console_has("line 39"));
+	CHECK_EQ(atomic_load(&fake_kicks), 1u);
+	fake_deliver_all_kicks(8);
+	CHECK(console_has("tern: line 39 "));
+	CHECK(!fake_kicks);
+
+	/* Idle, with its vCPU about to enter: the rest at the guest's first exit. */
+	CHECK_EQ(hvc(0, PSCI_SYSTEM_OFF, 0, 0, 0), FAKE_EXIT_IDLE);
+	CHECK_EQ(fake_idle(0), FAKE_EXIT_WAIT);
+	fake_uart_clear();
+	fake_uart_hook = flood_while_busy;
+	tern_log("busy");
+	partition_request(partition_named("rt"), PARTITION_REQ_RESTART);
+	atomic_store(&fake_kicks, 0);
+	CHECK_EQ(fake_idle(0), FAKE_EXIT_RUN);
+	CHECK_EQ(atomic_load(&fake_kicks), 1u);
+	CHECK(console_has("line 10") && !console_has("line 39"));
+	fake_deliver_all_kicks(8);   /* at its first exit */
+	CHECK(console_has("line 39"));
+}
+
+/* A kick for a vCPU whose partition is not running (and that was not asked to stop) does nothing. */
+void test_partition_requests_wait_while_not_running(void)
+{
+	fake_config_begin(2);
+	add_partition("rt", "0", 0);
+	add_partition("other", "1", 0);
+	boot_board();
+	struct partition *p = partition_named("rt");
+	atomic_store(&p->request, PARTITION_REQ_STOP);
+	atomic_store(&p->state, PARTITION_RESTARTING); /* as if caught between two states */
+	CHECK_EQ(FAKE_ON(0, vcpu_check_requests(&p->vcpu[0])), FAKE_RETURNED);
+	CHECK_EQ(atomic_load(&p->request), PARTITION_REQ_STOP); /* kept for vCPU 0's core */
+	atomic_store(&p->state, PARTITION_RUNNING);
+	CHECK_EQ(FAKE_ON(0, vcpu_check_requests(&p->vcpu[0])), FAKE_EXIT_IDLE);
+	CHECK_EQ(atomic_load(&p->state), PARTITION_OFF);
+}
+
+/* A restart reloads the initrd from its pristine copy too. */
+void test_partition_restart_reloads_initrd(void)
+{
+	fake_config_begin(2);
+	struct tern_config_partition *c = add_partition("rt", "0", 0);
+	add_partition("other", "1", 0);
+	c->initrd_ipa = c->ram_ipa + 0x80000;
+	c->initrd_size = 0x2000;
+	c->pristine_initrd_hpa = c->pristine_dtb_hpa + 0x1000;
+	memset(fake_ram + (c->pristine_initrd_hpa - platform.ram_base), 0x1d, c->initrd_size);
+	boot_board();
+	uint8_t *ram = fake_partition_ram(c);
+	memset(ram, 0, FAKE_PART_RAM);
+	partition_request(partition_named("rt"), PARTITION_REQ_RESTART);
+	CHECK_EQ(fake_deliver_kick(0), FAKE_EXIT_RUN);
+	CHECK_EQ(ram[0x80000], 0x1d);
+	CHECK_EQ(ram[0x80000 + 0x1fff], 0x1d);
+	CHECK_EQ(ram[0x80000 + 0x2000], 0);
+}
+
+/* The MMIO region table: at most 8, forgotten by mmio_reset. */
+static enum mmio_result region_handler(struct vcpu *v, uint64_t offset, unsigned size, bool write,
+				       uint64_t *value)
+{
+	(void)v;
+	(void)size;
+	(void)write;
+	*value = offset;
+	return MMIO_DONE;
+}
+
+void test_partition_mmio_regions(void)
+{
+	uint64_t value = 0;
+
+	for (uint64_t i = 0; i < 9; i++)
+		mmio_register(0x1000 * (i + 1), 0x1000, region_handler);
+	CHECK_EQ(mmio_emulate(NULL, 0x8010, 4, false, &value), MMIO_DONE);
+	CHECK_EQ(value, 0x10);
+	CHECK_EQ(mmio_emulate(NULL, 0x9010, 4, false, &value), MMIO_UNHANDLED); /* the 9th */
+	CHECK_EQ(mmio_emulate(NULL, 0x0ff0, 4, false, &value), MMIO_UNHANDLED);
+	CHECK_EQ(mmio_emulate(NULL, 0x1ffc, 8, false, &value), MMIO_MISALIGNED);
+	mmio_reset();
+	CHECK_EQ(mmio_emulate(NULL, 0x8010, 4, false, &value), MMIO_UNHANDLED);
+}

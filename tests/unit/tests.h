@@ -26,6 +26,7 @@
 	TEST(test_vpl011_lines_are_tagged) \
 	TEST(test_vpl011_long_line_is_split) \
 	TEST(test_vpl011_registers) \
+	TEST(test_vpl011_reset_and_flush) \
 	TEST(test_console_line_without_prefix) \
 	TEST(test_console_boot_lines) \
 	TEST(test_console_producer_writes_its_own_lines) \
@@ -83,6 +84,14 @@
 	TEST(test_partition_cpu_on_races_end) \
 	TEST(test_partition_console_core_drains) \
 	TEST(test_partition_console_core_is_started) \
+	TEST(test_partition_console_core_takes_turns) \
+	TEST(test_partition_requests_wait_while_not_running) \
+	TEST(test_partition_restart_reloads_initrd) \
+	TEST(test_partition_mmio_regions) \
+	TEST(test_pci_quiesce_functions) \
+	TEST(test_pci_capability_loop) \
+	TEST(test_pci_ranges) \
+	TEST(test_pci_owner_ends) \
 	TEST(test_vgic_gicd_decode) \
 	TEST(test_vgic_misaligned) \
 	TEST(test_vgic_wrong_sizes) \
