@@ -815,3 +815,93 @@ void test_vgic_partition_irqs_reset(void)
 	CHECK_EQ(dist(direct)->group[1], 1u << 4);
 	CHECK_EQ(vgic_redist_of(d1)->group, DIRECT_GROUP1);
 }
+
+/* ---- a priority changed while its interrupt waits ---- */
+
+static void lr_step(unsigned core, unsigned n)
+{
+	uint64_t lr = fake_lrs[core][n];
+
+	fake_lrs[core][n] = (lr & ICH_LR_PENDING) ? ((lr & ~ICH_LR_PENDING) | ICH_LR_ACTIVE) : 0;
+}
+
+static uint8_t lr_prio(unsigned core, unsigned n)
+{
+	return (uint8_t)(fake_lrs[core][n] >> ICH_LR_PRIO_SHIFT);
+}
+
+/*
+ * The guest makes a waiting interrupt less urgent: a more urgent one that arrived after it
+ * must still reach a list register first (found by the vgic fuzzer: the queue kept the old
+ * priority, so 27 took the free list register ahead of 37).
+ */
+void test_vgic_priority_change_of_a_waiting_interrupt(void)
+{
+	vgic_board();
+	struct vgic_cpu *g = &cpus[0].vgic;
+
+	wr(t0, GICR(0, SGI_FRAME + GICD_ISENABLER), 4, 0xffff);
+	irq(0, 27);
+	irq(0, 30);
+	irq(0, 35);
+	sgi_to_self(t0, 1);
+	sgi_to_self(t0, 2);                       /* all at priority 0: it waits */
+	lr_step(0, 0);
+	lr_step(0, 0);                            /* 27 done */
+	irq(0, 27);                               /* SGI 2 goes first, 27 waits */
+	CHECK_EQ(lr_holding(0, 2), 0);
+	CHECK(virq_queue_contains(&g->queue, 27));
+	wr(t0, GICR(0, SGI_FRAME + GICD_IPRIORITYR + 27), 1, 0x80);
+	irq(0, 37);                               /* priority 0: more urgent than 27 now */
+	lr_step(0, 0);
+	lr_step(0, 0);                            /* SGI 2 done */
+	irq(0, PPI_MAINTENANCE);
+	CHECK_EQ(lr_holding(0, 37), 0);
+	CHECK(virq_queue_contains(&g->queue, 27));
+	CHECK_EQ(g->queue.prio[27], 0x80);
+}
+
+/* Made more urgent while waiting: it takes the place of the least urgent pending one. */
+void test_vgic_priority_raised_while_waiting(void)
+{
+	vgic_board();
+	struct vgic_cpu *g = &cpus[0].vgic;
+
+	wr(t0, GICR(0, SGI_FRAME + GICD_ISENABLER), 4, 0xffff);
+	for (uint32_t sgi = 0; sgi < 5; sgi++)
+		wr(t0, GICR(0, SGI_FRAME + GICD_IPRIORITYR + sgi), 1, 0x80 + 0x10 * sgi);
+	for (uint32_t sgi = 0; sgi < 5; sgi++)
+		sgi_to_self(t0, sgi);
+	CHECK(virq_queue_contains(&g->queue, 4));
+	wr(t0, GICR(0, SGI_FRAME + GICD_IPRIORITYR + 4), 1, 0x10);
+	CHECK(lr_holding(0, 4) >= 0);
+	if (lr_holding(0, 4) >= 0)
+		CHECK_EQ(lr_prio(0, (unsigned)lr_holding(0, 4)), 0x10);
+	CHECK(virq_queue_contains(&g->queue, 3));   /* the least urgent (0xb0) waits instead */
+	CHECK_EQ(g->queue.count, 1);
+}
+
+/* Made less urgent in its list register: a more urgent waiting one goes before it. */
+void test_vgic_priority_lowered_in_a_list_register(void)
+{
+	vgic_board();
+	struct vgic_cpu *g = &cpus[0].vgic;
+
+	wr(t0, GICR(0, SGI_FRAME + GICD_ISENABLER), 4, 0xffff);
+	for (uint32_t sgi = 0; sgi < 5; sgi++)
+		wr(t0, GICR(0, SGI_FRAME + GICD_IPRIORITYR + sgi), 1, 0x20);
+	for (uint32_t sgi = 0; sgi < 5; sgi++)
+		sgi_to_self(t0, sgi);
+	CHECK(virq_queue_contains(&g->queue, 4));
+	wr(t0, GICR(0, SGI_FRAME + GICD_IPRIORITYR + 1), 1, 0xc0);
+	CHECK(lr_holding(0, 4) >= 0);
+	CHECK(virq_queue_contains(&g->queue, 1));
+	CHECK_EQ(g->queue.prio[1], 0xc0);
+	/* An active one keeps its list register: it is being handled. */
+	CHECK(lr_holding(0, 0) >= 0);
+	if (lr_holding(0, 0) >= 0)
+		lr_step(0, (unsigned)lr_holding(0, 0));
+	wr(t0, GICR(0, SGI_FRAME + GICD_IPRIORITYR + 0), 1, 0xf0);
+	CHECK(lr_holding(0, 0) >= 0);
+	CHECK(virq_queue_contains(&g->queue, 1));
+}

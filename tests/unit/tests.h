@@ -114,6 +114,9 @@
 	TEST(test_vgic_active_priority_registers) \
 	TEST(test_vgic_quiesce_direct) \
 	TEST(test_vgic_partition_irqs_reset) \
+	TEST(test_vgic_priority_change_of_a_waiting_interrupt) \
+	TEST(test_vgic_priority_raised_while_waiting) \
+	TEST(test_vgic_priority_lowered_in_a_list_register) \
 	TEST(test_esr_data_abort) \
 	TEST(test_esr_insn_len) \
 	TEST(test_esr_load_value) \
