@@ -273,14 +273,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (kind == 4 && trap) {
 			uint8_t sel = (uint8_t)take(&in, 1);
 			uint32_t intid = sel < 200 ? intids[sel % ARRAY_SIZE(intids)] : (uint32_t)take(&in, 2) % 1024;
+			TRACE("core %u: interrupt %u\n", core, intid);
 			FUZZ_ASSERT(FAKE_ON(core, arm64_guest_irq(intid, fake_guest_regs(core))) == FAKE_RETURNED);
 		} else if (kind == 5 && trap) {
-			guest_lr_step(core, (unsigned)take(&in, 1) % gic_nr_lrs);
+			unsigned n = (unsigned)take(&in, 1) % gic_nr_lrs;
+			TRACE("core %u: guest steps LR%u\n", core, n);
+			guest_lr_step(core, n);
 		} else if (kind == 6 && trap) {
+			TRACE("core %u: maintenance\n", core);
 			FUZZ_ASSERT(FAKE_ON(core, arm64_guest_irq(PPI_MAINTENANCE, fake_guest_regs(core))) ==
 				    FAKE_RETURNED);
 		} else if (kind == 7) {
 			fake_guest_regs(core)->x[1] = take(&in, 8);
+			TRACE("core %u: ICC_SGI1R_EL1 = 0x%llx\n", core,
+			      (unsigned long long)fake_guest_regs(core)->x[1]);
 			FUZZ_ASSERT(fake_trap(core, ((uint64_t)EC_SYSREG << 26) | ESR_IL | ISS_ICC_SGI1R | (1u << 5),
 					      0, 0) == FAKE_RETURNED);
 		} else {
@@ -295,6 +301,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			else
 				ipa = platform.gicd_base + take(&in, 2);
 			enum mmio_result r = MMIO_UNHANDLED;
+			TRACE("core %u: %s %u bytes at %s+0x%llx value 0x%llx\n", core, write ? "write" : "read",
+			      sz, ipa >= platform.gicr_base ? "GICR" : "GICD",
+			      (unsigned long long)(ipa - (ipa >= platform.gicr_base ? platform.gicr_base :
+							   platform.gicd_base)), (unsigned long long)value);
 			/* A read, a misaligned or refused access: no write, nothing of the vGIC changes. */
 			writes_forbidden = !write;
 			FUZZ_ASSERT(FAKE_ON(core, r = mmio_emulate(v, ipa, sz, write, &value)) == FAKE_RETURNED);
@@ -320,6 +330,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		memset(fake_phys_sgis, 0, sizeof(fake_phys_sgis));
 		check_delivery_state();
+		if (fuzz_trace) {
+			for (unsigned c = 0; c < STD_CPUS; c++) {
+				if (!cpus[c].vcpu || cpus[c].direct)
+					continue;
+				TRACE("  core %u LRs", c);
+				for (unsigned n = 0; n < gic_nr_lrs; n++)
+					TRACE(" %016llx", (unsigned long long)fake_lrs[c][n]);
+				TRACE(" queued %u\n", cpus[c].vgic.queue.count);
+			}
+		}
 	}
 	return 0;
 }
