@@ -28,7 +28,7 @@ fuzz:
 	$(MAKE) -C tests/fuzz -j2 run FUZZ_SECONDS=$(FUZZ_SECONDS)
 
 fuzz-smoke:
-	$(MAKE) fuzz FUZZ_SECONDS=30
+	$(MAKE) fuzz FUZZ_SECONDS=60
 
 # Line coverage of hypervisor/core and the vGIC, ESR and trap code by the unit tests (llvm-cov);
 # fails below tests/unit/Makefile's COVERAGE_MIN (90 %) for core/.
