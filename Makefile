@@ -22,6 +22,19 @@ tool-test:
 system-test: all
 	$(PYTEST) -q tests/system
 
+# Every fuzz target (tests/fuzz) for FUZZ_SECONDS, two at a time; `fuzz-smoke` is CI's short run.
+FUZZ_SECONDS ?= 60
+fuzz:
+	$(MAKE) -C tests/fuzz -j2 run FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+fuzz-smoke:
+	$(MAKE) fuzz FUZZ_SECONDS=60
+
+# Line coverage of hypervisor/core and the vGIC, ESR and trap code by the unit tests (llvm-cov);
+# fails below tests/unit/Makefile's COVERAGE_MIN (90 %) for core/.
+coverage:
+	$(MAKE) -C tests/unit coverage
+
 test: deps
 	$(MAKE) all linux
 	$(MAKE) unit-test
@@ -69,6 +82,7 @@ clean:
 	$(MAKE) -C hypervisor clean
 	$(MAKE) -C guests clean
 	$(MAKE) -C tests/unit clean
+	$(MAKE) -C tests/fuzz clean
 	rm -rf build
 
-.PHONY: linux linux-demo xen-null all deps deps-bench deps-lint lint hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean
+.PHONY: linux linux-demo xen-null all deps deps-bench deps-lint lint hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean fuzz fuzz-smoke coverage

@@ -29,8 +29,10 @@ have dtc || need+=(device-tree-compiler)
 have python3 || need+=(python3)
 [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
 
-# ASan/UBSan runtimes for the host unit tests come with clang's libclang-rt on Debian 12.
-if ! echo 'int main(void){return 0;}' | clang -x c -fsanitize=address,undefined -o /dev/null - 2>/dev/null; then
+# ASan/UBSan and libFuzzer runtimes for the host unit tests and fuzzers (tests/unit, tests/fuzz)
+# come with clang's libclang-rt on Debian 12.
+if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}' |
+	clang -x c -fsanitize=fuzzer,address,undefined -o /dev/null - 2>/dev/null; then
 	apt_install libclang-rt-14-dev
 fi
 

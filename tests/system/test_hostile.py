@@ -15,7 +15,8 @@ faulting misdeed, where the hostile core runs only briefly, `rt`'s figures (MIN,
 WARM_MAX) must be exactly those of `rt` alone. And `rt`'s own counters must equal those of `rt`
 alone: the hypervisor did no extra work on its core. A faulting misdeed runs on core 0, which
 QEMU's round robin runs just before rt's core: whatever it does there, rt's emulated time is
-exactly as alone, so the figures themselves are compared.
+exactly as alone, so the figures themselves are compared: MIN, WARM_MAX and p99 (warm-up
+samples can meet the console core at work on another core, see check_contained_fault).
 
 `rt` begins with a WFI test that is not compared: it absorbs the neighbour's boot, during which
 QEMU lets the newly started core run for a long stretch (an emulator effect that shows with any
@@ -214,13 +215,14 @@ def check_contained_fault(result, references, test):
                        "fault")
     assert_during_rt_busy_tests(result, index, "the fault")
     check_rt_unmoved(result, references)
-    # The hostile core ran only briefly around the fault, and none of rt's deadlines fell in
-    # that stretch: rt's figures are exactly rt alone's. (Were one to, after a change in
-    # timing, that sample would show the running-neighbour value: see the module docstring.)
+    # The hostile core, on core 0, ran only briefly around the fault: rt's figures after
+    # warm-up are exactly rt alone's. (A warm-up sample may meet the console core putting out
+    # a line of rt's that found the UART busy with the fault's: another core at work, which
+    # under icount shows in rt's emulated time; WARM_MAX leaves the warm-up out.)
     _, alone, _ = references.get(False)
     records = rt_records(result)
     for test in BUSY_TESTS:
-        figures = {k: records[test][k] for k in ("min", "max", "avg", "warm_max")}
+        figures = {k: records[test][k] for k in ("min", "warm_max", "p99")}
         assert figures == {k: alone[test][k] for k in figures}, (test, figures, alone[test])
     return trying, fault
 
@@ -373,12 +375,13 @@ def test_interrupt_storm_burns_only_its_own_core(tmp_path, references, irq, end)
 # The rest use several vCPUs: cores 2.. of a bigger board, rt on core 1.
 
 def assert_busy_figures_alone(result, references, cpus):
-    """rt finished every test, and its busy tests' figures are rt alone's on the same board."""
+    """rt finished every test, and its busy tests' figures after warm-up are rt alone's on the
+    same board (see check_contained_fault on warm-up samples)."""
     assert result.panic is None, result.explain()
     _, alone = references.alone(cpus)
     records = rt_records(result)
     for test in BUSY_TESTS:
-        figures = {k: records[test][k] for k in ("min", "max", "avg", "warm_max")}
+        figures = {k: records[test][k] for k in ("min", "warm_max", "p99")}
         assert figures == {k: alone[test][k] for k in figures}, (
             f"rt {test}: {figures}, alone {alone[test]}\n{result.explain()}")
 

@@ -7,7 +7,7 @@
 #include "fake.h"
 #include "tests.h"
 
-#define FREQ 62500000ull /* fake_arch's counter frequency */
+#define FREQ fake_freq
 
 static char buf_a[CONSOLE_RING_SIZE], buf_b[CONSOLE_RING_SIZE];
 
@@ -44,14 +44,14 @@ static void fresh(void)
 	fake_uart_room = (size_t)-1;
 	while (console_drain())
 		;
-	fake_counter += 10 * FREQ; /* long enough for any credit to refill */
+	fake_now += 10 * FREQ; /* long enough for any credit to refill */
 	for (unsigned i = 0; i < 2; i++) {
 		rings[i]->dropped = 0;
 		rings[i]->credit = (uint64_t)CONSOLE_BURST * FREQ;
-		rings[i]->credited_at = fake_counter;
+		rings[i]->credited_at = fake_now;
 	}
 	fake_uart_clear();
-	fake_kicks = 0;
+	atomic_store(&fake_kicks, 0);
 	console_start(0);
 	fake_cpu = 1;
 }
@@ -76,7 +76,7 @@ void test_console_full_fifo_leaves_lines_to_the_console_core(void)
 	CHECK(put(ring_a(), "[a] ", "first"));
 	CHECK_EQ(fake_uart_len, 0);
 	CHECK_EQ(fake_kicks, 1u << 0); /* the console core is told */
-	fake_kicks = 0;
+	atomic_store(&fake_kicks, 0);
 	CHECK(put(ring_a(), "[a] ", "second"));
 	CHECK_EQ(fake_kicks, 0);        /* once, until it has drained */
 	fake_uart_full = false;
@@ -155,7 +155,7 @@ void test_console_guest_output_beyond_its_share_is_dropped_and_counted(void)
 	CHECK_EQ(accepted, CONSOLE_BURST / per_line);
 	CHECK_EQ(ring_a()->dropped, (uint64_t)(lines - accepted) * per_line);
 	/* Credit comes back at CONSOLE_RATE bytes a second of counter time. */
-	fake_counter += FREQ * per_line / CONSOLE_RATE + 1;
+	fake_now += FREQ * per_line / CONSOLE_RATE + 1;
 	CHECK(put(ring_a(), "[a] ", line));
 	CHECK(!put(ring_a(), "[a] ", line));
 	/* Another partition's share is its own. */
@@ -176,7 +176,7 @@ void test_console_the_hypervisors_lines_get_through_a_flood(void)
 	fresh();
 	fake_uart_full = true; /* nothing drains: the ring fills with guest lines */
 	while (put(ring_a(), "[a] ", "flood flood flood flood flood flood flood flood"))
-		fake_counter += FREQ; /* never short of credit: only the ring's space limits */
+		fake_now += FREQ; /* never short of credit: only the ring's space limits */
 	uint64_t dropped = ring_a()->dropped;
 	CHECK(dropped > 0);
 	/* The guest may not fill the last line's worth: its end is still reported. */

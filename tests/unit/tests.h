@@ -16,11 +16,11 @@
 	TEST(test_config_rejects_pristine_inside_partition) \
 	TEST(test_config_checks_initrd) \
 	TEST(test_config_accepts_devices) \
-	TEST(test_config_rejects_device_errors) \
 	TEST(test_config_refuses_devices_off_the_allow_list) \
 	TEST(test_config_dma_needs_the_iommu) \
 	TEST(test_config_checks_board_ram) \
 	TEST(test_config_checks_restart_policy) \
+	TEST(test_config_rejects_device_errors) \
 	TEST(test_printf_formats) \
 	TEST(test_printf_truncates) \
 	TEST(test_console_line_goes_out_at_once_when_the_uart_is_free) \
@@ -32,7 +32,122 @@
 	TEST(test_console_the_hypervisors_lines_get_through_a_flood) \
 	TEST(test_vpl011_lines_are_tagged) \
 	TEST(test_vpl011_long_line_is_split) \
-	TEST(test_vpl011_registers)
+	TEST(test_vpl011_registers) \
+	TEST(test_vpl011_reset_and_flush) \
+	TEST(test_console_line_without_prefix) \
+	TEST(test_console_boot_lines) \
+	TEST(test_console_producer_writes_its_own_lines) \
+	TEST(test_console_kicks_once_until_drained) \
+	TEST(test_console_full_ring_drops_whole_lines) \
+	TEST(test_console_drain_is_fair) \
+	TEST(test_console_drain_budget) \
+	TEST(test_console_drain_while_uart_busy) \
+	TEST(test_console_ring_wraps) \
+	TEST(test_console_long_lines) \
+	TEST(test_console_flush) \
+	TEST(test_console_panic_line) \
+	TEST(test_console_too_many_rings) \
+	TEST(test_command_help) \
+	TEST(test_command_stats) \
+	TEST(test_command_restart_and_stop) \
+	TEST(test_command_errors) \
+	TEST(test_command_editing) \
+	TEST(test_command_line_too_long) \
+	TEST(test_command_input_interrupt) \
+	TEST(test_power_cpu_on) \
+	TEST(test_power_cpu_on_only_while_running) \
+	TEST(test_power_enter) \
+	TEST(test_power_cpu_off) \
+	TEST(test_power_cpu_off_with_one_pending) \
+	TEST(test_power_race_two_cpu_offs) \
+	TEST(test_power_race_three_cpu_offs) \
+	TEST(test_power_race_cpu_on_and_end) \
+	TEST(test_power_begin_end_once) \
+	TEST(test_power_end_and_restart) \
+	TEST(test_power_others_off) \
+	TEST(test_power_threads) \
+	TEST(test_partition_boot) \
+	TEST(test_partition_console_core_choice) \
+	TEST(test_partition_console_core_all_direct) \
+	TEST(test_partition_boot_errors) \
+	TEST(test_partition_boot_core_fails) \
+	TEST(test_partition_uart_region) \
+	TEST(test_partition_fault_stops) \
+	TEST(test_partition_last_end_turns_board_off) \
+	TEST(test_partition_fault_restarts) \
+	TEST(test_partition_fault_while_ending) \
+	TEST(test_partition_restart_limit) \
+	TEST(test_partition_system_reset) \
+	TEST(test_partition_system_reset_from_vcpu1) \
+	TEST(test_partition_restart_needs_pristine) \
+	TEST(test_partition_backoff) \
+	TEST(test_partition_backoff_ticks) \
+	TEST(test_partition_operator_requests) \
+	TEST(test_partition_requests_during_backoff) \
+	TEST(test_partition_request_while_ending) \
+	TEST(test_partition_cpu_on_off) \
+	TEST(test_partition_two_cpu_offs_0_first) \
+	TEST(test_partition_two_cpu_offs_1_first) \
+	TEST(test_partition_cpu_on_races_end) \
+	TEST(test_partition_console_core_drains) \
+	TEST(test_partition_console_core_is_started) \
+	TEST(test_partition_console_core_takes_turns) \
+	TEST(test_partition_requests_wait_while_not_running) \
+	TEST(test_partition_restart_reloads_initrd) \
+	TEST(test_partition_mmio_regions) \
+	TEST(test_pci_quiesce_functions) \
+	TEST(test_pci_capability_loop) \
+	TEST(test_pci_ranges) \
+	TEST(test_pci_owner_ends) \
+	TEST(test_vgic_gicd_decode) \
+	TEST(test_vgic_misaligned) \
+	TEST(test_vgic_wrong_sizes) \
+	TEST(test_vgic_set_clear_only_owned) \
+	TEST(test_vgic_config_fields) \
+	TEST(test_vgic_priorities) \
+	TEST(test_vgic_routing) \
+	TEST(test_vgic_groups) \
+	TEST(test_vgic_distributor_control) \
+	TEST(test_vgic_sibling_never_started) \
+	TEST(test_vgic_changes_are_posted) \
+	TEST(test_vgic_redistributor_registers) \
+	TEST(test_vgic_clear_pending) \
+	TEST(test_vgic_inject_queue_maintenance) \
+	TEST(test_vgic_inject_through_queue) \
+	TEST(test_vgic_sgi_held_while_disabled) \
+	TEST(test_vgic_wfi) \
+	TEST(test_vgic_sgis) \
+	TEST(test_vgic_quiesce) \
+	TEST(test_vgic_active_priority_registers) \
+	TEST(test_vgic_quiesce_direct) \
+	TEST(test_vgic_partition_irqs_reset) \
+	TEST(test_vgic_priority_change_of_a_waiting_interrupt) \
+	TEST(test_vgic_priority_raised_while_waiting) \
+	TEST(test_vgic_priority_lowered_in_a_list_register) \
+	TEST(test_esr_data_abort) \
+	TEST(test_esr_insn_len) \
+	TEST(test_esr_load_value) \
+	TEST(test_esr_sysreg) \
+	TEST(test_esr_condition_codes) \
+	TEST(test_esr_condition_from_it_block) \
+	TEST(test_esr_it_advance) \
+	TEST(test_traps_psci_info_calls) \
+	TEST(test_traps_unknown_calls) \
+	TEST(test_traps_psci_mpidr_outside) \
+	TEST(test_traps_smc32_arguments) \
+	TEST(test_traps_smc_and_hvc) \
+	TEST(test_traps_sgi_registers) \
+	TEST(test_traps_set_way) \
+	TEST(test_traps_undefined_register) \
+	TEST(test_traps_mmio_write_and_read) \
+	TEST(test_traps_mmio_aborts) \
+	TEST(test_traps_unhandled_abort_stops) \
+	TEST(test_traps_abort_without_syndrome_stops) \
+	TEST(test_traps_instruction_abort_stops) \
+	TEST(test_traps_aarch32) \
+	TEST(test_traps_unknown_class_stops) \
+	TEST(test_traps_async_aborts_stop) \
+	TEST(test_traps_interrupts)
 
 #define TEST(name) void name(void);
 TEST_LIST

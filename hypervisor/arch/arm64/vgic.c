@@ -271,14 +271,61 @@ static void apply_physical(struct arm64_cpu *c, const struct vgic_redist *r)
 	mmio_write32(sgi + GICD_ISENABLER, on);
 }
 
+/*
+ * Priorities changed (VGIC_SYNC_TEMPLATES): what waits for a list register, and what is
+ * pending in one, takes its new priority, as it would in the GIC; then, as vgic_inject()
+ * keeps it, nothing waiting is more urgent than a pending list register.
+ */
+static void reprioritise(struct arm64_cpu *c)
+{
+	struct virq_queue *q = &c->vgic.queue;
+	uint32_t intid;
+	uint8_t prio;
+
+	for (unsigned n = 0; n < gic_nr_lrs; n++) {
+		uint64_t lr = gic_read_lr(n);
+		if ((lr & ICH_LR_PENDING) && !(lr & ICH_LR_ACTIVE))
+			gic_write_lr(n, make_lr(c, (uint32_t)(lr & ICH_LR_VINTID_MASK)));
+	}
+	if (virq_queue_empty(q))
+		return;
+	for (uint32_t w = 0; w < VIRQ_MAX / 64; w++) {
+		for (uint64_t bits = q->pending[w]; bits; bits &= bits - 1) {
+			uint32_t id = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			q->prio[id] = virq_prio(c, id);
+		}
+	}
+	while (virq_queue_peek(q, &intid, &prio)) {
+		unsigned victim = NO_LR;
+		uint8_t worst = prio;
+		for (unsigned n = 0; n < gic_nr_lrs; n++) {
+			uint64_t lr = gic_read_lr(n);
+			uint8_t lr_prio = (uint8_t)(lr >> ICH_LR_PRIO_SHIFT);
+			if ((lr & ICH_LR_PENDING) && !(lr & ICH_LR_ACTIVE) && lr_prio > worst) {
+				worst = lr_prio;
+				victim = n;
+			}
+		}
+		if (victim == NO_LR)
+			break;
+		uint64_t evicted = gic_read_lr(victim);
+		(void)virq_queue_remove(q, intid);
+		virq_queue_push(q, (uint32_t)(evicted & ICH_LR_VINTID_MASK), worst);
+		gic_write_lr(victim, make_lr(c, intid));
+	}
+	arm_maintenance(c);
+}
+
 /* On the vCPU's own core: act on what other cores changed of its state (vgic_post). */
 static void vgic_sync(struct arm64_cpu *c)
 {
 	struct vgic_redist *r = vgic_redist_of(c->vcpu);
 	uint32_t sync = atomic_exchange(&r->sync, 0);
 
-	if (sync & VGIC_SYNC_TEMPLATES)
+	if (sync & VGIC_SYNC_TEMPLATES) {
 		update_templates(c);
+		reprioritise(c);
+	}
 	if (sync & (VGIC_SYNC_TEMPLATES | VGIC_SYNC_ENABLES))
 		apply_physical(c, r);
 	if (sync & VGIC_SYNC_ENABLES) {

@@ -80,11 +80,20 @@ _Static_assert(__builtin_offsetof(struct guest_regs, spsr) == GUEST_SPSR, "asm f
 
 extern struct arm64_cpu cpus[MAX_CPUS];
 
+#ifdef TERN_HOST
+/* Host tests (tests/unit/fake): the core the test acts as. */
+struct arm64_cpu *fake_this_cpu(void);
+#endif
+
 static inline struct arm64_cpu *this_cpu(void)
 {
+#ifdef TERN_HOST
+	return fake_this_cpu();
+#else
 	struct arm64_cpu *c;
 	__asm__ volatile("mrs %0, tpidr_el2" : "=r"(c));
 	return c;
+#endif
 }
 
 /* The guest's registers, saved at the top of this core's stack on every exit. */

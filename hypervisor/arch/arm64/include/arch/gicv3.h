@@ -76,6 +76,17 @@ void gic_write_lr(unsigned n, uint64_t value);
 /* The physical redistributor of core `pcpu`, 0 until that core has started. */
 uintptr_t gic_redistributor(unsigned pcpu);
 
+#ifdef TERN_HOST
+/*
+ * Host tests (tests/unit/fake): the fake GIC behind these acts on its registers as the
+ * hardware would (set/clear pairs) and logs every access.
+ */
+void mmio_write8(uintptr_t a, uint8_t v);
+uint32_t mmio_read32(uintptr_t a);
+void mmio_write32(uintptr_t a, uint32_t v);
+uint64_t mmio_read64(uintptr_t a);
+void mmio_write64(uintptr_t a, uint64_t v);
+#else
 static inline void mmio_write8(uintptr_t a, uint8_t v)
 {
 	*(volatile uint8_t *)a = v;
@@ -100,6 +111,7 @@ static inline void mmio_write64(uintptr_t a, uint64_t v)
 {
 	*(volatile uint64_t *)a = v;
 }
+#endif
 
 /* A distributor register access, decoded: which register, and the first INTID it names. */
 struct gicd_access {

@@ -39,6 +39,20 @@
 #define ESR_EC(esr)  (((esr) >> 26) & 0x3f)
 #define ESR_IL       BIT(25)
 
+#ifdef TERN_HOST
+/*
+ * Host tests and fuzzers (tests/unit/fake): system registers are named cells of the fake
+ * core the test acts as, barriers and WFI are recorded.  Never defined for the hypervisor.
+ */
+uint64_t fake_read_sysreg(const char *name);
+void fake_write_sysreg(const char *name, uint64_t value);
+void fake_barrier(const char *what);
+#define read_sysreg(reg) fake_read_sysreg(#reg)
+#define write_sysreg(reg, v) fake_write_sysreg(#reg, (uint64_t)(v))
+#define isb() fake_barrier("isb")
+#define dsb(opt) fake_barrier("dsb " #opt)
+#define wfi() fake_barrier("wfi")
+#else
 #define read_sysreg(reg) ({                                        \
 	uint64_t __v;                                               \
 	__asm__ volatile("mrs %0, " #reg : "=r"(__v));              \
@@ -53,6 +67,7 @@
 #define isb() __asm__ volatile("isb" : : : "memory")
 #define dsb(opt) __asm__ volatile("dsb " #opt : : : "memory")
 #define wfi() __asm__ volatile("wfi" : : : "memory")
+#endif
 
 /* HCR_EL2 */
 #define HCR_VM   BIT(0)

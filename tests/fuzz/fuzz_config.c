@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The config blob parser: a fuzzed blob through config_validate with the real board's
+ * allow-lists (platform/qemu-virt/board.c, as partition.c's board_limits builds them).
+ *
+ * Oracle: a refusal is one line; an accepted blob really is what the hypervisor relies on,
+ * checked again here independently: partitions within the board's RAM and apart from each
+ * other and the hypervisor, cores their own, devices and interrupts from the allow-lists and
+ * given once, pristine copies outside every partition and apart.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tern/config.h>
+#include <tern/lib.h>
+#include <tern/platform.h>
+
+#define CHECK(cond) do {                                                        \
+	if (!(cond)) {                                                          \
+		fprintf(stderr, "%s:%d: accepted blob breaks: %s\n", __FILE__, __LINE__, #cond); \
+		abort();                                                        \
+	}                                                                       \
+} while (0)
+#define ORACLE __attribute__((no_sanitize("coverage"), noinline))
+
+typedef unsigned __int128 u128;
+
+static struct config_limits limits;
+static struct config_device devices[8];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	for (uint32_t i = 0; i < platform.num_devices; i++) {
+		devices[i].base = platform.devices[i].base;
+		devices[i].size = platform.devices[i].size;
+		devices[i].dma = platform.devices[i].flags & PLATFORM_DMA;
+	}
+	limits = (struct config_limits){
+		.max_cpus = platform.max_cpus,
+		.ram = { platform.ram_base, platform.ram_max },
+		.reserved = { platform.hyp_base, platform.hyp_size },
+		.ram_ipa = platform.ram_base,
+		.ipa_limit = 1ull << 32, /* arch_ipa_limit() on arm64 */
+		.devices = devices,
+		.num_devices = platform.num_devices,
+		.irqs = platform.device_irqs,
+		.num_irqs = platform.num_device_irqs,
+		.iommu = true,
+	};
+	return 0;
+}
+
+static bool within(uint64_t base, uint64_t size, uint64_t lo, uint64_t lsize)
+{
+	return base >= lo && (u128)base + size <= (u128)lo + lsize;
+}
+
+static bool apart(uint64_t a, uint64_t asize, uint64_t b, uint64_t bsize)
+{
+	return (u128)a + asize <= b || (u128)b + bsize <= a;
+}
+
+ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
+{
+	const uint64_t ram_base = platform.ram_base, ram = cfg->ram_size;
+	uint32_t cores = 0, spis[TERN_IRQ_WORDS] = { 0 };
+
+	CHECK(cfg->num_partitions >= 1 && cfg->num_partitions <= TERN_MAX_PARTITIONS);
+	CHECK(cfg->size == sizeof(*cfg) + cfg->num_partitions * sizeof(cfg->partition[0]));
+	CHECK(cfg->size <= size);
+	CHECK(cfg->board_cpus >= 1 && cfg->board_cpus <= platform.max_cpus);
+	CHECK(ram && ram <= platform.ram_max && ram % (1u << 20) == 0);
+	CHECK(within(platform.hyp_base, platform.hyp_size, ram_base, ram));
+	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
+		const struct tern_config_partition *p = &cfg->partition[i];
+		CHECK(memchr(p->name, 0, TERN_NAME_LEN) && p->name[0]);
+		CHECK(p->num_vcpus >= 1 && p->num_vcpus <= TERN_MAX_VCPUS);
+		for (uint32_t c = 0; c < p->num_vcpus; c++) {
+			CHECK(p->cpus[c] < cfg->board_cpus && !(cores & (1u << p->cpus[c])));
+			cores |= 1u << p->cpus[c];
+		}
+		CHECK(p->ram_ipa == ram_base && p->ram_size && p->ram_size % (2u << 20) == 0);
+		CHECK(p->ram_hpa % (2u << 20) == 0);
+		CHECK(within(p->ram_ipa, p->ram_size, 0, 1ull << 32));
+		CHECK(within(p->ram_hpa, p->ram_size, ram_base, ram));
+		CHECK(apart(p->ram_hpa, p->ram_size, platform.hyp_base, platform.hyp_size));
+		CHECK(within(p->entry_ipa, 4, p->ram_ipa, p->ram_size));
+		CHECK(p->dtb_size && within(p->dtb_ipa, p->dtb_size, p->ram_ipa, p->ram_size));
+		CHECK(p->image_size && within(p->image_ipa, p->image_size, p->ram_ipa, p->ram_size));
+		if (p->initrd_size)
+			CHECK(within(p->initrd_ipa, p->initrd_size, p->ram_ipa, p->ram_size));
+		CHECK(p->fault_policy <= TERN_FAULT_RESTART && p->restart_backoff_us <= TERN_MAX_BACKOFF_US);
+		CHECK(p->num_regions <= TERN_MAX_REGIONS);
+		for (uint32_t r = 0; r < p->num_regions; r++) {
+			const struct tern_config_region *g = &p->region[r];
+			bool allowed = false;
+			CHECK(g->ipa == g->hpa && g->size && g->hpa % 4096 == 0 && g->size % 4096 == 0);
+			for (uint32_t d = 0; d < platform.num_devices; d++)
+				allowed |= within(g->hpa, g->size, platform.devices[d].base, platform.devices[d].size);
+			CHECK(allowed);
+			for (uint32_t j = 0; j < cfg->num_partitions; j++) {
+				const struct tern_config_partition *q = &cfg->partition[j];
+				for (uint32_t s = 0; s < q->num_regions && s < TERN_MAX_REGIONS; s++) {
+					if (j != i || s != r)
+						CHECK(apart(g->hpa, g->size, q->region[s].hpa, q->region[s].size));
+				}
+			}
+		}
+		for (uint32_t w = 0; w < TERN_IRQ_WORDS; w++) {
+			for (uint32_t bits = p->spis[w]; bits; bits &= bits - 1) {
+				uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
+				bool allowed = false;
+				for (uint32_t k = 0; k < platform.num_device_irqs; k++)
+					allowed |= platform.device_irqs[k] == intid;
+				CHECK(allowed);
+			}
+			CHECK(!(spis[w] & p->spis[w]));
+			spis[w] |= p->spis[w];
+		}
+		for (uint32_t j = 0; j < i; j++) {
+			CHECK(strcmp(p->name, cfg->partition[j].name));
+			CHECK(apart(p->ram_hpa, p->ram_size, cfg->partition[j].ram_hpa, cfg->partition[j].ram_size));
+		}
+		const uint64_t copies[3][2] = { { p->pristine_image_hpa, p->image_size },
+						{ p->pristine_dtb_hpa, p->dtb_size },
+						{ p->pristine_initrd_hpa, p->initrd_size } };
+		for (unsigned k = 0; k < 3; k++) {
+			if (!copies[k][0])
+				continue;
+			CHECK(within(copies[k][0], copies[k][1], ram_base, ram));
+			CHECK(apart(copies[k][0], copies[k][1], platform.hyp_base, platform.hyp_size));
+			for (uint32_t j = 0; j < cfg->num_partitions; j++)
+				CHECK(apart(copies[k][0], copies[k][1], cfg->partition[j].ram_hpa,
+					    cfg->partition[j].ram_size));
+		}
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	/* Exactly `size` bytes, so that reading past the blob is caught. */
+	void *blob = malloc(size ? size : 1);
+	char err[160];
+
+	memcpy(blob, data, size);
+	memset(err, 0x55, sizeof(err));
+	if (config_validate(blob, size, &limits, err, sizeof(err)) == 0) {
+		check_accepted(blob, size);
+	} else {
+		size_t n = strnlen(err, sizeof(err));
+		CHECK(n > 0 && n < sizeof(err));
+		CHECK(!memchr(err, '\n', n));
+	}
+	free(blob);
+	return 0;
+}

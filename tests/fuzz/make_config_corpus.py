@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Write the config fuzzer's seed corpus: the blobs `tern run` writes for the examples.
+
+Run from the repository root after `make all` (the examples name the guests' images):
+    python3 tests/fuzz/make_config_corpus.py
+"""
+
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from tern import build, layout  # noqa: E402
+from tern.config import load_system  # noqa: E402
+
+EXAMPLES = ["rt.toml", "two.toml", "edu-direct.toml", "linux-rt.toml"]
+
+
+# What the examples do not have: several vCPUs, an initrd, a restart policy, three partitions.
+MORE = """
+[board]
+cpus = 6
+pci = ["edu"]
+
+[[partition]]
+name = "multi"
+cpus = [1, 2]
+memory = "64MiB"
+image = "{guests}/probe.img"
+initrd = "{work}/initrd.bin"
+on_fault = "restart"
+max_restarts = 5
+restart_backoff = "10ms"
+devices = ["pcie"]
+
+[[partition]]
+name = "direct"
+cpus = [3]
+memory = "32MiB"
+image = "{guests}/lat.img"
+wfi = "native"
+irq = "direct"
+
+[[partition]]
+name = "third"
+cpus = [4, 5, 0]
+memory = "16MiB"
+image = "{guests}/noise.img"
+"""
+
+
+def blob_of(toml, hypervisor):
+    system = load_system(toml)
+    placed = layout.place(system)
+    with tempfile.TemporaryDirectory() as work:
+        prepared = build.prepare_system(system, placed, work, hypervisor)
+        return (Path(prepared.workdir) / "config.bin").read_bytes()
+
+
+def main():
+    out = ROOT / "tests" / "fuzz" / "corpus" / "config"
+    out.mkdir(parents=True, exist_ok=True)
+    hypervisor = ROOT / "hypervisor" / "build" / "tern.img"
+    with tempfile.TemporaryDirectory() as work:
+        (Path(work) / "initrd.bin").write_bytes(bytes(range(256)) * 64)
+        toml = Path(work) / "more.toml"
+        toml.write_text(MORE.format(guests=ROOT / "guests" / "build", work=work))
+        try:
+            blob = blob_of(toml, hypervisor)
+            (out / "more.bin").write_bytes(blob)
+            print(f"more: {len(blob)} bytes")
+        except Exception as e:
+            print(f"more: skipped ({e})")
+    for name in EXAMPLES:
+        try:
+            system = load_system(ROOT / "examples" / name)
+            placed = layout.place(system)
+            with tempfile.TemporaryDirectory() as work:
+                prepared = build.prepare_system(system, placed, work, hypervisor)
+                blob = (Path(prepared.workdir) / "config.bin").read_bytes()
+        except Exception as e:  # an example whose images are not built: skipped
+            print(f"{name}: skipped ({e})")
+            continue
+        (out / (Path(name).stem + ".bin")).write_bytes(blob)
+        print(f"{name}: {len(blob)} bytes")
+
+
+if __name__ == "__main__":
+    main()

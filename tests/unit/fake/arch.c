@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/* tern/arch.h on the host (fake.h says what the fake is and why it lives under tests/). */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arch/gicv3.h>
+#include <arch/partition.h>
+#include <arch/sysreg.h>
+#include <tern/arch.h>
+#include <tern/config.h>
+#include <tern/lib.h>
+#include "fake.h"
+
+_Thread_local unsigned fake_cpu;
+_Atomic uint32_t fake_kicks;
+_Atomic uint32_t fake_kick_count[FAKE_CPUS];
+uint64_t fake_now = 1000;
+uint64_t fake_freq = 1000000; /* 1 MHz: a tick is a microsecond */
+struct fake_core fake_cores[FAKE_CPUS];
+uint32_t fake_cpu_start_fails;
+const char *fake_iommu_error;
+const char *fake_partition_init_error;
+unsigned fake_iommu_polls, fake_iommu_partition_polls, fake_board_offs;
+uint64_t fake_synced_pa, fake_synced_size;
+unsigned fake_syncs;
+uint32_t fake_hyp_irq = ~0u, fake_hyp_irq_cpu = ~0u;
+_Thread_local void (*fake_relax_hook)(void);
+unsigned long fake_spin_limit = 100000;
+bool fake_threaded;
+
+static _Thread_local struct fake_frame *top;
+static _Thread_local unsigned long spins;
+static uint32_t table_pages;
+
+/* ---- leaving the hypervisor's code: back to the test ---- */
+
+void fake_frame_push(struct fake_frame *f, unsigned cpu)
+{
+	f->exit = FAKE_RETURNED;
+	f->saved_cpu = fake_cpu;
+	f->saved_spins = spins;
+	f->prev = top;
+	top = f;
+	fake_cpu = cpu;
+	spins = 0;
+}
+
+enum fake_exit fake_frame_pop(struct fake_frame *f, bool returned)
+{
+	top = f->prev;
+	fake_cpu = f->saved_cpu;
+	spins = f->saved_spins;
+	return returned ? FAKE_RETURNED : f->exit;
+}
+
+void fake_exit_to_test(enum fake_exit why)
+{
+	if (!top) {
+		fprintf(stderr, "fake: %s outside FAKE_ON\n", fake_exit_name(why));
+		abort();
+	}
+	top->exit = why;
+	longjmp(top->jmp, 1);
+}
+
+const char *fake_exit_name(enum fake_exit e)
+{
+	static const char *const names[] = {
+		[FAKE_RETURNED] = "returned", [FAKE_EXIT_IDLE] = "idle", [FAKE_EXIT_RUN] = "run",
+		[FAKE_EXIT_WAIT] = "wait", [FAKE_EXIT_BOARD_OFF] = "board off",
+		[FAKE_EXIT_HANG] = "hang",
+	};
+	return e < sizeof(names) / sizeof(names[0]) ? names[e] : "?";
+}
+
+/* ---- cores ---- */
+
+unsigned arch_cpu_id(void)
+{
+	return fake_cpu;
+}
+
+struct arm64_cpu *fake_this_cpu(void)
+{
+	if (fake_cpu >= FAKE_CPUS)
+		abort();
+	return &cpus[fake_cpu];
+}
+
+bool arch_cpu_start(unsigned pcpu)
+{
+	if (pcpu >= FAKE_CPUS || (fake_cpu_start_fails & (1u << pcpu)))
+		return false;
+	fake_cpu_init(pcpu);
+	return true;
+}
+
+void arch_cpu_return_to_idle(void)
+{
+	fake_cores[fake_cpu].running = NULL;
+	fake_cores[fake_cpu].leaves++;
+	fake_exit_to_test(FAKE_EXIT_IDLE);
+}
+
+void arch_cpu_kick(unsigned pcpu)
+{
+	if (pcpu >= FAKE_CPUS)
+		abort();
+	atomic_fetch_or(&fake_kicks, 1u << pcpu);
+	atomic_fetch_add(&fake_kick_count[pcpu], 1);
+}
+
+void arch_cpu_idle_wait(uint64_t deadline)
+{
+	fake_cores[fake_cpu].deadline = deadline;
+	fake_cores[fake_cpu].waits++;
+	fake_exit_to_test(FAKE_EXIT_WAIT);
+}
+
+void arch_cpu_relax(void)
+{
+	if (fake_relax_hook)
+		fake_relax_hook();
+	if (fake_threaded) {
+		sched_yield();
+		return;
+	}
+	if (++spins > fake_spin_limit)
+		fake_exit_to_test(FAKE_EXIT_HANG);
+}
+
+void arch_board_off(void)
+{
+	fake_cores[fake_cpu].running = NULL; /* whatever it ran, it left for good */
+	fake_board_offs++;
+	fake_exit_to_test(FAKE_EXIT_BOARD_OFF);
+}
+
+uint64_t arch_counter(void)
+{
+	return fake_now;
+}
+
+uint64_t arch_counter_freq(void)
+{
+	return fake_freq;
+}
+
+/* ---- IOMMU ---- */
+
+bool arch_iommu_init(const struct tern_config *cfg, char *err, size_t errlen)
+{
+	(void)cfg;
+	if (fake_iommu_error) {
+		snprintf(err, errlen, "%s", fake_iommu_error);
+		return false;
+	}
+	return true;
+}
+
+bool arch_iommu_present(void)
+{
+	return true;
+}
+
+void arch_iommu_poll(void)
+{
+	fake_iommu_polls++;
+}
+
+void arch_iommu_poll_partition(struct partition *p)
+{
+	(void)p;
+	fake_iommu_partition_polls++;
+}
+
+/* ---- partitions and vCPUs (what cpu.c and mmu.c do, minus the hardware) ---- */
+
+void arch_mmio_register(void)
+{
+	vgic_register_mmio();
+}
+
+uint64_t arch_ipa_limit(void)
+{
+	return 1ull << 48; /* the fake board's RAM is host memory, wherever the host put it */
+}
+
+bool arch_partition_init(struct partition *p, char *err, size_t errlen)
+{
+	struct arm64_partition *ap = arm64_part(p);
+
+	if (fake_partition_init_error) {
+		snprintf(err, errlen, "%s", fake_partition_init_error);
+		return false;
+	}
+	spin_lock_init(&ap->dist.lock);
+	ap->vttbr = (uint64_t)(p->index + 1) << 48;
+	table_pages += 2;
+	return true;
+}
+
+void arch_table_pages(uint32_t *used, uint32_t *total)
+{
+	*used = table_pages;
+	*total = 64;
+}
+
+void arch_sync_guest_memory(paddr_t pa, uint64_t size)
+{
+	fake_synced_pa = pa;
+	fake_synced_size = size;
+	fake_syncs++;
+}
+
+/* As cpu.c: the fast paths' counters live in struct arm64_cpu. */
+uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
+{
+	const struct arm64_cpu *c = &cpus[v->pcpu];
+
+	switch (id) {
+	case STAT_EXIT_IRQ:
+	case STAT_IRQ_INJECTED:
+		return c->fast_irqs;
+	case STAT_EXIT_WFI:
+		return c->fast_wfi;
+	case STAT_EXIT_WFE:
+		return c->fast_wfe;
+	case STAT_EXIT_SYSREG:
+	case STAT_SGI_SENT:
+		return c->fast_sgi;
+	default:
+		return 0;
+	}
+}
+
+void arch_vcpu_quiesce(struct vcpu *v)
+{
+	struct arm64_cpu *c = &cpus[v->pcpu];
+
+	write_sysreg(cntv_ctl_el0, 0);
+	write_sysreg(cntp_ctl_el0, 0);
+	vgic_quiesce(c);
+	write_sysreg(hcr_el2, HCR_RW);
+	fake_cores[v->pcpu].quiesces++;
+}
+
+/* As cpu.c's arch_vcpu_run up to the eret: the vCPU's interrupt state, then its first registers. */
+void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
+{
+	struct arm64_cpu *c = this_cpu();
+	struct guest_regs *frame = guest_frame(c);
+	struct fake_core *fc = &fake_cores[fake_cpu];
+
+	c->direct = v->partition->cfg->flags & TERN_PF_IRQ_DIRECT;
+	write_sysreg(icc_igrpen1_el1, 1);
+	vgic_vcpu_reset(c, v);
+	memset(frame, 0, sizeof(*frame));
+	if (!v->partition->first_entry)
+		v->partition->first_entry = arch_counter();
+	frame->x[0] = context;
+	frame->elr = entry;
+	frame->spsr = 0x3c5; /* EL1h, DAIF masked */
+	fc->running = v;
+	fc->entry = entry;
+	fc->context = context;
+	fc->runs++;
+	fake_exit_to_test(FAKE_EXIT_RUN);
+}
+
+struct guest_regs *fake_guest_regs(unsigned cpu)
+{
+	return guest_frame(&cpus[cpu]);
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fake board: platform/qemu-virt/board.c's description with the GIC, the PCIe ECAM, the
+ * RAM and the config blob in host memory, and a UART that records what it is given.
+ */
+#include <string.h>
+#include <tern/console.h>
+#include <tern/platform.h>
+#include "fake.h"
+
+uint8_t fake_gicd[0x10000] __attribute__((aligned(0x10000)));
+uint8_t fake_gicr[FAKE_CPUS][0x20000] __attribute__((aligned(0x10000)));
+uint8_t fake_ram[FAKE_RAM_SIZE] __attribute__((aligned(2u << 20)));
+uint8_t fake_ecam[FAKE_ECAM_SIZE] __attribute__((aligned(1u << 20)));
+uint8_t fake_config[0x4000] __attribute__((aligned(8)));
+/* The UART's and the config's addresses are only ever compared, never dereferenced by the core. */
+static uint8_t uart_window[0x1000] __attribute__((aligned(0x1000)));
+
+static const struct platform_range devices[] = {
+	{ FAKE_MEM_WINDOW, 0x01000000, PLATFORM_DMA },
+	{ (uintptr_t)fake_ecam, FAKE_ECAM_SIZE, PLATFORM_DMA | PLATFORM_ECAM },
+};
+
+static const uint32_t device_irqs[] = { 35, 36, 37, 38 };
+
+const struct platform_desc platform = {
+	.name = "fake",
+	.uart_base = (uintptr_t)uart_window,
+	.uart_intid = 33,
+	.gicd_base = (uintptr_t)fake_gicd,
+	.gicd_size = sizeof(fake_gicd),
+	.gicr_base = (uintptr_t)fake_gicr,
+	.gicr_stride = sizeof(fake_gicr[0]),
+	.ram_base = (uintptr_t)fake_ram,
+	.ram_max = FAKE_RAM_SIZE,
+	.hyp_base = (uintptr_t)fake_ram,
+	.hyp_size = FAKE_HYP_SIZE,
+	.config_hpa = (uintptr_t)fake_config,
+	.config_max = sizeof(fake_config),
+	.max_cpus = FAKE_CPUS,
+	.devices = devices,
+	.num_devices = sizeof(devices) / sizeof(devices[0]),
+	.device_irqs = device_irqs,
+	.num_device_irqs = sizeof(device_irqs) / sizeof(device_irqs[0]),
+};
+
+/* ---- the board UART (drivers/pl011.c) ---- */
+
+char fake_uart_out[65536];
+size_t fake_uart_len;
+bool fake_uart_rx_enabled;
+void (*fake_uart_hook)(char c);
+static char uart_in[256];
+static size_t uart_in_len, uart_in_pos;
+
+void fake_uart_clear(void)
+{
+	fake_uart_len = 0;
+	fake_uart_out[0] = 0;
+}
+
+bool fake_uart_full;
+size_t fake_uart_room = (size_t)-1;
+
+void uart_putc(char c)
+{
+	if (fake_uart_hook)
+		fake_uart_hook(c);
+	if (fake_uart_len + 1 < sizeof(fake_uart_out))
+		fake_uart_out[fake_uart_len++] = c;
+	fake_uart_out[fake_uart_len] = 0;
+}
+
+size_t uart_write(const char *s, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n && !fake_uart_full && fake_uart_room) {
+		uart_putc(s[done++]);
+		if (fake_uart_room != (size_t)-1 && !--fake_uart_room)
+			fake_uart_full = true;
+	}
+	return done;
+}
+
+void fake_uart_type(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (uart_in_pos == uart_in_len)
+		uart_in_pos = uart_in_len = 0;
+	if (n > sizeof(uart_in) - uart_in_len)
+		n = sizeof(uart_in) - uart_in_len;
+	memcpy(uart_in + uart_in_len, s, n);
+	uart_in_len += n;
+}
+
+void uart_rx_enable(void)
+{
+	fake_uart_rx_enabled = true;
+}
+
+int uart_getc(void)
+{
+	return uart_in_pos < uart_in_len ? (unsigned char)uart_in[uart_in_pos++] : -1;
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* Config blobs for tests, booting the hypervisor through tern_main, and what arrives at cores. */
+#include <string.h>
+#include <arch/cpu.h>
+#include <arch/gicv3.h>
+#include <tern/config_abi.h>
+#include <tern/partition.h>
+#include <tern/platform.h>
+#include "fake.h"
+
+/* The C entry points vectors.S calls (arch/arm64/traps.c). */
+void arm64_guest_sync(struct guest_regs *r);
+void arm64_guest_fiq(struct guest_regs *r);
+
+#define PRISTINE_AREA (FAKE_HYP_SIZE + TERN_MAX_PARTITIONS * FAKE_PART_RAM)
+#define PRISTINE_STRIDE 0x4000u
+
+static unsigned boot_cpu;
+
+static struct tern_config *config(void)
+{
+	return (struct tern_config *)(void *)fake_config;
+}
+
+struct tern_config *fake_config_begin(uint32_t board_cpus)
+{
+	struct tern_config *cfg = config();
+
+	memset(fake_config, 0, sizeof(fake_config));
+	cfg->magic = TERN_CONFIG_MAGIC;
+	cfg->version = TERN_CONFIG_VERSION;
+	cfg->size = sizeof(*cfg);
+	cfg->board_cpus = board_cpus;
+	cfg->flags = TERN_CF_SMMUV3;
+	cfg->ram_size = FAKE_RAM_SIZE;
+	fake_gic_reset();
+	return cfg;
+}
+
+uint8_t fake_image_byte(uint32_t index, uint64_t offset)
+{
+	return (uint8_t)(0x41 + index * 7 + offset * 13);
+}
+
+struct tern_config_partition *fake_config_add(const char *name, const uint8_t *cpus,
+					      uint32_t ncpus, uint32_t flags)
+{
+	struct tern_config *cfg = config();
+	uint32_t i = cfg->num_partitions;
+	struct tern_config_partition *p = &cfg->partition[i];
+	uint64_t ram = platform.ram_base;
+	uint64_t pristine = ram + PRISTINE_AREA + i * PRISTINE_STRIDE;
+
+	memset(p, 0, sizeof(*p));
+	strncpy(p->name, name, TERN_NAME_LEN - 1);
+	p->ram_ipa = ram;
+	p->ram_hpa = ram + FAKE_HYP_SIZE + i * FAKE_PART_RAM;
+	p->ram_size = FAKE_PART_RAM;
+	p->image_ipa = ram + 0x10000;
+	p->image_size = 0x1000;
+	p->entry_ipa = p->image_ipa;
+	p->dtb_ipa = ram + 0x100000;
+	p->dtb_size = 0x1000;
+	p->pristine_image_hpa = pristine;
+	p->pristine_dtb_hpa = pristine + 0x1000;
+	p->num_vcpus = ncpus;
+	p->flags = flags;
+	for (uint32_t c = 0; c < ncpus && c < TERN_MAX_VCPUS; c++)
+		p->cpus[c] = cpus[c];
+	for (uint64_t off = 0; off < p->image_size; off++)
+		fake_ram[pristine - ram + off] = fake_image_byte(i, off);
+	memset(&fake_ram[pristine - ram + 0x1000], 0xd0 + (int)i, p->dtb_size);
+	cfg->num_partitions = i + 1;
+	cfg->size = (uint32_t)(sizeof(*cfg) + cfg->num_partitions * sizeof(*p));
+	return p;
+}
+
+uint8_t *fake_partition_ram(const struct tern_config_partition *c)
+{
+	return (uint8_t *)(uintptr_t)c->ram_hpa;
+}
+
+enum fake_exit fake_boot(unsigned cpu)
+{
+	boot_cpu = cpu;
+	fake_cpu_init(cpu);
+	return FAKE_ON(cpu, tern_main());
+}
+
+void fake_start_secondaries(void)
+{
+	for (unsigned c = 0; c < FAKE_CPUS; c++) {
+		if (c != boot_cpu && fake_cores[c].online && !fake_cores[c].running)
+			fake_idle(c);
+	}
+}
+
+enum fake_exit fake_idle(unsigned cpu)
+{
+	return FAKE_ON(cpu, cpu_idle(cpu));
+}
+
+enum fake_exit fake_deliver_kick(unsigned cpu)
+{
+	atomic_fetch_and(&fake_kicks, ~(1u << cpu));
+	if (!fake_cores[cpu].online)
+		return FAKE_RETURNED;
+	if (!fake_cores[cpu].running)
+		return fake_idle(cpu);
+	fake_raise_group0(cpu, SGI_KICK);
+	return fake_settle(cpu, FAKE_ON(cpu, arm64_guest_fiq(fake_guest_regs(cpu))));
+}
+
+enum fake_exit fake_settle(unsigned cpu, enum fake_exit e)
+{
+	return e == FAKE_EXIT_IDLE ? fake_idle(cpu) : e;
+}
+
+uint32_t fake_deliver_all_kicks(unsigned rounds)
+{
+	return fake_deliver_kicks(~0u, rounds);
+}
+
+uint32_t fake_deliver_kicks(uint32_t mask, unsigned rounds)
+{
+	uint32_t seen = 0, kicks;
+
+	while (rounds-- && (kicks = atomic_load(&fake_kicks) & mask)) {
+		unsigned cpu = (unsigned)__builtin_ctz(kicks);
+		seen |= 1u << cpu;
+		fake_deliver_kick(cpu);
+	}
+	return seen;
+}
+
+void fake_deliver_kicks_while_waiting(void)
+{
+	static _Thread_local bool busy;
+
+	if (busy)
+		return;
+	busy = true;
+	fake_deliver_kicks(~(1u << fake_cpu), 64);
+	busy = false;
+}
+
+enum fake_exit fake_trap(unsigned cpu, uint64_t esr, uint64_t far, uint64_t hpfar)
+{
+	fake_sysreg_set(cpu, "esr_el2", esr);
+	fake_sysreg_set(cpu, "far_el2", far);
+	fake_sysreg_set(cpu, "hpfar_el2", hpfar);
+	return FAKE_ON(cpu, arm64_guest_sync(fake_guest_regs(cpu)));
+}

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fake architecture and board the host tests and fuzzers run the hypervisor on.
+ *
+ * It lives here, under tests/, and not as hypervisor/arch/fake/: it is hosted C (setjmp,
+ * pthreads, libc) that must never end up in a hypervisor image, and it is not another ISA.
+ * It stands in for the arm64 files that touch hardware (cpu.c, mmu.c, smmuv3.c, gicv3.c,
+ * vectors.S, the PL011 driver, the board), so that every file a guest or a configuration can
+ * reach runs unchanged on the host: all of core/, and arch/arm64/vgic.c, traps.c and esr.c
+ * compiled with TERN_HOST (their headers then route system registers, this_cpu() and GIC MMIO
+ * here: arch/sysreg.h, arch/cpu.h, arch/gicv3.h).
+ *
+ *   arch.c   tern/arch.h: cores, kicks, counter, the noreturn entry points (longjmp), IOMMU,
+ *            partition memory, entering and leaving a vCPU
+ *   arm64.c  system registers (per core), list registers, the physical GIC's registers
+ *            (set/clear pairs act as on hardware, every write logged), cpus[]
+ *   board.c  the platform: GICD, GICR, ECAM, RAM and the config blob in host memory; the UART
+ *   boot.c   config blobs for tests, booting through tern_main, delivering kicks
+ */
+#ifndef TERN_TEST_FAKE_H
+#define TERN_TEST_FAKE_H
+
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FAKE_CPUS 8u
+
+struct vcpu;
+struct partition;
+struct guest_regs;
+struct tern_config;
+struct tern_config_partition;
+
+/* ---- cores (arch.c) ---- */
+
+/* The core the code under test runs as (each thread of a threaded test is a core). */
+extern _Thread_local unsigned fake_cpu;
+/* Kicks sent (bit per core) since the test last cleared them, and per-core totals. */
+extern _Atomic uint32_t fake_kicks;
+extern _Atomic uint32_t fake_kick_count[FAKE_CPUS];
+/* arch_counter() and arch_counter_freq(). */
+extern uint64_t fake_now;
+extern uint64_t fake_freq;
+
+/* How a call into the hypervisor ended (FAKE_ON). */
+enum fake_exit {
+	FAKE_RETURNED,       /* it returned */
+	FAKE_EXIT_IDLE,      /* arch_cpu_return_to_idle() */
+	FAKE_EXIT_RUN,       /* arch_vcpu_run(): the core entered a guest */
+	FAKE_EXIT_WAIT,      /* arch_cpu_idle_wait(): the core went to sleep */
+	FAKE_EXIT_BOARD_OFF, /* arch_board_off() */
+	FAKE_EXIT_HANG,      /* a wait loop spun fake_spin_limit times: it would never end */
+};
+
+/* What the fake knows about each core. */
+struct fake_core {
+	bool online;               /* booted, or started by arch_cpu_start() */
+	struct vcpu *running;      /* entered by arch_vcpu_run(), until it left */
+	uint64_t entry, context;   /* the last arch_vcpu_run() */
+	uint64_t deadline;         /* the last arch_cpu_idle_wait() */
+	unsigned runs, leaves, waits, quiesces;
+};
+extern struct fake_core fake_cores[FAKE_CPUS];
+
+/* Cores arch_cpu_start() refuses (bit per core). */
+extern uint32_t fake_cpu_start_fails;
+/* arch_iommu_init() fails with this message when set. */
+extern const char *fake_iommu_error;
+/* arch_partition_init() fails with this message when set. */
+extern const char *fake_partition_init_error;
+extern unsigned fake_iommu_polls, fake_iommu_partition_polls, fake_board_offs;
+extern uint64_t fake_synced_pa, fake_synced_size;
+extern unsigned fake_syncs;
+/* arch_hyp_irq_route(): the board interrupt taken by the hypervisor, and on which core. */
+extern uint32_t fake_hyp_irq, fake_hyp_irq_cpu;
+
+/*
+ * arch_cpu_relax(): called in every wait loop.  The hook, if any, runs first (a test lets
+ * other cores act there); after fake_spin_limit calls in one FAKE_ON the wait counts as
+ * endless (FAKE_EXIT_HANG).  fake_threaded: yield the thread instead (threaded tests).
+ */
+extern _Thread_local void (*fake_relax_hook)(void);
+extern unsigned long fake_spin_limit;
+extern bool fake_threaded;
+
+/* A call into the hypervisor on a core; the noreturn entry points come back here. */
+struct fake_frame {
+	jmp_buf jmp;
+	enum fake_exit exit;
+	unsigned saved_cpu;
+	unsigned long saved_spins;
+	struct fake_frame *prev;
+};
+void fake_frame_push(struct fake_frame *f, unsigned cpu);
+enum fake_exit fake_frame_pop(struct fake_frame *f, bool returned);
+__attribute__((noreturn)) void fake_exit_to_test(enum fake_exit why);
+
+/*
+ * Run the statements on core `cpu` and say how they ended: FAKE_ON(1, vcpu_cpu_off(v)).
+ * Frames nest: code run from a relax hook exits to its own FAKE_ON.
+ */
+#define FAKE_ON(cpu, ...) __extension__({                                       \
+	struct fake_frame _fake_f;                                              \
+	bool _fake_returned = false;                                            \
+	fake_frame_push(&_fake_f, (cpu));                                       \
+	if (!setjmp(_fake_f.jmp)) {                                             \
+		__VA_ARGS__;                                                    \
+		_fake_returned = true;                                          \
+	}                                                                       \
+	fake_frame_pop(&_fake_f, _fake_returned);                               \
+})
+
+const char *fake_exit_name(enum fake_exit e);
+
+/* ---- system registers, list registers, the physical GIC (arm64.c) ---- */
+
+#define FAKE_MAX_LRS 16u
+
+/* A system register of core `cpu`, as read_sysreg()/write_sysreg() there see it. */
+uint64_t fake_sysreg(unsigned cpu, const char *name);
+void fake_sysreg_set(unsigned cpu, const char *name, uint64_t value);
+/* Writes of ICC_DIR_EL1 (deactivations) per core, in order. */
+#define FAKE_DIR_LOG 64u
+extern uint32_t fake_dir_log[FAKE_CPUS][FAKE_DIR_LOG];
+extern unsigned fake_dir_count[FAKE_CPUS];
+/* Group 0 interrupts waiting for core `cpu` to read ICC_IAR0_EL1 (1023 once none). */
+void fake_raise_group0(unsigned cpu, uint32_t intid);
+extern unsigned fake_wfis[FAKE_CPUS];
+
+/* List registers, per core, and how many the CPU interface has (gic_nr_lrs). */
+extern uint64_t fake_lrs[FAKE_CPUS][FAKE_MAX_LRS];
+/* Physical SGIs sent to guests (gic_send_sgi with an INTID other than the kick), per core. */
+extern uint32_t fake_phys_sgis[FAKE_CPUS];
+
+/* The physical GIC's registers: host memory at platform.gicd_base and platform.gicr_base. */
+extern uint8_t fake_gicd[0x10000];
+extern uint8_t fake_gicr[FAKE_CPUS][0x20000];
+/* Every GIC register write, in order (a ring: the last FAKE_MMIO_LOG). */
+struct fake_mmio_write {
+	uintptr_t addr;
+	unsigned size;
+	uint64_t value;
+};
+#define FAKE_MMIO_LOG 1024u
+extern struct fake_mmio_write fake_mmio_log[FAKE_MMIO_LOG];
+extern unsigned long fake_mmio_writes;
+/* Called with every GIC register write before it takes effect (a fuzzer's oracle), if set. */
+extern void (*fake_gic_write_hook)(uintptr_t addr, unsigned size, uint64_t value);
+/* The GIC at reset as gicv3.c leaves it (distributor: 288 INTIDs), list registers empty. */
+void fake_gic_reset(void);
+/* A core as gicv3.c and cpu.c leave it once online: its struct arm64_cpu and CPU interface. */
+void fake_cpu_init(unsigned cpu);
+
+/* ---- the board (board.c) ---- */
+
+#define FAKE_RAM_SIZE   (32u << 20)
+#define FAKE_HYP_SIZE   (2u << 20)
+#define FAKE_PART_RAM   (2u << 20)         /* each test partition's RAM */
+#define FAKE_ECAM_SIZE  (2u << 20)         /* two buses */
+#define FAKE_MEM_WINDOW 0x10000000ull      /* a device window nothing dereferences */
+extern uint8_t fake_ram[FAKE_RAM_SIZE];
+extern uint8_t fake_ecam[FAKE_ECAM_SIZE];
+extern uint8_t fake_config[0x4000];
+
+/* What the hypervisor wrote to the board UART. */
+extern char fake_uart_out[65536];
+extern size_t fake_uart_len;
+void fake_uart_clear(void);
+/* Called with every character before it is written (a test makes the UART busy there). */
+extern void (*fake_uart_hook)(char c);
+/* The UART's FIFO is full: uart_write() takes nothing until this is cleared ... */
+extern bool fake_uart_full;
+/* ... or it fills after this many more bytes ((size_t)-1: never). */
+extern size_t fake_uart_room;
+/* Characters for uart_getc() (the console's input). */
+void fake_uart_type(const char *s);
+extern bool fake_uart_rx_enabled;
+
+/* ---- config blobs, boot, kicks (boot.c) ---- */
+
+/* A blob at platform.config_hpa with `board_cpus` cores and no partitions yet. */
+struct tern_config *fake_config_begin(uint32_t board_cpus);
+/*
+ * Add partition `name` on `ncpus` cores (vCPU i on cpus[i]) with FAKE_PART_RAM of RAM, an
+ * image and device tree whose pristine copies hold recognisable bytes.
+ */
+struct tern_config_partition *fake_config_add(const char *name, const uint8_t *cpus,
+					      uint32_t ncpus, uint32_t flags);
+/* The RAM of a configured partition, as the hypervisor addresses it (ram_hpa). */
+uint8_t *fake_partition_ram(const struct tern_config_partition *c);
+/* The byte pattern fake_config_add puts in partition `index`'s pristine image. */
+uint8_t fake_image_byte(uint32_t index, uint64_t offset);
+
+/* tern_main() on core `cpu` (the boot core); how it ended (FAKE_EXIT_RUN or _WAIT if it booted). */
+enum fake_exit fake_boot(unsigned cpu);
+/* Every other online core's first cpu_idle(), as arm64_boot_secondary runs it. */
+void fake_start_secondaries(void);
+/* cpu_idle(cpu) until it enters a guest or sleeps. */
+enum fake_exit fake_idle(unsigned cpu);
+/*
+ * A kick arrives at `cpu`: the FIQ path if a guest runs there (arm64_guest_fiq), else
+ * the core wakes in cpu_idle.  Clears its bit in fake_kicks.  A core the kick makes leave
+ * its vCPU goes on in cpu_idle (fake_settle).
+ */
+enum fake_exit fake_deliver_kick(unsigned cpu);
+/* Deliver every pending kick until none is left (at most `rounds` rounds); the kicks seen. */
+uint32_t fake_deliver_all_kicks(unsigned rounds);
+/* The same for the cores in `mask` only (a core waiting with interrupts masked takes none). */
+uint32_t fake_deliver_kicks(uint32_t mask, unsigned rounds);
+/* A core that left its vCPU (FAKE_EXIT_IDLE) goes on in cpu_idle, as on the board. */
+enum fake_exit fake_settle(unsigned cpu, enum fake_exit e);
+/*
+ * A relax hook (fake_relax_hook): while a core waits for others, the kicks it sent to other
+ * cores arrive there, as they would on the board.
+ */
+void fake_deliver_kicks_while_waiting(void);
+/* The vCPU on `cpu` traps with syndrome `esr` (far, hpfar for aborts): arm64_guest_sync. */
+enum fake_exit fake_trap(unsigned cpu, uint64_t esr, uint64_t far, uint64_t hpfar);
+/* The registers the guest on `cpu` left in its frame. */
+struct guest_regs *fake_guest_regs(unsigned cpu);
+
+#endif
