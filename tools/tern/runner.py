@@ -408,8 +408,8 @@ def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, work
     """
     system = load_system(toml_path)
     placed = place(system)
-    qemu.require_qemu()
     hypervisor = build.check_hypervisor(hypervisor or DEFAULT_HYPERVISOR)
+    qemu.require_qemu()
     workdir, created = claim_workdir(workdir)
     try:
         prepared = build.prepare_system(system, placed, workdir, hypervisor, icount)
