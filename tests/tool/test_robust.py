@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -222,8 +223,15 @@ def test_an_elf_is_flattened_in_chunks(tmp_path, repo_root):
 
 
 def test_inspect_reads_headers_only(tmp_path):
-    img = inspect(sparse_elf(tmp_path / "g.elf", 2 * GiB, 4096))
+    path = sparse_elf(tmp_path / "g.elf", 2 * GiB, 4096)
+    tracemalloc.start()
+    try:
+        img = inspect(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     assert (img.kind, img.file_size, img.mem_size) == ("ELF", 2 * GiB, 4096)
+    assert peak < MiB
 
 
 # --- tracebacks -------------------------------------------------------------------------------

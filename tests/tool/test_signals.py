@@ -5,7 +5,8 @@ SIGINT, SIGTERM, SIGHUP and SIGQUIT: tern ends QEMU, removes its qemu.pid, says 
 line and exits with 128 + N.  SIGKILL: tern can do nothing, and QEMU dies all the same (its
 parent-death signal).  QEMU is found by its command line, which names the test's own work
 directory; every wait has a deadline.  Needs QEMU and `make all` (the hypervisor and the
-probe guest); skipped without them.
+probe guest); skipped without them.  TERN_HYPERVISOR=IMAGE runs them on another hypervisor
+build, as the system tests do.
 """
 
 import os
@@ -22,7 +23,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCHER = REPO / "tern"
-HYPERVISOR = REPO / "hypervisor" / "build" / "tern.img"
+HYPERVISOR = Path(os.environ.get("TERN_HYPERVISOR")
+                  or REPO / "hypervisor" / "build" / "tern.img")
 PROBE = REPO / "guests" / "build" / "probe.img"
 BOOT_DEADLINE = 90          # seconds until the guest says it spins (QEMU on a busy host)
 END_DEADLINE = 30           # seconds for tern and QEMU to be gone after the signal
@@ -78,7 +80,8 @@ def spinning_run(tmp_path):
     (tmp_path / "sys.toml").write_text(SYSTEM)
     workdir = tmp_path / "work"
     proc = subprocess.Popen([sys.executable, str(LAUNCHER), "run", "sys.toml", "--workdir",
-                             str(workdir), "--timeout", "600"], cwd=tmp_path,
+                             str(workdir), "--timeout", "600", "--hypervisor", str(HYPERVISOR)],
+                            cwd=tmp_path,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     lines = queue.Queue()
