@@ -246,8 +246,8 @@ def test_deeply_nested_toml(tmp_path, stub_image, nested):
 
 def test_a_number_with_thousands_of_digits(tmp_path, stub_image):
     write_toml(tmp_path, f"[board]\ncpus = {'9' * 5000}\n" + partition())
-    message = one_error(tern("check", "sys.toml", cwd=tmp_path))
-    assert message.startswith("sys.toml: TOML syntax: a number too long to read")
+    assert one_error(tern("check", "sys.toml", cwd=tmp_path)) == \
+        "sys.toml: TOML syntax: a number too long to read (more than 4300 digits)"
 
 
 @pytest.mark.parametrize("value", ['"' + "9" * 5000 + 'MiB"', "9" * 4000])

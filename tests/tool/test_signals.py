@@ -75,8 +75,9 @@ def wait_for(condition, deadline, what):
 @pytest.fixture
 def spinning_run(tmp_path):
     """Start `tern run` of a guest that spins; return (tern's Popen, work directory, a
-    function giving all tern wrote on stderr once it has ended) when the guest spins.  Whatever QEMU of this run is left at the
-    end is killed, so that a failure leaves nothing behind either."""
+    function giving all tern wrote on stderr once it has ended) when the guest spins.
+    Whatever QEMU of this run is left at the end is killed, so that a failure leaves
+    nothing behind either."""
     (tmp_path / "sys.toml").write_text(SYSTEM)
     workdir = tmp_path / "work"
     proc = subprocess.Popen([sys.executable, str(LAUNCHER), "run", "sys.toml", "--workdir",

@@ -53,6 +53,20 @@ def main(argv=None):
     debug = "--debug" in (sys.argv[1:] if argv is None else argv)
     previous = _catch_signals()
     try:
+        return _report(argv, debug)
+    except Interrupted as e:        # the signal came while another failure was being said
+        return _fail(f"interrupted by {e.name}", e.status, debug)
+    finally:
+        _restore_signals(previous)
+        try:
+            sys.stdout.flush()
+        except (BrokenPipeError, ValueError):
+            _quiet_stdout()
+
+
+def _report(argv, debug):
+    """_main(argv), every failure turned into its line and status."""
+    try:
         return _main(argv)
     except Interrupted as e:
         return _fail(f"interrupted by {e.name}", e.status, debug)
@@ -70,12 +84,6 @@ def main(argv=None):
     except Exception as e:          # a bug in tern: still one line, and a status that says so
         return _fail(f"internal error: {type(e).__name__}: {e} (--debug shows where)",
                      EXIT_INTERNAL, debug)
-    finally:
-        _restore_signals(previous)
-        try:
-            sys.stdout.flush()
-        except (BrokenPipeError, ValueError):
-            _quiet_stdout()
 
 
 def _main(argv):

@@ -8,6 +8,7 @@ in board RAM, does an image fit in its partition) live in layout.py.
 import os
 import re
 import stat
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,9 +182,12 @@ def load_system(path):
         raise ConfigError("TOML syntax", "arrays or tables nested too deeply",
                           file=source) from None
     except ValueError as e:
-        # tomllib lets int() refuse a number of more than 4300 digits.
-        raise ConfigError("TOML syntax", f"a number too long to read ({e})"[:120],
-                          file=source) from None
+        # tomllib lets int() refuse a number of more than sys.get_int_max_str_digits() digits.
+        if "integer string conversion" in str(e):
+            message = f"a number too long to read (more than {sys.get_int_max_str_digits()} digits)"
+        else:
+            message = f"cannot read: {e}"
+        raise ConfigError("TOML syntax", message, file=source) from None
     try:
         return parse_system(doc, Path(path).parent, source)
     except ConfigError as e:
