@@ -431,9 +431,12 @@ def cmd_bench(args):
             raise ToolError(f"unknown scenario(s) {', '.join(quote(w) for w in unknown)}; known: "
                             f"{', '.join(s.name for s in scenarios)}")
         scenarios = tuple(s for s in scenarios if s.name in wanted)
-    for image in {img for s in scenarios for img in bench.images_for(s)}:
-        if not image.is_file():
-            raise ToolError(f"guest not found: {_rel(image)} (run `make all linux` first)")
+    for image in sorted({img for s in scenarios for img in bench.images_for(s)}):
+        try:
+            check_regular(image)
+        except NotAFile as e:
+            hint = " (run `make all linux` first)" if e.problem == "no such file" else ""
+            raise ToolError(f"guest: {e.problem}: {show_path(_rel(image))}{hint}") from None
     build.check_hypervisor(runner.DEFAULT_HYPERVISOR)
     if not args.no_plots:
         try:
