@@ -395,6 +395,22 @@ def test_files_are_replaced_not_written_through(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.bin", "serial.log", "theirs"]
 
 
+# --- sizes: ASCII digits and the documented units only ---------------------------------------
+
+@pytest.mark.parametrize("value, shown", [
+    (r"64MiB\n", r"64MiB\n"),                   # a trailing newline
+    (r"\uff16\uff14MiB", "\uff16\uff14MiB"),       # fullwidth digits, which \d takes for 64
+    (r"\u0664\u0660MiB", "\u0664\u0660MiB"),       # Arabic-Indic digits
+    (r"64\u00a0MiB", r"64\u00A0MiB"),            # a no-break space
+    ("64 MB", "64 MB"), ("64mib", "64mib"),
+])
+def test_a_size_in_other_digits_or_units(tmp_path, stub_image, value, shown):
+    write_toml(tmp_path, partition(memory=f'"{value}"'))
+    assert one_error(tern("check", "sys.toml", cwd=tmp_path)) == (
+        f'sys.toml: partition[0].memory: "{shown}" is not a size (use bytes, or "N KiB", '
+        f'"N MiB", "N GiB", "N TiB")')
+
+
 # --- messages: one line, escaped, readable ----------------------------------------------------
 
 @pytest.mark.parametrize("text, expected", [
