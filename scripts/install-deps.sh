@@ -36,10 +36,15 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(v
 	apt_install libclang-rt-14-dev
 fi
 
-if ! python3 -c 'import pytest' 2>/dev/null; then
-	if system_python; then apt_install python3-pytest; else python3 -m pip install --quiet -r requirements-dev.txt; fi
+# The tests' Python packages (requirements-dev.txt): Debian's for Debian's python3, else pip.
+if ! python3 -c 'import pytest, hypothesis' 2>/dev/null; then
+	if system_python; then
+		apt_install python3-pytest python3-hypothesis
+	else
+		python3 -m pip install --quiet -r requirements-dev.txt
+	fi
 fi
-python3 -c 'import sys, tomllib, pytest; assert sys.version_info >= (3, 11)'
+python3 -c 'import sys, tomllib, pytest, hypothesis; assert sys.version_info >= (3, 11)'
 
 if [ "${1:-}" = --bench ] && ! python3 -c 'import matplotlib' 2>/dev/null; then
 	if system_python; then apt_install python3-matplotlib; else python3 -m pip install --quiet -r requirements-bench.txt; fi

@@ -42,7 +42,7 @@ def test_native_elf(assemble, tmp_path):
     code = assemble("hello_guest").read_bytes()
     elf = write_elf(tmp_path / "hello.elf",
                     [(0x4008_0000, 0x4008_0000, code, len(code) + 0x100)], 0x4008_0000)
-    result = run_native(elf, timeout=30, workdir=tmp_path)
+    result = run_native(elf, timeout=30, workdir=tmp_path / "work")
     assert result.status == 0, result.explain()
     assert len(result.lat) == 1
 

@@ -419,7 +419,7 @@ def make_fifo(path):
 
 
 @pytest.mark.parametrize("make, problem", [(make_directory, "is a directory, not a file"),
-                                           (make_fifo, "is not a regular file")],
+                                           (make_fifo, "is a FIFO, not a file")],
                          ids=["directory", "fifo"])
 @pytest.mark.parametrize("field, text", [
     ("partition[0].image", partition(image='"thing"')),
@@ -444,7 +444,7 @@ def test_a_link_to_a_directory_is_a_directory(tmp_path, stub_image):
 
 def test_a_device_is_not_a_regular_file(tmp_path, stub_image):
     assert error_of(tmp_path, partition(extra='initrd = "/dev/null"')) == \
-        "partition[0].initrd: is not a regular file: /dev/null"
+        "partition[0].initrd: is a character device, not a file: /dev/null"
 
 
 def test_a_path_through_a_file_is_no_such_file(tmp_path, stub_image):
@@ -495,7 +495,7 @@ MAX_RESTARTS_RANGE = "must be a whole number from 0 (no limit) to 1000000"
     ("on_fault = 1", 'partition[0].on_fault: must be "stop" or "restart" (got 1)'),
     ("on_fault = true", 'partition[0].on_fault: must be "stop" or "restart" (got true)'),
     ('on_fault = ["restart"]',
-     "partition[0].on_fault: must be \"stop\" or \"restart\" (got ['restart'])"),
+     'partition[0].on_fault: must be "stop" or "restart" (got ["restart"])'),
     ("max_restarts = -1", f"partition[0].max_restarts: {MAX_RESTARTS_RANGE} (got -1)"),
     ("max_restarts = 1000001", f"partition[0].max_restarts: {MAX_RESTARTS_RANGE} (got 1000001)"),
     ("max_restarts = true", f"partition[0].max_restarts: {MAX_RESTARTS_RANGE} (got true)"),

@@ -76,10 +76,10 @@ def test_cli_native_pci_option():
 
 
 def test_cli_native_refuses_an_unknown_pci_model(capsys):
-    with pytest.raises(SystemExit) as info:
-        cli._parser().parse_args(["native", "lat.img", "--pci", "e1000"])
-    assert info.value.code == 2
-    assert "argument --pci: invalid choice: 'e1000' (choose from 'edu', 'virtio-net')" in capsys.readouterr().err
+    assert cli.main(["native", "lat.img", "--pci", "e1000"]) == 2
+    assert capsys.readouterr().err == (
+        "tern: error: argument --pci: invalid choice: 'e1000' (choose from 'edu', 'virtio-net') "
+        "(see tern native --help)\n")
 
 
 def test_pci_args_virtio_disk_and_network(tmp_path):

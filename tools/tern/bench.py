@@ -233,9 +233,9 @@ class Runs:
         self.timeout = timeout
 
     def _dir(self, label):
-        d = self.workdir / label
-        d.mkdir(parents=True, exist_ok=True)
-        return d
+        """The run's work directory (runner.make_workdir: tern's own), before the system
+        description is written into it."""
+        return runner.make_workdir(self.workdir / label)
 
     def guest(self, label, image, bootargs, shift, vcpus=1, neighbours=(), pci=()):
         """Run `image` with `bootargs` measured on core 1 (and 2.. for more vCPUs).

@@ -3,6 +3,8 @@
 For each partition: its device tree (NAME.dts, NAME.dtb), its image (the
 file itself for an arm64 Image, NAME.img for a flattened ELF); then the
 config blob (config.bin) and the QEMU command line (qemu.sh, to rerun by hand).
+The run adds serial.log and, while QEMU runs, qemu.pid (runner.py).  Every file is
+written complete under a temporary name and renamed into place (files.NewFile).
 """
 
 import os
@@ -11,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import abi, devicetree, layout, qemu
-from .errors import ToolError
+from .errors import ConfigError, ToolError, show_path
+from .files import NewFile, NotAFile, check_regular, write_new
 from .image import ImageError, inspect
 
 # config.Partition.on_fault -> tern_config_partition.fault_policy
@@ -31,19 +34,54 @@ class Prepared:
 def check_hypervisor(path):
     """The hypervisor image must exist and, once loaded, stay below the config blob."""
     path = Path(path)
-    if not path.is_file():
-        raise ToolError(f"hypervisor image not found: {path} "
-                        "(build it first, or pass --hypervisor)")
     try:
+        check_regular(path)
         hyp = inspect(path)
+    except NotAFile as e:
+        hint = " (build it first, or pass --hypervisor)" if e.problem == "no such file" else ""
+        raise ToolError(f"hypervisor image: {e}{hint}") from None
     except ImageError as e:
-        raise ToolError(f"hypervisor: {e}") from None
+        raise ToolError(f"hypervisor image: {e}") from None
     if hyp.kind == "Image":
         end = layout.RAM_BASE + hyp.text_offset + hyp.mem_size
         if end > layout.CONFIG_HPA:
-            raise ToolError(f"hypervisor image {path} ends at 0x{end:x}, past the config blob "
-                            f"at 0x{layout.CONFIG_HPA:x}")
+            raise ToolError(f"hypervisor image {show_path(path)} ends at 0x{end:x}, past the "
+                            f"config blob at 0x{layout.CONFIG_HPA:x}")
     return path
+
+
+# What a run writes in its work directory besides NAME.dts, NAME.dtb and NAME.img.
+RUN_FILES = ("config.bin", "qemu.sh", "qemu.pid", "serial.log")
+
+
+def written_names(system):
+    """The names of every file a run of `system` writes in its work directory."""
+    names = set(RUN_FILES)
+    for p in system.partitions:
+        names |= {f"{p.name}.dts", f"{p.name}.dtb", f"{p.name}.img"}
+    return names
+
+
+def check_inputs_outside(system, workdir, hypervisor):
+    """Refuse a run that would replace one of its own inputs: an image, initrd, disk or
+    hypervisor that sits in the work directory under a name the run writes there."""
+    workdir = Path(workdir).resolve()
+    names = written_names(system)
+    inputs = [(f"{p.toml_key}.image", p.image_path) for p in system.partitions]
+    inputs += [(f"{p.toml_key}.initrd", p.initrd_path) for p in system.partitions
+               if p.initrd_path]
+    inputs += [(f"board.pci[{i}].disk", d.disk) for i, d in enumerate(system.board.pci)
+               if d.disk]
+    for key, path in inputs:
+        where = Path(path).resolve()
+        if where.parent == workdir and where.name in names:
+            raise ConfigError(key, f"{show_path(path)} is in the work directory, where the run "
+                                   f"writes its own {where.name}: move it, or choose another "
+                                   f"--workdir", file=system.source)
+    where = Path(hypervisor).resolve()
+    if where.parent == workdir and where.name in names:
+        raise ToolError(f"hypervisor image {show_path(hypervisor)} is in the work directory, "
+                        f"where the run writes its own {where.name}")
 
 
 def prepare_system(system, placed, workdir, hypervisor, icount=None):
@@ -51,6 +89,7 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
     workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     hypervisor = check_hypervisor(hypervisor).resolve()
+    check_inputs_outside(system, workdir, hypervisor)
     # qemu.system_command gives the board QEMU's SMMUv3: the hypervisor takes it.  ram_size is
     # the RAM QEMU is started with (-m), from the RAM base.
     blob = abi.ConfigBlob(board_cpus=system.board.cpus, flags=abi.CF_SMMUV3,
@@ -72,7 +111,11 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
                             f"more than the {pl.dtb_area} reserved for it")
         if p.image.needs_flattening:
             image_path = workdir / f"{p.name}.img"
-            image_path.write_bytes(p.image.payload())
+            try:
+                with NewFile(image_path) as out:
+                    p.image.write_payload(out)
+            except (ImageError, NotAFile) as e:
+                raise ConfigError(f"{p.toml_key}.image", str(e), file=system.source) from None
         else:
             image_path = p.image.path.resolve()
         partition_loads += [
@@ -103,8 +146,7 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
     data = abi.pack(blob)
     if len(data) > layout.CONFIG_MAX:
         raise ToolError(f"config blob is {len(data)} bytes, more than {layout.CONFIG_MAX}")
-    config_path = workdir / "config.bin"
-    config_path.write_bytes(data)
+    config_path = write_new(workdir / "config.bin", data)
     loads = [(config_path, layout.CONFIG_HPA, "config blob")] + partition_loads
     command = qemu.system_command(system.board, hypervisor,
                                   [(path, addr) for path, addr, _ in loads], icount)
@@ -114,7 +156,5 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
 
 def write_command(workdir, command):
     """Save the command line as a script, to rerun or debug a run by hand."""
-    script = Path(workdir) / "qemu.sh"
-    script.write_text("#!/bin/sh\nexec " + shlex.join(str(a) for a in command) + "\n")
-    script.chmod(0o755)
-    return script
+    return write_new(Path(workdir) / "qemu.sh",
+                     "#!/bin/sh\nexec " + shlex.join(str(a) for a in command) + "\n", mode=0o755)

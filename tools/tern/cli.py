@@ -6,19 +6,28 @@
     tern demo                 interrupt latency: native vs. Tern (wfi trap / native, direct)
     tern bench                the latency lab: every system x scenario, JSON, plots, report
 
-Exit status: 0 ok, 1 run failed, 2 bad input or missing tool, 3 hypervisor
-panic, 124 timeout.
+main() is the one place where a failure becomes a line, `tern: error: FILE: FIELD: message`,
+and an exit status (errors.py; README.md has the table): 0 ok, 1 run failed, 2 bad input
+or missing tool, 3 hypervisor panic, 70 internal error (a bug: --debug shows the traceback),
+124 timeout, 128+N ended by signal N (SIGINT, SIGTERM, SIGHUP and SIGQUIT end QEMU first).
 """
 
 import argparse
 import json
+import math
+import os
+import signal
 import sys
+import threading
 import time
+import traceback
 from pathlib import Path
 
 from . import build, layout, results, runner
 from .config import CPU_MODELS, PCI_DISK_MODELS, PCI_MODELS, format_size, load_system
-from .errors import TernError, ToolError
+from .errors import (EXIT_INTERNAL, EXIT_SIGNAL_BASE, Interrupted, TernError, ToolError,
+                     UsageError, one_line, quote, show_path)
+from .files import NotAFile, check_regular
 
 DEMO_IMAGE = runner.REPO_ROOT / "guests" / "build" / "lat.img"
 DEMO_TESTS = ("vtimer-wfi", "vtimer-busy", "ptimer-wfi", "ptimer-busy", "edu-wfi", "edu-busy")
@@ -30,46 +39,167 @@ DEMO_CORE = 1
 DEMO_BOARD_CPUS = 2
 # QEMU 7.2 runs the generic timer at 62.5 MHz: one tick is 16 ns of virtual time.
 TIMER_TICK_NS = 16
+# The longest --timeout: a week.  (More would be no timeout; inf would overflow the clock.)
+MAX_TIMEOUT = 7 * 24 * 3600
+
+# Signals that end a run: QEMU is ended and tern exits with 128 + N.
+ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+                       if hasattr(signal, name))
 
 
 def main(argv=None):
-    parser = _parser()
-    args = parser.parse_args(argv)
+    """Run the command line `argv`; returns the exit status.  Nothing escapes as a
+    traceback (unless --debug asks for it): every failure is one line on stderr."""
+    debug = "--debug" in (sys.argv[1:] if argv is None else argv)
+    previous = _catch_signals()
     try:
-        return args.func(args)
-    except TernError as e:
-        print(f"tern: error: {e}", file=sys.stderr)
-        return e.status
+        return _report(argv, debug)
+    except Interrupted as e:        # the signal came while another failure was being said
+        return _fail(f"interrupted by {e.name}", e.status, debug)
+    finally:
+        _restore_signals(previous)
+        try:
+            sys.stdout.flush()
+        except (BrokenPipeError, ValueError):
+            _quiet_stdout()
+
+
+def _report(argv, debug):
+    """_main(argv), every failure turned into its line and status."""
+    try:
+        return _main(argv)
+    except Interrupted as e:
+        return _fail(f"interrupted by {e.name}", e.status, debug)
     except KeyboardInterrupt:
-        print("tern: interrupted", file=sys.stderr)
-        return 130
+        return _fail("interrupted by SIGINT", EXIT_SIGNAL_BASE + signal.SIGINT, debug)
+    except BrokenPipeError:
+        # Our output was closed (`tern check | head -1`): end as a SIGPIPE would.
+        _quiet_stdout()
+        return _fail("output closed (broken pipe)", EXIT_SIGNAL_BASE + signal.SIGPIPE, debug)
+    except TernError as e:
+        return _fail(str(e), e.status, debug)
+    except OSError as e:
+        where = f"{show_path(e.filename)}: " if e.filename else ""
+        return _fail(f"{where}{(e.strerror or str(e)).lower()}", TernError.status, debug)
+    except Exception as e:          # a bug in tern: still one line, and a status that says so
+        return _fail(f"internal error: {type(e).__name__}: {e} (--debug shows where)",
+                     EXIT_INTERNAL, debug)
+
+
+def _main(argv):
+    args = _parser().parse_args(argv)
+    return args.func(args)
+
+
+def _fail(message, status, debug):
+    if debug:
+        traceback.print_exc()
+    try:
+        print(f"tern: error: {one_line(message)}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass                        # no terminal left to say it on (SIGHUP)
+    return status
+
+
+def _quiet_stdout():
+    """Point stdout at /dev/null, so that Python's last flush at exit cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def _catch_signals():
+    """Make SIGINT, SIGTERM, SIGHUP and SIGQUIT raise Interrupted in the main thread, once:
+    it unwinds through run_qemu's cleanup, which kills QEMU, and main() exits with 128 + N.
+    A second signal while tern is ending is ignored (QEMU dies with tern regardless:
+    runner.guarded).  Returns the handlers to put back; only the main thread can do this."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    raised = []
+
+    def handler(signum, frame):
+        if not raised:
+            raised.append(signum)
+            raise Interrupted(signum)
+
+    previous = {}
+    for signum in ENDING_SIGNALS:
+        try:
+            previous[signum] = signal.signal(signum, handler)
+        except (OSError, ValueError):
+            pass
+    return previous
+
+
+def _restore_signals(previous):
+    for signum, handler in previous.items():
+        try:
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        except (OSError, ValueError, TypeError):
+            pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line is a UsageError: one line, exit status 2."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see {self.prog} --help)")
 
 
 def _icount(text):
-    shift = int(text)
+    try:
+        shift = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {show_path(text)}") from None
     if not 0 <= shift <= 10:
         raise argparse.ArgumentTypeError(f"icount shift must be 0..10 (got {shift})")
     return shift
 
 
 def _seconds(text):
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 (got {text})")
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {show_path(text)}") from None
+    if not math.isfinite(value) or not 0 < value <= MAX_TIMEOUT:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most {MAX_TIMEOUT} s "
+                                         f"(got {show_path(text)})")
     return value
 
 
 def _cores(text):
-    count = int(text)
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {show_path(text)}") from None
     if not 1 <= count <= 8:
         raise argparse.ArgumentTypeError(f"must be 1..8 (got {count})")
     return count
 
 
+def _samples(text):
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {show_path(text)}") from None
+    if not 1 <= count <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"must be 1..1000000 (got {count})")
+    return count
+
+
 def _parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tern", description="Build, run and measure Tern partitioned systems on QEMU virt.")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an error, also print Python's traceback")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # --debug after the command too (main() looks for it in argv, as parsing may fail).
+    debug = argparse.ArgumentParser(add_help=False)
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="on an error, also print Python's traceback")
 
     def run_options(p):
         p.add_argument("--icount", type=_icount, metavar="SHIFT",
@@ -77,22 +207,26 @@ def _parser():
         p.add_argument("--timeout", type=_seconds, default=runner.DEFAULT_TIMEOUT, metavar="S",
                        help="kill QEMU after S seconds (default %(default)g)")
         p.add_argument("--workdir", type=Path, metavar="D",
-                       help="where generated files and serial.log go "
-                            "(default: a new directory under build/run/)")
+                       help="where generated files and serial.log go: a new or empty "
+                            "directory, or one tern made before (default: a new directory "
+                            "under build/run/)")
         p.add_argument("--quiet", action="store_true", help="do not echo the console")
 
-    p = sub.add_parser("run", help="boot the hypervisor with a system description")
+    p = sub.add_parser("run", help="boot the hypervisor with a system description",
+                       parents=[debug])
     p.add_argument("system", type=Path, metavar="SYSTEM.toml")
     run_options(p)
     p.add_argument("--hypervisor", type=Path, metavar="IMAGE",
                    help=f"hypervisor image (default {_rel(runner.DEFAULT_HYPERVISOR)})")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("check", help="validate a system description and show its layout")
+    p = sub.add_parser("check", help="validate a system description and show its layout",
+                       parents=[debug])
     p.add_argument("system", type=Path, metavar="SYSTEM.toml")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("native", help="boot an image directly on the board, no hypervisor")
+    p = sub.add_parser("native", help="boot an image directly on the board, no hypervisor",
+                       parents=[debug])
     p.add_argument("image", type=Path, metavar="IMAGE")
     p.add_argument("--bootargs", default="", metavar="S", help="kernel command line")
     p.add_argument("--cpus", type=_cores, default=2, metavar="N", help="cores (default 2)")
@@ -106,8 +240,9 @@ def _parser():
     p.set_defaults(func=cmd_native)
 
     p = sub.add_parser("demo", help="latency table (timers, edu device): native vs. Tern trap-and-inject "
-                       "(wfi trap and native) and direct")
-    p.add_argument("--samples", type=int, metavar="N", help="samples per test (lat.samples=N)")
+                       "(wfi trap and native) and direct", parents=[debug])
+    p.add_argument("--samples", type=_samples, metavar="N",
+                   help="samples per test (lat.samples=N)")
     p.add_argument("--icount", type=_icount, default=4, metavar="SHIFT",
                    help="icount shift (default 4: one timer tick per instruction)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write every record as JSON")
@@ -122,7 +257,8 @@ def _parser():
     p.add_argument("--verbose", action="store_true", help="echo the console of every run")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("bench", help="the latency lab: systems x scenarios, results.json, plots, report")
+    p = sub.add_parser("bench", help="the latency lab: systems x scenarios, results.json, plots, "
+                       "report", parents=[debug])
     p.add_argument("--quick", action="store_true",
                    help="fewer samples, icount shift 4 only (a few minutes)")
     p.add_argument("--out", type=Path, default=runner.REPO_ROOT / "build" / "bench", metavar="DIR",
@@ -148,7 +284,7 @@ def _finish(result):
     """Print the reason a run failed; return its exit status."""
     if result.status == runner.STATUS_OK:
         return 0
-    print(f"tern: error: {result.reason}", file=sys.stderr)
+    print(f"tern: error: {one_line(result.reason)}", file=sys.stderr)
     if result.status == runner.STATUS_TIMEOUT:
         tail = result.tail()
         where = f" (all of them in {result.workdir / 'serial.log'})" if result.workdir else ""
@@ -178,7 +314,7 @@ def cmd_check(args):
     placed = layout.place(system)
     board = system.board
     count = len(system.partitions)
-    print(f"{args.system}: ok: {count} partition{'s' if count != 1 else ''} on "
+    print(f"{show_path(args.system)}: ok: {count} partition{'s' if count != 1 else ''} on "
           f"{board.cpus} x {board.cpu}, {format_size(board.memory)} RAM")
     headers = ("REGION", "BOARD ADDRESS (HPA)", "SIZE", "PARTITION ADDRESS (IPA)", "NOTES")
     print(results.format_table(headers, layout.describe(system, placed)))
@@ -225,10 +361,11 @@ def unit_note(icount):
 
 
 def cmd_demo(args):
-    if not args.image.is_file():
-        raise ToolError(f"latency guest not found: {args.image} (build the guests first)")
-    if args.samples is not None and args.samples <= 0:
-        raise ToolError(f"--samples must be positive (got {args.samples})")
+    try:
+        check_regular(args.image)
+    except NotAFile as e:
+        hint = " (build the guests first)" if e.problem == "no such file" else ""
+        raise ToolError(f"latency guest: {e}{hint}") from None
     build.check_hypervisor(args.hypervisor or runner.DEFAULT_HYPERVISOR)
     workdir = runner.make_workdir(args.workdir)
     bootargs = demo_bootargs(args.samples)
@@ -246,7 +383,7 @@ def cmd_demo(args):
                                        workdir=rundir, pci=DEMO_PCI)
             records = result.lat
         else:
-            rundir.mkdir(parents=True, exist_ok=True)
+            rundir = runner.make_workdir(rundir)     # tern's own, before system.toml goes in
             toml_path = rundir / "system.toml"
             toml_path.write_text(demo_system_toml(args.image, wfi, samples=args.samples, irq=irq))
             result = runner.run_system(toml_path, icount=args.icount, timeout=args.timeout,
@@ -256,7 +393,8 @@ def cmd_demo(args):
         runs[label] = records
         statuses[label] = result
         if not result.ok:
-            print(f"tern: error: demo: {label}: {result.reason} (see {rundir})", file=sys.stderr)
+            print(f"tern: error: demo: {label}: {one_line(result.reason)} "
+                  f"(see {show_path(rundir)})", file=sys.stderr)
         elif not records:
             print(f"demo: {label}: no LAT-JSON records (see {rundir}/serial.log)",
                   file=sys.stderr)
@@ -290,12 +428,15 @@ def cmd_bench(args):
         wanted = args.scenarios.split(",")
         unknown = [w for w in wanted if w not in {s.name for s in scenarios}]
         if unknown:
-            raise ToolError(f"unknown scenario(s) {', '.join(unknown)}; known: "
+            raise ToolError(f"unknown scenario(s) {', '.join(quote(w) for w in unknown)}; known: "
                             f"{', '.join(s.name for s in scenarios)}")
         scenarios = tuple(s for s in scenarios if s.name in wanted)
-    for image in {img for s in scenarios for img in bench.images_for(s)}:
-        if not image.is_file():
-            raise ToolError(f"guest not found: {_rel(image)} (run `make all linux` first)")
+    for image in sorted({img for s in scenarios for img in bench.images_for(s)}):
+        try:
+            check_regular(image)
+        except NotAFile as e:
+            hint = " (run `make all linux` first)" if e.problem == "no such file" else ""
+            raise ToolError(f"guest: {e.problem}: {show_path(_rel(image))}{hint}") from None
     build.check_hypervisor(runner.DEFAULT_HYPERVISOR)
     if not args.no_plots:
         try:

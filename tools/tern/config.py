@@ -8,12 +8,14 @@ in board RAM, does an image fit in its partition) live in layout.py.
 import os
 import re
 import stat
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import layout
-from .errors import ConfigError
+from .errors import ConfigError, show_int, show_key, show_path, show_value
+from .files import NotAFile, check_regular, read_bounded
 from .image import ImageError, inspect
 from .units import MS, SECOND, GiB, KiB, MiB, TiB, format_duration, format_size
 
@@ -42,7 +44,11 @@ NAME_RE = re.compile(r"[a-z0-9_-]{1,15}")
 # ASCII digits and blanks only: \d would take other scripts' digits ("６４") and \s a newline.
 SIZE_RE = re.compile(r"[ \t]*([0-9]+)[ \t]*(KiB|MiB|GiB|TiB)[ \t]*")
 UNITS = {"KiB": KiB, "MiB": MiB, "GiB": GiB, "TiB": TiB}
+MAX_DIGITS = 20                   # digits of a size or duration: more is far past any limit
 MAX_BOOTARGS = 1024
+# A system description is a page or two; anything this big is not one (/dev/zero, a disk).
+MAX_DESCRIPTION_BYTES = 1 * MiB
+UTF8_BOM = "\ufeff"
 
 # What a guest fault does to its partition (abi.FAULT_STOP, abi.FAULT_RESTART).
 FAULT_ACTIONS = ("stop", "restart")
@@ -117,13 +123,21 @@ def parse_size(value, field):
                                  f'(got {_show(value)})')
     if isinstance(value, int):
         if value <= 0:
-            raise ConfigError(field, f"must be positive (got {value})")
+            raise ConfigError(field, f"must be positive (got {show_int(value)})")
         return value
     m = SIZE_RE.fullmatch(value)
     if not m:
         raise ConfigError(field, f'{_show(value)} is not a size (use bytes, or "N KiB", '
                                  f'"N MiB", "N GiB", "N TiB")')
-    return int(m.group(1)) * UNITS[m.group(2)]
+    return _digits(m.group(1), field, value) * UNITS[m.group(2)]
+
+
+def _digits(digits, field, value):
+    """The number ASCII `digits` write; more than MAX_DIGITS of them is no size or duration
+    tern takes (and int() refuses thousands)."""
+    if len(digits.lstrip("0")) > MAX_DIGITS:
+        raise ConfigError(field, f"{_show(value)} is far too large")
+    return int(digits)
 
 
 def parse_duration(value, field):
@@ -137,25 +151,43 @@ def parse_duration(value, field):
     if not m:
         raise ConfigError(field, f'{_show(value)} is not a duration (use "N us", "N ms" '
                                  f'or "N s")')
-    return int(m.group(1)) * DURATION_UNITS[m.group(2)]
+    return _digits(m.group(1), field, value) * DURATION_UNITS[m.group(2)]
 
 
 def load_system(path):
-    """Read and validate the TOML system description at `path`."""
+    """Read and validate the TOML system description at `path`.
+
+    Only a regular file of at most MAX_DESCRIPTION_BYTES is read (a FIFO or a device is
+    refused without being opened); a UTF-8 byte order mark at its start is skipped.
+    """
     source = str(path)
     try:
-        with open(path, "rb") as f:
-            doc = tomllib.load(f)
-    except FileNotFoundError:
-        raise ConfigError(None, "no such file", file=source) from None
-    except IsADirectoryError:
-        raise ConfigError(None, "is a directory, not a TOML file", file=source) from None
+        data = read_bounded(path, MAX_DESCRIPTION_BYTES)
+    except NotAFile as e:
+        raise ConfigError(None, e.problem, file=source) from None
+    except OSError as e:
+        raise ConfigError(None, f"cannot read ({e.strerror})", file=source) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise ConfigError(f"line {line}", f"not UTF-8 text ({e.reason})", file=source) from None
+    if text.startswith(UTF8_BOM):
+        text = text[len(UTF8_BOM):]
+    try:
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise _syntax_error(e, source) from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(None, f"not UTF-8 text ({e.reason})", file=source) from None
-    except OSError as e:
-        raise ConfigError(None, f"cannot read: {e.strerror}", file=source) from None
+    except RecursionError:
+        raise ConfigError("TOML syntax", "arrays or tables nested too deeply",
+                          file=source) from None
+    except ValueError as e:
+        # tomllib lets int() refuse a number of more than sys.get_int_max_str_digits() digits.
+        if "integer string conversion" in str(e):
+            message = f"a number too long to read (more than {sys.get_int_max_str_digits()} digits)"
+        else:
+            message = f"cannot read: {e}"
+        raise ConfigError("TOML syntax", message, file=source) from None
     try:
         return parse_system(doc, Path(path).parent, source)
     except ConfigError as e:
@@ -167,7 +199,7 @@ def parse_system(doc, base_dir, source="<system>"):
     """Validate a parsed TOML document; image paths resolve against base_dir."""
     for key in doc:
         if key not in ("board", "partition"):
-            raise ConfigError(key, "unknown key (expected [board] and [[partition]])")
+            raise ConfigError(show_key(key), "unknown key (expected [board] and [[partition]])")
     board = _parse_board(doc.get("board", {}), base_dir)
 
     entries = doc.get("partition")
@@ -210,7 +242,7 @@ def _parse_board(table, base_dir):
         raise ConfigError("board", "must be a table ([board])")
     for key in table:
         if key not in BOARD_KEYS:
-            raise ConfigError(f"board.{key}", "unknown key")
+            raise ConfigError(f"board.{show_key(key)}", "unknown key")
     cpus = table.get("cpus", Board.cpus)
     if isinstance(cpus, bool) or not isinstance(cpus, int) or not 1 <= cpus <= MAX_CPUS:
         raise ConfigError("board.cpus", f"must be a whole number from 1 to {MAX_CPUS} "
@@ -254,7 +286,7 @@ def _parse_pci_device(entry, key, base_dir):
                                f'disk = "disk.img"}} (got {_show(entry)})')
     for name in entry:
         if name not in PCI_ENTRY_KEYS:
-            raise ConfigError(f"{key}.{name}", "unknown key (expected model and disk)")
+            raise ConfigError(f"{key}.{show_key(name)}", "unknown key (expected model and disk)")
     model = entry.get("model")
     if model not in PCI_MODELS:
         raise ConfigError(key, f"unknown PCI device model {_show(model)} (allowed: {allowed})")
@@ -276,7 +308,7 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
     at = f"partition[{index}]"
     for key in entry:
         if key not in PARTITION_KEYS:
-            raise ConfigError(f"{at}.{key}", "unknown key")
+            raise ConfigError(f"{at}.{show_key(key)}", "unknown key")
 
     if "name" not in entry:
         raise ConfigError(f"{at}.name", "missing (every partition needs a name)")
@@ -300,7 +332,7 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
                                         f"(got {len(cpus)})")
     for core in cpus:
         if not 0 <= core < board.cpus:
-            raise ConfigError(f"{at}.cpus", f"core {core} is out of range "
+            raise ConfigError(f"{at}.cpus", f"core {show_int(core)} is out of range "
                                             f"(board has {board.cpus} cores)")
         if core in core_owner:
             owner = core_owner[core]
@@ -329,14 +361,23 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
     if not isinstance(image_value, str) or not image_value:
         raise ConfigError(f"{at}.image", f"must be a file path (got {_show(image_value)})")
     image_path = Path(base_dir) / image_value
-    shown = os.path.normpath(image_path)
+    shown = show_path(os.path.normpath(image_path))
     _file_size(image_path, f"{at}.image")
     try:
         image = inspect(image_path)
     except ImageError as e:
-        raise ConfigError(f"{at}.image", str(e).replace(str(image_path), shown)) from None
+        raise ConfigError(f"{at}.image", e.message(shown)) from None
+    except NotAFile as e:
+        raise ConfigError(f"{at}.image", f"{e.problem}: {shown}") from None
     except OSError as e:
         raise ConfigError(f"{at}.image", f"cannot read {shown}: {e.strerror}") from None
+    # Only the headers have been read: what the image needs is checked before anything
+    # reads more of it (an Image is loaded whole; an ELF's segments span mem_size).
+    if image.mem_size > memory:
+        what = "is" if image.kind == "Image" else "needs"
+        raise ConfigError(f"{at}.image", f"{shown} {what} "
+                                         f"{format_size(image.mem_size, round_up=True)}, more "
+                                         f"than the partition's {format_size(memory)} of RAM")
 
     initrd_path, initrd_size = _parse_initrd(entry.get("initrd"), f"{at}.initrd", base_dir)
 
@@ -403,7 +444,7 @@ def _parse_initrd(value, key, base_dir):
     path = Path(base_dir) / value
     size = _file_size(path, key)
     if size == 0:
-        raise ConfigError(key, f"{os.path.normpath(path)} is empty")
+        raise ConfigError(key, f"{show_path(os.path.normpath(path))} is empty")
     return path, size
 
 
@@ -412,18 +453,10 @@ def _file_size(path, key):
 
     Only stat, never open: opening a FIFO waits for a writer, and `tern check` would hang.
     """
-    shown = os.path.normpath(path)
     try:
-        info = path.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        raise ConfigError(key, f"no such file: {shown}") from None
-    except OSError as e:
-        raise ConfigError(key, f"cannot read {shown}: {e.strerror}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise ConfigError(key, f"is a directory, not a file: {shown}")
-    if not stat.S_ISREG(info.st_mode):
-        raise ConfigError(key, f"is not a regular file: {shown}")
-    return info.st_size
+        return check_regular(path).st_size
+    except NotAFile as e:
+        raise ConfigError(key, f"{e.problem}: {show_path(os.path.normpath(path))}") from None
 
 
 def _parse_devices(devices, key, name, device_owner):
@@ -444,33 +477,6 @@ def _parse_devices(devices, key, name, device_owner):
     return tuple(devices)
 
 
-# How a TOML basic string writes the characters a message must not show raw.
-TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n",
-                "\f": "\\f", "\r": "\\r"}
-
-
 def _show(value):
-    """A value as it would look in the TOML file."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return f'"{_escape(value)}"'
-    if isinstance(value, dict):
-        return "a table"
-    return repr(value)
-
-
-def _escape(text):
-    """`text` with quotes, backslashes and control characters escaped as TOML writes them.
-
-    Errors are one line: a value holding a newline must not break it.
-    """
-    out = []
-    for ch in text:
-        if ch in TOML_ESCAPES:
-            out.append(TOML_ESCAPES[ch])
-        elif not ch.isprintable():
-            out.append(f"\\u{ord(ch):04X}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08X}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    """A value as it would look in the TOML file, escaped and cut short (errors.show_value)."""
+    return show_value(value)

@@ -9,7 +9,8 @@ import subprocess
 from pathlib import Path
 
 from . import layout
-from .errors import ToolError
+from .errors import ToolError, show_path
+from .files import NewFile, write_new
 
 CPU_COMPATIBLE = {
     "cortex-a53": "arm,cortex-a53",
@@ -219,13 +220,17 @@ def dtc_path():
 
 
 def compile_dts(source, dtb_path):
-    """Write `source` next to `dtb_path` as .dts, compile it, return the DTB bytes."""
+    """Write `source` next to `dtb_path` as .dts, compile it, return the DTB bytes.
+
+    Both files appear only once complete (files.NewFile: dtc writes a temporary one)."""
     dtb_path = Path(dtb_path)
     dts_path = dtb_path.with_suffix(".dts")
-    dts_path.write_text(source)
-    proc = subprocess.run([dtc_path(), "-q", "-I", "dts", "-O", "dtb", "-o", str(dtb_path),
-                           str(dts_path)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        first = (proc.stderr.strip().splitlines() or ["no message"])[0]
-        raise ToolError(f"dtc failed on {dts_path}: {first}")
+    write_new(dts_path, source)
+    with NewFile(dtb_path) as out:
+        proc = subprocess.run([dtc_path(), "-q", "-I", "dts", "-O", "dtb", "-o",
+                               f"/dev/fd/{out.fileno()}", str(dts_path)],
+                              capture_output=True, text=True, pass_fds=(out.fileno(),))
+        if proc.returncode != 0:
+            first = (proc.stderr.strip().splitlines() or ["no message"])[0]
+            raise ToolError(f"dtc failed on {show_path(dts_path)}: {first}")
     return dtb_path.read_bytes()

@@ -1,15 +1,20 @@
 """Guest images: arm64 Linux Image files and ELF64 AArch64 executables.
 
 `inspect()` reads just enough of a file to know where it wants to live in a
-partition's RAM; `GuestImage.payload()` gives the bytes to load there.  An
+partition's RAM (the Image header, or the ELF header and program headers: never the
+whole file); `GuestImage.write_payload()` streams the bytes to load there.  An
 Image is loaded as it is; an ELF is flattened into one contiguous blob (gaps
 and bss zero-filled) because QEMU's loader must put it at host addresses that
 differ from the addresses the ELF was linked for.
 """
 
+import io
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .errors import show_path
+from .files import copy_range, open_regular
 
 # arm64 boot protocol (Documentation/arch/arm64/booting.rst): 64-byte header.
 IMAGE_HEADER = struct.Struct("<IIQQQQQQ4sI")
@@ -24,10 +29,27 @@ ELFCLASS64 = 2
 ELFDATA2LSB = 1
 EM_AARCH64 = 183
 PT_LOAD = 1
+# Program headers read at most (real images have a handful): the table is read whole.
+MAX_PHDRS = 1024
 
 
 class ImageError(ValueError):
-    """The file is not a usable guest image; the message says why."""
+    """The file is not a usable guest image; the message says why.
+
+    `template` holds "{path}" where the file's name goes: message(shown) puts it there
+    as a caller wants it shown, str() as show_path shows it.
+    """
+
+    def __init__(self, template, path):
+        super().__init__(template)
+        self.template = template
+        self.path = path
+
+    def message(self, shown):
+        return self.template.replace("{path}", shown)
+
+    def __str__(self):
+        return self.message(show_path(self.path))
 
 
 @dataclass(frozen=True)
@@ -82,27 +104,49 @@ class GuestImage:
         return self.kind == "ELF"
 
     def payload(self):
-        """The bytes to place at load_address(): the file, or the flattened ELF."""
-        data = self.path.read_bytes()
-        if self.kind == "Image":
-            return data
-        base = min(s.paddr for s in self.segments)
-        blob = bytearray(self.mem_size)
-        for s in self.segments:
-            start = s.paddr - base
-            blob[start:start + s.filesz] = data[s.offset:s.offset + s.filesz]
-        return bytes(blob)
+        """The bytes to place at load_address(): the file, or the flattened ELF (for small
+        images: build.py streams them with write_payload)."""
+        out = io.BytesIO()
+        self.write_payload(out)
+        return out.getvalue()
+
+    def write_payload(self, out):
+        """Write the bytes to place at load_address() to `out` (a new, seekable binary file
+        at position 0), CHUNK by CHUNK: an ELF's segments at their offsets, the gaps and
+        bss left as holes, which read as zeros."""
+        total = self.file_size if self.kind == "Image" else self.mem_size
+        f, info = open_regular(self.path)
+        with f:
+            if info.st_size != self.file_size:
+                raise ImageError("changed since it was inspected: {path}", self.path)
+            if self.kind == "Image":
+                pieces = [(0, 0, self.file_size)]
+            else:
+                base = min(s.paddr for s in self.segments)
+                pieces = [(s.offset, s.paddr - base, s.filesz) for s in self.segments]
+            for offset, at, size in pieces:
+                f.seek(offset)
+                out.seek(at)
+                if copy_range(f, out, size) != size:
+                    raise ImageError("changed since it was inspected: {path}", self.path)
+        # Holes at the end (bss) are made by writing the last byte.
+        end = out.seek(0, io.SEEK_END)
+        if end < total:
+            out.seek(total - 1)
+            out.write(b"\0")
+        return total
 
 
 def inspect(path):
-    """Read the header of `path` and describe the image; raises ImageError."""
+    """Read the header of `path` and describe the image; raises ImageError, or
+    files.NotAFile when `path` is not a regular file."""
     path = Path(path)
-    with open(path, "rb") as f:
+    f, info = open_regular(path)
+    with f:
         head = f.read(IMAGE_HEADER.size)
-        f.seek(0, 2)
-        file_size = f.tell()
-    if head[:4] == ELF_MAGIC:
-        return _inspect_elf(path, file_size)
+        file_size = info.st_size
+        if head[:4] == ELF_MAGIC:
+            return _inspect_elf(f, path, head, file_size)
     if len(head) == IMAGE_HEADER.size:
         fields = IMAGE_HEADER.unpack(head)
         text_offset, image_size, magic = fields[2], fields[3], fields[8]
@@ -111,40 +155,50 @@ def inspect(path):
                 text_offset = LEGACY_TEXT_OFFSET
             return GuestImage(path=path, kind="Image", file_size=file_size,
                               text_offset=text_offset, header_image_size=image_size)
-    raise ImageError(f"not an arm64 Image or ELF: {path}")
+    raise ImageError("not an arm64 Image or ELF: {path}", path)
 
 
-def _inspect_elf(path, file_size):
-    data = path.read_bytes()
-    if len(data) < ELF_HEADER.size:
-        raise ImageError(f"not an arm64 Image or ELF: {path} (truncated ELF header)")
+def _inspect_elf(f, path, head, file_size):
+    """The ELF header (in `head`) and the program header table, read from `f`."""
+    if len(head) < ELF_HEADER.size:
+        raise ImageError("not an arm64 Image or ELF: {path} (truncated ELF header)", path)
     (ident, _type, machine, _version, entry, phoff, _shoff, _flags, _ehsize,
-     phentsize, phnum, _shentsize, _shnum, _shstrndx) = ELF_HEADER.unpack_from(data)
+     phentsize, phnum, _shentsize, _shnum, _shstrndx) = ELF_HEADER.unpack_from(head)
     if ident[4] != ELFCLASS64 or ident[5] != ELFDATA2LSB or machine != EM_AARCH64:
-        raise ImageError(f"not an arm64 Image or ELF: {path} "
+        raise ImageError(f"not an arm64 Image or ELF: {{path}} "
                          f"(ELF class {ident[4]}, data {ident[5]}, machine {machine}; "
-                         f"need 64-bit little-endian AArch64)")
-    if phnum and (phentsize < ELF_PHDR.size or phoff + phnum * phentsize > len(data)):
-        raise ImageError(f"ELF program headers run past the end of the file: {path}")
+                         f"need 64-bit little-endian AArch64)", path)
+    if phnum > MAX_PHDRS:
+        raise ImageError(f"ELF has {phnum} program headers, more than the {MAX_PHDRS} tern "
+                         f"reads: {{path}}", path)
+    if phnum and (phentsize < ELF_PHDR.size or phoff + phnum * phentsize > file_size):
+        raise ImageError("ELF program headers run past the end of the file: {path}", path)
+    table = b""
+    if phnum:
+        f.seek(phoff)
+        table = f.read(phnum * phentsize)
+        if len(table) != phnum * phentsize:
+            raise ImageError("ELF program headers run past the end of the file: {path}", path)
 
     segments = []
     virtual_to_physical = []
     for i in range(phnum):
         (p_type, _pflags, offset, vaddr, paddr, filesz, memsz,
-         _align) = ELF_PHDR.unpack_from(data, phoff + i * phentsize)
+         _align) = ELF_PHDR.unpack_from(table, i * phentsize)
         if p_type != PT_LOAD or memsz == 0:
             continue
-        if filesz > memsz or offset + filesz > len(data):
-            raise ImageError(f"ELF segment {i} runs past the end of the file: {path}")
+        if filesz > memsz or offset + filesz > file_size:
+            raise ImageError(f"ELF segment {i} runs past the end of the file: {{path}}", path)
         segments.append(Segment(paddr, offset, filesz, memsz))
         virtual_to_physical.append((vaddr, paddr, memsz))
     if not segments:
-        raise ImageError(f"ELF has no loadable segments: {path}")
+        raise ImageError("ELF has no loadable segments: {path}", path)
 
     segments.sort(key=lambda s: s.paddr)
     for a, b in zip(segments, segments[1:]):
         if a.paddr + a.memsz > b.paddr:
-            raise ImageError(f"ELF segments overlap at physical address 0x{b.paddr:x}: {path}")
+            raise ImageError(f"ELF segments overlap at physical address 0x{b.paddr:x}: "
+                             f"{{path}}", path)
 
     # e_entry is a virtual address; a guest starts with its MMU off, so run it
     # from the physical copy of the segment that holds it.

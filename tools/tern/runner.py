@@ -14,9 +14,16 @@ Python API for system tests (add tools/ to sys.path, then `from tern import ...`
 
 RunResult.status: 0 ok, 1 failed (reason says why), 3 hypervisor panic,
 124 timed out.  Bad input raises tern.ConfigError / tern.ToolError instead.
+
+The work directory (workdir=, default a fresh one under build/run/) is tern's own: see
+make_workdir.  QEMU never outlives a run (run_qemu).
 """
 
+import errno
+import os
 import queue
+import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -25,9 +32,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build, qemu, results
+from . import build, files, qemu, results
 from .config import GiB, load_system
-from .errors import ToolError
+from .errors import EXIT_FAILED, EXIT_OK, EXIT_PANIC, EXIT_TIMEOUT, ToolError, show_path
 from .image import ImageError, inspect
 from .layout import place
 
@@ -40,10 +47,10 @@ DEFAULT_TIMEOUT = 120
 PANIC_GRACE = 2.0
 TAIL_LINES = 40
 
-STATUS_OK = 0
-STATUS_FAILED = 1
-STATUS_PANIC = 3
-STATUS_TIMEOUT = 124
+STATUS_OK = EXIT_OK
+STATUS_FAILED = EXIT_FAILED
+STATUS_PANIC = EXIT_PANIC
+STATUS_TIMEOUT = EXIT_TIMEOUT
 
 
 @dataclass
@@ -95,8 +102,44 @@ class RunResult:
         return "\n".join(out)
 
 
+# QEMU is started through this small program, which asks Linux to kill it with SIGKILL
+# when the thread of tern that started it ends (PR_SET_PDEATHSIG: it holds even when tern
+# itself is killed with SIGKILL and runs no cleanup), checks that tern did not end before
+# that, and execs QEMU (the setting survives exec).  A program of its own rather than a
+# preexec_fn: Python code run between fork and exec in a process with threads can deadlock.
+PDEATHSIG_WRAPPER = """\
+import os, signal, sys
+parent = int(sys.argv[1])
+try:
+    import ctypes
+    PR_SET_PDEATHSIG = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+except (ImportError, AttributeError, OSError) as e:
+    sys.stderr.write(f"tern: cannot ask for a parent-death signal: {e}\\n")
+    os._exit(126)
+if os.getppid() != parent:
+    os._exit(125)
+for name in ("SIGPIPE", "SIGXFSZ"):
+    signal.signal(getattr(signal, name), signal.SIG_DFL)
+try:
+    os.execvp(sys.argv[2], sys.argv[2:])
+except OSError as e:
+    sys.stderr.write(f"{sys.argv[2]}: {e.strerror}\\n")
+    os._exit(127)
+"""
+
+
+def guarded(command):
+    """`command` started through PDEATHSIG_WRAPPER, on Linux (elsewhere: as it is)."""
+    if not sys.platform.startswith("linux") or not sys.executable:
+        return list(command)
+    return [sys.executable, "-I", "-S", "-c", PDEATHSIG_WRAPPER, str(os.getpid())] + list(command)
+
+
 def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, stop_when=None,
-             console=None, interactive=False):
+             console=None, interactive=False, pid_path=None):
     """Run `command`, streaming its output, until it exits or `timeout` seconds pass.
 
     Serial lines (QEMU's stdout) are echoed to our stdout unless quiet, and
@@ -105,42 +148,46 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, sto
     once stop_when(line) says the run is complete (for boards that never
     power off by themselves).  console(line) may return text, which is typed
     on the serial console (QEMU's stdin); interactive=True hands QEMU our own
-    stdin instead (a person at the terminal).
+    stdin instead (a person at the terminal).  pid_path: a file holding QEMU's
+    process ID while it runs.
+
+    QEMU never outlives the call: whatever ends it (a timeout, an exception, a signal
+    handler's exception such as KeyboardInterrupt) kills QEMU on the way out, and
+    QEMU gets SIGKILL from Linux should this process die without a chance to
+    (guarded()).  Unless interactive, QEMU has a process group of its own, so that a
+    Ctrl-C at the terminal reaches tern, which ends QEMU, rather than both at once.
     """
     lines, stderr = [], []
     arrivals = queue.Queue()
     stdin = subprocess.PIPE if console else (None if interactive else subprocess.DEVNULL)
-    proc = subprocess.Popen([str(c) for c in command], stdin=stdin,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    readers = [threading.Thread(target=_pump, args=(stream, tag, arrivals), daemon=True)
-               for stream, tag in ((proc.stdout, "out"), (proc.stderr, "err"))]
-    for reader in readers:
-        reader.start()
-    log_file = open(log_path, "w", encoding="utf-8") if log_path else None
     deadline = time.monotonic() + timeout
-    open_streams = len(readers)
     timed_out = False
     stopped = False
+    echo = not quiet
+    proc = None
+    readers = []
+    log_file = None
+    terminal = _terminal_state() if interactive else None
 
     def take(tag, raw):
         nonlocal deadline, stopped
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         if tag == "err":
             stderr.append(line)
-            if not quiet:
+            if echo:
                 print(line, file=sys.stderr, flush=True)
             return
         lines.append(line)
         if log_file:
             log_file.write(line + "\n")
             log_file.flush()
-        if not quiet:
+        if echo:
             print(line, flush=True)
         if panic_prefix and line.startswith(panic_prefix):
             deadline = min(deadline, time.monotonic() + PANIC_GRACE)
         if stop_when and stop_when(line):
             stopped = True
-        typed = console(line) if console else None
+        typed = console(line) if console and proc.poll() is None else None
         if typed:
             try:
                 proc.stdin.write(typed.encode())
@@ -149,6 +196,18 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, sto
                 pass                              # QEMU is gone; its exit says why
 
     try:
+        if log_path:
+            log_file = files.create_text(log_path)
+        proc = subprocess.Popen(guarded(str(c) for c in command), stdin=stdin,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                process_group=None if interactive else 0)
+        if pid_path:
+            files.write_new(pid_path, f"{proc.pid}\n")
+        readers = [threading.Thread(target=_pump, args=(stream, tag, arrivals), daemon=True)
+                   for stream, tag in ((proc.stdout, "out"), (proc.stderr, "err"))]
+        for reader in readers:
+            reader.start()
+        open_streams = len(readers)
         while open_streams and not stopped:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -167,24 +226,60 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, sto
                 proc.wait(timeout=max(deadline - time.monotonic(), 0))
             except subprocess.TimeoutExpired:
                 timed_out = True
+    except BaseException:
+        echo = False        # the exception says what happened; QEMU's last words go to the log
+        raise
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        # Killing QEMU closes its pipes; keep whatever it wrote before that.
-        for reader in readers:
-            reader.join(timeout=5)
-        while True:
-            try:
-                tag, raw = arrivals.get_nowait()
-            except queue.Empty:
-                break
-            if raw is not None:
-                take(tag, raw)
-        if log_file:
-            log_file.close()
+        try:
+            if proc is not None:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait()
+                # Killing QEMU closes its pipes; keep whatever it wrote before that.
+                for reader in readers:
+                    reader.join(timeout=5)
+                while True:
+                    try:
+                        tag, raw = arrivals.get_nowait()
+                    except queue.Empty:
+                        break
+                    if raw is not None:
+                        take(tag, raw)
+        finally:
+            if pid_path:
+                _remove(pid_path)
+            if log_file:
+                log_file.close()
+            _restore_terminal(terminal)
     return QemuRun(lines=lines, returncode=0 if stopped else proc.returncode, timed_out=timed_out,
                    stderr=stderr)
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _terminal_state():
+    """The terminal settings of our stdin, to put back after QEMU (which makes the terminal
+    raw and, when killed, cannot restore it)."""
+    try:
+        import termios
+        return termios.tcgetattr(sys.stdin.fileno())
+    except (ImportError, OSError, ValueError, AttributeError):
+        return None
+
+
+def _restore_terminal(state):
+    if state is None:
+        return
+    try:
+        import termios
+        termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, state)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _pump(stream, tag, arrivals):
@@ -195,14 +290,75 @@ def _pump(stream, tag, arrivals):
         arrivals.put((tag, None))
 
 
+# A directory tern made for its runs holds this file; tern writes in no other.
+WORKDIR_MARKER = ".tern-workdir"
+MARKER_TEXT = ("tern's work directory: `tern run`, `tern native`, `tern demo` and `tern bench` "
+               "replace what they write here.\n")
+
+
 def make_workdir(workdir=None):
-    """The given directory (created if needed) or a fresh one under build/run/."""
-    if workdir is not None:
-        path = Path(workdir).resolve()
-        path.mkdir(parents=True, exist_ok=True)
-        return path
-    RUN_DIR.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix="run-", dir=RUN_DIR))
+    """The work directory of a run: `workdir`, or a fresh one under build/run/.
+
+    tern writes only in a directory of its own: `workdir` is created (with its parents) if
+    it does not exist; an existing one is taken only if it is empty or a work directory tern
+    made before (it has WORKDIR_MARKER).  Anything else raises ToolError, so a run never
+    writes among someone's files (a flattened rt.img over the user's own rt.img).
+    """
+    return claim_workdir(workdir)[0]
+
+
+def claim_workdir(workdir=None):
+    """(path, created): make_workdir, and whether this call created the directory."""
+    if workdir is None:
+        try:
+            RUN_DIR.mkdir(parents=True, exist_ok=True)
+            path = Path(tempfile.mkdtemp(prefix="run-", dir=RUN_DIR))
+        except OSError as e:
+            raise ToolError(f"work directory: cannot create one in {show_path(RUN_DIR)} "
+                            f"({e.strerror}); pass --workdir") from None
+        _mark(path)
+        return path, True
+    path = Path(workdir).absolute()
+    shown = show_path(workdir)
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        info = None
+    except OSError as e:
+        raise ToolError(f"work directory {shown}: {files.os_problem(e)}") from None
+    if info is None:
+        try:
+            path.mkdir(parents=True)
+        except FileExistsError:
+            raise ToolError(f"work directory {shown}: appeared while tern was creating it") \
+                from None
+        except OSError as e:
+            reason = ("a parent is not a directory" if e.errno == errno.ENOTDIR
+                      else (e.strerror or str(e)).lower())
+            raise ToolError(f"work directory {shown}: cannot create it ({reason})") from None
+        _mark(path)
+        return path, True
+    if not stat.S_ISDIR(info.st_mode):
+        raise ToolError(f"work directory {shown}: is {files.kind(info.st_mode)}, "
+                        f"not a directory")
+    try:
+        entries = os.listdir(path)
+    except OSError as e:
+        raise ToolError(f"work directory {shown}: {files.os_problem(e)}") from None
+    if entries and WORKDIR_MARKER not in entries:
+        raise ToolError(f"work directory {shown}: not empty, and not one tern made (tern "
+                        f"writes only in a new or empty directory, or one it made before)")
+    if not entries:
+        _mark(path, shown)
+    return path, False
+
+
+def _mark(path, shown=None):
+    try:
+        files.write_new(path / WORKDIR_MARKER, MARKER_TEXT)
+    except OSError as e:
+        raise ToolError(f"work directory {shown or show_path(path)}: cannot write in it "
+                        f"({(e.strerror or str(e)).lower()})") from None
 
 
 def system_outcome(parsed, run, timeout, names):
@@ -252,13 +408,18 @@ def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, work
     """
     system = load_system(toml_path)
     placed = place(system)
+    hypervisor = build.check_hypervisor(hypervisor or DEFAULT_HYPERVISOR)
     qemu.require_qemu()
-    workdir = make_workdir(workdir)
-    prepared = build.prepare_system(system, placed, workdir, hypervisor or DEFAULT_HYPERVISOR,
-                                    icount)
+    workdir, created = claim_workdir(workdir)
+    try:
+        prepared = build.prepare_system(system, placed, workdir, hypervisor, icount)
+    except BaseException:
+        if created:             # nothing ran: leave nothing behind
+            shutil.rmtree(workdir, ignore_errors=True)
+        raise
     run = run_qemu(list(prepared.command) + list(qemu_args), timeout, quiet,
-                   workdir / "serial.log",
-                   panic_prefix=results.PANIC_PREFIX, console=console, interactive=interactive)
+                   workdir / "serial.log", panic_prefix=results.PANIC_PREFIX, console=console,
+                   interactive=interactive, pid_path=workdir / "qemu.pid")
     names = [p.name for p in system.partitions]
     parsed = results.parse_log(run.lines, names)
     status, reason = system_outcome(parsed, run, timeout, names)
@@ -278,20 +439,22 @@ def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT,
     PCI device models put on the board's PCIe bus, as [board] pci does.
     """
     image = Path(image)
-    if not image.is_file():
-        raise ToolError(f"no such file: {image}")
     try:
         inspect(image)
-    except ImageError as e:
-        raise ToolError(str(e)) from None
-    for extra in (initrd, dtb):
-        if extra is not None and not Path(extra).is_file():
-            raise ToolError(f"no such file: {extra}")
+    except (ImageError, files.NotAFile) as e:
+        raise ToolError(f"image: {e}") from None
+    for what, extra in (("initrd", initrd), ("dtb", dtb)):
+        if extra is not None:
+            try:
+                files.check_regular(extra)
+            except files.NotAFile as e:
+                raise ToolError(f"{what}: {e}") from None
     command = qemu.native_command(image, bootargs, cpu, cpus, memory, icount, pci, initrd, dtb)
     qemu.require_qemu()
     workdir = make_workdir(workdir)
     build.write_command(workdir, command)
-    run = run_qemu(command, timeout, quiet, workdir / "serial.log")
+    run = run_qemu(command, timeout, quiet, workdir / "serial.log",
+                   pid_path=workdir / "qemu.pid")
     parsed = results.parse_log(run.lines)
     status, reason = native_outcome(run, timeout)
     return RunResult(status=status, reason=reason, log=run.lines, partitions=parsed.partitions,

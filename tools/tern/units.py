@@ -12,6 +12,8 @@ def format_size(n, round_up=False):
     round_up makes an amount that is a little over a limit never print as
     the limit itself ("need 2.1 GiB", not "need 2 GiB", when it is 2 GiB + 2 MiB).
     """
+    if n > 1 << 64:
+        return "over 16777216 TiB"   # a number from a description, too big to be any size
     for unit, scale in (("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
         if n >= scale:
             break
@@ -31,6 +33,8 @@ SECOND = 1000 * MS
 
 def format_duration(us):
     """'10 ms', '90 s', '1500 us': microseconds in the largest unit that shows them whole."""
+    if us > 1 << 64:
+        return "over 584942 years"
     for unit, scale in (("s", SECOND), ("ms", MS)):
         if us and us % scale == 0:
             return f"{us // scale} {unit}"

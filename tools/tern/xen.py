@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import qemu, results, runner
 from .errors import ToolError
+from .files import write_new
 
 REPO = runner.REPO_ROOT
 XEN_DEBIAN = REPO / "build" / "xen" / "root" / "boot" / "xen-4.17-arm64"
@@ -120,7 +121,7 @@ def build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir):
         ]
     # A second root block: dtc merges it into QEMU's /chosen.
     text = dts + "\n/ {\n\tchosen {\n" + "\n".join(nodes) + "\n\t};\n};\n"
-    (workdir / "xen.dts").write_text(text)
+    write_new(workdir / "xen.dts", text)
     out = workdir / "xen.dtb"
     subprocess.run(["dtc", "-q", "-I", "dts", "-O", "dtb", "-o", str(out), str(workdir / "xen.dts")],
                    check=True, timeout=60)
@@ -144,7 +145,7 @@ def run_xen(domains, xen_args="", xen=XEN_DEBIAN, icount=None, timeout=runner.DE
     for i, d in enumerate(domains):
         command += ["-device", f"loader,file={d.image},addr={DOMU_BASE + i * DOMU_STRIDE:#x},"
                     "force-raw=on"]
-    (workdir / "qemu.sh").write_text("#!/bin/sh\nexec " + " ".join(command) + "\n")
+    write_new(workdir / "qemu.sh", "#!/bin/sh\nexec " + " ".join(command) + "\n", mode=0o755)
 
     names = [d.name for d in domains]
     joiner = GuestLines(names)
