@@ -32,7 +32,7 @@ static struct console_ring *rings[MAX_RINGS] = { [0] = &hyp_ring };
 static _Atomic uint32_t num_rings = 1;
 static uint32_t next_ring;          /* round robin position, the console core's */
 static struct console_ring *partial; /* a line partly on the wire; under uart_lock */
-static _Atomic unsigned drain_core = NO_CORE;
+_Atomic unsigned console_drain_core = NO_CORE;
 /* Held while lines go to the UART: by the console core, or by a flush. */
 static struct spinlock uart_lock = SPINLOCK_INIT;
 
@@ -83,7 +83,7 @@ static uint32_t emit_line(struct console_ring *r);
  */
 static void request_drain(struct console_ring *r)
 {
-	unsigned core = atomic_load(&drain_core);
+	unsigned core = atomic_load(&console_drain_core);
 
 	if (core == NO_CORE) {
 		while (console_drain()) /* boot: no other core runs yet */
@@ -265,13 +265,9 @@ void console_flush(void)
 
 void console_start(unsigned core)
 {
-	atomic_store(&drain_core, core);
+	atomic_store(&console_drain_core, core);
 }
 
-unsigned console_core(void)
-{
-	return atomic_load(&drain_core);
-}
 
 void console_log(struct console_ring *r, const char *fmt, va_list ap)
 {

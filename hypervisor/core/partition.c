@@ -208,12 +208,14 @@ void vcpu_check_requests(struct vcpu *v)
 {
 	struct partition *p = v->partition;
 
-	if (arch_cpu_id() == console_core() && console_drain())
+	/* Most kicks carry SGIs or interrupt state (arch's): each check here is a plain load first. */
+	if (v->pcpu == console_core() && console_drain())
 		arch_cpu_kick(v->pcpu); /* the rest after the guest had its turn */
-	if (atomic_load(&v->stop))
+	if (atomic_load_explicit(&v->stop, memory_order_relaxed))
 		vcpu_leave(v);
 	/* Requests to an ending partition wait for vCPU 0's core to find it ended. */
-	if (state_of(p) != PARTITION_RUNNING)
+	if (!atomic_load_explicit(&p->request, memory_order_relaxed) ||
+	    state_of(p) != PARTITION_RUNNING)
 		return;
 	uint32_t request = atomic_exchange(&p->request, 0);
 	if (request & PARTITION_REQ_STOP)

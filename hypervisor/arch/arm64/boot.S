@@ -30,9 +30,14 @@ primary_entry:
 	add	x1, x1, :lo12:__bss_start
 	adrp	x2, __bss_end
 	add	x2, x2, :lo12:__bss_end
+	/* Four stores a step: the clear is most of the instructions boot runs. */
 1:	cmp	x1, x2
 	b.hs	2f
-	stp	xzr, xzr, [x1], #16
+	stp	xzr, xzr, [x1]
+	stp	xzr, xzr, [x1, #16]
+	stp	xzr, xzr, [x1, #32]
+	stp	xzr, xzr, [x1, #48]
+	add	x1, x1, #64
 	b	1b
 2:	mov	x0, x19
 	bl	set_stack

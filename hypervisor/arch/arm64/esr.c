@@ -13,15 +13,6 @@
 #define C_FLAG 2u
 #define V_FLAG 1u
 
-void esr_sysreg(uint64_t esr, struct esr_sysreg *s)
-{
-	uint32_t iss = ISS(esr);
-
-	s->id = iss & SYSREG_ISS_MASK;
-	s->rt = (iss >> 5) & 0x1f;
-	s->read = iss & 1;
-}
-
 /* The IT block's condition for the current instruction, or 0xe outside one. */
 static uint32_t it_cond(uint64_t spsr)
 {

@@ -43,8 +43,9 @@ struct arm64_partition arm64_partitions[TERN_MAX_PARTITIONS] __attribute__((sect
 
 /* The hypervisor's own map: 1 GiB blocks, its own GiB in 2 MiB blocks, its image by pages. */
 static uint64_t hyp_l1[512] __attribute__((aligned(4096)));
-static uint64_t hyp_l2[512] __attribute__((aligned(4096)));
-static uint64_t hyp_l3[512] __attribute__((aligned(4096)));
+/* Every entry is written by mmu_init_tables, so boot need not clear them. */
+static uint64_t hyp_l2[512] __attribute__((aligned(4096), section(".noinit")));
+static uint64_t hyp_l3[512] __attribute__((aligned(4096), section(".noinit")));
 
 /* hyp.ld: where the image, its text and its read-only data end (only their addresses mean anything). */
 extern const char hyp_image_start;
@@ -60,30 +61,46 @@ static unsigned s2_pool_used;
  * pristine copies) is writable and never executable.  The image's text and read-only data
  * lie in its first 2 MiB (hyp.ld checks), mapped page by page.
  */
+/* Entries [from, to) of `table` map consecutive `step`-sized frames from `pa` with `attrs`. */
+static void fill_entries(uint64_t *table, size_t from, size_t to, uint64_t pa, uint64_t step,
+			 uint64_t attrs)
+{
+	for (size_t i = from; i < to; i++)
+		table[i] = (pa + (i - from) * step) | attrs;
+}
+
+/* The L3 index of `pa` in the 2 MiB block at `block` (pa is clamped to the block). */
+static size_t l3_index(uintptr_t pa, uintptr_t block)
+{
+	if (pa <= block)
+		return 0;
+	return pa - block >= MiB(2) ? 512 : (pa - block) / KiB(4);
+}
+
 void mmu_init_tables(void)
 {
 	const uint64_t normal = PTE_VALID | S1_ATTR_NORMAL | PTE_SH_INNER | PTE_AF;
+	const uint64_t page = PTE_PAGE | S1_ATTR_NORMAL | PTE_SH_INNER | PTE_AF;
 	uintptr_t text = (uintptr_t)&hyp_image_start;
-	uintptr_t text_end = (uintptr_t)&hyp_text_end;
-	uintptr_t ro_end = (uintptr_t)&hyp_rodata_end;
 	uintptr_t block = text & ~(MiB(2) - 1);
+	/* Page-aligned by hyp.ld: text, then read-only data, then the rest. */
+	size_t text_first = l3_index(text, block);
+	size_t text_end = l3_index((uintptr_t)&hyp_text_end, block);
+	size_t ro_end = l3_index((uintptr_t)&hyp_rodata_end, block);
 
 	hyp_l1[0] = PTE_VALID | S1_ATTR_DEVICE | PTE_AF | S1_AP_RW | PTE_XN;
 	hyp_l1[1] = (uintptr_t)hyp_l2 | PTE_TABLE;
 	for (uint64_t gib = 2; gib < 4; gib++)
 		hyp_l1[gib] = (gib << 30) | normal | S1_AP_RW | PTE_XN;
-	for (uint64_t i = 0; i < 512; i++)
-		hyp_l2[i] = (GiB(1) + i * MiB(2)) | normal | S1_AP_RW | PTE_XN;
+	fill_entries(hyp_l2, 0, 512, GiB(1), MiB(2), normal | S1_AP_RW | PTE_XN);
 	hyp_l2[(block >> 21) & 511] = (uintptr_t)hyp_l3 | PTE_TABLE;
-	for (uint64_t i = 0; i < 512; i++) {
-		uintptr_t pa = block + i * KiB(4);
-		uint64_t perm = S1_AP_RW | PTE_XN;
-		if (pa >= text && pa < text_end)
-			perm = S1_AP_RO;
-		else if (pa >= text_end && pa < ro_end)
-			perm = S1_AP_RO | PTE_XN;
-		hyp_l3[i] = pa | PTE_PAGE | S1_ATTR_NORMAL | PTE_SH_INNER | PTE_AF | perm;
-	}
+	fill_entries(hyp_l3, 0, text_first, block, KiB(4), page | S1_AP_RW | PTE_XN);
+	fill_entries(hyp_l3, text_first, text_end, block + text_first * KiB(4), KiB(4),
+		     page | S1_AP_RO);
+	fill_entries(hyp_l3, text_end, ro_end, block + text_end * KiB(4), KiB(4),
+		     page | S1_AP_RO | PTE_XN);
+	fill_entries(hyp_l3, ro_end, 512, block + ro_end * KiB(4), KiB(4),
+		     page | S1_AP_RW | PTE_XN);
 }
 
 void mmu_enable(void)

@@ -86,13 +86,13 @@ bool vgic_owned_hw(const struct arm64_cpu *c, uint32_t intid)
 static uint8_t virq_prio(const struct arm64_cpu *c, uint32_t intid)
 {
 	/* cppcheck-suppress arrayIndexOutOfBoundsCond ; it takes the distributor's prio[] for the redistributor's */
-	return intid < 32 ? vgic_redist_of(c->vcpu)->prio[intid] : dist_of(c->vcpu)->prio[intid];
+	return intid < 32 ? c->vgic.redist->prio[intid] : dist_of(c->vcpu)->prio[intid];
 }
 
 static bool virq_group1(const struct arm64_cpu *c, uint32_t intid)
 {
 	if (intid < 32)
-		return vgic_redist_of(c->vcpu)->group & BIT(intid);
+		return c->vgic.redist->group & BIT(intid);
 	return dist_of(c->vcpu)->group[intid / 32] & BIT(intid % 32);
 }
 
@@ -196,7 +196,7 @@ void vgic_inject(struct arm64_cpu *c, uint32_t intid)
 	unsigned victim = NO_LR;
 	uint8_t worst = prio;
 
-	if (intid < 16 && !(atomic_load(&vgic_redist_of(c->vcpu)->enabled) & BIT(intid))) {
+	if (intid < 16 && !(atomic_load(&c->vgic.redist->enabled) & BIT(intid))) {
 		g->sgi_held |= (uint32_t)BIT(intid);
 		return;
 	}
@@ -319,7 +319,7 @@ static void reprioritise(struct arm64_cpu *c)
 /* On the vCPU's own core: act on what other cores changed of its state (vgic_post). */
 static void vgic_sync(struct arm64_cpu *c)
 {
-	struct vgic_redist *r = vgic_redist_of(c->vcpu);
+	struct vgic_redist *r = c->vgic.redist;
 	uint32_t sync = atomic_exchange(&r->sync, 0);
 
 	if (sync & VGIC_SYNC_TEMPLATES) {
@@ -339,9 +339,11 @@ static void vgic_sync(struct arm64_cpu *c)
 /* SGIs other vCPUs raised for this core's vCPU, and changes they made to its state. */
 void vgic_kicked(struct arm64_cpu *c)
 {
-	uint32_t bits = atomic_exchange(&vgic_redist_of(c->vcpu)->pending, 0);
+	uint32_t bits = atomic_exchange(&c->vgic.redist->pending, 0);
 
-	vgic_sync(c);
+	/* A plain look first: a kick for an SGI, the common case, changed nothing else. */
+	if (atomic_load_explicit(&c->vgic.redist->sync, memory_order_relaxed))
+		vgic_sync(c);
 	for (; bits; bits &= bits - 1)
 		vgic_inject(c, (uint32_t)__builtin_ctz(bits));
 }
@@ -409,6 +411,7 @@ void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v)
 	struct vgic_redist *r = vgic_redist_of(v);
 
 	c->vcpu = v;
+	c->vgic.redist = r;
 	c->vgic.sgi_held = 0;
 	c->vgic.fast_path_off = false;
 	virq_queue_init(&c->vgic.queue);

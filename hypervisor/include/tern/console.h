@@ -51,7 +51,13 @@ void console_log(struct console_ring *r, const char *fmt, va_list ap)
  * only the boot core runs).
  */
 void console_start(unsigned core);
-unsigned console_core(void);
+
+/* The console core (console_start; ~0 before), read on every kick: an inline load. */
+extern _Atomic unsigned console_drain_core;
+static inline unsigned console_core(void)
+{
+	return atomic_load_explicit(&console_drain_core, memory_order_relaxed);
+}
 /*
  * The console core's work: emit up to a fixed budget of whole lines, a line from each ring in
  * turn.  True if lines are left for another call.

@@ -39,7 +39,10 @@ struct guest_regs {
  * Delivery state of the vCPU pinned on this core, this core's alone (its virtual
  * redistributor, which other cores may write, is struct vgic_redist).
  */
+struct vgic_redist;
+
 struct vgic_cpu {
+	struct vgic_redist *redist; /* the vCPU's virtual redistributor (set when it enters) */
 	uint32_t sgi_held;       /* SGIs raised while disabled, delivered on enable */
 	bool fast_path_off;      /* queue non-empty: every injection takes the ordered path */
 	struct virq_queue queue;

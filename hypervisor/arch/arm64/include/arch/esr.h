@@ -6,6 +6,7 @@
 #ifndef ARCH_ESR_H
 #define ARCH_ESR_H
 
+#include <arch/sysreg.h>
 #include <tern/types.h>
 
 /* A data abort on an unmapped IPA, as the syndrome describes the access. */
@@ -68,7 +69,14 @@ static inline uint64_t esr_load_value(const struct esr_data_access *a, uint64_t 
 	return a->wide ? value : value & 0xffffffffULL;
 }
 
-void esr_sysreg(uint64_t esr, struct esr_sysreg *s);
+static inline void esr_sysreg(uint64_t esr, struct esr_sysreg *s)
+{
+	uint32_t iss = ESR_ISS(esr);
+
+	s->id = iss & SYSREG_ISS_MASK;
+	s->rt = (iss >> 5) & 0x1f;
+	s->read = iss & 1;
+}
 /*
  * A trapped AArch32 instruction whose condition failed must be stepped over, not carried
  * out: true if it passes (or is unconditional).  `spsr` is the interrupted PSTATE.
