@@ -95,21 +95,6 @@ void gic_cpu_init(struct arm64_cpu *c)
 	isb();
 }
 
-uintptr_t gic_redistributor(unsigned pcpu)
-{
-	return pcpu < MAX_CPUS ? cpus[pcpu].gicr : 0;
-}
-
-void gic_ppi_enable(uintptr_t gicr, uint32_t intid, bool on)
-{
-	mmio_write32(gicr + GICR_SGI_BASE + (on ? GICD_ISENABLER : GICD_ICENABLER), (uint32_t)BIT(intid));
-}
-
-void gic_ppi_clear(uintptr_t gicr, uint32_t intid)
-{
-	mmio_write32(gicr + GICR_SGI_BASE + GICD_ICPENDR, (uint32_t)BIT(intid));
-}
-
 /*
  * Split priority drop and deactivation (trap-and-inject: the guest's virtual
  * EOI deactivates), or not (direct: the guest EOIs physical interrupts itself).

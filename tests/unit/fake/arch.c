@@ -215,38 +215,6 @@ void arch_sync_guest_memory(paddr_t pa, uint64_t size)
 	fake_syncs++;
 }
 
-/* As cpu.c: the fast paths' counters live in struct arm64_cpu. */
-uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
-{
-	const struct arm64_cpu *c = &cpus[v->pcpu];
-
-	switch (id) {
-	case STAT_EXIT_IRQ:
-	case STAT_IRQ_INJECTED:
-		return c->fast_irqs;
-	case STAT_EXIT_WFI:
-		return c->fast_wfi;
-	case STAT_EXIT_WFE:
-		return c->fast_wfe;
-	case STAT_EXIT_SYSREG:
-	case STAT_SGI_SENT:
-		return c->fast_sgi;
-	default:
-		return 0;
-	}
-}
-
-void arch_vcpu_quiesce(struct vcpu *v)
-{
-	struct arm64_cpu *c = &cpus[v->pcpu];
-
-	write_sysreg(cntv_ctl_el0, 0);
-	write_sysreg(cntp_ctl_el0, 0);
-	vgic_quiesce(c);
-	write_sysreg(hcr_el2, HCR_RW);
-	fake_cores[v->pcpu].quiesces++;
-}
-
 /* As cpu.c's arch_vcpu_run up to the eret: the vCPU's interrupt state, then its first registers. */
 void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 {

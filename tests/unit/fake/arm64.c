@@ -33,7 +33,7 @@ static uint8_t stacks[FAKE_CPUS][4096] __attribute__((aligned(16)));
 /* ---- system registers ---- */
 
 /* Every system register the code under test may touch; anything else is a test's bug. */
-enum { ICH_HCR = 9, VTR, VMCR, ELRSR, ICC_CTLR = 21, IAR0 = 29, DIR = 32 };
+enum { HCR = 3, ICH_HCR = 9, VTR, VMCR, ELRSR, ICC_CTLR = 21, IAR0 = 29, DIR = 32 };
 static const char *const sysreg_names[] = {
 	"esr_el2", "far_el2", "hpfar_el2", "hcr_el2",
 	"esr_el1", "far_el1", "elr_el1", "spsr_el1", "vbar_el1",
@@ -142,6 +142,9 @@ void fake_write_sysreg(const char *name, uint64_t value)
 		value = (value & ~ICC_CTLR_RO) | (sysregs[cpu][i] & ICC_CTLR_RO);
 	if (i == DIR)
 		fake_dir_log[cpu][fake_dir_count[cpu]++ % FAKE_DIR_LOG] = (uint32_t)value;
+	/* arch_vcpu_quiesce (vcpu.c) is the only writer of HCR_EL2 = RW alone: a vCPU stopped. */
+	if (i == HCR && value == HCR_RW)
+		fake_cores[cpu].quiesces++;
 	sysregs[cpu][i] = value;
 }
 
@@ -189,21 +192,6 @@ void gic_send_sgi(unsigned pcpu, uint32_t intid)
 	} else {
 		fake_phys_sgis[pcpu] |= 1u << intid;
 	}
-}
-
-uintptr_t gic_redistributor(unsigned pcpu)
-{
-	return pcpu < MAX_CPUS ? cpus[pcpu].gicr : 0;
-}
-
-void gic_ppi_enable(uintptr_t gicr, uint32_t intid, bool on)
-{
-	mmio_write32(gicr + GICR_SGI_BASE + (on ? GICD_ISENABLER : GICD_ICENABLER), (uint32_t)BIT(intid));
-}
-
-void gic_ppi_clear(uintptr_t gicr, uint32_t intid)
-{
-	mmio_write32(gicr + GICR_SGI_BASE + GICD_ICPENDR, (uint32_t)BIT(intid));
 }
 
 void arch_hyp_irq_route(uint32_t intid, unsigned pcpu)

@@ -67,14 +67,10 @@ extern uint32_t gic_nr_irqs;
 
 void gic_dist_init(void);
 void gic_cpu_init(struct arm64_cpu *c);
-void gic_ppi_enable(uintptr_t gicr, uint32_t intid, bool on);
-void gic_ppi_clear(uintptr_t gicr, uint32_t intid);
 void gic_send_sgi(unsigned pcpu, uint32_t intid);
 void gic_set_eoimode(bool split);
 uint64_t gic_read_lr(unsigned n);
 void gic_write_lr(unsigned n, uint64_t value);
-/* The physical redistributor of core `pcpu`, 0 until that core has started. */
-uintptr_t gic_redistributor(unsigned pcpu);
 
 #ifdef TERN_HOST
 /*
@@ -112,6 +108,22 @@ static inline void mmio_write64(uintptr_t a, uint64_t v)
 	*(volatile uint64_t *)a = v;
 }
 #endif
+
+/* The physical redistributor of core `pcpu`, 0 until that core has started. */
+static inline uintptr_t gic_redistributor(unsigned pcpu)
+{
+	return pcpu < MAX_CPUS ? cpus[pcpu].gicr : 0;
+}
+
+static inline void gic_ppi_enable(uintptr_t gicr, uint32_t intid, bool on)
+{
+	mmio_write32(gicr + GICR_SGI_BASE + (on ? GICD_ISENABLER : GICD_ICENABLER), (uint32_t)BIT(intid));
+}
+
+static inline void gic_ppi_clear(uintptr_t gicr, uint32_t intid)
+{
+	mmio_write32(gicr + GICR_SGI_BASE + GICD_ICPENDR, (uint32_t)BIT(intid));
+}
 
 /* A distributor register access, decoded: which register, and the first INTID it names. */
 struct gicd_access {
