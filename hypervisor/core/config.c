@@ -199,7 +199,7 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 	if (cfg->size != need || need > avail)
 		return fail(err, errlen, "size %u does not match %u partitions", cfg->size,
 			    cfg->num_partitions);
-	uint32_t cpu_owner[32];
+	uint32_t cpu_owner[TERN_MAX_CPUS];
 	if (cfg->board_cpus == 0 || cfg->board_cpus > lim->max_cpus ||
 	    cfg->board_cpus > ARRAY_SIZE(cpu_owner))
 		return fail(err, errlen, "board_cpus %u (1..%u supported)", cfg->board_cpus,

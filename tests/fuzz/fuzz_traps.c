@@ -37,8 +37,8 @@ static uint64_t ipa_for(struct input *in, uint8_t sel)
 	uint64_t off = take(in, 3);
 
 	switch (sel % 5) {
-	case 0: return platform.gicd_base + off % platform.gicd_size;
-	case 1: return platform.gicr_base + off % (platform.gicr_stride * 8);
+	case 0: return platform.arch.gicd_base + off % platform.arch.gicd_size;
+	case 1: return platform.arch.gicr_base + off % (platform.arch.gicr_stride * 8);
 	case 2: return platform.uart_base + off % 0x2000;
 	case 3: return partitions[0].cfg->ram_ipa + off;
 	default: return take(in, 8);

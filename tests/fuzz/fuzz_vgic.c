@@ -296,15 +296,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint64_t ipa, value = take(&in, 8), old = value;
 			unsigned long writes = fake_mmio_writes;
 			if (how & 8)
-				ipa = platform.gicr_base + (how >> 4) % 8 * platform.gicr_stride +
-				      take(&in, 3) % platform.gicr_stride;
+				ipa = platform.arch.gicr_base + (how >> 4) % 8 * platform.arch.gicr_stride +
+				      take(&in, 3) % platform.arch.gicr_stride;
 			else
-				ipa = platform.gicd_base + take(&in, 2);
+				ipa = platform.arch.gicd_base + take(&in, 2);
 			enum mmio_result r = MMIO_UNHANDLED;
 			TRACE("core %u: %s %u bytes at %s+0x%llx value 0x%llx\n", core, write ? "write" : "read",
-			      sz, ipa >= platform.gicr_base ? "GICR" : "GICD",
-			      (unsigned long long)(ipa - (ipa >= platform.gicr_base ? platform.gicr_base :
-							   platform.gicd_base)), (unsigned long long)value);
+			      sz, ipa >= platform.arch.gicr_base ? "GICR" : "GICD",
+			      (unsigned long long)(ipa - (ipa >= platform.arch.gicr_base ? platform.arch.gicr_base :
+							   platform.arch.gicd_base)), (unsigned long long)value);
 			/* A read, a misaligned or refused access: no write, nothing of the vGIC changes. */
 			writes_forbidden = !write;
 			FUZZ_ASSERT(FAKE_ON(core, r = mmio_emulate(v, ipa, sz, write, &value)) == FAKE_RETURNED);

@@ -296,7 +296,7 @@ void test_traps_mmio_write_and_read(void)
 	CHECK_EQ(rt->uart.cr, 0x301);
 	/* the distributor, through the same path */
 	regs->x[7] = 0;
-	CHECK_EQ(dabt(platform.gicd_base + GICD_PIDR2, 4, false, 7, 0), FAKE_RETURNED);
+	CHECK_EQ(dabt(platform.arch.gicd_base + GICD_PIDR2, 4, false, 7, 0), FAKE_RETURNED);
 	CHECK_EQ(regs->x[7], 0x3b);
 }
 
@@ -308,7 +308,7 @@ void test_traps_mmio_aborts(void)
 	traps_board();
 	at(PC, EL1H);
 	regs->x[2] = 0xffffffff;
-	CHECK_EQ(dabt(platform.gicd_base + 0x105, 4, true, 2, 0), FAKE_RETURNED);
+	CHECK_EQ(dabt(platform.arch.gicd_base + 0x105, 4, true, 2, 0), FAKE_RETURNED);
 	esr_base = ((uint64_t)EC_DABT_CUR << 26) | ESR_IL;
 	check_injected(0x200, EL1H, esr_base | BIT(6) | 0x21);
 	CHECK_EQ(fake_sysreg(0, "far_el1"), 0xffff000000000105ull);
@@ -316,7 +316,7 @@ void test_traps_mmio_aborts(void)
 	CHECK_EQ(v0->stats[STAT_EXIT_MMIO], 0);
 	/* From EL0: a lower-EL abort, to the EL0 vector. */
 	at(PC, 0);
-	CHECK_EQ(dabt(platform.gicd_base + GICD_CTLR, 8, false, 2, 0), FAKE_RETURNED);
+	CHECK_EQ(dabt(platform.arch.gicd_base + GICD_CTLR, 8, false, 2, 0), FAKE_RETURNED);
 	check_injected(0x400, 0, ((uint64_t)EC_DABT_LOW << 26) | ESR_IL | 0x10);
 	CHECK_EQ(regs->x[2], 0xffffffff);
 	CHECK_EQ(v0->stats[STAT_ABORT_INJECTED], 2);

@@ -18,8 +18,8 @@
 void arm64_guest_irq(uint32_t intid, struct guest_regs *r);
 void arm64_guest_wfi(struct guest_regs *r);
 
-#define GICD(off) (platform.gicd_base + (off))
-#define GICR(i, off) (platform.gicr_base + (uint64_t)(i) * platform.gicr_stride + (off))
+#define GICD(off) (platform.arch.gicd_base + (off))
+#define GICR(i, off) (platform.arch.gicr_base + (uint64_t)(i) * platform.arch.gicr_stride + (off))
 #define SGI_FRAME GICR_SGI_BASE
 
 static struct partition *trap, *direct;

@@ -11,13 +11,13 @@ uint32_t gic_nr_irqs;
 
 static void dist_wait_rwp(void)
 {
-	while (mmio_read32(platform.gicd_base + GICD_CTLR) & GICD_CTLR_RWP)
+	while (mmio_read32(platform.arch.gicd_base + GICD_CTLR) & GICD_CTLR_RWP)
 		;
 }
 
 void gic_dist_init(void)
 {
-	uintptr_t d = platform.gicd_base;
+	uintptr_t d = platform.arch.gicd_base;
 
 	mmio_write32(d + GICD_CTLR, 0);
 	dist_wait_rwp();
@@ -43,7 +43,7 @@ static uintptr_t find_redistributor(uint64_t mpidr)
 {
 	uint32_t aff = (uint32_t)(((mpidr >> 8) & 0xff000000u) | (mpidr & 0xffffff));
 
-	uintptr_t rd = platform.gicr_base;
+	uintptr_t rd = platform.arch.gicr_base;
 
 	for (;;) {
 		uint64_t typer = mmio_read64(rd + GICR_TYPER);
@@ -51,7 +51,7 @@ static uintptr_t find_redistributor(uint64_t mpidr)
 			return rd;
 		if (typer & GICR_TYPER_LAST)
 			return 0;
-		rd += platform.gicr_stride;
+		rd += platform.arch.gicr_stride;
 	}
 }
 
@@ -168,7 +168,7 @@ void gic_write_lr(unsigned n, uint64_t value)
 /* A board SPI for the hypervisor: Group 0, so it arrives as FIQ at EL2 whatever the guest does. */
 void arch_hyp_irq_route(uint32_t intid, unsigned pcpu)
 {
-	uintptr_t d = platform.gicd_base;
+	uintptr_t d = platform.arch.gicd_base;
 	uintptr_t word = 4 * (uintptr_t)(intid / 32);
 	uint32_t bit = (uint32_t)BIT(intid % 32);
 

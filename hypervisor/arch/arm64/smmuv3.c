@@ -130,17 +130,17 @@ static struct {
 
 static uint32_t rd32(uint32_t off)
 {
-	return *(volatile uint32_t *)(uintptr_t)(platform.smmu_base + off);
+	return *(volatile uint32_t *)(uintptr_t)(platform.arch.smmu_base + off);
 }
 
 static void wr32(uint32_t off, uint32_t v)
 {
-	*(volatile uint32_t *)(uintptr_t)(platform.smmu_base + off) = v;
+	*(volatile uint32_t *)(uintptr_t)(platform.arch.smmu_base + off) = v;
 }
 
 static void wr64(uint32_t off, uint64_t v)
 {
-	*(volatile uint64_t *)(uintptr_t)(platform.smmu_base + off) = v;
+	*(volatile uint64_t *)(uintptr_t)(platform.arch.smmu_base + off) = v;
 }
 
 static bool wait_reg(uint32_t off, uint32_t want)
@@ -180,7 +180,7 @@ static int bus_owner(const struct tern_config *cfg)
 	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
 		const struct tern_config_partition *p = &cfg->partition[i];
 		for (uint32_t r = 0; r < p->num_regions; r++)
-			if (platform.smmu_ecam - p->region[r].hpa < p->region[r].size)
+			if (platform.arch.smmu_ecam - p->region[r].hpa < p->region[r].size)
 				return (int)i;
 	}
 	return -1;
@@ -282,10 +282,10 @@ bool arch_iommu_init(const struct tern_config *cfg, char *err, size_t errlen)
 	if (!(cfg->flags & TERN_CF_SMMUV3))
 		return true;
 	/* Promised and missing: refuse to boot rather than leave DMA unconfined. */
-	why = platform.smmu_base ? smmu_enable(cfg) : "this board has none";
+	why = platform.arch.smmu_base ? smmu_enable(cfg) : "this board has none";
 	if (why)
 		(void)snprintf(err, errlen, "SMMUv3 at 0x%llx: %s",
-			       (unsigned long long)platform.smmu_base, why);
+			       (unsigned long long)platform.arch.smmu_base, why);
 	return !why;
 }
 
@@ -313,7 +313,7 @@ static void report(const uint64_t *evt)
 
 bool arch_iommu_present(void)
 {
-	return platform.smmu_base != 0;
+	return platform.arch.smmu_base != 0;
 }
 
 void arch_iommu_poll_partition(struct partition *p)

@@ -555,7 +555,7 @@ static struct spinlock gicd_rmw_lock = SPINLOCK_INIT;
 
 static uintptr_t gicd_phys(uint32_t reg, uint32_t intid, uint32_t bits)
 {
-	return platform.gicd_base + reg + (uintptr_t)intid * bits / 8;
+	return platform.arch.gicd_base + reg + (uintptr_t)intid * bits / 8;
 }
 
 static void route_spi(struct partition *p, uint32_t intid, uint32_t vcpu)
@@ -772,10 +772,10 @@ static enum mmio_result gicd_control(struct vcpu *v, uint32_t off, unsigned size
 		return MMIO_DONE;
 	case GICD_TYPER:
 		/* Same SPI range as the board, 10 INTID bits, no LPIs, no 1-of-N. */
-		*value = (mmio_read32(platform.gicd_base + GICD_TYPER) & 0x1f) | ((uint32_t)9 << 19) | BIT(25);
+		*value = (mmio_read32(platform.arch.gicd_base + GICD_TYPER) & 0x1f) | ((uint32_t)9 << 19) | BIT(25);
 		break;
 	case GICD_IIDR:
-		*value = mmio_read32(platform.gicd_base + GICD_IIDR);
+		*value = mmio_read32(platform.arch.gicd_base + GICD_IIDR);
 		break;
 	case GICD_PIDR2:
 		*value = 0x3b; /* GICv3 */
@@ -972,7 +972,7 @@ static enum mmio_result vgicr_rd_frame(struct vcpu *v, struct vcpu *t, uint32_t 
 		*value = r->waker | (r->waker ? GICR_WAKER_ASLEEP : 0);
 		return MMIO_DONE;
 	case GICR_IIDR:
-		*value = mmio_read32(platform.gicd_base + GICD_IIDR);
+		*value = mmio_read32(platform.arch.gicd_base + GICD_IIDR);
 		return MMIO_DONE;
 	case GICR_PIDR2:
 		*value = 0x3b;
@@ -990,8 +990,8 @@ static enum mmio_result vgicr_access(struct vcpu *v, uint64_t offset, unsigned s
 {
 	struct partition *p = v->partition;
 	struct vgic_dist *d = dist_of(v);
-	uint64_t index = offset / platform.gicr_stride;
-	uint32_t off = (uint32_t)(offset % platform.gicr_stride);
+	uint64_t index = offset / platform.arch.gicr_stride;
+	uint32_t off = (uint32_t)(offset % platform.arch.gicr_stride);
 	enum mmio_result result;
 
 	if (index >= p->num_vcpus)
@@ -1010,6 +1010,6 @@ static enum mmio_result vgicr_access(struct vcpu *v, uint64_t offset, unsigned s
 
 void vgic_register_mmio(void)
 {
-	mmio_register(platform.gicd_base, platform.gicd_size, vgicd_access);
-	mmio_register(platform.gicr_base, platform.gicr_stride * TERN_MAX_CPUS, vgicr_access);
+	mmio_register(platform.arch.gicd_base, platform.arch.gicd_size, vgicd_access);
+	mmio_register(platform.arch.gicr_base, platform.arch.gicr_stride * TERN_MAX_CPUS, vgicr_access);
 }

@@ -18,9 +18,11 @@
 #define TERN_CONFIG_VERSION    4u
 #define TERN_MAX_PARTITIONS    8u
 #define TERN_MAX_VCPUS         8u
+/* Cores a board may have: numbered 0.. in boot order (the arch maps them to MPIDRs or hart ids). */
+#define TERN_MAX_CPUS          8u
 #define TERN_NAME_LEN          16u
 #define TERN_MAX_REGIONS       8u   /* pass-through MMIO regions per partition */
-#define TERN_IRQ_WORDS         32u  /* INTID bitmap words: INTIDs 0..1023 */
+#define TERN_IRQ_WORDS         32u  /* device interrupt bitmap words: numbers 0..1023 (GIC INTIDs) */
 
 /* tern_config.flags */
 #define TERN_CF_SMMUV3         (1u << 0) /* the board has its SMMUv3 (QEMU virt, iommu=smmuv3) */

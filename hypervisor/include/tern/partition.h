@@ -10,9 +10,6 @@
 #include <tern/types.h>
 #include <tern/vpl011.h>
 
-/* The cores a board may have (core numbers index per-core tables). */
-#define TERN_MAX_CPUS 8u
-
 enum vcpu_power {
 	VCPU_OFF,
 	VCPU_ON_PENDING,   /* CPU_ON accepted, the core has not entered it yet */
@@ -37,7 +34,7 @@ struct partition;
 /* A vCPU is pinned to one core for its whole life: it is that core's only guest. */
 struct vcpu {
 	struct partition *partition;
-	uint32_t index;          /* within the partition; MPIDR Aff0 */
+	uint32_t index;          /* within the partition; the arch names it to the guest (MPIDR, hart id) */
 	uint32_t pcpu;
 	_Atomic uint32_t power;  /* enum vcpu_power */
 	_Atomic bool stop;       /* on its way out: asked to leave, or its own CPU_OFF */

@@ -2,11 +2,12 @@
 /*
  * What the generic code and the architecture need to know about the board.
  * One instance per board, in platform/<board>/.  Partitions see the board's
- * own addresses (GIC, UART, RAM base), so these double as the guest map.
+ * own addresses (interrupt controller, UART, RAM base), so these double as the guest map.
  */
 #ifndef TERN_PLATFORM_H
 #define TERN_PLATFORM_H
 
+#include <arch/platform.h>
 #include <tern/types.h>
 
 /* A board device range a partition may be given (platform_desc.devices). */
@@ -21,20 +22,8 @@ struct platform_range {
 
 struct platform_desc {
 	const char *name;
-	paddr_t uart_base;          /* PL011: hypervisor console, and the partitions' view */
+	paddr_t uart_base;          /* hypervisor console, and the partitions' view of their UART */
 	uint32_t uart_intid;
-	paddr_t gicd_base;
-	uint64_t gicd_size;
-	paddr_t gicr_base;
-	uint64_t gicr_stride;       /* one redistributor per core */
-	/*
-	 * Where QEMU puts its SMMUv3 (with iommu=smmuv3; the config blob says whether it did),
-	 * 0 if the board has none.  It stands in front of the PCIe root bus whose ECAM is at
-	 * smmu_ecam: the partition given that ECAM owns the bus's DMA.
-	 */
-	paddr_t smmu_base;
-	uint64_t smmu_size;
-	paddr_t smmu_ecam;
 	paddr_t ram_base;           /* also every partition's RAM IPA */
 	uint64_t ram_max;           /* board RAM never extends further than this from ram_base */
 	paddr_t hyp_base;           /* hypervisor-owned RAM */
@@ -51,6 +40,8 @@ struct platform_desc {
 	uint32_t num_devices;
 	const uint32_t *device_irqs;
 	uint32_t num_device_irqs;
+	/* The interrupt controller's and IOMMU's addresses: only the arch code reads them. */
+	struct platform_arch arch;
 };
 
 extern const struct platform_desc platform;

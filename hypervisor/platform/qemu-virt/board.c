@@ -19,13 +19,6 @@ const struct platform_desc platform = {
 	.name = "qemu-virt",
 	.uart_base = 0x09000000,
 	.uart_intid = 33,
-	.gicd_base = 0x08000000,
-	.gicd_size = 0x10000,
-	.gicr_base = 0x080a0000,
-	.gicr_stride = 0x20000,
-	.smmu_base = 0x09050000,
-	.smmu_size = 0x20000,
-	.smmu_ecam = 0x3f000000,
 	.ram_base = 0x40000000,
 	.ram_max = GiB(3),          /* highmem=off: RAM ends by 4 GiB */
 	.hyp_base = 0x40000000,
@@ -37,4 +30,13 @@ const struct platform_desc platform = {
 	.num_devices = ARRAY_SIZE(devices),
 	.device_irqs = device_irqs,
 	.num_device_irqs = ARRAY_SIZE(device_irqs),
+	.arch = {
+		.gicd_base = 0x08000000,
+		.gicd_size = 0x10000,
+		.gicr_base = 0x080a0000,
+		.gicr_stride = 0x20000,
+		.smmu_base = 0x09050000,
+		.smmu_size = 0x20000,
+		.smmu_ecam = 0x3f000000,
+	},
 };

@@ -27,10 +27,6 @@ const struct platform_desc platform = {
 	.name = "fake",
 	.uart_base = (uintptr_t)uart_window,
 	.uart_intid = 33,
-	.gicd_base = (uintptr_t)fake_gicd,
-	.gicd_size = sizeof(fake_gicd),
-	.gicr_base = (uintptr_t)fake_gicr,
-	.gicr_stride = sizeof(fake_gicr[0]),
 	.ram_base = (uintptr_t)fake_ram,
 	.ram_max = FAKE_RAM_SIZE,
 	.hyp_base = (uintptr_t)fake_ram,
@@ -42,6 +38,12 @@ const struct platform_desc platform = {
 	.num_devices = sizeof(devices) / sizeof(devices[0]),
 	.device_irqs = device_irqs,
 	.num_device_irqs = sizeof(device_irqs) / sizeof(device_irqs[0]),
+	.arch = {
+		.gicd_base = (uintptr_t)fake_gicd,
+		.gicd_size = sizeof(fake_gicd),
+		.gicr_base = (uintptr_t)fake_gicr,
+		.gicr_stride = sizeof(fake_gicr[0]),
+	},
 };
 
 /* ---- the board UART (drivers/pl011.c) ---- */

@@ -135,7 +135,7 @@ extern uint64_t fake_lrs[FAKE_CPUS][FAKE_MAX_LRS];
 /* Physical SGIs sent to guests (gic_send_sgi with an INTID other than the kick), per core. */
 extern uint32_t fake_phys_sgis[FAKE_CPUS];
 
-/* The physical GIC's registers: host memory at platform.gicd_base and platform.gicr_base. */
+/* The physical GIC's registers: host memory at platform.arch.gicd_base and platform.arch.gicr_base. */
 extern uint8_t fake_gicd[0x10000];
 extern uint8_t fake_gicr[FAKE_CPUS][0x20000];
 /* Every GIC register write, in order (a ring: the last FAKE_MMIO_LOG). */
