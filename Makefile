@@ -7,8 +7,10 @@ all: hypervisor guests
 deps:
 	@scripts/install-deps.sh
 
+# arm64 (QEMU virt, build/) and riscv64 (QEMU virt, build/riscv64/).
 hypervisor:
 	$(MAKE) -C hypervisor
+	$(MAKE) -C hypervisor PLATFORM=qemu-virt-riscv64 BUILD=build/riscv64
 
 guests:
 	$(MAKE) -C guests

@@ -22,6 +22,7 @@ system_python() { [ "$(command -v python3)" = /usr/bin/python3 ]; }
 
 need=()
 have qemu-system-aarch64 || need+=(qemu-system-arm)
+have qemu-system-riscv64 || need+=(qemu-system-misc)   # with OpenSBI, QEMU's riscv firmware
 have clang || need+=(clang)
 have ld.lld || need+=(lld)
 have llvm-objcopy || need+=(llvm)

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Entry from OpenSBI (fw_dynamic / fw_jump) in HS-mode, as an S-mode kernel is entered:
+ * a0 = hart id, a1 = the board's device tree (unused: the board is described by platform/).
+ */
+#include <arch/cpu.h>
+
+	.section .text.head, "ax"
+	.global _start
+_start:
+	rdtime	s1			/* boot timestamp, before anything else */
+	csrw	sie, zero
+	csrw	sstatus, zero
+	mv	s0, a0
+	li	t0, MAX_CPUS
+	bgeu	s0, t0, park
+	la	t0, __bss_start
+	la	t1, __bss_end
+	/* Eight stores a step: the clear is most of the instructions boot runs. */
+1:	bgeu	t0, t1, 2f
+	sd	zero, 0(t0)
+	sd	zero, 8(t0)
+	sd	zero, 16(t0)
+	sd	zero, 24(t0)
+	sd	zero, 32(t0)
+	sd	zero, 40(t0)
+	sd	zero, 48(t0)
+	sd	zero, 56(t0)
+	addi	t0, t0, 64
+	j	1b
+2:	mv	a0, s0
+	call	set_stack
+	mv	a0, s0
+	mv	a1, s1
+	tail	riscv_boot_primary
+
+/* Started by arch_cpu_start() through SBI HSM hart_start: a0 = hart id = core number. */
+	.global secondary_entry
+secondary_entry:
+	csrw	sie, zero
+	csrw	sstatus, zero
+	mv	s0, a0
+	call	set_stack
+	mv	a0, s0
+	tail	riscv_boot_secondary
+
+/*
+ * sp = top of core a0's stack, below the guest frame's place; clobbers t0, t1.
+ */
+set_stack:
+	la	t0, cpu_stacks
+	addi	t1, a0, 1
+	li	a0, STACK_SIZE
+	mul	t1, t1, a0
+	add	t0, t0, t1
+	addi	sp, t0, -GUEST_FRAME_SIZE
+	ret
+
+/* A hart this build has no room for: stay out of the way. */
+park:
+	wfi
+	j	park
+
+/* Abandon the current stack and go idle (the vCPU on this core left its guest). */
+	.global arch_cpu_return_to_idle
+arch_cpu_return_to_idle:
+	ld	t0, CPU_STACK_TOP(tp)
+	addi	sp, t0, -GUEST_FRAME_SIZE
+	ld	a0, CPU_ID(tp)
+	tail	cpu_idle
+
+/*
+ * An exception or interrupt taken in HS-mode: nothing the hypervisor runs expects one (it
+ * runs with interrupts off), so it is a bug.  Registers go on the stack for the report.
+ */
+	.balign 4
+	.global hyp_trap
+hyp_trap:
+	addi	sp, sp, -256
+	.irp n, 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+	sd	x\n, (\n * 8)(sp)
+	.endr
+	mv	a0, sp
+	tail	riscv_hyp_panic

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * riscv64: core bring-up through SBI HSM, idling, kicks, the board's power.  Partitions
+ * (G-stage, VS-mode entry, the SBI the guests call) come next (issue 13, docs/design.md).
+ */
+#include <arch/cpu.h>
+#include <arch/csr.h>
+#include <arch/entry.h>
+#include <tern/arch.h>
+#include <tern/config_abi.h>
+#include <tern/console.h>
+#include <tern/lib.h>
+#include <tern/partition.h>
+#include <tern/platform.h>
+
+#define SBI_EXT_IPI  0x735049u
+#define SBI_EXT_HSM  0x48534du
+#define SBI_EXT_SRST 0x53525354u
+#define SBI_HSM_HART_START  0
+#define SBI_IPI_SEND        0
+#define SBI_SRST_RESET      0
+#define SBI_SRST_SHUTDOWN   0
+
+struct sbiret {
+	long error;
+	long value;
+};
+
+struct riscv_cpu cpus[MAX_CPUS];
+uint8_t cpu_stacks[MAX_CPUS][STACK_SIZE] __attribute__((aligned(16), section(".noinit")));
+
+/* A call into the SBI firmware (OpenSBI) below the hypervisor. */
+static struct sbiret sbi_call(uint32_t ext, uint32_t fn, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	register uint64_t r0 __asm__("a0") = a0;
+	register uint64_t r1 __asm__("a1") = a1;
+	register uint64_t r2 __asm__("a2") = a2;
+	register uint64_t r6 __asm__("a6") = fn;
+	register uint64_t r7 __asm__("a7") = ext;
+
+	__asm__ volatile("ecall" : "+r"(r0), "+r"(r1) : "r"(r2), "r"(r6), "r"(r7) : "memory");
+	return (struct sbiret){ (long)r0, (long)r1 };
+}
+
+static void cpu_early(unsigned id)
+{
+	struct riscv_cpu *c = &cpus[id];
+
+	c->id = id;
+	c->stack_top = (uintptr_t)cpu_stacks[id] + STACK_SIZE;
+	__asm__ volatile("mv tp, %0" : : "r"(c));
+	csr_write(stvec, (uintptr_t)hyp_trap);
+	csr_write(sscratch, 0);
+}
+
+void riscv_boot_primary(unsigned id, uint64_t entry_time)
+{
+	boot_times.entry = entry_time;
+	cpu_early(id);
+	/* HS-mode runs on physical addresses (satp bare): nothing to turn on. */
+	boot_times.mmu_on = arch_counter();
+	tern_main();
+}
+
+void riscv_boot_secondary(unsigned id)
+{
+	cpu_early(id);
+	cpu_idle(id);
+}
+
+unsigned arch_cpu_id(void)
+{
+	return (unsigned)this_cpu()->id;
+}
+
+bool arch_cpu_start(unsigned pcpu)
+{
+	if (pcpu >= MAX_CPUS)
+		return false;
+	return sbi_call(SBI_EXT_HSM, SBI_HSM_HART_START, pcpu, (uintptr_t)secondary_entry, pcpu).error == 0;
+}
+
+void arch_cpu_relax(void)
+{
+	__asm__ volatile(".word 0x0100000f" ::: "memory"); /* PAUSE (Zihintpause); a no-op without it */
+}
+
+void arch_cpu_kick(unsigned pcpu)
+{
+	(void)sbi_call(SBI_EXT_IPI, SBI_IPI_SEND, BIT(pcpu), 0, 0);
+}
+
+/*
+ * Interrupts stay off (sstatus.SIE = 0): WFI still returns when an enabled one is pending,
+ * and the core then clears what woke it instead of taking a trap.  A deadline arms the
+ * core's own stimecmp (Sstc).
+ */
+void arch_cpu_idle_wait(uint64_t deadline)
+{
+	uint64_t enable = SIE_SSIE;
+
+	if (deadline) {
+		csr_write(CSR_STIMECMP, deadline);
+		enable |= SIE_STIE;
+	}
+	csr_set(sie, enable);
+	__asm__ volatile("wfi" ::: "memory");
+	csr_clear(sie, enable);
+	csr_clear(sip, SIP_SSIP);
+	csr_write(CSR_STIMECMP, ~0ULL); /* its level drops: nothing stays pending */
+}
+
+void arch_board_off(void)
+{
+	(void)sbi_call(SBI_EXT_SRST, SBI_SRST_RESET, SBI_SRST_SHUTDOWN, 0, 0);
+	for (;;)
+		__asm__ volatile("wfi");
+}
+
+uint64_t arch_counter(void)
+{
+	uint64_t t;
+
+	__asm__ volatile("rdtime %0" : "=r"(t));
+	return t;
+}
+
+uint64_t arch_counter_freq(void)
+{
+	return platform.arch.timebase_hz;
+}
+
+bool arch_iommu_init(const struct tern_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->flags & TERN_CF_SMMUV3) {
+		(void)snprintf(err, errlen, "this board has no IOMMU");
+		return false;
+	}
+	return true;
+}
+
+bool arch_iommu_present(void)
+{
+	return false;
+}
+
+void arch_iommu_poll(void)
+{
+}
+
+void arch_iommu_poll_partition(struct partition *p)
+{
+	(void)p;
+}
+
+void arch_mmio_register(void)
+{
+}
+
+uint64_t arch_ipa_limit(void)
+{
+	return BIT(41); /* Sv39x4 */
+}
+
+bool arch_partition_init(struct partition *p, char *err, size_t errlen)
+{
+	(void)p;
+	(void)snprintf(err, errlen, "riscv64 partitions are not implemented yet (issue 13)");
+	return false;
+}
+
+void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
+{
+	(void)entry;
+	(void)context;
+	console_panic_line("PANIC cpu=%u partition=%s: no vCPU can run on riscv64 yet",
+			   arch_cpu_id(), v->partition->name);
+	arch_board_off();
+}
+
+void arch_vcpu_quiesce(struct vcpu *v)
+{
+	(void)v;
+}
+
+uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
+{
+	(void)v;
+	(void)id;
+	return 0;
+}
+
+uint32_t arch_irq_max_intid(void)
+{
+	return 1023;
+}
+
+void arch_partition_irqs_reset(struct partition *p)
+{
+	(void)p;
+}
+
+/* Console input comes with the APLIC and IMSIC drivers; output needs no interrupt. */
+void arch_hyp_irq_route(uint32_t intid, unsigned pcpu)
+{
+	(void)intid;
+	(void)pcpu;
+}
+
+void arch_table_pages(uint32_t *used, uint32_t *total)
+{
+	*used = 0;
+	*total = 0;
+}
+
+void arch_sync_guest_memory(paddr_t pa, uint64_t size)
+{
+	(void)pa;
+	(void)size;
+	__asm__ volatile("fence rw, rw\n\tfence.i" ::: "memory");
+}
+
+void riscv_hyp_panic(const uint64_t *regs)
+{
+	console_panic_line("PANIC cpu=%u exception in HS-mode scause=0x%llx stval=0x%llx sepc=0x%llx",
+			   arch_cpu_id(), (unsigned long long)csr_read(scause),
+			   (unsigned long long)csr_read(stval), (unsigned long long)csr_read(sepc));
+	for (int i = 1; i < 31; i += 3)
+		console_panic_line("PANIC x%-2d=0x%016llx x%-2d=0x%016llx x%-2d=0x%016llx", i,
+				   (unsigned long long)regs[i], i + 1, (unsigned long long)regs[i + 1],
+				   i + 2, (unsigned long long)regs[i + 2]);
+	console_panic_line("PANIC x31=0x%016llx", (unsigned long long)regs[31]);
+	arch_board_off();
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* What only the riscv64 code needs to know of a board (struct platform_desc.arch). */
+#ifndef ARCH_PLATFORM_H
+#define ARCH_PLATFORM_H
+
+#include <tern/types.h>
+
+struct platform_arch {
+	uint64_t timebase_hz;       /* the `time` CSR's rate (the device tree's timebase-frequency) */
+	paddr_t imsic_s_base;       /* hart 0's S-level IMSIC file; a partition sees its own there */
+	paddr_t aplic_s_base;       /* the APLIC's supervisor domain */
+};
+
+#endif
