@@ -70,12 +70,49 @@ arch_cpu_return_to_idle:
 	tail	cpu_idle
 
 /*
+ * Every trap comes here (stvec).  sscratch holds this core's `struct riscv_cpu` while a guest
+ * runs and 0 while the hypervisor does: the swap tells which.
+ */
+	.balign 4
+	.global trap_entry
+trap_entry:
+	csrrw	tp, sscratch, tp
+	beqz	tp, from_hs
+	sd	t0, CPU_SCRATCH(tp)
+	ld	t0, CPU_STACK_TOP(tp)
+	addi	t0, t0, -GUEST_FRAME_SIZE
+	.irp n, 1,2,3,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+	sd	x\n, (\n * 8)(t0)
+	.endr
+	ld	t1, CPU_SCRATCH(tp)
+	sd	t1, (5 * 8)(t0)		/* the guest's t0 */
+	csrrw	t1, sscratch, zero	/* the guest's tp; the hypervisor's traps from now on */
+	sd	t1, (4 * 8)(t0)
+	csrr	t1, sepc
+	sd	t1, GUEST_SEPC(t0)
+	mv	sp, t0
+	mv	a0, t0
+	call	riscv_guest_trap
+	mv	a0, sp
+	/* fall through */
+
+	.global guest_enter
+guest_enter:
+	ld	t0, GUEST_SEPC(a0)
+	csrw	sepc, t0
+	csrw	sscratch, tp
+	.irp n, 1,2,3,4,5,6,7,8,9,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+	ld	x\n, (\n * 8)(a0)
+	.endr
+	ld	a0, (10 * 8)(a0)
+	sret
+
+/*
  * An exception or interrupt taken in HS-mode: nothing the hypervisor runs expects one (it
  * runs with interrupts off), so it is a bug.  Registers go on the stack for the report.
  */
-	.balign 4
-	.global hyp_trap
-hyp_trap:
+from_hs:
+	csrrw	tp, sscratch, tp	/* back: tp = this core, sscratch = 0 */
 	addi	sp, sp, -256
 	.irp n, 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
 	sd	x\n, (\n * 8)(sp)

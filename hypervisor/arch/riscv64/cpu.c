@@ -49,7 +49,7 @@ static void cpu_early(unsigned id)
 	c->id = id;
 	c->stack_top = (uintptr_t)cpu_stacks[id] + STACK_SIZE;
 	__asm__ volatile("mv tp, %0" : : "r"(c));
-	csr_write(stvec, (uintptr_t)hyp_trap);
+	csr_write(stvec, (uintptr_t)trap_entry);
 	csr_write(sscratch, 0);
 }
 
@@ -162,22 +162,6 @@ uint64_t arch_ipa_limit(void)
 	return BIT(41); /* Sv39x4 */
 }
 
-bool arch_partition_init(struct partition *p, char *err, size_t errlen)
-{
-	(void)p;
-	(void)snprintf(err, errlen, "riscv64 partitions are not implemented yet (issue 13)");
-	return false;
-}
-
-void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
-{
-	(void)entry;
-	(void)context;
-	console_panic_line("PANIC cpu=%u partition=%s: no vCPU can run on riscv64 yet",
-			   arch_cpu_id(), v->partition->name);
-	arch_board_off();
-}
-
 void arch_vcpu_quiesce(struct vcpu *v)
 {
 	(void)v;
@@ -205,12 +189,6 @@ void arch_hyp_irq_route(uint32_t intid, unsigned pcpu)
 {
 	(void)intid;
 	(void)pcpu;
-}
-
-void arch_table_pages(uint32_t *used, uint32_t *total)
-{
-	*used = 0;
-	*total = 0;
 }
 
 void arch_sync_guest_memory(paddr_t pa, uint64_t size)

@@ -9,7 +9,9 @@
 
 #define CPU_ID          0
 #define CPU_STACK_TOP   8
-#define GUEST_FRAME_SIZE 272   /* x1-x31, sepc, sstatus, hstatus, padding: room kept at the stack top */
+#define CPU_SCRATCH     16     /* the trap entry's spare register slot */
+#define GUEST_FRAME_SIZE 272   /* x0 (unused) - x31, sepc, padding: kept at the stack top */
+#define GUEST_SEPC      256
 #define STACK_SIZE      16384
 #define MAX_CPUS        8
 
@@ -21,11 +23,22 @@ struct vcpu;
 struct riscv_cpu {
 	uint64_t id;
 	uint64_t stack_top;
+	uint64_t scratch;
 	struct vcpu *vcpu;
+};
+
+/* The guest's registers, saved at the top of its core's stack on every trap. */
+struct guest_regs {
+	uint64_t x[32];
+	uint64_t sepc;
+	uint64_t pad;
 };
 
 _Static_assert(__builtin_offsetof(struct riscv_cpu, id) == CPU_ID, "asm offset");
 _Static_assert(__builtin_offsetof(struct riscv_cpu, stack_top) == CPU_STACK_TOP, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, scratch) == CPU_SCRATCH, "asm offset");
+_Static_assert(sizeof(struct guest_regs) == GUEST_FRAME_SIZE, "asm frame");
+_Static_assert(__builtin_offsetof(struct guest_regs, sepc) == GUEST_SEPC, "asm frame");
 
 extern struct riscv_cpu cpus[MAX_CPUS];
 
@@ -34,6 +47,11 @@ static inline struct riscv_cpu *this_cpu(void)
 	struct riscv_cpu *c;
 	__asm__ volatile("mv %0, tp" : "=r"(c));
 	return c;
+}
+
+static inline struct guest_regs *guest_frame(const struct riscv_cpu *c)
+{
+	return (struct guest_regs *)(uintptr_t)(c->stack_top - GUEST_FRAME_SIZE);
 }
 
 #endif

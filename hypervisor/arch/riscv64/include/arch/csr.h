@@ -12,6 +12,26 @@
 #define CSR_VSTIMECMP 0x24d
 #define CSR_HENVCFG   0x60a
 
+#define CSR_HTINST    0x64a
+
+#define SSTATUS_SPP   BIT(8)
+#define HSTATUS_SPV   BIT(7)   /* sret returns to a virtual (VS/VU) mode */
+#define HSTATUS_SPVP  BIT(8)   /* ... to VS, the guest's supervisor mode */
+#define HSTATUS_VTW   BIT(21)  /* the guest's WFI traps (a virtual instruction exception) */
+#define HVIP_VSSIP    BIT(2)
+#define HVIP_VSTIP    BIT(6)
+#define HVIP_VSEIP    BIT(10)
+#define HCOUNTEREN_CY_TM_IR 0x7u
+
+#define SCAUSE_IRQ        BIT(63)
+#define IRQ_S_SOFT        1
+#define IRQ_S_TIMER       5
+#define EXC_VS_ECALL      10
+#define EXC_INST_GUEST_PAGE_FAULT  20
+#define EXC_LOAD_GUEST_PAGE_FAULT  21
+#define EXC_VIRTUAL_INSTRUCTION    22
+#define EXC_STORE_GUEST_PAGE_FAULT 23
+
 #define SIE_SSIE  BIT(1)
 #define SIE_STIE  BIT(5)
 #define SIP_SSIP  BIT(1)

@@ -9,11 +9,15 @@ extern uint8_t cpu_stacks[MAX_CPUS][STACK_SIZE];
 
 /* boot.S */
 void secondary_entry(void);
-void hyp_trap(void);
+void trap_entry(void);
+/* Resume the guest from `r` (sscratch = this core, sret to VS-mode). */
+__attribute__((noreturn)) void guest_enter(struct guest_regs *r);
 
 /* C entry points boot.S branches to. */
 __attribute__((noreturn)) void riscv_boot_primary(unsigned id, uint64_t entry_time);
 __attribute__((noreturn)) void riscv_boot_secondary(unsigned id);
 __attribute__((noreturn)) void riscv_hyp_panic(const uint64_t *regs);
+/* A trap from the guest, its registers in `r`; returning resumes it from `r`. */
+void riscv_guest_trap(struct guest_regs *r);
 
 #endif
