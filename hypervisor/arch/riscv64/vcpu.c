@@ -54,6 +54,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	csr_write(hcounteren, HCOUNTEREN_CY_TM_IR);
 	csr_write(CSR_HENVCFG, sstc ? HENVCFG_STCE : 0);
 	csr_write(CSR_VSTIMECMP, ~0ULL);
+	csr_write(CSR_STIMECMP, ~0ULL); /* the SBI timer's stand-in: not armed until set_timer */
 	csr_write(hvip, 0);
 	csr_write(vsstatus, 0);
 	csr_write(vsie, 0);
