@@ -7,7 +7,7 @@
 #ifndef GUEST_PCI_H
 #define GUEST_PCI_H
 
-#include "arm64.h"
+#include "mmio.h"
 
 #define PCI_ID                  0x00    /* vendor (15:0), device (31:16) */
 #define PCI_COMMAND             0x04    /* command (15:0), status (31:16) */
