@@ -22,6 +22,8 @@ system_python() { [ "$(command -v python3)" = /usr/bin/python3 ]; }
 
 need=()
 have qemu-system-aarch64 || need+=(qemu-system-arm)
+# The riscv virt board (with QEMU's OpenSBI) for the riscv64 guests (issue 13).
+have qemu-system-riscv64 || need+=(qemu-system-misc)
 have clang || need+=(clang)
 have ld.lld || need+=(lld)
 have llvm-objcopy || need+=(llvm)
