@@ -10,8 +10,8 @@
  * the write is made at one phase of the tick, the one found (per test, by trying each) to put
  * it on the tick's edge, where the two agree.
  *
- * IPI tests: another hart sends, by storing an identity into this hart's IMSIC file or by
- * SBI send_ipi: (cycle at the vector) - (its cycle just before the store or the ecall).
+ * IPI tests: this hart sends to another, by storing an identity into that hart's IMSIC file or
+ * by SBI send_ipi: (cycle at its vector) - (cycle just before the store or the ecall).
  * Device tests: QEMU's edu PCI device with its MSI pointed at this hart's IMSIC file:
  * (cycle at the vector) - (cycle just before the write that raises it).
  */
@@ -264,7 +264,10 @@ static void run_timer_samples(const struct lat_test *t, const struct lat_config 
 	vector_off();
 }
 
-/* Sleep in WFI until `time` reaches `deadline` (the start delay). */
+/*
+ * lat.start_delay_us: sleep (WFI) before the first test, e.g. until a neighbour partition is
+ * up; LAT-SOON notice_us before the end (the sleep is split, its end unchanged), LAT-START at it.
+ */
 static void start_delay(unsigned long us, unsigned long notice_us)
 {
 	uint64_t end = counter_time() + us_to_ticks(us);
@@ -379,11 +382,10 @@ static void sleep_ticks(uint64_t ticks)
 	timer_sleep_until(counter_time() + ticks);
 }
 
-/* Until *flag >= want (or *stop), sleeping POLL_US between looks; false at `deadline`. */
-static bool wait_flag(const volatile uint32_t *flag, uint32_t want, const volatile uint32_t *stop,
-		      uint64_t deadline)
+/* Until *flag >= want, sleeping poll_ticks between looks; false at `deadline` (`time`). */
+static bool wait_flag(const volatile uint32_t *flag, uint32_t want, uint64_t deadline)
 {
-	while (*flag < want && !(stop && *stop)) {
+	while (*flag < want) {
 		if (deadline_passed(deadline))
 			return false;
 		sleep_ticks(poll_ticks);
@@ -416,7 +418,7 @@ static void ipi_receiver(uint64_t run)
 			error = "ipi not received";
 			break;
 		}
-		if (!wait_flag(&tx_seq, i + 1, 0, deadline_after_us(WAIT_US))) {
+		if (!wait_flag(&tx_seq, i + 1, deadline_after_us(WAIT_US))) {
 			error = "sender did not report its send time";
 			break;
 		}
@@ -506,7 +508,7 @@ static void run_ipi_samples(const struct lat_test *t, const struct lat_config *c
 		r->error = "receiving hart not started";
 		return;
 	}
-	if (!wait_flag(&rx_run, run, 0, deadline_after_us(WAIT_US))) {
+	if (!wait_flag(&rx_run, run, deadline_after_us(WAIT_US))) {
 		r->error = "receiving hart did not report in";
 		return;
 	}
