@@ -2,10 +2,12 @@
 # Boots the guests on the bare QEMU board (entered at EL2, PSCI over SMC) and at EL1 (no
 # virtualization: the partition-like path, PSCI over HVC), with and without icount, and
 # checks each run powers off by itself after its DONE line with no failed PROBE-JSON line
-# and no JSON line reporting an error.
+# and no JSON line reporting an error. The riscv64 lat runs on the riscv virt board under
+# OpenSBI.
 set -u
 cd "$(dirname "$0")"
 QEMU=${QEMU:-qemu-system-aarch64}
+QEMU_RISCV64=${QEMU_RISCV64:-qemu-system-riscv64}
 ICOUNT="-icount shift=4,align=off,sleep=off"
 failed=0
 PROBE_EL2="probe.tests=smp,psci,prio,sgi-foreign,psci-foreign,hvc-unknown"
@@ -15,7 +17,8 @@ PROBE_EL1="probe.tests=smp,psci,prio,sgi-foreign,psci-foreign"
 EDU="-device edu,addr=2.0"
 
 run() {  # machine cpu icount image bootargs done-marker [more QEMU arguments]
-	out=$(timeout 60 $QEMU -M "$1" -cpu "$2" -smp 2 -m 512M -nographic $3 ${7:-} \
+	case $4 in riscv64/*) qemu=$QEMU_RISCV64 ;; *) qemu=$QEMU ;; esac
+	out=$(timeout 60 $qemu -M "$1" -cpu "$2" -smp 2 -m 512M -nographic $3 ${7:-} \
 		-kernel "build/$4.img" -append "$5" 2>&1)
 	rc=$?
 	fails=$(printf '%s\n' "$out" | grep -E '^(PROBE|LAT|NOISE)-JSON' |
@@ -49,5 +52,11 @@ done
 for cpu in cortex-a57 max; do
 	run virt,virtualization=on,gic-version=3 "$cpu" "$ICOUNT" lat "lat.samples=50" LAT-DONE
 	run virt,virtualization=on,gic-version=3 "$cpu" "" probe "$PROBE_EL2" PROBE-DONE
+done
+RV_TESTS="sstc-wfi,sstc-busy,sbi-timer-wfi,sbi-timer-busy,ipi-wfi,ipi-busy,sbi-ipi-wfi,sbi-ipi-busy"
+RV_TESTS="$RV_TESTS,edu-wfi,edu-busy"
+for icount in "" "-icount shift=0,align=off,sleep=off"; do
+	run virt,aia=aplic-imsic,aia-guests=4 rv64,h=true,sstc=true "$icount" riscv64/lat \
+		"lat.samples=50 lat.tests=$RV_TESTS" LAT-DONE "$EDU"
 done
 exit $failed

@@ -22,7 +22,8 @@ system_python() { [ "$(command -v python3)" = /usr/bin/python3 ]; }
 
 need=()
 have qemu-system-aarch64 || need+=(qemu-system-arm)
-have qemu-system-riscv64 || need+=(qemu-system-misc)   # with OpenSBI, QEMU's riscv firmware
+# The riscv virt board, with QEMU's OpenSBI as its firmware (issue 13).
+have qemu-system-riscv64 || need+=(qemu-system-misc)
 have clang || need+=(clang)
 have ld.lld || need+=(lld)
 have llvm-objcopy || need+=(llvm)

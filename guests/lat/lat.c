@@ -12,26 +12,13 @@
 #include "pci.h"
 #include "psci.h"
 #include "runtime.h"
+#include "stats.h"
 #include "timer.h"
 
 const char guest_name[] = "lat";
 
-#define MAX_SAMPLES     10000
-#define HIST_BUCKETS    12
-#define HIST_BAR        40
-#define MAX_SELECTED    16
-
-/* What raises the measured interrupt. */
+/* What raises the measured interrupt (struct lat_test's source). */
 enum lat_source { SRC_VTIMER, SRC_PTIMER, SRC_SGI, SRC_EDU };
-
-struct lat_test {
-	const char *name;
-	const char *timer;      /* "virt", "phys", "sgi" or "edu" */
-	const char *wait;       /* "wfi" or "busy" */
-	enum lat_source source;
-	bool wfi;
-	bool by_default;        /* run when lat.tests is absent */
-};
 
 static const struct lat_test all_tests[] = {
 	{ "vtimer-wfi",  "virt", "wfi",  SRC_VTIMER, true,  true },
@@ -66,35 +53,11 @@ static const struct lat_test all_tests[] = {
 /* The device tests' watchdog (EL1 physical timer) per sample. */
 #define EDU_WAIT_US     1000000
 
-struct lat_config {
-	unsigned samples;
-	unsigned warmup;
-	unsigned long delta_us;
-	uint64_t delta_ticks;
-};
-
-struct lat_stats {
-	int32_t min, max, warm_max, p50, p99, p999;
-	int64_t avg_x100, ema_x100;
-	int32_t hist_lo, hist_width;
-	unsigned hist_buckets;
-	unsigned hist[HIST_BUCKETS];
-};
-
 extern char lat_vectors_virt[], lat_vectors_phys[];
 void lat_wait_wfi(volatile uint32_t *fired);
 void lat_wait_busy(volatile uint32_t *fired);
 void lat_wait_busy_yield(volatile uint32_t *fired);
 void lat_irq(uint64_t now);
-
-static int32_t samples[MAX_SAMPLES];
-static int32_t sorted[MAX_SAMPLES];
-
-/* The sender's cost, t_after - t_send, over the samples of an IPI or device test. */
-struct sender_stats {
-	int64_t avg_x100;
-	int64_t min, max;
-};
 
 /* Shared with lat_irq: which interrupt the current test expects, and what it saw. */
 enum { FIRED_NONE, FIRED_SAMPLE, FIRED_WATCHDOG };
@@ -130,26 +93,6 @@ void lat_irq(uint64_t now)
 	} else if (watchdog) {
 		fired = FIRED_WATCHDOG;
 	}
-}
-
-/* Sample `n` (from 0) of a sender's cost: min and max, and the sum for the average. */
-static void sender_add(struct sender_stats *s, int64_t *sum, unsigned n, int64_t cost)
-{
-	*sum += cost;
-	if (n == 0 || cost < s->min)
-		s->min = cost;
-	if (n == 0 || cost > s->max)
-		s->max = cost;
-}
-
-static int32_t clamp32(int64_t v)
-{
-	return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
-}
-
-static int64_t div_round(int64_t num, int64_t den)
-{
-	return num >= 0 ? (num + den / 2) / den : -((-num + den / 2) / den);
 }
 
 static void lat_wait(const struct lat_test *t)
@@ -497,92 +440,6 @@ static void run_edu_samples(const struct lat_test *t, const struct lat_config *c
 		r->sender.avg_x100 = div_round(cost_sum * 100, r->done);
 }
 
-static void sift_down(int32_t *a, unsigned root, unsigned n)
-{
-	for (;;) {
-		unsigned child = 2 * root + 1;
-		if (child >= n)
-			return;
-		if (child + 1 < n && a[child + 1] > a[child])
-			child++;
-		if (a[root] >= a[child])
-			return;
-		int32_t tmp = a[root];
-		a[root] = a[child];
-		a[child] = tmp;
-		root = child;
-	}
-}
-
-static void heapsort(int32_t *a, unsigned n)
-{
-	for (unsigned i = n / 2; i-- > 0;)
-		sift_down(a, i, n);
-	for (unsigned end = n; end-- > 1;) {
-		int32_t tmp = a[0];
-		a[0] = a[end];
-		a[end] = tmp;
-		sift_down(a, 0, end);
-	}
-}
-
-/* Nearest-rank percentile of a sorted array, in tenths of a percent (999 = p99.9). */
-static int32_t percentile(const int32_t *sorted_samples, unsigned n, unsigned permille)
-{
-	unsigned rank = (permille * n + 999) / 1000;
-	return sorted_samples[rank ? rank - 1 : 0];
-}
-
-static void compute_stats(const struct lat_config *cfg, struct lat_stats *s)
-{
-	unsigned n = cfg->samples;
-	int64_t sum = 0;
-	/* The exponential average in 16.16 fixed point: no FP with -mgeneral-regs-only. */
-	int64_t ema = (int64_t)samples[0] * 65536;
-
-	s->min = s->max = samples[0];
-	s->warm_max = INT32_MIN;
-	for (unsigned i = 0; i < n; i++) {
-		int32_t v = samples[i];
-		sum += v;
-		if (i > 0)
-			ema += ((int64_t)v * 65536 - ema) / 8;
-		if (v < s->min)
-			s->min = v;
-		if (v > s->max)
-			s->max = v;
-		if (i >= cfg->warmup && v > s->warm_max)
-			s->warm_max = v;
-	}
-	if (n <= cfg->warmup)
-		s->warm_max = s->max;   /* nothing after the warm-up: fall back to the whole run */
-	s->avg_x100 = div_round(sum * 100, n);
-	s->ema_x100 = div_round(ema * 100, 65536);
-
-	for (unsigned i = 0; i < n; i++)
-		sorted[i] = samples[i];
-	heapsort(sorted, n);
-	s->p50 = percentile(sorted, n, 500);
-	s->p99 = percentile(sorted, n, 990);
-	s->p999 = percentile(sorted, n, 999);
-
-	/* Width = ceil(range / buckets) so the last bucket still holds max. */
-	int64_t span = (int64_t)s->max - s->min + 1;
-	s->hist_lo = s->min;
-	s->hist_width = (int32_t)((span + HIST_BUCKETS - 1) / HIST_BUCKETS);
-	s->hist_buckets = (unsigned)((span - 1) / s->hist_width + 1);
-	for (unsigned b = 0; b < HIST_BUCKETS; b++)
-		s->hist[b] = 0;
-	for (unsigned i = 0; i < n; i++)
-		s->hist[((int64_t)samples[i] - s->min) / s->hist_width]++;
-}
-
-static void print_x100(int64_t v)
-{
-	uint64_t mag = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-	printf("%s%lu.%02lu", v < 0 ? "-" : "", mag / 100, mag % 100);
-}
-
 static void print_bdf(uint32_t bdf)
 {
 	printf("%02x:%02x.%x", PCI_BDF_BUS(bdf), PCI_BDF_DEV(bdf), PCI_BDF_FN(bdf));
@@ -593,8 +450,6 @@ static void print_human(const struct lat_test *t, const struct lat_config *cfg,
 			const struct lat_stats *s, const struct sender_stats *sender,
 			const struct edu_result *edu)
 {
-	unsigned peak = 1;
-
 	if (edu) {
 		printf("lat: %s: edu ", t->name);
 		print_bdf(edu->bdf);
@@ -610,12 +465,7 @@ static void print_human(const struct lat_test *t, const struct lat_config *cfg,
 		printf("lat: %s: %s timer, %s wait, %u samples, delta %lu us = %lu ticks, "
 		       "warm-up %u\n", t->name, t->timer, t->wait, cfg->samples, cfg->delta_us,
 		       cfg->delta_ticks, cfg->warmup);
-	printf("lat: %s: AVG ", t->name);
-	print_x100(s->avg_x100);
-	printf(" EMA ");
-	print_x100(s->ema_x100);
-	printf(" MIN %d MAX %d WARM_MAX %d p50 %d p99 %d p99.9 %d (ticks of %lu Hz)\n", s->min,
-	       s->max, s->warm_max, s->p50, s->p99, s->p999, timer_freq());
+	print_summary(t->name, s, timer_freq());
 	if (sender) {
 		printf("lat: %s: sender AVG ", t->name);
 		print_x100(sender->avg_x100);
@@ -623,41 +473,16 @@ static void print_human(const struct lat_test *t, const struct lat_config *cfg,
 		       sender->max, edu ? "the write to edu's raise register"
 					: "its ICC_SGI1R_EL1 write");
 	}
-
-	for (unsigned b = 0; b < s->hist_buckets; b++)
-		if (s->hist[b] > peak)
-			peak = s->hist[b];
-	for (unsigned b = 0; b < s->hist_buckets; b++) {
-		int32_t lo = s->hist_lo + (int32_t)b * s->hist_width;
-		unsigned bar = (s->hist[b] * HIST_BAR + peak - 1) / peak;
-		printf("lat: %s: %8d..%-8d %6u ", t->name, lo, lo + s->hist_width - 1, s->hist[b]);
-		for (unsigned i = 0; i < bar; i++)
-			console_putc('#');
-		console_putc('\n');
-	}
+	print_histogram(t->name, s);
 }
 
 static void print_json(const struct lat_test *t, const struct lat_config *cfg,
 		       const struct lat_stats *s, const struct sender_stats *sender,
 		       const struct edu_result *edu)
 {
-	printf("LAT-JSON {\"test\":\"%s\",\"timer\":\"%s\",\"wait\":\"%s\",\"samples\":%u,"
-	       "\"warmup\":%u,\"freq_hz\":%lu,\"unit\":\"ticks\",\"avg\":",
-	       t->name, t->timer, t->wait, cfg->samples, cfg->warmup, timer_freq());
-	print_x100(s->avg_x100);
-	printf(",\"ema\":");
-	print_x100(s->ema_x100);
-	printf(",\"min\":%d,\"max\":%d,\"warm_max\":%d,\"p50\":%d,\"p99\":%d,\"p999\":%d,"
-	       "\"hist\":{\"lo\":%d,\"width\":%d,\"counts\":[",
-	       s->min, s->max, s->warm_max, s->p50, s->p99, s->p999, s->hist_lo, s->hist_width);
-	for (unsigned b = 0; b < s->hist_buckets; b++)
-		printf("%s%u", b ? "," : "", s->hist[b]);
-	printf("]}");
-	if (sender) {
-		printf(",\"sender\":{\"avg\":");
-		print_x100(sender->avg_x100);
-		printf(",\"min\":%ld,\"max\":%ld}", sender->min, sender->max);
-	}
+	print_json_stats(t, cfg, s, timer_freq());
+	if (sender)
+		print_json_sender(sender);
 	if (edu) {
 		printf(",\"intid\":%d,\"bdf\":\"", edu->intid);
 		print_bdf(edu->bdf);
@@ -698,40 +523,6 @@ static void print_edu_error(const struct lat_test *t, const struct lat_config *c
 	printf(",\"error\":\"%s\"}\n", r->error);
 }
 
-static const struct lat_test *find_test(struct strview name)
-{
-	for (unsigned i = 0; i < NUM_TESTS; i++)
-		if (strview_eq(name, all_tests[i].name))
-			return &all_tests[i];
-	return 0;
-}
-
-/* The tests named by lat.tests, in the order given; the timer tests if it is absent. */
-static unsigned select_tests(const struct lat_test **selected)
-{
-	struct strview list, item;
-	unsigned count = 0;
-
-	if (!bootarg("lat.tests", &list)) {
-		for (unsigned i = 0; i < NUM_TESTS; i++)
-			if (all_tests[i].by_default)
-				selected[count++] = &all_tests[i];
-		return count;
-	}
-	while (strview_next_item(&list, &item)) {
-		const struct lat_test *t = find_test(item);
-		if (!t) {
-			printf("lat: unknown test \"");
-			for (size_t i = 0; i < item.len; i++)
-				console_putc(item.p[i]);
-			printf("\" ignored\n");
-		} else if (count < MAX_SELECTED) {
-			selected[count++] = t;
-		}
-	}
-	return count;
-}
-
 void guest_main(void)
 {
 	const struct lat_test *selected[MAX_SELECTED];
@@ -752,7 +543,7 @@ void guest_main(void)
 	if (start_delay_us)
 		start_delay(start_delay_us, notice_us);
 
-	unsigned count = select_tests(selected);
+	unsigned count = select_tests(all_tests, NUM_TESTS, selected);
 	for (unsigned i = 0; i < count; i++) {
 		const struct lat_test *t = selected[i];
 		const struct sender_stats *sender = 0;

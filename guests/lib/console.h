@@ -1,4 +1,7 @@
-/* Polled PL011 output and a small printf. Lines end in a bare '\n'. */
+/*
+ * Polled console output (arm64: the PL011, pl011.c; riscv64: the ns16550, riscv64/uart.c) and a
+ * small printf. Lines end in a bare '\n'.
+ */
 #ifndef GUEST_CONSOLE_H
 #define GUEST_CONSOLE_H
 

@@ -191,3 +191,60 @@ int pci_intx_intid(const struct pci_host *host, uint32_t bdf, unsigned pin)
 	}
 	return -1;
 }
+
+/* Capability pointers are dword-aligned and at 0x40 and above; at most 48 fit in 256 bytes. */
+#define PCI_MAX_CAPS            48
+
+unsigned pci_find_capability(const struct pci_host *host, uint32_t bdf, unsigned id)
+{
+	if (!(pci_read32(host, bdf, PCI_COMMAND) & PCI_STATUS_CAP_LIST))
+		return 0;
+	unsigned pos = pci_read32(host, bdf, PCI_CAPABILITIES) & 0xfc;
+
+	for (unsigned n = 0; pos >= 0x40 && n < PCI_MAX_CAPS; n++) {
+		uint32_t head = pci_read32(host, bdf, pos);     /* ID (7:0), next (15:8) */
+		if ((head & 0xff) == id)
+			return pos;
+		pos = (head >> 8) & 0xfc;
+	}
+	return 0;
+}
+
+/* MSI capability: control in the upper half of the first dword. */
+#define MSI_CONTROL_ENABLE      (1u << 16)
+#define MSI_CONTROL_MME         (7u << 20)      /* vectors enabled: 2^MME */
+#define MSI_CONTROL_64BIT       (1u << 23)
+#define MSI_ADDRESS_LO          0x4
+#define MSI_ADDRESS_HI          0x8             /* 64-bit capable only */
+
+bool pci_msi_enable(const struct pci_host *host, uint32_t bdf, uint64_t addr, uint16_t data)
+{
+	unsigned cap = pci_find_capability(host, bdf, PCI_CAP_ID_MSI);
+
+	if (!cap)
+		return false;
+	uint32_t ctl = pci_read32(host, bdf, cap) & ~(MSI_CONTROL_ENABLE | MSI_CONTROL_MME);
+	bool is64 = ctl & MSI_CONTROL_64BIT;
+
+	pci_write32(host, bdf, cap, ctl);
+	pci_write32(host, bdf, cap + MSI_ADDRESS_LO, (uint32_t)addr);
+	if (is64)
+		pci_write32(host, bdf, cap + MSI_ADDRESS_HI, (uint32_t)(addr >> 32));
+	/* The data register's upper half is reserved (or extended data, off): written 0. */
+	pci_write32(host, bdf, cap + (is64 ? 0xc : 0x8), data);
+	pci_write32(host, bdf, cap, ctl | MSI_CONTROL_ENABLE);
+
+	uint32_t cmd = pci_read32(host, bdf, PCI_COMMAND) & 0xffff;
+	pci_write32(host, bdf, PCI_COMMAND, cmd | PCI_COMMAND_MASTER);
+	return true;
+}
+
+void pci_msi_disable(const struct pci_host *host, uint32_t bdf)
+{
+	unsigned cap = pci_find_capability(host, bdf, PCI_CAP_ID_MSI);
+	uint32_t cmd = pci_read32(host, bdf, PCI_COMMAND) & 0xffff;
+
+	if (cap)
+		pci_write32(host, bdf, cap, pci_read32(host, bdf, cap) & ~MSI_CONTROL_ENABLE);
+	pci_write32(host, bdf, PCI_COMMAND, cmd & ~PCI_COMMAND_MASTER);
+}

@@ -7,17 +7,21 @@
 #ifndef GUEST_PCI_H
 #define GUEST_PCI_H
 
-#include "arm64.h"
+#include "mmio.h"
 
 #define PCI_ID                  0x00    /* vendor (15:0), device (31:16) */
 #define PCI_COMMAND             0x04    /* command (15:0), status (31:16) */
 #define PCI_BAR0                0x10
+#define PCI_CAPABILITIES        0x34    /* the first capability's offset (7:0) */
 #define PCI_INTERRUPT           0x3c    /* line (7:0), pin (15:8): 1..4 = INTA..INTD */
 
 #define PCI_COMMAND_IO          (1u << 0)
 #define PCI_COMMAND_MEMORY      (1u << 1)
 #define PCI_COMMAND_MASTER      (1u << 2)       /* the device may start DMA */
 #define PCI_COMMAND_INTX_DISABLE (1u << 10)
+#define PCI_STATUS_CAP_LIST     (1u << 20)      /* in the command/status word */
+
+#define PCI_CAP_ID_MSI          0x05
 
 /* Bus, device, function as in the first cell of a PCI unit address, shifted right by 8. */
 #define PCI_BDF(bus, dev, fn)   ((uint32_t)(bus) << 8 | (uint32_t)(dev) << 3 | (uint32_t)(fn))
@@ -62,5 +66,17 @@ unsigned pci_intx_pin(const struct pci_host *host, uint32_t bdf);
  * a GIC-style controller (3 cells: type, number, flags; SPI = type 0).
  */
 int pci_intx_intid(const struct pci_host *host, uint32_t bdf, unsigned pin);
+
+/* The offset of the function's first capability with ID `id`, 0 if it has none. */
+unsigned pci_find_capability(const struct pci_host *host, uint32_t bdf, unsigned id);
+
+/*
+ * Point the function's MSI at `addr` with `data` (one vector) and turn it on, and bus
+ * mastering with it: an MSI is a write by the device. False if it has no MSI capability.
+ */
+bool pci_msi_enable(const struct pci_host *host, uint32_t bdf, uint64_t addr, uint16_t data);
+
+/* MSI and bus mastering off again. */
+void pci_msi_disable(const struct pci_host *host, uint32_t bdf);
 
 #endif

@@ -21,6 +21,7 @@ HYPERVISOR = Path(os.environ.get("TERN_HYPERVISOR") or REPO / "hypervisor" / "bu
 tern.runner.DEFAULT_HYPERVISOR = HYPERVISOR
 LAT = REPO / "guests" / "build" / "lat.img"
 PROBE = REPO / "guests" / "build" / "probe.img"
+LAT_RISCV64 = REPO / "guests" / "build" / "riscv64" / "lat.img"
 
 # Small sample counts keep the suite short; the long runs live in `make bench`.
 SAMPLES = 20
@@ -28,7 +29,7 @@ SAMPLES = 20
 
 @pytest.fixture(scope="session", autouse=True)
 def built_images():
-    missing = [p for p in (HYPERVISOR, LAT, PROBE) if not p.exists()]
+    missing = [p for p in (HYPERVISOR, LAT, PROBE, LAT_RISCV64) if not p.exists()]
     assert not missing, f"missing {', '.join(map(str, missing))}: run `make all` first"
 
 

@@ -2,9 +2,10 @@
 
 from pathlib import Path
 
-from tern.image import ELF_HEADER, ELF_PHDR, IMAGE_HEADER, IMAGE_MAGIC
+from tern.image import ELF_HEADER, ELF_PHDR, IMAGE_HEADER, IMAGE_MAGIC, RISCV_IMAGE_MAGIC
 
 EM_AARCH64 = 183
+EM_RISCV = 243
 EM_X86_64 = 62
 
 
@@ -13,6 +14,17 @@ def write_image(path, text_offset=0x80000, image_size=0x10000, size=64, magic=IM
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     header = IMAGE_HEADER.pack(0x14000010, 0, text_offset, image_size, 0xA, 0, 0, 0, magic, 0)
+    path.write_bytes(header + bytes(max(size - len(header), 0)))
+    return path
+
+
+def write_riscv_image(path, text_offset=0x200000, image_size=0x10000, size=64):
+    """A RISC-V Image: its boot header (magic "RISCV" at 48, magic2 at 56), padded to `size`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = IMAGE_HEADER.pack(0x0400006F, 0, text_offset, image_size, 0, 2,
+                               0, int.from_bytes(b"RISCV\0\0\0", "little"),
+                               RISCV_IMAGE_MAGIC, 0)
     path.write_bytes(header + bytes(max(size - len(header), 0)))
     return path
 

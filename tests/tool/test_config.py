@@ -196,6 +196,13 @@ def test_elf_for_another_machine(tmp_path):
     assert message.startswith(f"partition[0].image: not an arm64 Image or ELF: {tmp_path}/x86.elf")
 
 
+def test_riscv64_image_refused_in_a_partition(tmp_path):
+    from tern_test_files import write_riscv_image
+    write_riscv_image(tmp_path / "rv.img")
+    message = error_of(tmp_path, partition(image='"rv.img"'))
+    assert message == f"partition[0].image: {tmp_path}/rv.img is a riscv64 Image, not arm64"
+
+
 def test_image_too_big_for_its_partition(tmp_path):
     write_image(tmp_path / "big.img", image_size=4 * MiB)
     message = error_of(tmp_path, partition(memory='"4MiB"', image='"big.img"'))

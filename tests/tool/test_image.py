@@ -1,8 +1,8 @@
-"""arm64 Image and ELF64 inspection, and ELF flattening."""
+"""arm64 and riscv64 Image and ELF64 inspection, and ELF flattening."""
 
 import pytest
-from tern.image import ImageError, inspect
-from tern_test_files import EM_X86_64, write_elf, write_image
+from tern.image import ARCHS, ImageError, inspect
+from tern_test_files import EM_RISCV, EM_X86_64, write_elf, write_image, write_riscv_image
 
 
 def test_image_header(tmp_path):
@@ -102,3 +102,44 @@ def test_overlapping_elf_segments(tmp_path):
     ], 0x4008_0000)
     with pytest.raises(ImageError, match="ELF segments overlap at physical address 0x40080010"):
         inspect(path)
+
+
+def test_riscv_image_header(tmp_path):
+    img = inspect(write_riscv_image(tmp_path / "rv.img", image_size=0x3000, size=0x1000), ARCHS)
+    assert (img.kind, img.arch) == ("Image", "riscv64")
+    assert (img.text_offset, img.mem_size) == (0x200000, 0x3000)
+    assert img.load_address(0x8000_0000) == img.entry(0x8000_0000) == 0x8020_0000
+    assert not img.needs_flattening
+
+
+def test_riscv_elf(tmp_path):
+    path = write_elf(tmp_path / "rv.elf", [(0x8020_0000, 0x8020_0000, b"\x13" * 16, 0x40)],
+                     entry=0x8020_0000, machine=EM_RISCV)
+    img = inspect(path, ARCHS)
+    assert (img.kind, img.arch, img.entry(0x8000_0000)) == ("ELF", "riscv64", 0x8020_0000)
+
+
+def test_arm64_image_and_elf_say_so(tmp_path):
+    assert inspect(write_image(tmp_path / "a.img"), ARCHS).arch == "arm64"
+    path = write_elf(tmp_path / "a.elf", [(0x4008_0000, 0x4008_0000, b"\0" * 4, 4)], 0x4008_0000)
+    assert inspect(path, ARCHS).arch == "arm64"
+
+
+def test_riscv_refused_where_only_arm64_goes(tmp_path):
+    # Partitions (and the hypervisor) are arm64: the default.
+    with pytest.raises(ImageError, match=r"^.*/rv.img is a riscv64 Image, not arm64$"):
+        inspect(write_riscv_image(tmp_path / "rv.img"))
+    path = write_elf(tmp_path / "rv.elf", [(0x8020_0000, 0x8020_0000, b"\0" * 4, 4)],
+                     entry=0x8020_0000, machine=EM_RISCV)
+    with pytest.raises(ImageError, match=r"rv.elf is a riscv64 ELF, not arm64$"):
+        inspect(path)
+
+
+def test_unknown_formats_name_both_architectures(tmp_path):
+    (tmp_path / "x").write_bytes(b"\0" * 64)
+    with pytest.raises(ImageError, match=r"^not an arm64 or riscv64 Image or ELF: .*/x$"):
+        inspect(tmp_path / "x", ARCHS)
+    path = write_elf(tmp_path / "g.elf", [(0, 0, b"\0", 1)], 0, machine=EM_X86_64)
+    with pytest.raises(ImageError, match=r"machine 62; need 64-bit little-endian AArch64 or "
+                                         r"RISC-V\)$"):
+        inspect(path, ARCHS)

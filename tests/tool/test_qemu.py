@@ -45,6 +45,26 @@ def test_native_command():
         "-icount", "shift=2,align=off,sleep=off", "-kernel", "lat.img"]
 
 
+def test_native_command_riscv64():
+    # QEMU's riscv virt with the AIA (IMSIC files, 4 guest files per hart), H and Sstc; the
+    # same console, options and PCI slots as the arm64 board, OpenSBI as the firmware.
+    assert qemu.native_command("lat.img", "a=1", pci=["edu"], icount=0, arch="riscv64") == [
+        "qemu-system-riscv64", "-M", "virt,aia=aplic-imsic,aia-guests=4",
+        "-cpu", "rv64,h=true,sstc=true", "-smp", "2", "-m", "2048M", *BOARD,
+        "-device", EDU.format(2), "-icount", "shift=0,align=off,sleep=off",
+        "-kernel", "lat.img", "-append", "a=1"]
+
+
+@pytest.mark.parametrize("arch, binary, package", [
+    ("arm64", "qemu-system-aarch64", "qemu-system-arm"),
+    ("riscv64", "qemu-system-riscv64", "qemu-system-misc")])
+def test_require_qemu_names_the_package(monkeypatch, arch, binary, package):
+    monkeypatch.setattr(qemu.shutil, "which", lambda name: None)
+    with pytest.raises(ToolError) as info:
+        qemu.require_qemu(arch)
+    assert str(info.value) == f"{binary} not found (install the {package} package)"
+
+
 def test_pci_slots_start_at_2():
     assert qemu.pci_args(["edu"] * 4) == ["-device", EDU.format(2), "-device", EDU.format(3),
                                           "-device", EDU.format(4), "-device", EDU.format(5)]

@@ -96,3 +96,49 @@ def test_demo_system_is_valid(tmp_path, stub_image):
     direct = tmp_path / "direct.toml"
     direct.write_text(cli.demo_system_toml(stub_image, "native", irq="direct"))
     assert load_system(direct).partitions[0].irq_direct
+
+
+def test_native_picks_the_board_from_the_image(tmp_path, monkeypatch):
+    """A riscv64 image runs on the riscv board, an arm64 one on the arm board; nothing else
+    changes (QEMU is stood in for: only the command it would get matters here)."""
+    from tern_test_files import write_image, write_riscv_image
+    commands = []
+
+    def fake_run_qemu(command, timeout, quiet, log_path, pid_path=None, **_):
+        commands.append(command)
+        return runner.QemuRun(lines=["LAT-DONE"], returncode=0, timed_out=False, stderr=[])
+
+    monkeypatch.setattr(runner, "run_qemu", fake_run_qemu)
+    monkeypatch.setattr(runner.qemu, "require_qemu", lambda arch: None)
+    rv = runner.run_native(write_riscv_image(tmp_path / "rv.img"), icount=0,
+                           workdir=tmp_path / "w1")
+    arm = runner.run_native(write_image(tmp_path / "a.img"), icount=4, workdir=tmp_path / "w2")
+    assert rv.ok and arm.ok
+    assert commands[0][:5] == ["qemu-system-riscv64", "-M", "virt,aia=aplic-imsic,aia-guests=4",
+                               "-cpu", "rv64,h=true,sstc=true"]
+    assert commands[1][:5] == ["qemu-system-aarch64", "-M", "virt,gic-version=3,highmem=off",
+                               "-cpu", "cortex-a53"]
+    assert "qemu-system-riscv64" in (tmp_path / "w1" / "qemu.sh").read_text()
+
+
+def test_native_riscv64_refuses_an_arm_cpu(tmp_path):
+    from tern_test_files import write_riscv_image
+    image = write_riscv_image(tmp_path / "rv.img")
+    assert cli.main(["native", str(image), "--cpu", "cortex-a57"]) == 2
+
+
+def test_native_riscv64_timeout_shows_the_serial_log(tmp_path, monkeypatch, capsys):
+    from tern_test_files import write_riscv_image
+
+    def fake_run_qemu(command, timeout, quiet, log_path, pid_path=None, **_):
+        return runner.QemuRun(lines=["OpenSBI v1.1", "lat: entered"], returncode=-9,
+                              timed_out=True, stderr=[])
+
+    monkeypatch.setattr(runner, "run_qemu", fake_run_qemu)
+    monkeypatch.setattr(runner.qemu, "require_qemu", lambda arch: None)
+    image = write_riscv_image(tmp_path / "rv.img")
+    assert cli.main(["native", str(image), "--timeout", "5", "--workdir",
+                     str(tmp_path / "w")]) == 124
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "tern: error: timed out after 5 s"
+    assert err[-2:] == ["OpenSBI v1.1", "lat: entered"]

@@ -23,7 +23,7 @@ import time
 import traceback
 from pathlib import Path
 
-from . import build, layout, results, runner
+from . import build, layout, qemu, results, runner
 from .config import CPU_MODELS, PCI_DISK_MODELS, PCI_MODELS, format_size, load_system
 from .errors import (EXIT_INTERNAL, EXIT_SIGNAL_BASE, Interrupted, TernError, ToolError,
                      UsageError, one_line, quote, show_path)
@@ -225,13 +225,16 @@ def _parser():
     p.add_argument("system", type=Path, metavar="SYSTEM.toml")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("native", help="boot an image directly on the board, no hypervisor",
-                       parents=[debug])
-    p.add_argument("image", type=Path, metavar="IMAGE")
+    p = sub.add_parser("native", help="boot an image directly on the board, no hypervisor "
+                       "(an arm64 one on the arm virt board, a riscv64 one on the riscv virt "
+                       "board)", parents=[debug])
+    p.add_argument("image", type=Path, metavar="IMAGE",
+                   help="Image or ELF, arm64 or riscv64 (its header says which)")
     p.add_argument("--bootargs", default="", metavar="S", help="kernel command line")
     p.add_argument("--cpus", type=_cores, default=2, metavar="N", help="cores (default 2)")
-    p.add_argument("--cpu", default="cortex-a53", choices=CPU_MODELS,
-                   help="CPU model (default cortex-a53)")
+    p.add_argument("--cpu", choices=CPU_MODELS,
+                   help="CPU model (default cortex-a53; a riscv64 image always runs on "
+                        f"{qemu.RISCV64_CPU})")
     diskless = [m for m in PCI_MODELS if m not in PCI_DISK_MODELS]
     p.add_argument("--pci", action="append", default=[], choices=diskless, metavar="MODEL",
                    help="put a QEMU PCI device on the board's PCIe bus, in slot 2, 3, ... as "

@@ -1,8 +1,10 @@
-"""Guest images: arm64 Linux Image files and ELF64 AArch64 executables.
+"""Guest images: Linux Image files and ELF64 executables, arm64 (partitions and the bare
+board) and riscv64 (the bare riscv board: `tern native`).
 
 `inspect()` reads just enough of a file to know where it wants to live in a
 partition's RAM (the Image header, or the ELF header and program headers: never the
-whole file); `GuestImage.write_payload()` streams the bytes to load there.  An
+whole file) and which architecture it is for; `GuestImage.write_payload()` streams the
+bytes to load there.  An
 Image is loaded as it is; an ELF is flattened into one contiguous blob (gaps
 and bss zero-filled) because QEMU's loader must put it at host addresses that
 differ from the addresses the ELF was linked for.
@@ -16,11 +18,19 @@ from pathlib import Path
 from .errors import show_path
 from .files import copy_range, open_regular
 
+ARM64 = "arm64"
+RISCV64 = "riscv64"
+ARCHS = (ARM64, RISCV64)
+ARCH_NAMES = {ARM64: "AArch64", RISCV64: "RISC-V"}
+
 # arm64 boot protocol (Documentation/arch/arm64/booting.rst): 64-byte header.
 IMAGE_HEADER = struct.Struct("<IIQQQQQQ4sI")
 IMAGE_MAGIC = b"ARM\x64"
 # Kernels older than v3.17 leave image_size 0 and expect this text_offset.
 LEGACY_TEXT_OFFSET = 0x80000
+# The RISC-V Image header (Documentation/riscv/boot-image-header.rst) has the same size and
+# the same text_offset and image_size fields; its magic2 sits where arm64's magic does.
+RISCV_IMAGE_MAGIC = b"RSC\x05"
 
 ELF_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
 ELF_PHDR = struct.Struct("<IIQQQQQQ")
@@ -28,6 +38,8 @@ ELF_MAGIC = b"\x7fELF"
 ELFCLASS64 = 2
 ELFDATA2LSB = 1
 EM_AARCH64 = 183
+EM_RISCV = 243
+ELF_MACHINES = {EM_AARCH64: ARM64, EM_RISCV: RISCV64}
 PT_LOAD = 1
 # Program headers read at most (real images have a handful): the table is read whole.
 MAX_PHDRS = 1024
@@ -67,12 +79,14 @@ class GuestImage:
     """Where a guest image goes and what it occupies.
 
     kind is "Image" (position independent: loaded at RAM base + text_offset)
-    or "ELF" (fixed physical addresses from its program headers).
+    or "ELF" (fixed physical addresses from its program headers); arch is "arm64" or
+    "riscv64".
     """
 
     path: Path
     kind: str
     file_size: int
+    arch: str = ARM64
     text_offset: int = 0
     header_image_size: int = 0
     segments: tuple = field(default=())
@@ -137,37 +151,57 @@ class GuestImage:
         return total
 
 
-def inspect(path):
-    """Read the header of `path` and describe the image; raises ImageError, or
-    files.NotAFile when `path` is not a regular file."""
+def _formats(archs):
+    """What inspect() accepts, for its messages: "an arm64 Image or ELF"."""
+    return f"an {' or '.join(archs)} Image or ELF"
+
+
+def inspect(path, archs=(ARM64,)):
+    """Read the header of `path` and describe the image; raises ImageError (also for an
+    image of an architecture not in `archs`), or files.NotAFile when `path` is not a
+    regular file."""
     path = Path(path)
     f, info = open_regular(path)
     with f:
         head = f.read(IMAGE_HEADER.size)
         file_size = info.st_size
         if head[:4] == ELF_MAGIC:
-            return _inspect_elf(f, path, head, file_size)
+            return _accepted(_inspect_elf(f, path, head, file_size, archs), archs)
     if len(head) == IMAGE_HEADER.size:
         fields = IMAGE_HEADER.unpack(head)
         text_offset, image_size, magic = fields[2], fields[3], fields[8]
         if magic == IMAGE_MAGIC:
             if image_size == 0:
                 text_offset = LEGACY_TEXT_OFFSET
-            return GuestImage(path=path, kind="Image", file_size=file_size,
-                              text_offset=text_offset, header_image_size=image_size)
-    raise ImageError("not an arm64 Image or ELF: {path}", path)
+            return _accepted(GuestImage(path=path, kind="Image", file_size=file_size,
+                                        text_offset=text_offset, header_image_size=image_size),
+                             archs)
+        if magic == RISCV_IMAGE_MAGIC:
+            return _accepted(GuestImage(path=path, kind="Image", file_size=file_size,
+                                        text_offset=text_offset, header_image_size=image_size,
+                                        arch=RISCV64), archs)
+    raise ImageError(f"not {_formats(archs)}: {{path}}", path)
 
 
-def _inspect_elf(f, path, head, file_size):
+def _accepted(image, archs):
+    """`image` if it is for one of `archs`."""
+    if image.arch not in archs:
+        raise ImageError(f"{{path}} is a {image.arch} {image.kind}, not {' or '.join(archs)}",
+                         image.path)
+    return image
+
+
+def _inspect_elf(f, path, head, file_size, archs):
     """The ELF header (in `head`) and the program header table, read from `f`."""
     if len(head) < ELF_HEADER.size:
-        raise ImageError("not an arm64 Image or ELF: {path} (truncated ELF header)", path)
+        raise ImageError(f"not {_formats(archs)}: {{path}} (truncated ELF header)", path)
     (ident, _type, machine, _version, entry, phoff, _shoff, _flags, _ehsize,
      phentsize, phnum, _shentsize, _shnum, _shstrndx) = ELF_HEADER.unpack_from(head)
-    if ident[4] != ELFCLASS64 or ident[5] != ELFDATA2LSB or machine != EM_AARCH64:
-        raise ImageError(f"not an arm64 Image or ELF: {{path}} "
+    if ident[4] != ELFCLASS64 or ident[5] != ELFDATA2LSB or machine not in ELF_MACHINES:
+        need = " or ".join(ARCH_NAMES[a] for a in archs)
+        raise ImageError(f"not {_formats(archs)}: {{path}} "
                          f"(ELF class {ident[4]}, data {ident[5]}, machine {machine}; "
-                         f"need 64-bit little-endian AArch64)", path)
+                         f"need 64-bit little-endian {need})", path)
     if phnum > MAX_PHDRS:
         raise ImageError(f"ELF has {phnum} program headers, more than the {MAX_PHDRS} tern "
                          f"reads: {{path}}", path)
@@ -207,4 +241,4 @@ def _inspect_elf(f, path, head, file_size):
             entry = entry - vaddr + paddr
             break
     return GuestImage(path=path, kind="ELF", file_size=file_size,
-                      segments=tuple(segments), elf_entry=entry)
+                      segments=tuple(segments), elf_entry=entry, arch=ELF_MACHINES[machine])

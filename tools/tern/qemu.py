@@ -6,8 +6,13 @@ import time
 
 from .config import MAX_PCI_DEVICES, PCI_DISK_MODELS, PCI_MODELS, PciDevice
 from .errors import ToolError
+from .image import ARM64, RISCV64
 
 QEMU = "qemu-system-aarch64"
+QEMU_RISCV64 = "qemu-system-riscv64"
+# The QEMU that runs each architecture's board, and Debian's package with it.
+QEMU_BINARIES = {ARM64: QEMU, RISCV64: QEMU_RISCV64}
+QEMU_PACKAGES = {ARM64: "qemu-system-arm", RISCV64: "qemu-system-misc"}
 MiB = 1 << 20
 
 # highmem=off: nothing above 4 GiB (PCIe ECAM at 0x3f00_0000, RAM ends by 4 GiB), the board
@@ -23,10 +28,20 @@ PCI_FIRST_SLOT = 2                # [board] pci device i goes in slot PCI_FIRST_
 PCI_MODEL_OPTIONS = {"edu": ",dma_mask=0xffffffff"}
 
 
-def require_qemu():
-    """Fail early, with a hint, when QEMU is not installed."""
-    if not shutil.which(QEMU):
-        raise ToolError(f"{QEMU} not found (install the qemu-system-arm package)")
+# The riscv virt board of the RISC-V port (issue 13): the AIA (APLIC in MSI mode, an IMSIC with
+# an S-level file and 4 guest files per hart: ECAM 0x3000_0000, 32-bit window 0x4000_0000),
+# harts with the H extension and Sstc. QEMU's own OpenSBI (fw_dynamic) is the firmware; an
+# S-mode -kernel is entered at 0x8020_0000 with a0 = hart id, a1 = the device tree.
+RISCV64_MACHINE = "virt,aia=aplic-imsic,aia-guests=4"
+RISCV64_CPU = "rv64,h=true,sstc=true"
+DEFAULT_CPU = {ARM64: "cortex-a53", RISCV64: RISCV64_CPU}
+
+
+def require_qemu(arch=ARM64):
+    """Fail early, with a hint, when the QEMU for `arch`'s board is not installed."""
+    if not shutil.which(QEMU_BINARIES[arch]):
+        raise ToolError(f"{QEMU_BINARIES[arch]} not found (install the {QEMU_PACKAGES[arch]} "
+                        f"package)")
 
 
 def _opt(value):
@@ -49,6 +64,18 @@ def board_args(cpu, cpus, memory, virtualization=True, icount=None, pci=(), mach
     if icount is not None:
         # align/sleep off: virtual time runs only with instructions, so results
         # do not depend on how busy the host is.
+        args += ["-icount", f"shift={int(icount)},align=off,sleep=off"]
+    return args
+
+
+def riscv64_board_args(cpus, memory, icount=None, pci=(), cpu=RISCV64_CPU):
+    """The riscv virt board (RISCV64_MACHINE), with the same console, options and PCI slots
+    as board_args gives the arm64 one."""
+    args = [QEMU_RISCV64, "-M", RISCV64_MACHINE, "-cpu", cpu, "-smp", str(cpus),
+            "-m", f"{memory // MiB}M", "-display", "none", "-monitor", "none",
+            "-serial", "stdio", "-no-reboot", "-nic", "none"]
+    args += pci_args(pci)
+    if icount is not None:
         args += ["-icount", f"shift={int(icount)},align=off,sleep=off"]
     return args
 
@@ -101,11 +128,15 @@ def system_command(board, hypervisor, loads, icount=None):
     return args
 
 
-def native_command(image, bootargs="", cpu="cortex-a53", cpus=2, memory=2048 * MiB,
-                   icount=None, pci=(), initrd=None, dtb=None):
-    """QEMU booting `image` directly, at EL1, with QEMU's own device tree or `dtb` (and
-    `initrd`)."""
-    args = board_args(cpu, cpus, memory, False, icount, pci)
+def native_command(image, bootargs="", cpu=None, cpus=2, memory=2048 * MiB,
+                   icount=None, pci=(), initrd=None, dtb=None, arch=ARM64):
+    """QEMU booting `image` directly on `arch`'s board (arm64: at EL1; riscv64: in S-mode
+    under the firmware), with QEMU's own device tree or `dtb` (and `initrd`)."""
+    cpu = cpu or DEFAULT_CPU[arch]
+    if arch == RISCV64:
+        args = riscv64_board_args(cpus, memory, icount, pci, cpu)
+    else:
+        args = board_args(cpu, cpus, memory, False, icount, pci)
     args += ["-kernel", str(image)]
     if initrd:
         args += ["-initrd", str(initrd)]

@@ -10,7 +10,8 @@ Python API for system tests (add tools/ to sys.path, then `from tern import ...`
         Boot `image` directly on the same board (at EL1, no hypervisor), with the
         PCI devices `pci` (["edu"]) in slots 2, 3, ... as [board] pci puts them, and
         an initial ramdisk `initrd` (QEMU's -initrd) and a device tree `dtb` in place
-        of QEMU's own (-dtb) if given.
+        of QEMU's own (-dtb) if given.  A riscv64 image (its Image header or ELF says
+        so) boots on QEMU's riscv virt board instead, in S-mode under OpenSBI.
 
 RunResult.status: 0 ok, 1 failed (reason says why), 3 hypervisor panic,
 124 timed out.  Bad input raises tern.ConfigError / tern.ToolError instead.
@@ -35,7 +36,7 @@ from pathlib import Path
 from . import build, files, qemu, results
 from .config import GiB, load_system
 from .errors import EXIT_FAILED, EXIT_OK, EXIT_PANIC, EXIT_TIMEOUT, ToolError, show_path
-from .image import ImageError, inspect
+from .image import ARCHS, RISCV64, ImageError, inspect
 from .layout import place
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -431,26 +432,33 @@ def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, work
 
 
 def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True,
-               workdir=None, cpu="cortex-a53", memory=2 * GiB, pci=(), initrd=None, dtb=None):
-    """Boot `image` directly on the board (no hypervisor, guest at EL1).
+               workdir=None, cpu=None, memory=2 * GiB, pci=(), initrd=None, dtb=None):
+    """Boot `image` directly on the board of its architecture (no hypervisor).
 
-    QEMU gives the guest its own device tree, where PSCI is "hvc".  Success is
-    QEMU exiting with status 0 (the guest powered the board off).  pci: QEMU
-    PCI device models put on the board's PCIe bus, as [board] pci does.
+    arm64: the guest enters at EL1 with QEMU's own device tree, where PSCI is "hvc".
+    riscv64: QEMU's riscv virt board (qemu.RISCV64_MACHINE), the guest entered in S-mode
+    by QEMU's OpenSBI.  Success is QEMU exiting with status 0 (the guest powered the
+    board off).  pci: QEMU PCI device models put on the board's PCIe bus, as [board] pci
+    does.  cpu: a QEMU CPU model (default cortex-a53; riscv64 only runs on
+    qemu.RISCV64_CPU).
     """
     image = Path(image)
     try:
-        inspect(image)
+        arch = inspect(image, ARCHS).arch
     except (ImageError, files.NotAFile) as e:
         raise ToolError(f"image: {e}") from None
+    if arch == RISCV64 and cpu not in (None, qemu.RISCV64_CPU):
+        raise ToolError(f"cpu: {show_path(cpu)} is not for a riscv64 image "
+                        f"(it runs on {qemu.RISCV64_CPU})")
     for what, extra in (("initrd", initrd), ("dtb", dtb)):
         if extra is not None:
             try:
                 files.check_regular(extra)
             except files.NotAFile as e:
                 raise ToolError(f"{what}: {e}") from None
-    command = qemu.native_command(image, bootargs, cpu, cpus, memory, icount, pci, initrd, dtb)
-    qemu.require_qemu()
+    command = qemu.native_command(image, bootargs, cpu, cpus, memory, icount, pci, initrd, dtb,
+                                  arch=arch)
+    qemu.require_qemu(arch)
     workdir = make_workdir(workdir)
     build.write_command(workdir, command)
     run = run_qemu(command, timeout, quiet, workdir / "serial.log",
