@@ -16,11 +16,10 @@ import pytest
 from conftest import REPO
 
 sys.path.insert(0, str(REPO / "tools"))
-from tern import abi  # noqa: E402
+from tern import abi, qemu  # noqa: E402
 
 HYPERVISOR = REPO / "hypervisor" / "build" / "riscv64" / "tern.img"
 SBI_SMOKE = REPO / "guests" / "build" / "riscv64" / "sbi-smoke.img"
-QEMU = "qemu-system-riscv64"
 CONFIG_HPA = 0x83F00000
 MiB = 1 << 20
 TIMEOUT = 60
@@ -31,22 +30,20 @@ def run_board(tmp_path, blob=None, cpus=2, loads=()):
     log and QEMU's exit code."""
     for path in (HYPERVISOR, *(f for f, _ in loads)):
         assert path.exists(), f"missing {path}: run `make all` first"
-    cmd = [QEMU, "-M", "virt,aia=aplic-imsic,aia-guests=4", "-cpu", "rv64,h=true,sstc=true",
-           "-smp", str(cpus), "-m", "1G", "-nographic", "-monitor", "none",
-           "-kernel", str(HYPERVISOR)]
+    cmd = qemu.riscv64_board_args(cpus, 1 << 30) + ["-kernel", str(HYPERVISOR)]
     # No icount: these are functional checks, and under icount QEMU's round-robin gives a
     # spinning hart (sbi-smoke's hart 0, polling HSM status) the CPU until a timer deadline,
     # of which nothing sets one here: the hart it waits for never runs.
     if blob is not None:
         path = tmp_path / "config.blob"
         path.write_bytes(blob)
-        cmd += ["-device", f"loader,file={path},addr=0x{CONFIG_HPA:x},force-raw=on"]
+        cmd += qemu.loader_args(path, CONFIG_HPA)
     for file, addr in loads:
-        cmd += ["-device", f"loader,file={file},addr=0x{addr:x},force-raw=on"]
+        cmd += qemu.loader_args(file, addr)
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, check=False)
     except FileNotFoundError:
-        pytest.fail(f"{QEMU} missing: run `make deps` (scripts/install-deps.sh)")
+        pytest.fail(f"{qemu.QEMU_RISCV64} missing: run `make deps` (scripts/install-deps.sh)")
     except subprocess.TimeoutExpired as e:
         log = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
         pytest.fail(f"QEMU did not power off within {TIMEOUT} s; serial log:\n{log}")

@@ -57,25 +57,25 @@ def board_args(cpu, cpus, memory, virtualization=True, icount=None, pci=(), mach
     machine_extra is appended to the -M options (",dumpdtb=FILE").
     """
     machine = "virt," + ("virtualization=on," if virtualization else "") + MACHINE_OPTIONS
-    args = [QEMU, "-M", machine + machine_extra, "-cpu", cpu, "-smp", str(cpus),
+    return _machine_args(QEMU, machine + machine_extra, cpu, cpus, memory, icount, pci)
+
+
+def riscv64_board_args(cpus, memory, icount=None, pci=(), cpu=RISCV64_CPU):
+    """The riscv virt board (RISCV64_MACHINE), with the same console, options and PCI slots
+    as board_args gives the arm64 one."""
+    return _machine_args(QEMU_RISCV64, RISCV64_MACHINE, cpu, cpus, memory, icount, pci)
+
+
+def _machine_args(binary, machine, cpu, cpus, memory, icount, pci):
+    """What every board run has: the serial console on stdio, no display, monitor, reboot or
+    network, the PCI devices, and icount when asked for."""
+    args = [binary, "-M", machine, "-cpu", cpu, "-smp", str(cpus),
             "-m", f"{memory // MiB}M", "-display", "none", "-monitor", "none",
             "-serial", "stdio", "-no-reboot", "-nic", "none"]
     args += pci_args(pci)
     if icount is not None:
         # align/sleep off: virtual time runs only with instructions, so results
         # do not depend on how busy the host is.
-        args += ["-icount", f"shift={int(icount)},align=off,sleep=off"]
-    return args
-
-
-def riscv64_board_args(cpus, memory, icount=None, pci=(), cpu=RISCV64_CPU):
-    """The riscv virt board (RISCV64_MACHINE), with the same console, options and PCI slots
-    as board_args gives the arm64 one."""
-    args = [QEMU_RISCV64, "-M", RISCV64_MACHINE, "-cpu", cpu, "-smp", str(cpus),
-            "-m", f"{memory // MiB}M", "-display", "none", "-monitor", "none",
-            "-serial", "stdio", "-no-reboot", "-nic", "none"]
-    args += pci_args(pci)
-    if icount is not None:
         args += ["-icount", f"shift={int(icount)},align=off,sleep=off"]
     return args
 

@@ -51,6 +51,10 @@ static void cpu_early(unsigned id)
 	__asm__ volatile("mv tp, %0" : : "r"(c));
 	csr_write(stvec, (uintptr_t)trap_entry);
 	csr_write(sscratch, 0);
+	/* The same for every vCPU this core will run. */
+	csr_write(hedeleg, HEDELEG_GUEST);
+	csr_write(hideleg, HIDELEG_GUEST);
+	csr_write(hcounteren, HCOUNTEREN_CY_TM_IR);
 }
 
 void riscv_boot_primary(unsigned id, uint64_t entry_time)
@@ -162,9 +166,12 @@ uint64_t arch_ipa_limit(void)
 	return BIT(41); /* Sv39x4 */
 }
 
+/* The SBI timer's stand-in (the core's stimecmp) and what the vCPU had pending, dropped. */
 void arch_vcpu_quiesce(struct vcpu *v)
 {
 	(void)v;
+	csr_write(CSR_STIMECMP, ~0ULL);
+	csr_write(hvip, 0);
 }
 
 uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)

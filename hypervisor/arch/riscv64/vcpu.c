@@ -32,10 +32,6 @@
 #define SBI_SPEC_VERSION   0x02000000u /* 2.0 (major << 24): DBCN is there */
 #define SBI_IMPL_ID_TERN   0x5465726eu /* "Tern": not in the SBI's registry of implementations */
 
-/* The guest's exceptions it handles itself (as an S-mode kernel on the bare board would). */
-#define HEDELEG_GUEST (BIT(0) | BIT(3) | BIT(8) | BIT(12) | BIT(13) | BIT(15))
-#define HIDELEG_GUEST (HVIP_VSSIP | HVIP_VSTIP | HVIP_VSEIP)
-
 struct sbi_result {
 	int64_t error;
 	uint64_t value;
@@ -49,13 +45,9 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	bool sstc = p->cfg->flags & TERN_PF_IRQ_DIRECT;
 
 	c->vcpu = v;
-	csr_write(hedeleg, HEDELEG_GUEST);
-	csr_write(hideleg, HIDELEG_GUEST);
-	csr_write(hcounteren, HCOUNTEREN_CY_TM_IR);
 	csr_write(CSR_HENVCFG, sstc ? HENVCFG_STCE : 0);
 	csr_write(CSR_VSTIMECMP, ~0ULL);
-	csr_write(CSR_STIMECMP, ~0ULL); /* the SBI timer's stand-in: not armed until set_timer */
-	csr_write(hvip, 0);
+	arch_vcpu_quiesce(v); /* the SBI timer's stand-in disarmed (QEMU resets stimecmp to 0) */
 	csr_write(vsstatus, 0);
 	csr_write(vsie, 0);
 	csr_write(vstvec, 0);

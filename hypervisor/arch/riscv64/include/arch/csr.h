@@ -23,6 +23,10 @@
 #define HVIP_VSEIP    BIT(10)
 #define HCOUNTEREN_CY_TM_IR 0x7u
 
+/* The guest's exceptions it handles itself (as an S-mode kernel on the bare board would). */
+#define HEDELEG_GUEST (BIT(0) | BIT(3) | BIT(8) | BIT(12) | BIT(13) | BIT(15))
+#define HIDELEG_GUEST (HVIP_VSSIP | HVIP_VSTIP | HVIP_VSEIP)
+
 #define SCAUSE_IRQ        BIT(63)
 #define IRQ_S_SOFT        1
 #define IRQ_S_TIMER       5
