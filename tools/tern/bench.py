@@ -29,6 +29,7 @@ LAT = REPO / "guests" / "build" / "lat.img"
 LAT_ELF = REPO / "guests" / "build" / "lat.elf"
 HYPERVISOR_ELF = REPO / "hypervisor" / "build" / "tern.elf"
 PROBE = REPO / "guests" / "build" / "probe.img"
+LAT_RISCV64 = REPO / "guests" / "build" / "riscv64" / "lat.img"
 NOISE = REPO / "guests" / "build" / "noise.img"
 LINUX_IMAGE = REPO / "build" / "linux" / "Image"
 LINUX_INITRD = REPO / "build" / "linux" / "initramfs.cpio.gz"
@@ -36,6 +37,8 @@ LINUX_INITRD = REPO / "build" / "linux" / "initramfs.cpio.gz"
 TIMER_TESTS = ("vtimer-wfi", "vtimer-busy", "ptimer-wfi", "ptimer-busy")
 IPI_TESTS = ("sgi-wfi", "sgi-busy")
 DEVICE_TESTS = ("edu-wfi", "edu-busy")
+RISCV64_TESTS = ("sstc-wfi", "sstc-busy", "sbi-timer-wfi", "sbi-timer-busy", "ipi-wfi", "ipi-busy",
+                 "sbi-ipi-wfi", "sbi-ipi-busy", "edu-wfi", "edu-busy")
 # The device scenario's board: QEMU's edu on the PCIe bus; in Tern the measured partition
 # owns the host bridge it sits behind.
 DEVICE_PCI = ("edu",)
@@ -149,6 +152,10 @@ SCENARIOS = (
     Scenario("ipi", "IPI: SGI from vCPU 1 to vCPU 0 of one partition, receive latency", cpus=2),
     Scenario("device", "device interrupt latency: QEMU's edu PCI device raises its INTx (a "
              "level-triggered SPI) through its own register, time to the guest's handler"),
+    # Natively only until Tern's riscv64 partitions deliver interrupts (issue 13).
+    Scenario("riscv64", "RISC-V board natively (QEMU riscv virt, AIA, Sstc, OpenSBI): timer "
+             "through Sstc and SBI set_timer, IPI by an IMSIC store and SBI send_ipi, edu's MSI "
+             "into the IMSIC", kinds=("native",), shifts=(0,), cpus=2),
     Scenario("prio", "priority order: ten SGIs pending at once, served in priority order",
              shifts=(4,)),
     Scenario("noise-burst", "timer latency with a second partition streaming memory and taking "
@@ -185,6 +192,8 @@ def images_for(scenario):
         return (LAT, LAT_ELF, HYPERVISOR_ELF, LINUX_IMAGE, LINUX_INITRD)
     if scenario.name == "cyclictest":
         return (LINUX_IMAGE, LINUX_INITRD)
+    if scenario.name == "riscv64":
+        return (LAT_RISCV64,)
     return (LAT,)
 
 
@@ -324,6 +333,11 @@ def run_scenario(scenario, system, shift, plan, runs):
         result, part = runs.guest(label, LAT, f"{samples} lat.tests={','.join(DEVICE_TESTS)}",
                                   shift, pci=DEVICE_PCI)
         records = _lat_records("device", system, shift, part)
+    elif scenario.name == "riscv64":
+        result, part = runs.guest(label, LAT_RISCV64,
+                                  f"{samples} lat.tests={','.join(RISCV64_TESTS)}", shift,
+                                  vcpus=2, pci=DEVICE_PCI)
+        records = _lat_records("riscv64", system, shift, part)
     elif scenario.name == "prio":
         result, part = runs.guest(label, PROBE, f"probe.tests=prio probe.prio_runs={plan.prio_runs}",
                                   shift)
