@@ -44,6 +44,7 @@ ENTRIES = {
 # registered at boot (core/mmio.c, mmio_register) and called by mmio_emulate.
 INDIRECT = {
     "mmio_emulate": ("uart_access", "vgicd_access", "vgicr_access"),
+    "uart_access": ("vpl011_access", "vns16550_access"),
 }
 
 # Assembly that moves the stack pointer back to the top of the core's stack and never

@@ -164,7 +164,7 @@ static enum partition_state outcome(struct partition *p, enum end_reason why)
 /* Everything of the partition's that outlives its vCPUs: console, DMA, interrupts, devices. */
 static void take_down(struct partition *p)
 {
-	vpl011_flush(&p->uart);
+	vuart_flush(&p->uart);
 	arch_partition_irqs_reset(p); /* its devices' interrupts stay quiet from now on */
 	for (uint32_t r = 0; r < p->cfg->num_regions; r++)
 		pci_quiesce_range(p->cfg->region[r].hpa, p->cfg->region[r].size);
@@ -342,7 +342,7 @@ static uint64_t partition_housekeeping(struct vcpu *v)
 	if (now < p->restart_at)
 		return p->restart_at;
 	load_pristine(p);
-	vpl011_reset(&p->uart);
+	vuart_reset(&p->uart);
 	atomic_fetch_add(&p->restarts, 1);
 	partition_log(p, "partition %s %s", p->name, p->reload_is_reset ? "reset" : "restarted");
 	p->started = now;
@@ -370,23 +370,11 @@ void cpu_idle(unsigned pcpu)
 	}
 }
 
-/* The partition's PL011, at the board UART's address: 32-bit registers, bytes for data. */
+/* The partition's UART, at the board UART's address, with the board's register model. */
 static enum mmio_result uart_access(struct vcpu *v, uint64_t offset, unsigned size, bool write,
 				    uint64_t *value)
 {
-	struct vpl011 *u = &v->partition->uart;
-
-	if (size > 4)
-		return MMIO_ABORT;
-	if (offset & 3) {
-		*value = 0; /* inside a register: the PL011 decodes words */
-		return MMIO_DONE;
-	}
-	if (write)
-		vpl011_write(u, (uint32_t)offset, (uint32_t)*value);
-	else
-		*value = vpl011_read(u, (uint32_t)offset);
-	return MMIO_DONE;
+	return platform.uart_model->access(&v->partition->uart, offset, size, write, value);
 }
 
 /* The board's allow-lists, from the platform, for the config check. */
@@ -423,7 +411,7 @@ static void partition_create(struct partition *p, uint32_t index, const struct t
 	p->num_vcpus = c->num_vcpus;
 	spin_lock_init(&p->lock);
 	console_ring_add(&p->console, console_bufs[index]);
-	vpl011_init(&p->uart, p->name, &p->console);
+	vuart_init(&p->uart, p->name, &p->console);
 	for (uint32_t j = 0; j < c->num_vcpus; j++) {
 		struct vcpu *v = &p->vcpu[j];
 		v->partition = p;
@@ -452,7 +440,7 @@ void tern_main(void)
 	}
 
 	/* Looked up in this order on every trapped access: the UART is the busiest. */
-	mmio_register(platform.uart_base, VPL011_SIZE, uart_access);
+	mmio_register(platform.uart_base, platform.uart_model->size, uart_access);
 	arch_mmio_register();
 	num_partitions = cfg->num_partitions;
 	for (uint32_t i = 0; i < num_partitions; i++) {

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#include <tern/console.h>
-#include <tern/lib.h>
-#include <tern/config_abi.h>
-#include <tern/vpl011.h>
+/* The PL011 (Arm PrimeCell UART) model: the arm64 `virt` board's UART. */
+#include <tern/vuart.h>
 
 /* Register offsets (PL011 TRM). */
 #define UARTDR    0x000
@@ -25,53 +23,17 @@
 /* PeriphID0..3, CellID0..3: what AMBA bus probing expects of a PL011 r1p5. */
 static const uint8_t pl011_id[8] = { 0x11, 0x10, 0x34, 0x00, 0x0d, 0xf0, 0x05, 0xb1 };
 
-void vpl011_init(struct vpl011 *u, const char *name, struct console_ring *out)
-{
-	spin_lock_init(&u->lock);
-	u->out = out;
-	(void)snprintf(u->prefix, sizeof(u->prefix), "[%s] ", name);
-	vpl011_reset(u);
-}
-
-void vpl011_reset(struct vpl011 *u)
-{
-	spin_lock(&u->lock);
-	u->ibrd = 0;
-	u->fbrd = 0;
-	u->lcr_h = 0;
-	u->cr = 0;
-	u->ifls = 0;
-	u->imsc = 0;
-	u->dmacr = 0;
-	u->line_len = 0;
-	spin_unlock(&u->lock);
-}
-
-static void emit(struct vpl011 *u)
-{
-	(void)console_put(u->out, u->prefix, u->line, u->line_len); /* a full ring drops it, counted */
-	u->line_len = 0;
-}
-
-void vpl011_flush(struct vpl011 *u)
-{
-	spin_lock(&u->lock);
-	if (u->line_len)
-		emit(u);
-	spin_unlock(&u->lock);
-}
-
-uint32_t vpl011_read(struct vpl011 *u, uint32_t offset)
+uint32_t vpl011_read(struct vuart *u, uint32_t offset)
 {
 	switch (offset) {
 	case UARTFR:    return FR_TXFE | FR_RXFE; /* transmit never busy, nothing to receive */
-	case UARTIBRD:  return u->ibrd;
-	case UARTFBRD:  return u->fbrd;
-	case UARTLCR_H: return u->lcr_h;
-	case UARTCR:    return u->cr;
-	case UARTIFLS:  return u->ifls;
-	case UARTIMSC:  return u->imsc;
-	case UARTDMACR: return u->dmacr;
+	case UARTIBRD:  return u->regs.pl011.ibrd;
+	case UARTFBRD:  return u->regs.pl011.fbrd;
+	case UARTLCR_H: return u->regs.pl011.lcr_h;
+	case UARTCR:    return u->regs.pl011.cr;
+	case UARTIFLS:  return u->regs.pl011.ifls;
+	case UARTIMSC:  return u->regs.pl011.imsc;
+	case UARTDMACR: return u->regs.pl011.dmacr;
 	default:
 		if (offset >= UARTPERIPHID0 && offset < UARTPERIPHID0 + 32 && !(offset & 3))
 			return pl011_id[(offset - UARTPERIPHID0) / 4];
@@ -79,28 +41,36 @@ uint32_t vpl011_read(struct vpl011 *u, uint32_t offset)
 	}
 }
 
-void vpl011_write(struct vpl011 *u, uint32_t offset, uint32_t value)
+void vpl011_write(struct vuart *u, uint32_t offset, uint32_t value)
 {
 	switch (offset) {
-	case UARTDR: {
-		char c = (char)(value & 0xff);
-		if (c == '\r')
-			return;
-		spin_lock(&u->lock);
-		if (c != '\n')
-			u->line[u->line_len++] = c;
-		if (c == '\n' || u->line_len == VPL011_LINE_MAX)
-			emit(u);
-		spin_unlock(&u->lock);
-		return;
-	}
-	case UARTIBRD:  u->ibrd = value; return;
-	case UARTFBRD:  u->fbrd = value; return;
-	case UARTLCR_H: u->lcr_h = value; return;
-	case UARTCR:    u->cr = value; return;
-	case UARTIFLS:  u->ifls = value; return;
-	case UARTIMSC:  u->imsc = value; return;
-	case UARTDMACR: u->dmacr = value; return;
+	case UARTDR:    vuart_transmit(u, (uint8_t)value); return;
+	case UARTIBRD:  u->regs.pl011.ibrd = value; return;
+	case UARTFBRD:  u->regs.pl011.fbrd = value; return;
+	case UARTLCR_H: u->regs.pl011.lcr_h = value; return;
+	case UARTCR:    u->regs.pl011.cr = value; return;
+	case UARTIFLS:  u->regs.pl011.ifls = value; return;
+	case UARTIMSC:  u->regs.pl011.imsc = value; return;
+	case UARTDMACR: u->regs.pl011.dmacr = value; return;
 	default:        return; /* ICR and read-only registers */
 	}
 }
+
+/* 32-bit registers, bytes for data; the PL011 decodes words. */
+static enum mmio_result vpl011_access(struct vuart *u, uint64_t offset, unsigned size, bool write,
+				      uint64_t *value)
+{
+	if (size > 4)
+		return MMIO_ABORT;
+	if (offset & 3) {
+		*value = 0; /* inside a register */
+		return MMIO_DONE;
+	}
+	if (write)
+		vpl011_write(u, (uint32_t)offset, (uint32_t)*value);
+	else
+		*value = vpl011_read(u, (uint32_t)offset);
+	return MMIO_DONE;
+}
+
+const struct vuart_model vpl011_model = { 0x1000u, vpl011_access };

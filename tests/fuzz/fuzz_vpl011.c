@@ -5,20 +5,20 @@
  *
  * Oracle: a model of the PL011 the guest sees (what a register reads back, what is refused)
  * and of the board console: every character a guest writes comes out, in order, as
- * `[name] text` lines of at most VPL011_LINE_MAX characters, a half-written line when its
+ * `[name] text` lines of at most VUART_LINE_MAX characters, a half-written line when its
  * partition ends, and nothing else but the hypervisor's own `tern: ` lines — except whole lines
  * beyond the partition's share of the console, which are dropped and counted to the byte.
  */
 #include <string.h>
 #include <tern/mmio.h>
 #include <tern/platform.h>
-#include <tern/vpl011.h>
+#include <tern/vuart.h>
 #include "harness.h"
 
 #define STARTED (BIT(0) | BIT(3))
 
 struct model {
-	char line[VPL011_LINE_MAX];
+	char line[VUART_LINE_MAX];
 	uint32_t len;
 	uint64_t dropped;               /* the partition's console_dropped as last seen */
 	uint32_t regs[0x50 / 4];        /* IBRD .. DMACR as written */
@@ -71,7 +71,7 @@ static void model_write(uint32_t pi, uint32_t off, uint32_t value)
 			return;
 		if (c != '\n')
 			m->line[m->len++] = c;
-		if (c == '\n' || m->len == VPL011_LINE_MAX)
+		if (c == '\n' || m->len == VUART_LINE_MAX)
 			model_emit(pi);
 	} else if (stored(off)) {
 		m->regs[off / 4] = value;
@@ -122,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	std_boot(STARTED);
 	for (uint32_t pi = 0; pi < 2; pi++) {
-		vpl011_reset(&partitions[pi].uart);
+		vuart_reset(&partitions[pi].uart);
 		memset(&models[pi], 0, sizeof(models[pi]));
 		models[pi].dropped = partitions[pi].console.dropped;
 	}
@@ -161,7 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		FUZZ_ASSERT(FAKE_ON(v->pcpu, r = mmio_emulate(v, platform.uart_base + off, sz, write, &value)) ==
 			    FAKE_RETURNED);
-		if (off >= VPL011_SIZE) {
+		if (off >= vpl011_model.size) {
 			FUZZ_ASSERT(r == MMIO_UNHANDLED);
 		} else if (off & (sz - 1)) {
 			FUZZ_ASSERT(r == MMIO_MISALIGNED && value == orig);

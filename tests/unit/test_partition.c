@@ -157,7 +157,7 @@ void test_partition_uart_region(void)
 		CHECK_EQ(mmio_emulate(v, platform.uart_base, 1, true, &value), MMIO_DONE);
 	}
 	CHECK(console_ends_with("[rt] hi"));
-	CHECK_EQ(mmio_emulate(v, platform.uart_base + VPL011_SIZE, 4, false, &value), MMIO_UNHANDLED);
+	CHECK_EQ(mmio_emulate(v, platform.uart_base + vpl011_model.size, 4, false, &value), MMIO_UNHANDLED);
 	CHECK_EQ(mmio_emulate(v, 0x1000, 4, false, &value), MMIO_UNHANDLED);
 }
 

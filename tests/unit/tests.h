@@ -34,6 +34,8 @@
 	TEST(test_vpl011_long_line_is_split) \
 	TEST(test_vpl011_registers) \
 	TEST(test_vpl011_reset_and_flush) \
+	TEST(test_vns16550_transmits_lines) \
+	TEST(test_vns16550_registers) \
 	TEST(test_console_line_without_prefix) \
 	TEST(test_console_boot_lines) \
 	TEST(test_console_producer_writes_its_own_lines) \

@@ -88,7 +88,7 @@ static const char *guest_ram(const struct partition *p, uint64_t gpa, uint64_t s
 /* Console output: the partition's UART line assembler, as if written to its data register. */
 static void console_byte(struct vcpu *v, char ch)
 {
-	vpl011_write(&v->partition->uart, 0, (uint8_t)ch);
+	vuart_transmit(&v->partition->uart, (uint8_t)ch);
 }
 
 static void console_bytes(struct vcpu *v, const char *s, uint64_t n)

@@ -8,7 +8,7 @@
 #include <tern/stats.h>
 #include <tern/spinlock.h>
 #include <tern/types.h>
-#include <tern/vpl011.h>
+#include <tern/vuart.h>
 
 enum vcpu_power {
 	VCPU_OFF,
@@ -61,7 +61,7 @@ struct partition {
 	uint64_t restart_at;         /* RESTARTING: reload no earlier than this */
 	uint64_t created;            /* boot timestamps, counter ticks since board reset */
 	uint64_t first_entry;        /* the eret into vCPU 0's first instruction */
-	struct vpl011 uart;
+	struct vuart uart;
 	struct console_ring console; /* its guest's lines and the hypervisor's about it */
 };
 

@@ -20,9 +20,12 @@ struct platform_range {
 #define PLATFORM_DMA  (1u << 0)     /* its devices can do DMA: given out only behind the IOMMU */
 #define PLATFORM_ECAM (1u << 1)     /* a PCIe ECAM: its functions are silenced when the owner ends */
 
+struct vuart_model;
+
 struct platform_desc {
 	const char *name;
 	paddr_t uart_base;          /* hypervisor console, and the partitions' view of their UART */
+	const struct vuart_model *uart_model; /* the partitions' UART: the board's own kind */
 	uint32_t uart_intid;
 	paddr_t ram_base;           /* also every partition's RAM IPA */
 	uint64_t ram_max;           /* board RAM never extends further than this from ram_base */

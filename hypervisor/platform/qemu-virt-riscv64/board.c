@@ -4,10 +4,12 @@
  * after it, where fw_dynamic enters an S-mode kernel.
  */
 #include <tern/platform.h>
+#include <tern/vuart.h>
 
 const struct platform_desc platform = {
 	.name = "qemu-virt-riscv64",
 	.uart_base = 0x10000000u,
+	.uart_model = &vns16550_model,
 	.uart_intid = 10,
 	.ram_base = 0x80000000u,
 	.ram_max = GiB(2),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* QEMU `virt` (virtualization=on, gic-version=3, highmem=off); tools/tern/layout.py mirrors it. */
 #include <tern/platform.h>
+#include <tern/vuart.h>
 
 /*
  * The PCIe host bridge: everything on its bus sits behind the SMMUv3, so its DMA can be
@@ -18,6 +19,7 @@ static const uint32_t device_irqs[] = { 35, 36, 37, 38 };
 const struct platform_desc platform = {
 	.name = "qemu-virt",
 	.uart_base = 0x09000000,
+	.uart_model = &vpl011_model,
 	.uart_intid = 33,
 	.ram_base = 0x40000000,
 	.ram_max = GiB(3),          /* highmem=off: RAM ends by 4 GiB */

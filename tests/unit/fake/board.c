@@ -6,6 +6,7 @@
 #include <string.h>
 #include <tern/console.h>
 #include <tern/platform.h>
+#include <tern/vuart.h>
 #include "fake.h"
 
 uint8_t fake_gicd[0x10000] __attribute__((aligned(0x10000)));
@@ -26,6 +27,7 @@ static const uint32_t device_irqs[] = { 35, 36, 37, 38 };
 const struct platform_desc platform = {
 	.name = "fake",
 	.uart_base = (uintptr_t)uart_window,
+	.uart_model = &vpl011_model,
 	.uart_intid = 33,
 	.ram_base = (uintptr_t)fake_ram,
 	.ram_max = FAKE_RAM_SIZE,
