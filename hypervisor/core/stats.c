@@ -4,28 +4,12 @@
 #include <tern/lib.h>
 #include <tern/partition.h>
 
+#define STAT_NAME_ENTRY(id, name) [id] = name,
 const char *const stat_names[STAT_COUNT] = {
-	[STAT_EXIT_IRQ] = "exit_irq",
-	[STAT_EXIT_WFI] = "exit_wfi",
-	[STAT_EXIT_WFE] = "exit_wfe",
-	[STAT_EXIT_HVC] = "exit_hvc",
-	[STAT_EXIT_SMC] = "exit_smc",
-	[STAT_EXIT_SYSREG] = "exit_sysreg",
-	[STAT_EXIT_MMIO] = "exit_mmio",
-	[STAT_EXIT_OTHER] = "exit_other",
-	[STAT_IRQ_INJECTED] = "irq_injected",
-	[STAT_IRQ_QUEUED] = "irq_queued",
-	[STAT_SGI_SENT] = "sgi_sent",
-	[STAT_GIC_IGNORED] = "gic_ignored",
-	[STAT_GIC_CLAMPED] = "gic_clamped",
-	[STAT_SGI_DENIED] = "sgi_denied",
-	[STAT_UNDEF_INJECTED] = "undef_injected",
-	[STAT_PSCI_DENIED] = "psci_denied",
-	[STAT_FAULT] = "faults",
-	[STAT_DMA_FAULT] = "dma_faults",
-	[STAT_ABORT_INJECTED] = "abort_injected",
-	[STAT_SETWAY] = "setway_ops",
+	CORE_STATS(STAT_NAME_ENTRY)
+	ARCH_STATS(STAT_NAME_ENTRY)
 };
+#undef STAT_NAME_ENTRY
 
 static const char *const state_names[PARTITION_RESTARTING + 1] = {
 	[PARTITION_RUNNING] = "running",

@@ -36,6 +36,10 @@
 	TEST(test_vpl011_reset_and_flush) \
 	TEST(test_vns16550_transmits_lines) \
 	TEST(test_vns16550_registers) \
+	TEST(test_riscv_insn_loads_and_stores) \
+	TEST(test_riscv_insn_refuses_other_accesses) \
+	TEST(test_riscv_insn_transformed) \
+	TEST(test_riscv_insn_load_results) \
 	TEST(test_console_line_without_prefix) \
 	TEST(test_console_boot_lines) \
 	TEST(test_console_producer_writes_its_own_lines) \

@@ -267,7 +267,7 @@ void arm64_hyp_panic(struct guest_regs *r, int async)
 			   (unsigned long long)read_sysreg(esr_el2), (unsigned long long)read_sysreg(far_el2),
 			   (unsigned long long)r->elr, (unsigned long long)r->spsr);
 	for (int i = 0; i < 30; i += 3)
-		console_panic_line("PANIC x%-2d=0x%016llx x%-2d=0x%016llx x%-2d=0x%016llx", i,
+		console_panic_line("PANIC x%02d=0x%016llx x%02d=0x%016llx x%02d=0x%016llx", i,
 				   (unsigned long long)r->x[i], i + 1, (unsigned long long)r->x[i + 1],
 				   i + 2, (unsigned long long)r->x[i + 2]);
 	arch_board_off();

@@ -70,6 +70,36 @@ arch_cpu_return_to_idle:
 	tail	cpu_idle
 
 /*
+ * bool riscv_fetch_guest_insn(uint64_t gva, uint32_t *insn): the instruction at the guest's
+ * virtual address `gva`, read as its fetch translates it (HLVX: VS-stage, then G-stage).  A
+ * translation that fails (another vCPU changed the guest's page tables meanwhile) traps to
+ * the local handler at 2: instead of the hypervisor's, which returns false.  The trap
+ * clobbers sepc, scause, stval and hstatus.SPV: the caller has read them, hstatus is put back.
+ */
+	.global riscv_fetch_guest_insn
+riscv_fetch_guest_insn:
+	csrr	t2, stvec
+	csrr	t3, hstatus
+	la	t4, 2f
+	csrw	stvec, t4
+	.word	0x643542f3		/* hlvx.hu t0, (a0) */
+	andi	t4, t0, 3
+	li	t5, 3
+	bne	t4, t5, 1f		/* a compressed (16-bit) instruction */
+	addi	a2, a0, 2
+	.word	0x64364373		/* hlvx.hu t1, (a2) */
+	slli	t1, t1, 16
+	or	t0, t0, t1
+1:	sw	t0, 0(a1)
+	li	a0, 1
+	j	3f
+	.balign 4
+2:	li	a0, 0
+3:	csrw	stvec, t2
+	csrw	hstatus, t3
+	ret
+
+/*
  * Every trap comes here (stvec).  sscratch holds this core's `struct riscv_cpu` while a guest
  * runs and 0 while the hypervisor does: the swap tells which.
  */
@@ -79,6 +109,29 @@ trap_entry:
 	csrrw	tp, sscratch, tp
 	beqz	tp, from_hs
 	sd	t0, CPU_SCRATCH(tp)
+	/*
+	 * The fast path (trap-and-emulate timer): the core's timer, standing in for the guest's
+	 * SBI timer, fired.  Disarm it and make the guest's timer interrupt pending, with two
+	 * registers saved instead of the frame.
+	 */
+	sd	t1, CPU_SCRATCH2(tp)
+	csrr	t0, scause
+	li	t1, -1
+	slli	t1, t1, 63
+	addi	t1, t1, 5		/* scause: interrupt 5, the supervisor timer */
+	bne	t0, t1, 1f
+	li	t0, -1
+	csrw	0x14d, t0		/* stimecmp */
+	li	t0, 1 << 6		/* hvip.VSTIP */
+	csrs	hvip, t0
+	ld	t0, CPU_FAST_TIMER(tp)
+	addi	t0, t0, 1
+	sd	t0, CPU_FAST_TIMER(tp)
+	ld	t0, CPU_SCRATCH(tp)
+	ld	t1, CPU_SCRATCH2(tp)
+	csrrw	tp, sscratch, tp	/* the guest's tp back, sscratch = this core again */
+	sret
+1:	ld	t1, CPU_SCRATCH2(tp)
 	ld	t0, CPU_STACK_TOP(tp)
 	addi	t0, t0, -GUEST_FRAME_SIZE
 	.irp n, 1,2,3,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31

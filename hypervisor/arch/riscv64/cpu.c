@@ -57,6 +57,15 @@ static void cpu_early(unsigned id)
 	csr_write(hcounteren, HCOUNTEREN_CY_TM_IR);
 }
 
+/* How many guest interrupt files each hart has (GEILEN: the hgeie bits that stick). */
+unsigned riscv_guest_files(void)
+{
+	csr_write(CSR_HGEIE, ~0ULL);
+	uint64_t files = csr_read(CSR_HGEIE);
+	csr_write(CSR_HGEIE, 0);
+	return (unsigned)__builtin_popcountll(files);
+}
+
 void riscv_boot_primary(unsigned id, uint64_t entry_time)
 {
 	boot_times.entry = entry_time;
@@ -166,18 +175,24 @@ uint64_t arch_ipa_limit(void)
 	return BIT(41); /* Sv39x4 */
 }
 
-/* The SBI timer's stand-in (the core's stimecmp) and what the vCPU had pending, dropped. */
+/*
+ * The SBI timer's stand-in (the core's stimecmp) and what the vCPU had pending, dropped; its
+ * enables too (hie's VS bits are its vsie), or its timer or interrupt file would keep waking
+ * the idle core's WFI.
+ */
 void arch_vcpu_quiesce(struct vcpu *v)
 {
 	(void)v;
 	csr_write(CSR_STIMECMP, ~0ULL);
 	csr_write(hvip, 0);
+	csr_write(hie, 0);
 }
 
+/* The fast path's counts (boot.S: the SBI timer handed to the guest). */
 uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 {
-	(void)v;
-	(void)id;
+	if (id == STAT_EXIT_IRQ || id == STAT_IRQ_INJECTED)
+		return cpus[v->pcpu].fast_timer;
 	return 0;
 }
 
@@ -211,7 +226,7 @@ void riscv_hyp_panic(const uint64_t *regs)
 			   arch_cpu_id(), (unsigned long long)csr_read(scause),
 			   (unsigned long long)csr_read(stval), (unsigned long long)csr_read(sepc));
 	for (int i = 1; i < 31; i += 3)
-		console_panic_line("PANIC x%-2d=0x%016llx x%-2d=0x%016llx x%-2d=0x%016llx", i,
+		console_panic_line("PANIC x%02d=0x%016llx x%02d=0x%016llx x%02d=0x%016llx", i,
 				   (unsigned long long)regs[i], i + 1, (unsigned long long)regs[i + 1],
 				   i + 2, (unsigned long long)regs[i + 2]);
 	console_panic_line("PANIC x31=0x%016llx", (unsigned long long)regs[31]);

@@ -5,9 +5,11 @@
  * guest page fault the hypervisor sees.  Tables come from a static pool, at boot only.
  */
 #include <arch/csr.h>
+#include <arch/entry.h>
 #include <arch/partition.h>
 #include <tern/arch.h>
 #include <tern/lib.h>
+#include <tern/platform.h>
 
 #define PTE_V  BIT(0)
 #define PTE_R  BIT(1)
@@ -82,12 +84,23 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	struct riscv_partition *rp = riscv_part(p);
 	const struct tern_config_partition *c = p->cfg;
 
+	if ((c->flags & TERN_PF_IRQ_DIRECT) && riscv_guest_files() < VCPU_GUEST_FILE) {
+		(void)snprintf(err, errlen, "irq = direct needs guest interrupt files "
+			       "(QEMU: -M virt,aia=aplic-imsic,aia-guests=1 or more)");
+		return false;
+	}
 	rp->gstage_root = roots[p->index];
 	(void)memset(rp->gstage_root, 0, sizeof(roots[0]));
 	bool mapped = gstage_map(rp->gstage_root, c->ram_ipa, c->ram_hpa, c->ram_size, PTE_LEAF_RAM);
 	for (uint32_t r = 0; mapped && r < c->num_regions; r++)
 		mapped = gstage_map(rp->gstage_root, c->region[r].ipa, c->region[r].hpa,
 				    c->region[r].size, PTE_LEAF_DEVICE);
+	/* Trap-less: vCPU i's S-level IMSIC file, where hart i's is on the board, is a guest file of its core. */
+	for (uint32_t i = 0; mapped && (c->flags & TERN_PF_IRQ_DIRECT) && i < c->num_vcpus; i++)
+		mapped = gstage_map(rp->gstage_root, platform.arch.imsic_s_base + i * platform.arch.imsic_hart_stride,
+				    platform.arch.imsic_s_base + c->cpus[i] * platform.arch.imsic_hart_stride +
+					    VCPU_GUEST_FILE * IMSIC_FILE_SIZE,
+				    IMSIC_FILE_SIZE, PTE_LEAF_DEVICE);
 	if (!mapped) {
 		(void)snprintf(err, errlen, "out of G-stage table pages");
 		return false;

@@ -8,15 +8,18 @@
 #include <arch/csr.h>
 #include <arch/entry.h>
 #include <arch/partition.h>
+#include "insn.h"
 #include <tern/arch.h>
 #include <tern/lib.h>
 #include <tern/mmio.h>
 #include <tern/partition.h>
+#include <tern/platform.h>
 
 #define SBI_EXT_LEGACY_PUTCHAR 0x01u
 #define SBI_EXT_BASE 0x10u
 #define SBI_EXT_TIME 0x54494d45u
 #define SBI_EXT_IPI  0x735049u
+#define SBI_EXT_RFENCE 0x52464e43u
 #define SBI_EXT_HSM  0x48534du
 #define SBI_EXT_SRST 0x53525354u
 #define SBI_EXT_DBCN 0x4442434eu
@@ -37,15 +40,32 @@ struct sbi_result {
 	uint64_t value;
 };
 
+/* The guest interrupt file hstatus.VGEIN selects, as at power-on: nothing enabled or pending. */
+static void guest_file_reset(void)
+{
+	csr_write(CSR_VSISELECT, IMSIC_EIDELIVERY);
+	csr_write(CSR_VSIREG, 0);
+	csr_write(CSR_VSISELECT, IMSIC_EITHRESHOLD);
+	csr_write(CSR_VSIREG, 0);
+	/* Only the registers of the identities the file has: QEMU refuses the rest. */
+	for (unsigned i = 0; i * IMSIC_EIX_BITS <= platform.arch.imsic_num_ids; i += 2) {
+		csr_write(CSR_VSISELECT, IMSIC_EIP0 + i);
+		csr_write(CSR_VSIREG, 0);
+		csr_write(CSR_VSISELECT, IMSIC_EIE0 + i);
+		csr_write(CSR_VSIREG, 0);
+	}
+}
+
 void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 {
 	struct riscv_cpu *c = this_cpu();
 	const struct partition *p = v->partition;
 	struct guest_regs *r = guest_frame(c);
-	bool sstc = p->cfg->flags & TERN_PF_IRQ_DIRECT;
+	bool trapless = p->cfg->flags & TERN_PF_IRQ_DIRECT;
 
 	c->vcpu = v;
-	csr_write(CSR_HENVCFG, sstc ? HENVCFG_STCE : 0);
+	atomic_store(&c->posted, 0); /* meant for the vCPU's previous life */
+	csr_write(CSR_HENVCFG, trapless ? HENVCFG_STCE : 0);
 	csr_write(CSR_VSTIMECMP, ~0ULL);
 	arch_vcpu_quiesce(v); /* the SBI timer's stand-in disarmed (QEMU resets stimecmp to 0) */
 	csr_write(vsstatus, 0);
@@ -60,7 +80,10 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	/* A restarted partition must not see translations from its previous life. */
 	__asm__ volatile(".word 0x62000073\n\tfence.i" ::: "memory"); /* HFENCE.GVMA zero, zero */
 	csr_write(hstatus, HSTATUS_SPV | HSTATUS_SPVP |
-			   ((p->cfg->flags & TERN_PF_WFI_NATIVE) ? 0 : HSTATUS_VTW));
+			   ((p->cfg->flags & TERN_PF_WFI_NATIVE) ? 0 : HSTATUS_VTW) |
+			   (trapless ? (uint64_t)VCPU_GUEST_FILE << HSTATUS_VGEIN_SHIFT : 0));
+	if (trapless)
+		guest_file_reset();
 	csr_set(sstatus, SSTATUS_SPP);
 	/* While the guest runs, the core's kicks and its SBI timer reach the hypervisor. */
 	csr_write(sie, SIE_SSIE | SIE_STIE);
@@ -193,9 +216,87 @@ static struct sbi_result sbi_hsm(struct vcpu *v, uint32_t fn, const struct guest
 	return res;
 }
 
+/* The SBI IPI a vCPU of the partition posted to this core's vCPU, and RFENCEs, come with a kick. */
+static void take_posted(struct riscv_cpu *c)
+{
+	uint32_t posted = atomic_exchange(&c->posted, 0);
+
+	if (posted & POSTED_VSSIP)
+		csr_set(hvip, HVIP_VSSIP);
+	if (posted & POSTED_FENCE)
+		__asm__ volatile(".word 0x22000073\n\tfence.i" ::: "memory"); /* HFENCE.VVMA zero, zero */
+}
+
+/* Post `what` to the vCPU on another core, or take it here. */
+static void post(struct vcpu *self, struct vcpu *target, uint32_t what)
+{
+	struct riscv_cpu *c = &cpus[target->pcpu];
+
+	(void)atomic_fetch_or(&c->posted, what);
+	if (target == self)
+		take_posted(c);
+	else
+		arch_cpu_kick(target->pcpu);
+}
+
+/*
+ * The harts hart_mask names from hart_mask_base (all of them for a base of -1), each sent
+ * `what`; SBI_ERR_INVALID_PARAM, and nothing sent, if one is not the partition's.  With
+ * `wait`, until each has taken it or is not on: only the partition's own cores are waited for.
+ */
+static int64_t post_to_harts(struct vcpu *v, uint64_t mask, uint64_t base, uint32_t what, bool wait)
+{
+	struct partition *p = v->partition;
+	uint32_t n = p->num_vcpus;
+
+	if (base == ~0ULL) {
+		mask = (n < 64u) ? (BIT(n) - 1u) : ~0ULL;
+		base = 0;
+	}
+	for (unsigned i = 0; i < 64u; i++) {
+		if ((mask & BIT(i)) && (base >= n || i >= n - base))
+			return SBI_ERR_INVALID_PARAM;
+	}
+	for (unsigned i = 0; i < 64u; i++) {
+		if (mask & BIT(i))
+			post(v, &p->vcpu[base + i], what);
+	}
+	for (unsigned i = 0; wait && i < 64u; i++) {
+		if (!(mask & BIT(i)))
+			continue;
+		const struct vcpu *t = &p->vcpu[base + i];
+		while ((atomic_load(&cpus[t->pcpu].posted) & what) && atomic_load(&t->power) == VCPU_ON) {
+			take_posted(this_cpu()); /* two harts fencing each other both get through */
+			arch_cpu_relax();
+		}
+	}
+	return SBI_SUCCESS;
+}
+
+/* send_ipi(hart_mask, hart_mask_base): the guest's supervisor software interrupt on each. */
+static struct sbi_result sbi_ipi(struct vcpu *v, uint32_t fn, const struct guest_regs *r)
+{
+	if (fn != 0u)
+		return result(SBI_ERR_NOT_SUPPORTED, 0);
+	return result(post_to_harts(v, r->x[10], r->x[11], POSTED_VSSIP, false), 0);
+}
+
+/*
+ * remote_fence_i, remote_sfence_vma(_asid): done when the call returns, as the guest's
+ * kernel expects; each hart drops all its guest translations (no range is worth the trap).
+ * The HFENCE calls are for guests with their own guests: not offered.
+ */
+static struct sbi_result sbi_rfence(struct vcpu *v, uint32_t fn, const struct guest_regs *r)
+{
+	if (fn > 2u)
+		return result(SBI_ERR_NOT_SUPPORTED, 0);
+	return result(post_to_harts(v, r->x[10], r->x[11], POSTED_FENCE, true), 0);
+}
+
 static bool sbi_has(uint64_t ext)
 {
 	return (ext == SBI_EXT_BASE) || (ext == SBI_EXT_TIME) || (ext == SBI_EXT_HSM) ||
+	       (ext == SBI_EXT_IPI) || (ext == SBI_EXT_RFENCE) ||
 	       (ext == SBI_EXT_SRST) || (ext == SBI_EXT_DBCN) || (ext == SBI_EXT_LEGACY_PUTCHAR);
 }
 
@@ -218,14 +319,21 @@ static struct sbi_result sbi_base(uint32_t fn, const struct guest_regs *r)
 	return res;
 }
 
-/* The core's own timer stands in for the guest's; its interrupt sets VSTIP. */
+/*
+ * Trap-and-emulate: the core's own timer stands in for the guest's, and its interrupt sets
+ * VSTIP (boot.S's fast path).  Trap-less partitions have Sstc: the call sets their vstimecmp.
+ */
 /* cppcheck-suppress misra-c2012-2.7 ; `r` is read by csr_write's asm operand, which the addon does not see */
-static struct sbi_result sbi_time(uint32_t fn, const struct guest_regs *r)
+static struct sbi_result sbi_time(const struct vcpu *v, uint32_t fn, const struct guest_regs *r)
 {
 	if (fn != 0u)
 		return result(SBI_ERR_NOT_SUPPORTED, 0);
-	csr_clear(hvip, HVIP_VSTIP);
-	csr_write(CSR_STIMECMP, r->x[10]);
+	if (v->partition->cfg->flags & TERN_PF_IRQ_DIRECT) {
+		csr_write(CSR_VSTIMECMP, r->x[10]); /* trap-less: the guest's own timer fires */
+	} else {
+		csr_clear(hvip, HVIP_VSTIP);
+		csr_write(CSR_STIMECMP, r->x[10]);
+	}
 	return result(SBI_SUCCESS, 0);
 }
 
@@ -249,38 +357,162 @@ static struct sbi_result guest_sbi_call(struct vcpu *v, const struct guest_regs 
 
 	switch (ext) {
 	case SBI_EXT_BASE:
+		vcpu_count(v, STAT_SBI_BASE);
 		res = sbi_base(fn, r);
 		break;
 	case SBI_EXT_TIME:
-		res = sbi_time(fn, r);
+		vcpu_count(v, STAT_SBI_TIME);
+		res = sbi_time(v, fn, r);
+		break;
+	case SBI_EXT_IPI:
+		vcpu_count(v, STAT_SBI_IPI);
+		res = sbi_ipi(v, fn, r);
+		break;
+	case SBI_EXT_RFENCE:
+		vcpu_count(v, STAT_SBI_RFENCE);
+		res = sbi_rfence(v, fn, r);
 		break;
 	case SBI_EXT_HSM:
+		vcpu_count(v, STAT_SBI_HSM);
 		res = sbi_hsm(v, fn, r);
 		break;
 	case SBI_EXT_SRST:
+		vcpu_count(v, STAT_SBI_SRST);
 		res = sbi_srst(v, fn, r);
 		break;
 	case SBI_EXT_DBCN:
+		vcpu_count(v, STAT_SBI_DBCN);
 		res = sbi_dbcn(v, fn, r);
 		break;
 	default:
+		vcpu_count(v, STAT_SBI_OTHER);
 		res = result(SBI_ERR_NOT_SUPPORTED, 0);
 		break;
 	}
 	return res;
 }
 
-static void guest_interrupt(struct vcpu *v, uint64_t irq)
+/* The core's own interrupts: a kick (requests, posted IPIs), the SBI timer's stand-in. */
+static void core_interrupts(struct vcpu *v, uint64_t pending)
 {
-	if (irq == IRQ_S_SOFT) {
-		csr_clear(sip, SIP_SSIP);
-		vcpu_check_requests(v);
-	} else if (irq == IRQ_S_TIMER) {
+	if (pending & SIP_STIP) {
 		csr_write(CSR_STIMECMP, ~0ULL);
 		csr_set(hvip, HVIP_VSTIP);
-	} else {
-		partition_fault(v, "unexpected interrupt %llu", (unsigned long long)irq);
+		vcpu_count(v, STAT_IRQ_INJECTED);
 	}
+	if (pending & SIP_SSIP) {
+		csr_clear(sip, SIP_SSIP);
+		take_posted(this_cpu());
+		vcpu_check_requests(v);
+	}
+}
+
+static void guest_interrupt(struct vcpu *v, uint64_t irq)
+{
+	vcpu_count(v, STAT_EXIT_IRQ);
+	if (irq == IRQ_S_SOFT)
+		core_interrupts(v, SIP_SSIP);
+	else if (irq == IRQ_S_TIMER)
+		core_interrupts(v, SIP_STIP);
+	else
+		partition_fault(v, "unexpected interrupt %llu", (unsigned long long)irq);
+}
+
+/*
+ * An exception for the guest's own handler, as the board would raise it: the guest's trap
+ * registers (vs*) set, its handler entered in VS-mode with interrupts off.
+ */
+static void inject_exception(struct vcpu *v, struct guest_regs *r, uint64_t cause, uint64_t tval)
+{
+	uint64_t vsstatus = csr_read(vsstatus);
+	bool from_vs = csr_read(sstatus) & SSTATUS_SPP;
+
+	vsstatus &= ~(SSTATUS_SPP | SSTATUS_SPIE | SSTATUS_SIE);
+	vsstatus |= (from_vs ? SSTATUS_SPP : 0) | ((csr_read(vsstatus) & SSTATUS_SIE) ? SSTATUS_SPIE : 0);
+	csr_write(vsstatus, vsstatus);
+	csr_write(vscause, cause);
+	csr_write(vstval, tval);
+	csr_write(vsepc, r->sepc);
+	csr_set(sstatus, SSTATUS_SPP);
+	r->sepc = csr_read(vstvec) & ~3ULL;
+	vcpu_count(v, STAT_EXCEPTION_INJECTED);
+}
+
+/*
+ * A load or store outside the partition's G-stage map: an emulated device's register, or a
+ * fault that ends the partition.  The instruction comes decoded in htinst when the core
+ * provides it, else it is read from the guest (QEMU 7.2 leaves htinst 0).
+ */
+static void guest_page_fault(struct vcpu *v, struct guest_regs *r, uint64_t cause)
+{
+	uint64_t gva = csr_read(stval);
+	uint64_t gpa = (csr_read(htval) << 2) | (gva & 3u);
+	uint64_t tinst = csr_read(CSR_HTINST);
+	bool store = cause == EXC_STORE_GUEST_PAGE_FAULT;
+	struct mmio_insn m;
+	uint32_t insn = 0;
+	bool decoded;
+
+	if (cause == EXC_INST_GUEST_PAGE_FAULT)
+		partition_fault(v, "fetch outside its memory: gpa=0x%llx pc=0x%llx",
+				(unsigned long long)gpa, (unsigned long long)r->sepc);
+	if (tinst & 1u)
+		decoded = riscv_decode_transformed(tinst, &m);
+	else
+		decoded = riscv_fetch_guest_insn(r->sepc, &insn) && riscv_decode_mmio(insn, &m);
+	if (!decoded || m.write != store)
+		partition_fault(v, "%s outside its memory: gpa=0x%llx pc=0x%llx insn=0x%x",
+				store ? "store" : "load", (unsigned long long)gpa,
+				(unsigned long long)r->sepc, insn);
+	uint64_t value = store ? r->x[m.reg] : 0;
+	switch (mmio_emulate(v, gpa, m.size, store, &value)) {
+	case MMIO_DONE:
+		if (!store && m.reg != 0u)
+			r->x[m.reg] = riscv_load_result(&m, value);
+		r->sepc += m.length;
+		vcpu_count(v, STAT_EXIT_MMIO);
+		break;
+	case MMIO_ABORT:
+		inject_exception(v, r, store ? EXC_STORE_ACCESS : EXC_LOAD_ACCESS, gva);
+		break;
+	case MMIO_MISALIGNED:
+		inject_exception(v, r, store ? EXC_STORE_MISALIGNED : EXC_LOAD_MISALIGNED, gva);
+		break;
+	default:
+		partition_fault(v, "%s outside its memory: gpa=0x%llx pc=0x%llx",
+				store ? "store" : "load", (unsigned long long)gpa,
+				(unsigned long long)r->sepc);
+	}
+}
+
+/*
+ * A trapped WFI (wfi = "trap": hstatus.VTW): the core waits for what would wake the guest's.
+ * Its enables are hie's VS bits (vsie is their view), so WFI here wakes on the guest's timer
+ * (vstimecmp), its interrupt file (hstatus.VGEIN still selects it: the fallback the guest
+ * file needs no SGEI for, the vCPU never leaves its core) and hvip; and on the core's own kick
+ * and SBI timer stand-in, taken here rather than by a trap after the return.
+ */
+static void guest_wfi(struct vcpu *v, struct guest_regs *r)
+{
+	vcpu_count(v, STAT_EXIT_WFI);
+	r->sepc += 4u;
+	__asm__ volatile("wfi" ::: "memory");
+	core_interrupts(v, csr_read(sip) & (SIP_SSIP | SIP_STIP));
+}
+
+/* A virtual instruction exception: a trapped WFI, or what a guest may not do (an illegal one for it). */
+static void guest_virtual_instruction(struct vcpu *v, struct guest_regs *r)
+{
+	uint32_t insn = (uint32_t)csr_read(stval);
+
+	if (insn == 0u && !riscv_fetch_guest_insn(r->sepc, &insn))
+		insn = 0;
+	if (insn == INSN_WFI) {
+		guest_wfi(v, r);
+		return;
+	}
+	vcpu_count(v, STAT_EXIT_VIRTUAL_INSN);
+	inject_exception(v, r, EXC_ILLEGAL_INSTRUCTION, insn);
 }
 
 void riscv_guest_trap(struct guest_regs *r)
@@ -288,12 +520,10 @@ void riscv_guest_trap(struct guest_regs *r)
 	struct vcpu *v = this_cpu()->vcpu;
 	uint64_t cause = csr_read(scause);
 
-	if ((cause & SCAUSE_IRQ) != 0u) {
-		guest_interrupt(v, cause & ~SCAUSE_IRQ);
-		return;
-	}
-	if (cause == EXC_VS_ECALL) {
+	switch (cause) {
+	case EXC_VS_ECALL:
 		if (r->x[17] == SBI_EXT_LEGACY_PUTCHAR) {
+			vcpu_count(v, STAT_SBI_DBCN);
 			console_byte(v, (char)r->x[10]);
 			r->x[10] = 0;
 		} else {
@@ -302,13 +532,22 @@ void riscv_guest_trap(struct guest_regs *r)
 			r->x[11] = res.value;
 		}
 		r->sepc += 4u;
-		return;
+		break;
+	case EXC_INST_GUEST_PAGE_FAULT:
+	case EXC_LOAD_GUEST_PAGE_FAULT:
+	case EXC_STORE_GUEST_PAGE_FAULT:
+		guest_page_fault(v, r, cause);
+		break;
+	case EXC_VIRTUAL_INSTRUCTION:
+		guest_virtual_instruction(v, r);
+		break;
+	default:
+		if (cause & SCAUSE_IRQ) {
+			guest_interrupt(v, cause & ~SCAUSE_IRQ);
+			break;
+		}
+		vcpu_count(v, STAT_EXIT_OTHER);
+		partition_fault(v, "pc=0x%llx scause=%llu stval=0x%llx", (unsigned long long)r->sepc,
+				(unsigned long long)cause, (unsigned long long)csr_read(stval));
 	}
-	if ((cause == EXC_INST_GUEST_PAGE_FAULT) || (cause == EXC_LOAD_GUEST_PAGE_FAULT) ||
-	    (cause == EXC_STORE_GUEST_PAGE_FAULT))
-		partition_fault(v, "gpa=0x%llx pc=0x%llx scause=%llu",
-				(unsigned long long)((csr_read(htval) << 2) | (csr_read(stval) & 3u)),
-				(unsigned long long)r->sepc, (unsigned long long)cause);
-	partition_fault(v, "pc=0x%llx scause=%llu stval=0x%llx", (unsigned long long)r->sepc,
-			(unsigned long long)cause, (unsigned long long)csr_read(stval));
 }

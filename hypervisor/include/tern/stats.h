@@ -2,30 +2,29 @@
 #ifndef TERN_STATS_H
 #define TERN_STATS_H
 
-/* Per-vCPU counters, summed per partition and printed as `tern-stats {json}`. */
+#include <arch/stats.h>
+
+/*
+ * Per-vCPU counters, summed per partition and printed as `tern-stats {json}`: what every
+ * architecture counts, then the architecture's own (ARCH_STATS: its trap causes).
+ * X(id, json name).
+ */
+#define CORE_STATS(X) \
+	X(STAT_EXIT_IRQ,      "exit_irq")      /* physical interrupt taken while the guest ran */ \
+	X(STAT_EXIT_WFI,      "exit_wfi")      /* the guest's wait for an interrupt, trapped */ \
+	X(STAT_EXIT_MMIO,     "exit_mmio")     /* emulated device access (interrupt controller, UART) */ \
+	X(STAT_EXIT_OTHER,    "exit_other") \
+	X(STAT_IRQ_INJECTED,  "irq_injected")  /* virtual interrupts the hypervisor delivered */ \
+	X(STAT_FAULT,         "faults") \
+	X(STAT_DMA_FAULT,     "dma_faults")    /* DMA by the partition's devices that the IOMMU refused */
+
+#define STAT_ENUM_ENTRY(id, name) id,
 enum stat_id {
-	STAT_EXIT_IRQ,        /* physical interrupt taken while the guest ran */
-	STAT_EXIT_WFI,
-	STAT_EXIT_WFE,
-	STAT_EXIT_HVC,
-	STAT_EXIT_SMC,
-	STAT_EXIT_SYSREG,
-	STAT_EXIT_MMIO,       /* emulated device access (GIC, UART) */
-	STAT_EXIT_OTHER,
-	STAT_IRQ_INJECTED,    /* virtual interrupts placed in list registers */
-	STAT_IRQ_QUEUED,      /* ... that had to wait for a free list register */
-	STAT_SGI_SENT,
-	STAT_GIC_IGNORED,     /* GICD/GICR writes to interrupts the partition does not own */
-	STAT_GIC_CLAMPED,     /* direct mode: priorities raised to the highest a guest may use */
-	STAT_SGI_DENIED,      /* SGIs aimed outside the partition */
-	STAT_UNDEF_INJECTED,
-	STAT_PSCI_DENIED,     /* PSCI calls naming vCPUs the partition does not have */
-	STAT_FAULT,
-	STAT_DMA_FAULT,       /* DMA by the partition's devices that the IOMMU refused */
-	STAT_ABORT_INJECTED,  /* emulated registers accessed misaligned or with a wrong size */
-	STAT_SETWAY,          /* set/way cache maintenance, done by address on its own RAM */
+	CORE_STATS(STAT_ENUM_ENTRY)
+	ARCH_STATS(STAT_ENUM_ENTRY)
 	STAT_COUNT
 };
+#undef STAT_ENUM_ENTRY
 
 extern const char *const stat_names[STAT_COUNT];
 

@@ -3,7 +3,7 @@
 # to the hypervisor tree and FAKE to this directory.
 HOST_SUT := $(wildcard $(HYP)/core/*.c) $(HYP)/lib/printf.c \
 	$(HYP)/arch/arm64/vgic.c $(HYP)/arch/arm64/traps.c $(HYP)/arch/arm64/esr.c \
-	$(HYP)/arch/arm64/vcpu.c
+	$(HYP)/arch/arm64/vcpu.c $(HYP)/arch/riscv64/insn.c
 FAKE_SRCS := $(wildcard $(FAKE)/*.c)
 HOST_DEPS := $(HOST_SUT) $(FAKE_SRCS) $(wildcard $(FAKE)/*.h) $(wildcard $(HYP)/include/tern/*.h) \
 	$(wildcard $(HYP)/arch/arm64/include/arch/*.h)

@@ -9,14 +9,21 @@
 
 #define CPU_ID          0
 #define CPU_STACK_TOP   8
-#define CPU_SCRATCH     16     /* the trap entry's spare register slot */
+#define CPU_SCRATCH     16     /* the trap entry's spare register slots */
+#define CPU_SCRATCH2    24
+#define CPU_FAST_TIMER  32     /* SBI timer interrupts handed to the guest by the fast path */
 #define GUEST_FRAME_SIZE 272   /* x0 (unused) - x31, sepc, padding: kept at the stack top */
 #define GUEST_SEPC      256
 #define STACK_SIZE      16384
 #define MAX_CPUS        8
 
 #ifndef __ASSEMBLER__
+#include <stdatomic.h>
 #include <tern/types.h>
+
+/* What another core of the partition asks of this core's vCPU (struct riscv_cpu.posted), with a kick. */
+#define POSTED_VSSIP  BIT(0)  /* an SBI IPI: the guest's supervisor software interrupt */
+#define POSTED_FENCE  BIT(1)  /* an SBI RFENCE: drop the guest's translations and instructions */
 
 struct vcpu;
 
@@ -24,7 +31,10 @@ struct riscv_cpu {
 	uint64_t id;
 	uint64_t stack_top;
 	uint64_t scratch;
+	uint64_t scratch2;
+	uint64_t fast_timer;
 	struct vcpu *vcpu;
+	_Atomic uint32_t posted;   /* POSTED_*, taken by this core */
 };
 
 /* The guest's registers, saved at the top of its core's stack on every trap. */
@@ -37,6 +47,8 @@ struct guest_regs {
 _Static_assert(__builtin_offsetof(struct riscv_cpu, id) == CPU_ID, "asm offset");
 _Static_assert(__builtin_offsetof(struct riscv_cpu, stack_top) == CPU_STACK_TOP, "asm offset");
 _Static_assert(__builtin_offsetof(struct riscv_cpu, scratch) == CPU_SCRATCH, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, scratch2) == CPU_SCRATCH2, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, fast_timer) == CPU_FAST_TIMER, "asm offset");
 _Static_assert(sizeof(struct guest_regs) == GUEST_FRAME_SIZE, "asm frame");
 _Static_assert(__builtin_offsetof(struct guest_regs, sepc) == GUEST_SEPC, "asm frame");
 

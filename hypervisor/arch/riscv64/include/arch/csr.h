@@ -13,11 +13,25 @@
 #define CSR_HENVCFG   0x60a
 
 #define CSR_HTINST    0x64a
+#define CSR_HGEIE     0x607
+#define CSR_VSISELECT 0x250   /* AIA: the guest interrupt file hstatus.VGEIN selects, from HS-mode */
+#define CSR_VSIREG    0x251
+
+/* AIA IMSIC registers reached through vsiselect/vsireg (AIA spec 3.8). */
+#define IMSIC_EIDELIVERY  0x70
+#define IMSIC_EITHRESHOLD 0x72
+#define IMSIC_EIP0        0x80
+#define IMSIC_EIE0        0xc0
+#define IMSIC_EIX_BITS    32    /* identities an eipN/eieN register covers (RV64: N even, two at once) */
 
 #define SSTATUS_SPP   BIT(8)
+#define SSTATUS_SIE   BIT(1)
+#define SSTATUS_SPIE  BIT(5)
 #define HSTATUS_SPV   BIT(7)   /* sret returns to a virtual (VS/VU) mode */
 #define HSTATUS_SPVP  BIT(8)   /* ... to VS, the guest's supervisor mode */
 #define HSTATUS_VTW   BIT(21)  /* the guest's WFI traps (a virtual instruction exception) */
+#define HSTATUS_VGEIN_SHIFT 12 /* the guest interrupt file that is the guest's IMSIC file */
+#define HSTATUS_VGEIN_MASK  (0x3fULL << HSTATUS_VGEIN_SHIFT)
 #define HVIP_VSSIP    BIT(2)
 #define HVIP_VSTIP    BIT(6)
 #define HVIP_VSEIP    BIT(10)
@@ -30,6 +44,11 @@
 #define SCAUSE_IRQ        BIT(63)
 #define IRQ_S_SOFT        1
 #define IRQ_S_TIMER       5
+#define EXC_ILLEGAL_INSTRUCTION 2
+#define EXC_LOAD_MISALIGNED    4
+#define EXC_LOAD_ACCESS        5
+#define EXC_STORE_MISALIGNED   6
+#define EXC_STORE_ACCESS       7
 #define EXC_VS_ECALL      10
 #define EXC_INST_GUEST_PAGE_FAULT  20
 #define EXC_LOAD_GUEST_PAGE_FAULT  21
@@ -39,6 +58,8 @@
 #define SIE_SSIE  BIT(1)
 #define SIE_STIE  BIT(5)
 #define SIP_SSIP  BIT(1)
+#define SIP_STIP  BIT(5)
+#define INSN_WFI  0x10500073u
 #define HENVCFG_STCE BIT(63)  /* the guest's stimecmp writes go to vstimecmp */
 
 #define STR_(x) #x

@@ -17,6 +17,13 @@ __attribute__((noreturn)) void guest_enter(struct guest_regs *r);
 __attribute__((noreturn)) void riscv_boot_primary(unsigned id, uint64_t entry_time);
 __attribute__((noreturn)) void riscv_boot_secondary(unsigned id);
 __attribute__((noreturn)) void riscv_hyp_panic(const uint64_t *regs);
+/* The guest interrupt files each hart has (0 without the AIA's IMSIC). */
+unsigned riscv_guest_files(void);
+/*
+ * The instruction at the guest's virtual address `gva`, as its fetch translates it; false if
+ * that faults (its page tables changed meanwhile).
+ */
+bool riscv_fetch_guest_insn(uint64_t gva, uint32_t *insn);
 /* A trap from the guest, its registers in `r`; returning resumes it from `r`. */
 void riscv_guest_trap(struct guest_regs *r);
 
