@@ -4,12 +4,11 @@
 #include <tern/lib.h>
 #include <tern/partition.h>
 
-#define STAT_NAME_ENTRY(id, name) [id] = name,
-const char *const stat_names[STAT_COUNT] = {
-	CORE_STATS(STAT_NAME_ENTRY)
-	ARCH_STATS(STAT_NAME_ENTRY)
+/* Sized by its names: a count that differs from STAT_COUNT conflicts with tern/stats.h. */
+const char *const stat_names[] = {
+	"exit_irq", "exit_wfi", "exit_mmio", "exit_other", "irq_injected", "faults", "dma_faults",
+	ARCH_STAT_NAMES
 };
-#undef STAT_NAME_ENTRY
 
 static const char *const state_names[PARTITION_RESTARTING + 1] = {
 	[PARTITION_RUNNING] = "running",

@@ -99,7 +99,7 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	for (uint32_t i = 0; mapped && (c->flags & TERN_PF_IRQ_DIRECT) && i < c->num_vcpus; i++)
 		mapped = gstage_map(rp->gstage_root, platform.arch.imsic_s_base + i * platform.arch.imsic_hart_stride,
 				    platform.arch.imsic_s_base + c->cpus[i] * platform.arch.imsic_hart_stride +
-					    VCPU_GUEST_FILE * IMSIC_FILE_SIZE,
+					    (uint64_t)VCPU_GUEST_FILE * IMSIC_FILE_SIZE,
 				    IMSIC_FILE_SIZE, PTE_LEAF_DEVICE);
 	if (!mapped) {
 		(void)snprintf(err, errlen, "out of G-stage table pages");

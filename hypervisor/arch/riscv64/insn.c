@@ -69,11 +69,12 @@ bool riscv_decode_transformed(uint64_t htinst, struct mmio_insn *out)
 
 uint64_t riscv_load_result(const struct mmio_insn *m, uint64_t value)
 {
-	unsigned shift = 64u - 8u * m->size;
-
 	if (m->size == 8u)
 		return value;
-	if (m->sign_extend)
-		return (uint64_t)((int64_t)(value << shift) >> shift);
-	return value & ((1ull << (8u * m->size)) - 1u);
+	uint64_t sign = 1ULL << (8u * m->size - 1u);
+	uint64_t low = value & ((sign << 1) - 1u);
+
+	if (m->sign_extend && (low & sign) != 0u)
+		return low | ~((sign << 1) - 1u);
+	return low;
 }

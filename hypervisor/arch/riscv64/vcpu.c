@@ -228,7 +228,7 @@ static void take_posted(struct riscv_cpu *c)
 }
 
 /* Post `what` to the vCPU on another core, or take it here. */
-static void post(struct vcpu *self, struct vcpu *target, uint32_t what)
+static void post(const struct vcpu *self, const struct vcpu *target, uint32_t what)
 {
 	struct riscv_cpu *c = &cpus[target->pcpu];
 
@@ -422,10 +422,11 @@ static void guest_interrupt(struct vcpu *v, uint64_t irq)
  * An exception for the guest's own handler, as the board would raise it: the guest's trap
  * registers (vs*) set, its handler entered in VS-mode with interrupts off.
  */
+/* cppcheck-suppress misra-c2012-2.7 ; `tval` is read by csr_write's asm operand, which the addon does not see */
 static void inject_exception(struct vcpu *v, struct guest_regs *r, uint64_t cause, uint64_t tval)
 {
 	uint64_t vsstatus = csr_read(vsstatus);
-	bool from_vs = csr_read(sstatus) & SSTATUS_SPP;
+	bool from_vs = (csr_read(sstatus) & SSTATUS_SPP) != 0u;
 
 	vsstatus &= ~(SSTATUS_SPP | SSTATUS_SPIE | SSTATUS_SIE);
 	vsstatus |= (from_vs ? SSTATUS_SPP : 0) | ((csr_read(vsstatus) & SSTATUS_SIE) ? SSTATUS_SPIE : 0);
@@ -482,6 +483,7 @@ static void guest_page_fault(struct vcpu *v, struct guest_regs *r, uint64_t caus
 		partition_fault(v, "%s outside its memory: gpa=0x%llx pc=0x%llx",
 				store ? "store" : "load", (unsigned long long)gpa,
 				(unsigned long long)r->sepc);
+		break;
 	}
 }
 
@@ -549,5 +551,6 @@ void riscv_guest_trap(struct guest_regs *r)
 		vcpu_count(v, STAT_EXIT_OTHER);
 		partition_fault(v, "pc=0x%llx scause=%llu stval=0x%llx", (unsigned long long)r->sepc,
 				(unsigned long long)cause, (unsigned long long)csr_read(stval));
+		break;
 	}
 }

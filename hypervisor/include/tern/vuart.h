@@ -44,7 +44,7 @@ struct vuart {
 	char prefix[TERN_NAME_LEN + 4]; /* "[name] " */
 	uint32_t line_len;
 	char line[VUART_LINE_MAX];
-	union {
+	struct {                       /* the board's model uses its own */
 		struct vpl011_regs pl011;
 		struct vns16550_regs ns16550;
 	} regs;

@@ -3,19 +3,24 @@
 #ifndef ARCH_STATS_H
 #define ARCH_STATS_H
 
-#define ARCH_STATS(X) \
-	X(STAT_EXIT_WFE,        "exit_wfe") \
-	X(STAT_EXIT_HVC,        "exit_hvc") \
-	X(STAT_EXIT_SMC,        "exit_smc") \
-	X(STAT_EXIT_SYSREG,     "exit_sysreg") \
-	X(STAT_IRQ_QUEUED,      "irq_queued")      /* injections that waited for a free list register */ \
-	X(STAT_SGI_SENT,        "sgi_sent") \
-	X(STAT_GIC_IGNORED,     "gic_ignored")     /* GICD/GICR writes to interrupts the partition does not own */ \
-	X(STAT_GIC_CLAMPED,     "gic_clamped")     /* direct mode: priorities raised to the highest a guest may use */ \
-	X(STAT_SGI_DENIED,      "sgi_denied")      /* SGIs aimed outside the partition */ \
-	X(STAT_UNDEF_INJECTED,  "undef_injected") \
-	X(STAT_PSCI_DENIED,     "psci_denied")     /* PSCI calls naming vCPUs the partition does not have */ \
-	X(STAT_ABORT_INJECTED,  "abort_injected")  /* emulated registers accessed misaligned or with a wrong size */ \
-	X(STAT_SETWAY,          "setway_ops")      /* set/way cache maintenance, done by address on its own RAM */
+#define ARCH_STAT_IDS \
+	STAT_EXIT_WFE, \
+	STAT_EXIT_HVC, \
+	STAT_EXIT_SMC, \
+	STAT_EXIT_SYSREG, \
+	STAT_IRQ_QUEUED,      /* injections that waited for a free list register */ \
+	STAT_SGI_SENT, \
+	STAT_GIC_IGNORED,     /* GICD/GICR writes to interrupts the partition does not own */ \
+	STAT_GIC_CLAMPED,     /* direct mode: priorities raised to the highest a guest may use */ \
+	STAT_SGI_DENIED,      /* SGIs aimed outside the partition */ \
+	STAT_UNDEF_INJECTED, \
+	STAT_PSCI_DENIED,     /* PSCI calls naming vCPUs the partition does not have */ \
+	STAT_ABORT_INJECTED,  /* emulated registers accessed misaligned or with a wrong size */ \
+	STAT_SETWAY,          /* set/way cache maintenance, done by address on its own RAM */
+
+#define ARCH_STAT_NAMES \
+	"exit_wfe", "exit_hvc", "exit_smc", "exit_sysreg", "irq_queued", "sgi_sent", \
+	"gic_ignored", "gic_clamped", "sgi_denied", "undef_injected", "psci_denied", \
+	"abort_injected", "setway_ops",
 
 #endif

@@ -3,17 +3,20 @@
 #ifndef ARCH_STATS_H
 #define ARCH_STATS_H
 
-#define ARCH_STATS(X) \
-	X(STAT_SBI_BASE,            "sbi_base") \
-	X(STAT_SBI_TIME,            "sbi_time") \
-	X(STAT_SBI_IPI,             "sbi_ipi") \
-	X(STAT_SBI_RFENCE,          "sbi_rfence") \
-	X(STAT_SBI_HSM,             "sbi_hsm") \
-	X(STAT_SBI_SRST,            "sbi_srst") \
-	X(STAT_SBI_DBCN,            "sbi_dbcn")         /* and the legacy console_putchar */ \
-	X(STAT_SBI_OTHER,           "sbi_unsupported")  /* answered SBI_ERR_NOT_SUPPORTED */ \
-	X(STAT_EXIT_VIRTUAL_INSN,   "exit_virtual_insn") /* other than WFI: an illegal instruction for the guest */ \
-	X(STAT_EXIT_GUEST_EXT,      "exit_guest_ext")   /* a guest interrupt file's interrupt, the vCPU not taking it */ \
-	X(STAT_EXCEPTION_INJECTED,  "exception_injected") /* emulated registers accessed misaligned or with a wrong width */
+#define ARCH_STAT_IDS \
+	STAT_SBI_BASE, \
+	STAT_SBI_TIME, \
+	STAT_SBI_IPI, \
+	STAT_SBI_RFENCE, \
+	STAT_SBI_HSM, \
+	STAT_SBI_SRST, \
+	STAT_SBI_DBCN,            /* and the legacy console_putchar */ \
+	STAT_SBI_OTHER,           /* answered SBI_ERR_NOT_SUPPORTED */ \
+	STAT_EXIT_VIRTUAL_INSN,   /* other than WFI: an illegal instruction for the guest */ \
+	STAT_EXCEPTION_INJECTED,  /* emulated registers accessed misaligned or with a wrong width */
+
+#define ARCH_STAT_NAMES \
+	"sbi_base", "sbi_time", "sbi_ipi", "sbi_rfence", "sbi_hsm", "sbi_srst", "sbi_dbcn", \
+	"sbi_unsupported", "exit_virtual_insn", "exception_injected",
 
 #endif
