@@ -4,11 +4,13 @@
 #include <tern/lib.h>
 #include <tern/partition.h>
 
-/* Sized by its names: a count that differs from STAT_COUNT conflicts with tern/stats.h. */
-const char *const stat_names[] = {
-	"exit_irq", "exit_wfi", "exit_mmio", "exit_other", "irq_injected", "faults", "dma_faults",
+#define STAT_NAMES \
+	"exit_irq", "exit_wfi", "exit_mmio", "exit_other", "irq_injected", "faults", "dma_faults", \
 	ARCH_STAT_NAMES
-};
+
+const char *const stat_names[STAT_COUNT] = { STAT_NAMES };
+_Static_assert(sizeof((const char *const[]){ STAT_NAMES }) == sizeof(stat_names),
+	       "every counter has a name, in tern/stats.h's order then the arch's");
 
 static const char *const state_names[PARTITION_RESTARTING + 1] = {
 	[PARTITION_RUNNING] = "running",
