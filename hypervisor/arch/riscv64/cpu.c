@@ -13,11 +13,9 @@
 #include <tern/partition.h>
 #include <tern/platform.h>
 
-#define SBI_EXT_IPI  0x735049u
 #define SBI_EXT_HSM  0x48534du
 #define SBI_EXT_SRST 0x53525354u
 #define SBI_HSM_HART_START  0
-#define SBI_IPI_SEND        0
 #define SBI_SRST_RESET      0
 #define SBI_SRST_SHUTDOWN   0
 
@@ -57,6 +55,26 @@ static void cpu_early(unsigned id)
 	csr_write(hcounteren, HCOUNTEREN_CY_TM_IR);
 }
 
+/*
+ * Kicks are MSIs: a store of KICK_ID into the core's S-level IMSIC file (one store, where an
+ * SBI IPI is an ecall into OpenSBI and its M-mode IPI to the target).
+ */
+#define KICK_ID 1u
+
+static void imsic_write(unsigned reg, uint64_t value)
+{
+	csr_write(CSR_SISELECT, reg);
+	csr_write(CSR_SIREG, value);
+}
+
+/* This core's S-level file: interrupts delivered, the kick's identity enabled. */
+static void kicks_init(void)
+{
+	imsic_write(IMSIC_EITHRESHOLD, 0);
+	imsic_write(IMSIC_EIE0, BIT(KICK_ID));
+	imsic_write(IMSIC_EIDELIVERY, 1);
+}
+
 /* How many guest interrupt files each hart has (GEILEN: the hgeie bits that stick). */
 unsigned riscv_guest_files(void)
 {
@@ -70,6 +88,13 @@ void riscv_boot_primary(unsigned id, uint64_t entry_time)
 {
 	boot_times.entry = entry_time;
 	cpu_early(id);
+	/* Kicks need the AIA's IMSIC, trap-less partitions its guest files. */
+	if (riscv_guest_files() == 0u) {
+		tern_log("error: this board has no IMSIC guest interrupt files "
+			 "(QEMU: -M virt,aia=aplic-imsic,aia-guests=1 or more)");
+		arch_board_off();
+	}
+	kicks_init();
 	/* HS-mode runs on physical addresses (satp bare): nothing to turn on. */
 	boot_times.mmu_on = arch_counter();
 	tern_main();
@@ -78,6 +103,7 @@ void riscv_boot_primary(unsigned id, uint64_t entry_time)
 void riscv_boot_secondary(unsigned id)
 {
 	cpu_early(id);
+	kicks_init();
 	cpu_idle(id);
 }
 
@@ -100,7 +126,20 @@ void arch_cpu_relax(void)
 
 void arch_cpu_kick(unsigned pcpu)
 {
-	(void)sbi_call(SBI_EXT_IPI, SBI_IPI_SEND, BIT(pcpu), 0, 0);
+	volatile uint32_t *seteipnum = (volatile uint32_t *)(uintptr_t)(platform.arch.imsic_s_base +
+									 pcpu * platform.arch.imsic_hart_stride);
+
+	__asm__ volatile("fence w, o" ::: "memory"); /* what the kick is about is visible first */
+	*seteipnum = KICK_ID;
+}
+
+bool riscv_take_kicks(void)
+{
+	bool kicked = false;
+
+	while ((csr_swap(CSR_STOPEI, 0) >> 16) != 0u)
+		kicked = true;
+	return kicked;
 }
 
 /*
@@ -110,7 +149,7 @@ void arch_cpu_kick(unsigned pcpu)
  */
 void arch_cpu_idle_wait(uint64_t deadline)
 {
-	uint64_t enable = SIE_SSIE;
+	uint64_t enable = SIE_SEIE;
 
 	if (deadline) {
 		csr_write(CSR_STIMECMP, deadline);
@@ -119,7 +158,7 @@ void arch_cpu_idle_wait(uint64_t deadline)
 	csr_set(sie, enable);
 	__asm__ volatile("wfi" ::: "memory");
 	csr_clear(sie, enable);
-	csr_clear(sip, SIP_SSIP);
+	(void)riscv_take_kicks();
 	csr_write(CSR_STIMECMP, ~0ULL); /* its level drops: nothing stays pending */
 }
 

@@ -86,7 +86,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 		guest_file_reset();
 	csr_set(sstatus, SSTATUS_SPP);
 	/* While the guest runs, the core's kicks and its SBI timer reach the hypervisor. */
-	csr_write(sie, SIE_SSIE | SIE_STIE);
+	csr_write(sie, SIE_SEIE | SIE_STIE);
 
 	(void)memset(r, 0, sizeof(*r));
 	if (!v->partition->first_entry)
@@ -400,8 +400,7 @@ static void core_interrupts(struct vcpu *v, uint64_t pending)
 		csr_set(hvip, HVIP_VSTIP);
 		vcpu_count(v, STAT_IRQ_INJECTED);
 	}
-	if (pending & SIP_SSIP) {
-		csr_clear(sip, SIP_SSIP);
+	if ((pending & SIP_SEIP) && riscv_take_kicks()) {
 		take_posted(this_cpu());
 		vcpu_check_requests(v);
 	}
@@ -410,8 +409,8 @@ static void core_interrupts(struct vcpu *v, uint64_t pending)
 static void guest_interrupt(struct vcpu *v, uint64_t irq)
 {
 	vcpu_count(v, STAT_EXIT_IRQ);
-	if (irq == IRQ_S_SOFT)
-		core_interrupts(v, SIP_SSIP);
+	if (irq == IRQ_S_EXT)
+		core_interrupts(v, SIP_SEIP);
 	else if (irq == IRQ_S_TIMER)
 		core_interrupts(v, SIP_STIP);
 	else
@@ -499,7 +498,7 @@ static void guest_wfi(struct vcpu *v, struct guest_regs *r)
 	vcpu_count(v, STAT_EXIT_WFI);
 	r->sepc += 4u;
 	__asm__ volatile("wfi" ::: "memory");
-	core_interrupts(v, csr_read(sip) & (SIP_SSIP | SIP_STIP));
+	core_interrupts(v, csr_read(sip) & (SIP_SEIP | SIP_STIP));
 }
 
 /* A virtual instruction exception: a trapped WFI, or what a guest may not do (an illegal one for it). */

@@ -14,6 +14,9 @@
 
 #define CSR_HTINST    0x64a
 #define CSR_HGEIE     0x607
+#define CSR_SISELECT  0x150   /* AIA: the hypervisor's own S-level interrupt file */
+#define CSR_SIREG     0x151
+#define CSR_STOPEI    0x15c   /* claims its highest pending identity */
 #define CSR_VSISELECT 0x250   /* AIA: the guest interrupt file hstatus.VGEIN selects, from HS-mode */
 #define CSR_VSIREG    0x251
 
@@ -43,6 +46,7 @@
 
 #define SCAUSE_IRQ        BIT(63)
 #define IRQ_S_SOFT        1
+#define IRQ_S_EXT         9
 #define IRQ_S_TIMER       5
 #define EXC_ILLEGAL_INSTRUCTION 2
 #define EXC_LOAD_MISALIGNED    4
@@ -56,8 +60,10 @@
 #define EXC_STORE_GUEST_PAGE_FAULT 23
 
 #define SIE_SSIE  BIT(1)
+#define SIE_SEIE  BIT(9)
 #define SIE_STIE  BIT(5)
 #define SIP_SSIP  BIT(1)
+#define SIP_SEIP  BIT(9)
 #define SIP_STIP  BIT(5)
 #define INSN_WFI  0x10500073u
 #define HENVCFG_STCE BIT(63)  /* the guest's stimecmp writes go to vstimecmp */
@@ -68,6 +74,7 @@
 #define csr_read(csr) ({ uint64_t v_; __asm__ volatile("csrr %0, " STR(csr) : "=r"(v_)); v_; })
 #define csr_write(csr, val) __asm__ volatile("csrw " STR(csr) ", %0" : : "rK"((uint64_t)(val)) : "memory")
 #define csr_set(csr, bits) __asm__ volatile("csrs " STR(csr) ", %0" : : "rK"((uint64_t)(bits)) : "memory")
+#define csr_swap(csr, val) ({ uint64_t v_; __asm__ volatile("csrrw %0, " STR(csr) ", %1" : "=r"(v_) : "rK"((uint64_t)(val)) : "memory"); v_; })
 #define csr_clear(csr, bits) __asm__ volatile("csrc " STR(csr) ", %0" : : "rK"((uint64_t)(bits)) : "memory")
 
 #endif

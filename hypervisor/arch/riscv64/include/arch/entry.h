@@ -17,6 +17,8 @@ __attribute__((noreturn)) void guest_enter(struct guest_regs *r);
 __attribute__((noreturn)) void riscv_boot_primary(unsigned id, uint64_t entry_time);
 __attribute__((noreturn)) void riscv_boot_secondary(unsigned id);
 __attribute__((noreturn)) void riscv_hyp_panic(const uint64_t *regs);
+/* Claim this core's pending kicks (its S-level IMSIC file); whether there was one. */
+bool riscv_take_kicks(void);
 /* The guest interrupt files each hart has (0 without the AIA's IMSIC). */
 unsigned riscv_guest_files(void);
 /*
