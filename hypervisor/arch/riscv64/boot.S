@@ -110,16 +110,33 @@ trap_entry:
 	beqz	tp, from_hs
 	sd	t0, CPU_SCRATCH(tp)
 	/*
-	 * The fast path (trap-and-emulate timer): the core's timer, standing in for the guest's
-	 * SBI timer, fired.  Disarm it and make the guest's timer interrupt pending, with two
-	 * registers saved instead of the frame.
+	 * The fast paths of trap-and-emulate, with two registers saved instead of the frame.
+	 * The core's timer, standing in for the guest's SBI timer, fired: disarm it and make the
+	 * guest's timer interrupt pending.  The guest's WFI trapped (wfi = "trap"): wait here;
+	 * a kick (SEIP) is taken by the slow path, as an interrupt right after the sret.
 	 */
 	sd	t1, CPU_SCRATCH2(tp)
 	csrr	t0, scause
 	li	t1, -1
 	slli	t1, t1, 63
 	addi	t1, t1, 5		/* scause: interrupt 5, the supervisor timer */
+	beq	t0, t1, timer_fast
+	li	t1, 22			/* a virtual instruction exception ... */
 	bne	t0, t1, 1f
+	csrr	t0, stval
+	li	t1, 0x10500073		/* ... for a WFI */
+	bne	t0, t1, 1f
+	csrr	t0, sepc
+	addi	t0, t0, 4
+	csrw	sepc, t0
+	ld	t0, CPU_FAST_WFI(tp)
+	addi	t0, t0, 1
+	sd	t0, CPU_FAST_WFI(tp)
+	wfi
+	csrr	t0, sip
+	andi	t0, t0, 1 << 5		/* sip.STIP */
+	beqz	t0, fast_return
+timer_fast:
 	li	t0, -1
 	csrw	0x14d, t0		/* stimecmp */
 	li	t0, 1 << 6		/* hvip.VSTIP */
@@ -127,6 +144,7 @@ trap_entry:
 	ld	t0, CPU_FAST_TIMER(tp)
 	addi	t0, t0, 1
 	sd	t0, CPU_FAST_TIMER(tp)
+fast_return:
 	ld	t0, CPU_SCRATCH(tp)
 	ld	t1, CPU_SCRATCH2(tp)
 	csrrw	tp, sscratch, tp	/* the guest's tp back, sscratch = this core again */

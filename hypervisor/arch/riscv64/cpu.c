@@ -227,11 +227,15 @@ void arch_vcpu_quiesce(struct vcpu *v)
 	csr_write(hie, 0);
 }
 
-/* The fast path's counts (boot.S: the SBI timer handed to the guest). */
+/* The fast paths' counts (boot.S: the SBI timer handed to the guest, trapped WFIs). */
 uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 {
+	const struct riscv_cpu *c = &cpus[v->pcpu];
+
 	if (id == STAT_EXIT_IRQ || id == STAT_IRQ_INJECTED)
-		return cpus[v->pcpu].fast_timer;
+		return c->fast_timer;
+	if (id == STAT_EXIT_WFI)
+		return c->fast_wfi;
 	return 0;
 }
 

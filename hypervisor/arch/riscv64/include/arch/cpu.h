@@ -12,6 +12,7 @@
 #define CPU_SCRATCH     16     /* the trap entry's spare register slots */
 #define CPU_SCRATCH2    24
 #define CPU_FAST_TIMER  32     /* SBI timer interrupts handed to the guest by the fast path */
+#define CPU_FAST_WFI    40     /* trapped WFIs the fast path waited for */
 #define GUEST_FRAME_SIZE 272   /* x0 (unused) - x31, sepc, padding: kept at the stack top */
 #define GUEST_SEPC      256
 #define STACK_SIZE      16384
@@ -33,6 +34,7 @@ struct riscv_cpu {
 	uint64_t scratch;
 	uint64_t scratch2;
 	uint64_t fast_timer;
+	uint64_t fast_wfi;
 	struct vcpu *vcpu;
 	_Atomic uint32_t posted;   /* POSTED_*, taken by this core */
 };
@@ -49,6 +51,7 @@ _Static_assert(__builtin_offsetof(struct riscv_cpu, stack_top) == CPU_STACK_TOP,
 _Static_assert(__builtin_offsetof(struct riscv_cpu, scratch) == CPU_SCRATCH, "asm offset");
 _Static_assert(__builtin_offsetof(struct riscv_cpu, scratch2) == CPU_SCRATCH2, "asm offset");
 _Static_assert(__builtin_offsetof(struct riscv_cpu, fast_timer) == CPU_FAST_TIMER, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, fast_wfi) == CPU_FAST_WFI, "asm offset");
 _Static_assert(sizeof(struct guest_regs) == GUEST_FRAME_SIZE, "asm frame");
 _Static_assert(__builtin_offsetof(struct guest_regs, sepc) == GUEST_SEPC, "asm frame");
 
