@@ -1,0 +1,118 @@
+/*
+ * The riscv64 hostile partition (tests/system/test_riscv64_partitions.py): one misdeed per
+ * boot, chosen with hostile.action=NAME, as guests/hostile does on arm64.
+ *
+ * What the hypervisor must do with each:
+ *  - ram-write: a store just past the partition's RAM; foreign-file: a store into the IMSIC
+ *    file where a hart the partition does not have would find its own; aplic: a store into
+ *    the APLIC's supervisor domain (no partition owns the APLIC yet). Each is outside the
+ *    partition's map: it is stopped with a `tern: fault` line, the access never completes.
+ *  - hsm-foreign: SBI HSM hart_start and hart_get_status for a hart beyond the partition's.
+ *    Refused (SBI_ERR_INVALID_PARAM), counted, the guest carries on.
+ *  - uart-flood: its UART's transmit register stored to in a tight loop, for ever. What the
+ *    console cannot hold is dropped and counted; nobody else waits.
+ *  - reset-loop: SBI SRST cold reboot first thing on every boot: only its own partition.
+ *  - busy: no misdeed, the control neighbour (it only computes, with a timer armed).
+ * Output: PROBE-JSON lines with "test":"hostile-<action>" (tools/tern/results.py parses them).
+ */
+#include "bootargs.h"
+#include "console.h"
+#include "imsic.h"
+#include "riscv.h"
+#include "runtime.h"
+#include "sbi.h"
+#include "timer.h"
+
+const char guest_name[] = "hostile";
+
+#define SBI_EXT_SRST  0x53525354
+#define APLIC_S_BASE  0x0d000000UL
+
+static void trying(const char *action, uintptr_t addr)
+{
+	printf("PROBE-JSON {\"test\":\"hostile-%s\",\"phase\":\"trying\",\"addr\":\"0x%lx\"}\n",
+	       action, (unsigned long)addr);
+}
+
+static void store_outside(const char *action, uintptr_t addr)
+{
+	trying(action, addr);
+	mmio_write32(addr, 1);
+	printf("PROBE-JSON {\"test\":\"hostile-%s\",\"phase\":\"after\",\"pass\":false}\n", action);
+}
+
+/* Where hart `n` of this partition would find its S-level IMSIC file, past its own harts. */
+static uintptr_t foreign_file(void)
+{
+	unsigned harts[MAX_CPUS];
+	unsigned n = cpu_harts(harts, MAX_CPUS);
+	uintptr_t first = imsic_file(0), second = imsic_file(1);
+	uintptr_t stride = (second > first) ? second - first : 0x8000;
+
+	return (first ? first : 0x28000000UL) + n * stride;
+}
+
+static void hsm_foreign(void)
+{
+	unsigned harts[MAX_CPUS];
+	unsigned n = cpu_harts(harts, MAX_CPUS);
+	long start = sbi_hart_start(n, (uintptr_t)guest_exit, 0);
+	long status = sbi_hart_status(7);
+
+	printf("PROBE-JSON {\"test\":\"hostile-hsm-foreign\",\"phase\":\"done\",\"hart\":%u,"
+	       "\"start\":%ld,\"status\":%ld,\"pass\":%s}\n", n, start, status,
+	       (start == -3 && status == -3) ? "true" : "false");
+}
+
+static void uart_flood(void)
+{
+	uintptr_t thr = uart_address();
+
+	printf("PROBE-JSON {\"test\":\"hostile-uart-flood\",\"phase\":\"acting\"}\n");
+	for (;;) {
+		mmio_write8(thr, 'x');
+		mmio_write8(thr, '\n');
+	}
+}
+
+static void busy(void)
+{
+	unsigned long us = bootarg_ulong("hostile.busy_us", 20000, 1, 100000000);
+	uint64_t end = deadline_after_us(us);
+	uint64_t rounds = 0;
+
+	printf("PROBE-JSON {\"test\":\"hostile-busy\",\"phase\":\"acting\"}\n");
+	while (!deadline_passed(end)) {
+		timer_arm(deadline_after_us(10)); /* a deadline ahead: icount's round-robin moves on */
+		for (volatile unsigned i = 0; i < 1000; i++)
+			;
+		rounds++;
+	}
+	timer_stop();
+	printf("PROBE-JSON {\"test\":\"hostile-busy\",\"phase\":\"done\",\"rounds\":%lu,"
+	       "\"pass\":true}\n", (unsigned long)rounds);
+}
+
+void guest_main(void)
+{
+	struct strview action = { "busy", 4 };
+
+	(void)bootarg("hostile.action", &action);
+	if (strview_eq(action, "ram-write"))
+		store_outside("ram-write", (uintptr_t)(ram_base() + ram_size()));
+	else if (strview_eq(action, "foreign-file"))
+		store_outside("foreign-file", foreign_file());
+	else if (strview_eq(action, "aplic"))
+		store_outside("aplic", APLIC_S_BASE);
+	else if (strview_eq(action, "hsm-foreign"))
+		hsm_foreign();
+	else if (strview_eq(action, "uart-flood"))
+		uart_flood();
+	else if (strview_eq(action, "reset-loop"))
+		(void)sbi_call(SBI_EXT_SRST, 0, 1, 0, 0); /* cold reboot */
+	else if (strview_eq(action, "busy"))
+		busy();
+	else
+		printf("PROBE-JSON {\"test\":\"hostile\",\"error\":\"unknown action\",\"pass\":false}\n");
+	printf("PROBE-DONE\n");
+}
