@@ -321,9 +321,10 @@ def cmd_check(args):
           f"{board.cpus} x {board.cpu}, {format_size(board.memory)} RAM")
     headers = ("REGION", "BOARD ADDRESS (HPA)", "SIZE", "PARTITION ADDRESS (IPA)", "NOTES")
     print(results.format_table(headers, layout.describe(system, placed)))
-    used = placed.end - layout.RAM_BASE
+    ram_base = placed.board.ram_base
+    used = placed.end - ram_base
     print(f"RAM used: {format_size(used, round_up=True)} of {format_size(board.memory)} "
-          f"(0x{layout.RAM_BASE:x}-0x{placed.end:x})")
+          f"(0x{ram_base:x}-0x{placed.end:x})")
     return 0
 
 
