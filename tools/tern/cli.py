@@ -217,7 +217,8 @@ def _parser():
     p.add_argument("system", type=Path, metavar="SYSTEM.toml")
     run_options(p)
     p.add_argument("--hypervisor", type=Path, metavar="IMAGE",
-                   help=f"hypervisor image (default {_rel(runner.DEFAULT_HYPERVISOR)})")
+                   help=f"hypervisor image (default {_rel(runner.DEFAULT_HYPERVISOR)}, for a "
+                        f"riscv64 board {_rel(runner.DEFAULT_HYPERVISOR_RISCV64)})")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("check", help="validate a system description and show its layout",
