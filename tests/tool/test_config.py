@@ -359,14 +359,17 @@ def test_cli_check_prints_the_layout(tmp_path, stub_image):
     assert "QEMU's own device tree" in out
 
 
-@pytest.mark.parametrize("example", ["rt.toml", "two.toml", "edu-direct.toml"])
+@pytest.mark.parametrize("example", ["rt.toml", "two.toml", "edu-direct.toml",
+                                     "riscv64-rt.toml"])
 def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_path):
     # The guests may not be built yet; stand-ins with the examples' paths will do.
+    from tern_test_files import write_riscv_image
     text = (repo_root / "examples" / example).read_text()
     (tmp_path / "examples").mkdir()
     path = write_toml(tmp_path / "examples", text, example)
     for name in ("lat.img", "probe.img"):
         write_image(tmp_path / "guests" / "build" / name)
+    write_riscv_image(tmp_path / "guests" / "build" / "riscv64" / "lat.img")
     system = load_system(path)
     place(system)
     assert system.partitions[0].cpus == (1,) and system.partitions[0].wfi_native
@@ -378,6 +381,10 @@ def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_pa
         assert (rt.name, rt.devices, rt.irq_direct) == ("rt", ("pcie",), True)
         assert rt.bootargs == "lat.tests=edu-wfi,edu-busy lat.samples=200"
         assert rt.image_path.name == "lat.img"
+    if example == "riscv64-rt.toml":
+        assert system.board.arch == "riscv64"
+        (rt,) = system.partitions
+        assert rt.irq_direct and rt.image.arch == "riscv64"
 
 
 def test_direct_interrupts_default_to_native_wfi(tmp_path, stub_image):
