@@ -625,6 +625,8 @@ def test_riscv64_takes_pci_devices_on_its_board(tmp_path, riscv_image):
     ('[board]\narch = "x86_64"\n' + partition(),
      'board.arch: must be "arm64" or "riscv64" (got "x86_64")'),
     ("[board]\narch = 64\n" + partition(), 'board.arch: must be "arm64" or "riscv64" (got 64)'),
+    ('[board]\narch = ["riscv64"]\n' + partition(),
+     'board.arch: must be "arm64" or "riscv64" (got ["riscv64"])'),
     (RISCV64_BOARD + 'cpu = "cortex-a53"\n' + riscv_partition(),
      "board.cpu: not for a riscv64 board, whose harts are always QEMU's rv64 (remove the key)"),
     (RISCV64_BOARD + 'cpu = "rv64"\n' + riscv_partition(),

@@ -21,7 +21,6 @@ from .units import MS, SECOND, GiB, KiB, MiB, TiB, format_duration, format_size
 
 MAX_CPUS = 8
 MAX_PARTITIONS = 8
-ARCHS = tuple(layout.VIRT_BOARDS)  # [board] arch: the board and what its partitions run
 CPU_MODELS = layout.ARM64_BOARD.cpu_models   # arm64's [board] cpu; a riscv64 board has no choice
 WFI_MODES = ("native", "trap")
 IRQ_MODES = ("trap", "direct")
@@ -251,8 +250,9 @@ def _parse_board(table, base_dir):
             raise ConfigError(f"board.{show_key(key)}", "unknown key")
     # First: the architecture decides what the other keys may say.
     arch = table.get("arch", Board.arch)
-    if arch not in ARCHS:
-        raise ConfigError("board.arch", f"must be {_either(ARCHS)} (got {_show(arch)})")
+    if not isinstance(arch, str) or arch not in layout.VIRT_BOARDS:
+        raise ConfigError("board.arch", f"must be {_either(layout.VIRT_BOARDS)} "
+                                        f"(got {_show(arch)})")
     virt = layout.VIRT_BOARDS[arch]
     cpus = table.get("cpus", Board.cpus)
     if isinstance(cpus, bool) or not isinstance(cpus, int) or not 1 <= cpus <= MAX_CPUS:

@@ -186,7 +186,7 @@ class VirtBoard:
     qemu_dtb_block: Callable      # board memory -> (start, end) of QEMU's own device tree
     emulated_regions: Callable    # vCPUs -> ((what, base, size), ...) a partition always sees
     dtb_register: str             # holds the device tree's address when a guest starts
-    cpu_models: tuple             # what [board] cpu may say, the default first; () no choice
+    cpu_models: tuple             # what [board] cpu may say; () the key is refused
     default_cpu: str
     default_irq: str              # [[partition]] irq
     direct_needs_native_wfi: bool
@@ -316,7 +316,7 @@ class _Allocator:
 
 def place(system):
     """Lay out `system` (config.System) on its architecture's board; raises ConfigError."""
-    board = VIRT_BOARDS[system.board.arch]
+    board = system.board.virt
     board_memory = system.board.memory
     hole = board.qemu_dtb_block(board_memory)
     ram_end = board.ram_base + board_memory
