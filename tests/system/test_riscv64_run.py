@@ -1,10 +1,12 @@
 """`tern run` on the riscv64 board: a description with `[board] arch = "riscv64"` boots the
 riscv64 hypervisor under OpenSBI with a partition running guests/sbi-smoke, through the `tern`
-command as a user runs it (its layout, device tree, config blob and QEMU command line).
+command as a user runs it (its layout, device tree, config blob and QEMU command line), and
+examples/riscv64-rt.toml runs the latency guest.
 
-No icount: under icount QEMU's round-robin gives a spinning hart (sbi-smoke's hart 0, polling
-HSM status) the CPU until a timer deadline, of which nothing sets one here, so the hart it
-waits for would never run (see test_riscv64.py).
+sbi-smoke runs without icount: under icount QEMU's round-robin gives a spinning hart (its hart
+0, polling HSM status) the CPU until a timer deadline, of which nothing sets one here, so the
+hart it waits for would never run (see test_riscv64.py).  The latency guest's timer tests use
+one hart and set deadlines: they run at icount shift 0, as the bench does.
 """
 
 import json
@@ -22,6 +24,8 @@ from tern.image import ELF_HEADER, ELF_PHDR, PT_LOAD  # noqa: E402
 TERN = REPO / "tern"
 HYPERVISOR = REPO / "hypervisor" / "build" / "riscv64" / "tern.img"
 SBI_SMOKE = REPO / "guests" / "build" / "riscv64" / "sbi-smoke.elf"
+LAT = REPO / "guests" / "build" / "riscv64" / "lat.img"
+EXAMPLE = REPO / "examples" / "riscv64-rt.toml"
 RAM_BASE = 0x8000_0000
 TIMEOUT = 60                      # tern's own --timeout; the test gives it a little longer
 PT_NULL = 0
@@ -45,16 +49,13 @@ def loadable_copy(elf, out):
     return out
 
 
-def tern_run(tmp_path, system_text):
-    """`tern run` on `system_text`: (exit status, console lines, work directory, all that
-    tern printed, for assertion messages)."""
-    for path in (HYPERVISOR, SBI_SMOKE):
+def tern_run(system, workdir, *options):
+    """`tern run SYSTEM`: (exit status, console lines, all that tern printed, for assertion
+    messages)."""
+    for path in (HYPERVISOR, SBI_SMOKE, LAT):
         assert path.exists(), f"missing {path}: run `make all` first"
-    system = tmp_path / "system.toml"
-    system.write_text(system_text)
-    workdir = tmp_path / "work"
     command = [sys.executable, str(TERN), "run", str(system), "--workdir", str(workdir),
-               "--timeout", str(TIMEOUT)]
+               "--timeout", str(TIMEOUT), *options]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT + 30,
                               stdin=subprocess.DEVNULL, check=False)
@@ -63,7 +64,7 @@ def tern_run(tmp_path, system_text):
         pytest.fail(f"tern run did not end within {TIMEOUT + 30} s; console:\n{out or ''}")
     lines = [line.replace("\0", "") for line in done.stdout.splitlines()]
     shown = f"tern run: status {done.returncode}\n{done.stderr}console:\n{done.stdout}"
-    return done.returncode, lines, workdir, shown
+    return done.returncode, lines, shown
 
 
 def sbi_results(lines, name):
@@ -75,7 +76,8 @@ def sbi_results(lines, name):
 @pytest.mark.parametrize("irq", ["direct", "trap"])
 def test_tern_run_boots_a_riscv64_partition(tmp_path, irq):
     guest = loadable_copy(SBI_SMOKE, tmp_path / "sbi-smoke.elf")
-    status, lines, workdir, shown = tern_run(tmp_path, f"""
+    system = tmp_path / "system.toml"
+    system.write_text(f"""
 [board]
 arch = "riscv64"
 cpus = 3
@@ -89,6 +91,8 @@ image = "{guest}"
 irq = "{irq}"
 wfi = "native"
 """)
+    workdir = tmp_path / "work"
+    status, lines, shown = tern_run(system, workdir)
     assert sbi_results(lines, "rt") == {
         "spec_version": (0, 2 << 24),          # SBI 2.0
         "probe_dbcn": (0, 1), "probe_hsm": (0, 1), "probe_srst": (0, 1),
@@ -117,3 +121,15 @@ wfi = "native"
     assert rt.flags == abi.PF_WFI_NATIVE | direct and rt.cpus == (1, 2)
     dts = (workdir / "rt.dts").read_text()
     assert ("imsics@28000000" in dts) == (irq == "direct"), dts
+
+
+def test_the_riscv64_example_runs(tmp_path):
+    # The latency guest in a direct partition, as examples/riscv64-rt.toml has it: its Sstc
+    # timer tests, one record each, every sample taken.  (The figures are the bench's.)
+    status, lines, shown = tern_run(EXAMPLE, tmp_path / "work", "--icount", "0")
+    prefix = "[rt] LAT-JSON "
+    records = [json.loads(line[len(prefix):]) for line in lines if line.startswith(prefix)]
+    assert [(r["test"], r.get("error"), r["samples"]) for r in records] == \
+        [("sstc-wfi", None, 200), ("sstc-busy", None, 200)], shown
+    assert "[rt] LAT-DONE" in lines and "tern: partition rt off" in lines, shown
+    assert status == 0, shown

@@ -222,8 +222,8 @@ RISCV64_BOARD = VirtBoard(
     emulated_regions=riscv64_emulated_regions, dtb_register="a1",
     cpu_models=(), default_cpu="rv64",
     # The guest's own interrupt file and Sstc timer are the fast path; a vCPU waiting in the
-    # hypervisor (wfi = "trap") is woken by its file's guest-external interrupt, so any
-    # combination works.  No board device can be given to a partition yet.
+    # hypervisor (wfi = "trap") keeps its file selected, so what arrives in it ends the wait:
+    # any combination works.  No board device can be given to a partition yet.
     default_irq="direct", direct_needs_native_wfi=False)
 
 VIRT_BOARDS = {b.arch: b for b in (ARM64_BOARD, RISCV64_BOARD)}
