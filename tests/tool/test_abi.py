@@ -260,18 +260,26 @@ def test_every_c_field_is_mirrored(repo_root):
         assert names == [n for n, _ in fields_], struct_name
 
 
-def test_board_constants_match_board_c(repo_root):
-    board_c = repo_root / "hypervisor" / "platform" / "qemu-virt" / "board.c"
+def board_c_values(repo_root, platform):
+    """value(name): the number hypervisor/platform/PLATFORM/board.c gives `.name`."""
+    board_c = repo_root / "hypervisor" / "platform" / platform / "board.c"
     if not board_c.is_file():
-        pytest.skip("board.c not present")
+        pytest.skip(f"{platform}/board.c not present")
     text = board_c.read_text()
 
     def value(name):
         m = re.search(r"\." + name + r"\s*=\s*([^,]+),", text)
         expr = m.group(1).strip()
-        m2 = re.fullmatch(r"MiB\((\d+)\)", expr)
-        return int(m2.group(1)) << 20 if m2 else int(expr, 0)
+        m2 = re.fullmatch(r"(MiB|GiB)\((\d+)\)", expr)
+        if m2:
+            return int(m2.group(2)) << (20 if m2.group(1) == "MiB" else 30)
+        return int(expr.rstrip("uU"), 0)
 
+    return value
+
+
+def test_board_constants_match_board_c(repo_root):
+    value = board_c_values(repo_root, "qemu-virt")
     assert value("uart_base") == layout.UART_BASE
     assert value("uart_intid") == 32 + layout.UART_SPI
     assert value("gicd_base") == layout.GICD_BASE
@@ -284,3 +292,19 @@ def test_board_constants_match_board_c(repo_root):
     assert value("config_hpa") == layout.CONFIG_HPA
     assert value("config_max") == layout.CONFIG_MAX
     assert value("max_cpus") == MAX_CPUS
+    assert value("ram_max") == layout.ARM64_BOARD.memory_max
+
+
+def test_riscv64_board_constants_match_its_board_c(repo_root):
+    value = board_c_values(repo_root, "qemu-virt-riscv64")
+    board = layout.RISCV64_BOARD
+    assert value("uart_base") == layout.RISCV64_UART_BASE
+    assert value("ram_base") == board.ram_base == board.partition_ram_ipa
+    assert value("ram_max") == board.memory_max
+    assert value("hyp_base") == board.hyp_base
+    assert value("hyp_size") == board.hyp_size
+    assert value("config_hpa") == board.config_hpa
+    assert value("config_max") == board.config_max
+    assert value("max_cpus") == MAX_CPUS
+    assert value("timebase_hz") == layout.RISCV64_TIMEBASE_HZ
+    assert value("imsic_s_base") == layout.RISCV64_IMSIC_S_BASE

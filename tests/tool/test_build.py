@@ -1,12 +1,14 @@
-"""What prepare_system writes into the config blob, read back with abi.unpack."""
+"""What prepare_system writes into the config blob (read back with abi.unpack) and the work
+directory, and which hypervisor images it takes."""
 
 import shutil
 
 import pytest
-from tern import abi, build
+from tern import abi, build, layout
 from tern.config import GiB, MiB, load_system
+from tern.errors import ToolError
 from tern.layout import place
-from tern_test_files import partition, write_image, write_toml
+from tern_test_files import partition, write_image, write_riscv_image, write_toml
 
 pytestmark = pytest.mark.skipif(shutil.which("dtc") is None, reason="needs dtc")
 
@@ -47,3 +49,65 @@ def test_partitions_carry_their_restart_policy(tmp_path, stub_image):
     record = data[abi.HEADER.size + abi.PARTITION.size:][:abi.PARTITION.size]
     assert record[528:544] == (1).to_bytes(4, "little") + (5).to_bytes(4, "little") \
         + (10_000).to_bytes(8, "little")
+
+
+def riscv_system(tmp_path, extra=""):
+    """A riscv64 system of one 2-vCPU partition, and a flat riscv64 hypervisor binary."""
+    write_riscv_image(tmp_path / "rv.img")
+    system = load_system(write_toml(tmp_path, '[board]\narch = "riscv64"\ncpus = 3\n'
+                                    'memory = "1GiB"\n'
+                                    + partition("rt", "[1, 2]", '"32MiB"', '"rv.img"', extra)))
+    hypervisor = tmp_path / "hyp.bin"
+    hypervisor.write_bytes(b"\x13\x00\x00\x00" * 1024)        # nops: no header at all
+    return system, hypervisor
+
+
+@pytest.mark.parametrize("irq, flags", [("direct", abi.PF_IRQ_DIRECT | abi.PF_WFI_NATIVE),
+                                        ("trap", 0)])
+def test_riscv64_run_files(tmp_path, irq, flags):
+    system, hypervisor = riscv_system(tmp_path, f'irq = "{irq}"')
+    prepared = build.prepare_system(system, place(system), tmp_path / "work", hypervisor)
+    blob = abi.unpack((tmp_path / "work" / "config.bin").read_bytes())
+    # No SMMU on the riscv board; the partition at the riscv boot protocol's addresses.
+    assert (blob.flags, blob.board_cpus, blob.ram_size) == (0, 3, GiB)
+    (rt,) = blob.partitions
+    assert (rt.ram_ipa, rt.ram_hpa, rt.ram_size) == (0x8000_0000, 0x8400_0000, 32 * MiB)
+    assert (rt.image_ipa, rt.entry_ipa, rt.dtb_ipa) == (0x8020_0000, 0x8020_0000, 0x81E0_0000)
+    assert (rt.cpus, rt.flags) == ((1, 2), flags)
+    assert rt.dtb_size == (tmp_path / "work" / "rt.dtb").stat().st_size
+    loads = {what: addr for _, addr, what in prepared.loads}
+    assert loads == {"config blob": 0x83F0_0000, "rt image": 0x8420_0000, "rt dtb": 0x85E0_0000,
+                     "rt pristine image": 0x8600_0000, "rt pristine dtb": 0x8620_0000}
+    assert prepared.command[0] == "qemu-system-riscv64"
+    assert prepared.command[prepared.command.index("-kernel") + 1] == str(hypervisor)
+    dts = (tmp_path / "work" / "rt.dts").read_text()
+    assert 'model = "riscv-virtio,qemu";' in dts
+    assert ("imsics@28000000" in dts) == (irq == "direct")
+
+
+def test_riscv64_hypervisor_may_be_a_flat_binary(tmp_path):
+    _, hypervisor = riscv_system(tmp_path)
+    assert build.check_hypervisor(hypervisor, layout.RISCV64_BOARD) == hypervisor
+    assert build.check_hypervisor(write_riscv_image(tmp_path / "h.img"),
+                                  layout.RISCV64_BOARD) == tmp_path / "h.img"
+    # arm64's must say what it is.
+    with pytest.raises(ToolError, match=r"^hypervisor image: not an arm64 Image or ELF: "):
+        build.check_hypervisor(hypervisor)
+
+
+@pytest.mark.parametrize("board, image, message", [
+    (layout.RISCV64_BOARD, write_image, "is an arm64 Image, not riscv64"),
+    (layout.ARM64_BOARD, write_riscv_image, "is a riscv64 Image, not arm64"),
+])
+def test_hypervisor_of_the_other_architecture(tmp_path, board, image, message):
+    with pytest.raises(ToolError, match=message):
+        build.check_hypervisor(image(tmp_path / "tern.img"), board)
+
+
+def test_riscv64_hypervisor_must_end_below_the_config_blob(tmp_path):
+    big = tmp_path / "big.bin"
+    with open(big, "wb") as f:
+        f.truncate(0x83F0_0000 - 0x8020_0000 + 1)           # one byte over, sparse
+    with pytest.raises(ToolError, match=r"ends at 0x83f00001, past the config blob at "
+                                        r"0x83f00000$"):
+        build.check_hypervisor(big, layout.RISCV64_BOARD)

@@ -359,14 +359,17 @@ def test_cli_check_prints_the_layout(tmp_path, stub_image):
     assert "QEMU's own device tree" in out
 
 
-@pytest.mark.parametrize("example", ["rt.toml", "two.toml", "edu-direct.toml"])
+@pytest.mark.parametrize("example", ["rt.toml", "two.toml", "edu-direct.toml",
+                                     "riscv64-rt.toml"])
 def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_path):
     # The guests may not be built yet; stand-ins with the examples' paths will do.
+    from tern_test_files import write_riscv_image
     text = (repo_root / "examples" / example).read_text()
     (tmp_path / "examples").mkdir()
     path = write_toml(tmp_path / "examples", text, example)
     for name in ("lat.img", "probe.img"):
         write_image(tmp_path / "guests" / "build" / name)
+    write_riscv_image(tmp_path / "guests" / "build" / "riscv64" / "lat.img")
     system = load_system(path)
     place(system)
     assert system.partitions[0].cpus == (1,) and system.partitions[0].wfi_native
@@ -378,6 +381,10 @@ def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_pa
         assert (rt.name, rt.devices, rt.irq_direct) == ("rt", ("pcie",), True)
         assert rt.bootargs == "lat.tests=edu-wfi,edu-busy lat.samples=200"
         assert rt.image_path.name == "lat.img"
+    if example == "riscv64-rt.toml":
+        assert system.board.arch == "riscv64"
+        (rt,) = system.partitions
+        assert rt.irq_direct and rt.image.arch == "riscv64"
 
 
 def test_direct_interrupts_default_to_native_wfi(tmp_path, stub_image):
@@ -561,3 +568,145 @@ def test_cli_check_shows_a_restart_policy_only_when_set(tmp_path, stub_image):
     assert rows["b"].endswith("RAM; cores 2; wfi trap; on_fault restart; max_restarts 5; "
                               "restart_backoff 10 ms")
     assert rows["c"].endswith("RAM; cores 3; wfi trap; restart_backoff 1500 us")
+
+
+# riscv64: [board] arch = "riscv64" selects QEMU's riscv virt board and riscv64 partitions.
+RISCV64_BOARD = '[board]\narch = "riscv64"\n'
+
+
+@pytest.fixture
+def riscv_image(tmp_path):
+    """A minimal RISC-V Image at guests/build/riscv64/lat.img under tmp_path."""
+    from tern_test_files import write_riscv_image
+    return write_riscv_image(tmp_path / "guests" / "build" / "riscv64" / "lat.img")
+
+
+def riscv_partition(name="rt", cpus="[1]", memory='"64MiB"', extra=""):
+    return partition(name, cpus, memory, '"guests/build/riscv64/lat.img"', extra)
+
+
+def test_arm64_is_the_default_board(tmp_path, stub_image):
+    system = load_system(write_toml(tmp_path, partition()))
+    assert system.board.arch == "arm64" and system.board.virt.ram_base == 0x4000_0000
+
+
+def test_riscv64_system_gets_its_board_defaults(tmp_path, riscv_image):
+    system = load_system(write_toml(tmp_path, RISCV64_BOARD + riscv_partition()))
+    board = system.board
+    assert (board.arch, board.cpus, board.cpu, board.memory) == ("riscv64", 4, "rv64", 2 * GiB)
+    (p,) = system.partitions
+    # Trap-less by default: the vCPU's own interrupt file and Sstc, its WFI on the core.
+    assert p.irq_direct and p.wfi_native
+    assert (p.image.arch, p.image.kind) == ("riscv64", "Image")
+
+
+@pytest.mark.parametrize("irq, wfi", [("direct", "native"), ("direct", "trap"),
+                                      ("trap", "native"), ("trap", "trap")])
+def test_riscv64_takes_any_irq_and_wfi(tmp_path, riscv_image, irq, wfi):
+    (p,) = load_system(write_toml(tmp_path, RISCV64_BOARD + riscv_partition(
+        extra=f'irq = "{irq}"\nwfi = "{wfi}"'))).partitions
+    assert (p.irq_direct, p.wfi_native) == (irq == "direct", wfi == "native")
+
+
+def test_riscv64_trap_partition_waits_in_the_hypervisor_by_default(tmp_path, riscv_image):
+    (p,) = load_system(write_toml(tmp_path, RISCV64_BOARD + riscv_partition(
+        extra='irq = "trap"'))).partitions
+    assert not p.irq_direct and not p.wfi_native
+
+
+def test_riscv64_takes_pci_devices_on_its_board(tmp_path, riscv_image):
+    # As `tern native` does; no partition can own them yet.
+    system = load_system(write_toml(tmp_path, '[board]\narch = "riscv64"\npci = ["edu"]\n'
+                                    + riscv_partition(extra="devices = []")))
+    assert models(system) == ("edu",) and system.partitions[0].devices == ()
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('[board]\narch = "x86_64"\n' + partition(),
+     'board.arch: must be "arm64" or "riscv64" (got "x86_64")'),
+    ("[board]\narch = 64\n" + partition(), 'board.arch: must be "arm64" or "riscv64" (got 64)'),
+    ('[board]\narch = ["riscv64"]\n' + partition(),
+     'board.arch: must be "arm64" or "riscv64" (got ["riscv64"])'),
+    (RISCV64_BOARD + 'cpu = "cortex-a53"\n' + riscv_partition(),
+     "board.cpu: not for a riscv64 board, whose harts are always QEMU's rv64 (remove the key)"),
+    (RISCV64_BOARD + 'cpu = "rv64"\n' + riscv_partition(),
+     "board.cpu: not for a riscv64 board, whose harts are always QEMU's rv64 (remove the key)"),
+    (RISCV64_BOARD + 'memory = "3GiB"\n' + riscv_partition(),
+     "board.memory: must be at most 2 GiB (got 3 GiB): board RAM starts at 2 GiB and must end "
+     "by 4 GiB (the riscv64 hypervisor's limit)"),
+    (RISCV64_BOARD + 'memory = "64MiB"\n' + riscv_partition(),
+     "board.memory: must be at least 128 MiB (got 64 MiB)"),
+    (RISCV64_BOARD + riscv_partition(extra='devices = ["pcie"]'),
+     'partition[0].devices: not yet on riscv64: its partitions cannot own board devices '
+     '(got ["pcie"])'),
+    (RISCV64_BOARD + riscv_partition(extra='devices = "pcie"'),
+     'partition[0].devices: not yet on riscv64: its partitions cannot own board devices '
+     '(got "pcie")'),
+    (RISCV64_BOARD + riscv_partition(cpus="[4]"),
+     "partition[0].cpus: core 4 is out of range (board has 4 cores)"),
+    (RISCV64_BOARD + riscv_partition(extra='irq = "msi"'),
+     'partition[0].irq: must be "trap" or "direct" (got "msi")'),
+    # RAM 0x8400_0000-0x87c0_0000 fits below QEMU's device tree at 0x87e0_0000; the
+    # pristine copies do not.
+    (RISCV64_BOARD + 'memory = "128MiB"\n' + riscv_partition(memory='"60MiB"'),
+     "partition[0].image: partitions need 130 MiB but the board has 128 MiB"),
+])
+def test_riscv64_config_errors(tmp_path, riscv_image, text, expected):
+    assert error_of(tmp_path, text) == expected
+
+
+def test_arm64_image_refused_on_a_riscv64_board(tmp_path, stub_image):
+    message = error_of(tmp_path, RISCV64_BOARD + partition())
+    assert message == (f"partition[0].image: {tmp_path}/guests/build/lat.img is an arm64 Image, "
+                       "not riscv64")
+    write_elf(tmp_path / "a.elf", [(0x8020_0000, 0x8020_0000, b"\0" * 8, 8)], 0x8020_0000)
+    assert error_of(tmp_path, RISCV64_BOARD + partition(image='"a.elf"')) == \
+        f"partition[0].image: {tmp_path}/a.elf is an arm64 ELF, not riscv64"
+
+
+def test_not_an_image_on_a_riscv64_board(tmp_path):
+    (tmp_path / "flat.img").write_bytes(b"\x13" * 256)      # a flat binary: no header
+    assert error_of(tmp_path, RISCV64_BOARD + partition(image='"flat.img"')) == \
+        f"partition[0].image: not a riscv64 Image or ELF: {tmp_path}/flat.img"
+
+
+def test_riscv64_elf_with_a_segment_outside_ram(tmp_path):
+    # ld.lld's default layout loads the ELF headers at 0x10000, below RAM at 0x8000_0000.
+    from tern_test_files import EM_RISCV
+    write_elf(tmp_path / "g.elf", [(0x1_0000, 0x1_0000, b"\0" * 0x190, 0x190),
+                                   (0x8020_0000, 0x8020_0000, b"\x13" * 16, 16)],
+              0x8020_0000, machine=EM_RISCV)
+    assert error_of(tmp_path, RISCV64_BOARD + partition(memory='"2GiB"', image='"g.elf"')) == \
+        (f"partition[0].image: {tmp_path}/g.elf needs 2.1 GiB, more than the partition's "
+         "2 GiB of RAM")
+    write_elf(tmp_path / "g.elf", [(0x7FF0_0000, 0x7FF0_0000, b"\0" * 0x190, 0x190),
+                                   (0x8020_0000, 0x8020_0000, b"\x13" * 16, 16)],
+              0x8020_0000, machine=EM_RISCV)
+    assert error_of(tmp_path, RISCV64_BOARD + partition(image='"g.elf"')) == (
+        "partition[0].image: image does not fit in the partition's RAM: it covers IPA "
+        "0x7ff00000-0x80200010, but RAM is 0x80000000-0x84000000 and the device tree takes "
+        "0x83e00000-0x84000000")
+
+
+def test_cli_check_prints_the_riscv64_layout(tmp_path, riscv_image):
+    write_toml(tmp_path, '[board]\narch = "riscv64"\ncpus = 3\nmemory = "1GiB"\n'
+               + riscv_partition("rt", "[1, 2]", '"32MiB"')
+               + riscv_partition("b", "[0]", '"16MiB"', extra='irq = "trap"'))
+    proc = run_cli("check", "sys.toml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "sys.toml: ok: 2 partitions on 3 x rv64, 1 GiB RAM"
+    rows = [line.split() for line in lines[3:-1]]
+    assert rows[0] == ["hypervisor", "0x80000000-0x84000000", "64", "MiB", "-", "OpenSBI", "at",
+                       "0x80000000,", "image", "at", "0x80200000,", "config", "blob", "at",
+                       "0x83f00000"]
+    assert rows[1] == ["rt", "0x84000000-0x86000000", "32", "MiB", "0x80000000-0x82000000",
+                       "RAM;", "cores", "1,2;", "wfi", "native;", "irq", "direct"]
+    assert rows[2][:3] == ["Image", "0x84200000-0x84210000", "64"]
+    assert rows[2][4:] == ["0x80200000-0x80210000", "entry", "0x80200000"]
+    assert rows[3] == ["dtb", "0x85e00000-0x86000000", "2", "MiB", "0x81e00000-0x82000000",
+                       "a1", "at", "entry"]
+    assert rows[4][:2] == ["b", "0x86000000-0x87000000"]
+    assert rows[4][-4:] == ["cores", "0;", "wfi", "trap"]
+    assert rows[-1][:2] == ["QEMU's", "dtb"] and rows[-1][2] == "0xbfe00000-0xc0000000"
+    assert lines[-1].startswith("RAM used: ") and lines[-1].endswith("(0x80000000-0x87800000)")

@@ -213,3 +213,173 @@ def test_each_run_gives_each_partition_a_fresh_rng_seed(tmp_path, stub_image):
             assert len(seed) * 4 == RNG_SEED_BYTES
             seeds.append(tuple(seed))
     assert len(set(seeds)) == 4, "a seed was reused between partitions or runs"
+
+
+# riscv64: QEMU riscv virt's tree cut down to the partition (its harts, RAM, the ns16550 and,
+# with irq = "direct", its IMSIC files), compiled with dtc and read back.
+def riscv_dtb(tmp_path, num_vcpus=2, irq_direct=True, **more):
+    from tern.devicetree import riscv64_partition_dts
+    dts = riscv64_partition_dts("rt", num_vcpus, 0x8000_0000, 32 * MiB, 'x="1"',
+                                irq_direct=irq_direct, **more)
+    path = tmp_path / f"rt-{num_vcpus}-{irq_direct}.dtb"
+    compile_dts(dts, path)
+    return path
+
+
+def decompiled(blob_path):
+    """dtc's DTS for a DTB, parsed: (root node, what dtc said on stderr).  A node is
+    {"props": {name: value as dtc prints it, or None}, "nodes": {name: node}}."""
+    proc = subprocess.run(["dtc", "-I", "dtb", "-O", "dts", str(blob_path)],
+                          capture_output=True, text=True, check=True)
+    root = stack = None
+    for line in proc.stdout.splitlines():
+        line = line.strip()
+        if line.endswith("{"):
+            node = {"props": {}, "nodes": {}}
+            name = line[:-1].strip()
+            if stack is None:
+                root, stack = node, [node]
+            else:
+                stack[-1]["nodes"][name] = node
+                stack.append(node)
+        elif line == "};":
+            stack.pop()
+        elif stack and line.endswith(";"):
+            prop, _, value = line[:-1].partition(" = ")
+            stack[-1]["props"][prop] = value or None
+    return root, proc.stderr
+
+
+def at(root, path):
+    """The node at `path` ("/soc/serial@10000000")."""
+    node = root
+    for name in filter(None, path.split("/")):
+        node = node["nodes"][name]
+    return node
+
+
+def test_riscv64_tree_for_a_direct_partition(tmp_path):
+    root, warnings = decompiled(riscv_dtb(tmp_path, rng_seed=bytes(range(32))))
+    assert warnings == ""
+    assert root["props"] == {"#address-cells": "<0x02>", "#size-cells": "<0x02>",
+                             "compatible": '"riscv-virtio"', "model": '"riscv-virtio,qemu"'}
+    assert list(root["nodes"]) == ["chosen", "cpus", "memory@80000000", "soc"]
+    chosen = at(root, "/chosen")["props"]
+    assert chosen["stdout-path"] == '"/soc/serial@10000000"'
+    assert chosen["bootargs"] == r'"x=\"1\""'
+    assert cells(chosen["rng-seed"]) == [0x00010203, 0x04050607, 0x08090A0B, 0x0C0D0E0F,
+                                         0x10111213, 0x14151617, 0x18191A1B, 0x1C1D1E1F]
+    assert cells(at(root, "/memory@80000000")["props"]["reg"]) == [0, 0x8000_0000, 0, 32 * MiB]
+    cpus = at(root, "/cpus")
+    assert {k: cells(v) for k, v in cpus["props"].items()} == {
+        "#address-cells": [1], "#size-cells": [0], "timebase-frequency": [10_000_000]}
+    assert list(cpus["nodes"]) == ["cpu@0", "cpu@1"]
+    intc_phandles = []
+    for i in range(2):
+        cpu = at(root, f"/cpus/cpu@{i}")
+        assert cpu["props"] == {
+            "device_type": '"cpu"', "reg": f"<0x0{i}>", "status": '"okay"',
+            "compatible": '"riscv"',
+            "riscv,isa": '"rv64imafdc_zicsr_zifencei_zihintpause_zba_zbb_zbc_zbs_ssaia_sstc"',
+            "mmu-type": '"riscv,sv39"'}
+        intc = cpu["nodes"]["interrupt-controller"]["props"]
+        assert intc["compatible"] == '"riscv,cpu-intc"' and "interrupt-controller" in intc
+        assert cells(intc["#interrupt-cells"]) == [1]
+        intc_phandles.append(cells(intc["phandle"])[0])
+    soc = at(root, "/soc")
+    assert soc["props"] == {"#address-cells": "<0x02>", "#size-cells": "<0x02>",
+                            "compatible": '"simple-bus"', "ranges": None}
+    assert list(soc["nodes"]) == ["serial@10000000", "imsics@28000000"]
+    # No interrupts: a partition has no console input yet.
+    assert at(root, "/soc/serial@10000000")["props"] == {
+        "compatible": '"ns16550a"', "reg": "<0x00 0x10000000 0x00 0x100>",
+        "clock-frequency": r'"\08@"'}                     # 3686400, as QEMU's own
+    imsic = at(root, "/soc/imsics@28000000")["props"]
+    assert imsic["compatible"] == r'"qemu,imsics\0riscv,imsics"'
+    assert cells(imsic["reg"]) == [0, 0x2800_0000, 0, 2 * 0x8000]
+    # vCPU i's S-level file is the i-th pair's: its hart's local interrupt 9 (S external).
+    assert cells(imsic["interrupts-extended"]) == [intc_phandles[0], 9, intc_phandles[1], 9]
+    assert cells(imsic["riscv,num-ids"]) == [255]
+    assert cells(imsic["riscv,guest-index-bits"]) == [3]
+    assert cells(imsic["#interrupt-cells"]) == [0]
+    for flag in ("interrupt-controller", "msi-controller", "phandle"):
+        assert flag in imsic, flag
+    assert len(set(intc_phandles + cells(imsic["phandle"]))) == 3
+
+
+def test_riscv64_tree_for_a_trap_partition(tmp_path):
+    # No Sstc and no S-level AIA: the guest uses the SBI's timer and IPIs.
+    root, warnings = decompiled(riscv_dtb(tmp_path, num_vcpus=1, irq_direct=False))
+    assert warnings == ""
+    assert list(at(root, "/cpus")["nodes"]) == ["cpu@0"]
+    assert at(root, "/cpus/cpu@0")["props"]["riscv,isa"] == \
+        '"rv64imafdc_zicsr_zifencei_zihintpause_zba_zbb_zbc_zbs"'
+    assert list(at(root, "/soc")["nodes"]) == ["serial@10000000"]
+    assert "rng-seed" not in at(root, "/chosen")["props"]
+
+
+def test_riscv64_initrd_in_chosen(tmp_path):
+    root, _ = decompiled(riscv_dtb(tmp_path, initrd=(0x8100_0000, 0x1234)))
+    chosen = at(root, "/chosen")["props"]
+    assert cells(chosen["linux,initrd-start"]) == [0, 0x8100_0000]
+    assert cells(chosen["linux,initrd-end"]) == [0, 0x8100_1234]
+
+
+def test_riscv64_imsic_as_the_guests_read_it(tmp_path):
+    """guests/lib/riscv64/imsic.c: vCPU (hart) h's file is base + i * 2^(guest-index-bits + 12)
+    for the i-th interrupts-extended pair whose cpu-intc's parent has reg = h, if it lies in
+    reg; each must be where hart h's S-level file is on the bare board."""
+    for vcpus in (1, 2, 8):
+        root, _ = decompiled(riscv_dtb(tmp_path, num_vcpus=vcpus))
+        imsic = at(root, "/soc/imsics@28000000")["props"]
+        _, base, _, size = cells(imsic["reg"])
+        stride = 1 << (cells(imsic["riscv,guest-index-bits"])[0] + 12)
+        by_phandle = {cells(cpu["nodes"]["interrupt-controller"]["props"]["phandle"])[0]:
+                      cells(cpu["props"]["reg"])[0]
+                      for cpu in at(root, "/cpus")["nodes"].values()}
+        pairs = cells(imsic["interrupts-extended"])
+        files = {}
+        for i in range(0, len(pairs), 2):
+            assert pairs[i + 1] == 9
+            assert (i // 2 + 1) * stride <= size
+            files[by_phandle[pairs[i]]] = base + (i // 2) * stride
+        assert files == {h: 0x2800_0000 + h * 0x8000 for h in range(vcpus)}
+
+
+@pytest.mark.skipif(shutil.which("qemu-system-riscv64") is None,
+                    reason="needs qemu-system-riscv64")
+def test_riscv64_tree_follows_qemus_own(tmp_path):
+    from tern import qemu
+    qemu_dtb = tmp_path / "virt.dtb"
+    command = qemu.riscv64_board_args(2, 1024 * MiB)
+    command[command.index("-M") + 1] += f",dumpdtb={qemu_dtb}"
+    subprocess.run(command, check=True, capture_output=True, timeout=60,
+                   stdin=subprocess.DEVNULL)
+    theirs, _ = decompiled(qemu_dtb)
+    ours, _ = decompiled(riscv_dtb(tmp_path))
+    for path in ("/", "/cpus"):
+        for prop, value in at(ours, path)["props"].items():
+            assert at(theirs, path)["props"][prop] == value, (path, prop)
+    their_cpu = at(theirs, "/cpus/cpu@1")["props"]
+    our_cpu = at(ours, "/cpus/cpu@1")["props"]
+    for prop in ("device_type", "reg", "status", "compatible"):
+        assert our_cpu[prop] == their_cpu[prop], prop
+    # The harts' ISA seen from VS-mode: the board's without H and without the M-level AIA.
+    base, *extensions = their_cpu["riscv,isa"].strip('"').split("_")
+    assert base == "rv64imafdch"
+    visible = [e for e in extensions if e != "smaia"]
+    assert our_cpu["riscv,isa"] == '"' + "_".join(["rv64imafdc"] + visible) + '"'
+    their_intc = at(theirs, "/cpus/cpu@1")["nodes"]["interrupt-controller"]["props"]
+    our_intc = at(ours, "/cpus/cpu@1")["nodes"]["interrupt-controller"]["props"]
+    for prop in ("#interrupt-cells", "interrupt-controller", "compatible"):
+        assert our_intc[prop] == their_intc[prop], prop
+    their_uart = at(theirs, "/soc/serial@10000000")["props"]
+    for prop, value in at(ours, "/soc/serial@10000000")["props"].items():
+        assert their_uart[prop] == value, prop
+    their_imsic = at(theirs, "/soc/imsics@28000000")["props"]
+    our_imsic = at(ours, "/soc/imsics@28000000")["props"]
+    for prop in ("reg", "riscv,num-ids", "riscv,guest-index-bits", "#interrupt-cells",
+                 "interrupt-controller", "msi-controller"):
+        assert our_imsic[prop] == their_imsic[prop], prop
+    # QEMU 7.2 writes only "riscv,imsics"; the binding wants a vendor string first.
+    assert their_imsic["compatible"] == '"riscv,imsics"'

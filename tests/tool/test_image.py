@@ -126,7 +126,7 @@ def test_arm64_image_and_elf_say_so(tmp_path):
 
 
 def test_riscv_refused_where_only_arm64_goes(tmp_path):
-    # Partitions (and the hypervisor) are arm64: the default.
+    # inspect() takes arm64 only unless told otherwise.
     with pytest.raises(ImageError, match=r"^.*/rv.img is a riscv64 Image, not arm64$"):
         inspect(write_riscv_image(tmp_path / "rv.img"))
     path = write_elf(tmp_path / "rv.elf", [(0x8020_0000, 0x8020_0000, b"\0" * 4, 4)],
@@ -143,3 +143,11 @@ def test_unknown_formats_name_both_architectures(tmp_path):
     with pytest.raises(ImageError, match=r"machine 62; need 64-bit little-endian AArch64 or "
                                          r"RISC-V\)$"):
         inspect(path, ARCHS)
+
+
+def test_arm64_refused_where_only_riscv64_goes(tmp_path):
+    with pytest.raises(ImageError, match=r"^.*/a.img is an arm64 Image, not riscv64$"):
+        inspect(write_image(tmp_path / "a.img"), ("riscv64",))
+    (tmp_path / "x").write_bytes(b"\0" * 64)
+    with pytest.raises(ImageError, match=r"^not a riscv64 Image or ELF: .*/x$"):
+        inspect(tmp_path / "x", ("riscv64",))

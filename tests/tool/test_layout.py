@@ -213,3 +213,81 @@ def test_bad_initrd(tmp_path, stub_image, value, message):
         load_system(write_toml(tmp_path, partition(extra=f"initrd = {value}")))
     assert e.value.field == "partition[0].initrd"
     assert message in str(e.value)
+
+
+# riscv64: QEMU's riscv virt, RAM from 0x8000_0000, the hypervisor's 64 MiB first (OpenSBI's
+# 2 MiB, Tern at 0x8020_0000, the config blob at 0x83f0_0000).
+def riscv_system(tmp_path, partitions, board='memory = "1GiB"\n'):
+    from tern_test_files import write_riscv_image
+    write_riscv_image(tmp_path / "rv.img")
+    return placed(tmp_path, '[board]\narch = "riscv64"\ncpus = 8\n' + board + partitions)
+
+
+def test_riscv64_one_partition(tmp_path):
+    _, lay = riscv_system(tmp_path, partition(memory='"32MiB"', image='"rv.img"'))
+    (p,) = lay.partitions
+    assert lay.board is layout.RISCV64_BOARD
+    assert (p.ram_ipa, p.ram_hpa, p.ram_size) == (0x8000_0000, 0x8400_0000, 32 * MiB)
+    # The RISC-V boot protocol: the Image at RAM base + text_offset, entered at its start.
+    assert p.image_ipa == p.entry_ipa == 0x8020_0000 and p.image_hpa == 0x8420_0000
+    assert p.dtb_ipa == 0x81E0_0000 and p.dtb_hpa == 0x85E0_0000   # last 2 MiB, as on arm64
+    assert (p.pristine_image_hpa, p.pristine_dtb_hpa) == (0x8600_0000, 0x8620_0000)
+    assert lay.qemu_dtb == (0xBFE0_0000, 0xC000_0000)
+    assert (lay.end, lay.ram_end) == (0x8640_0000, 0xC000_0000)
+
+
+def test_riscv64_elf_at_its_physical_addresses(tmp_path):
+    from tern_test_files import EM_RISCV
+    write_elf(tmp_path / "g.elf", [(0x8020_0000, 0x8020_0000, b"\x13" * 64, 0x3000)],
+              0x8020_0010, machine=EM_RISCV)
+    _, lay = riscv_system(tmp_path, partition(image='"g.elf"'))
+    p = lay.partitions[0]
+    assert (p.image_ipa, p.entry_ipa, p.image_size, p.image_hpa) == \
+        (0x8020_0000, 0x8020_0010, 0x3000, 0x8420_0000)
+
+
+@pytest.mark.parametrize("board_memory, hole", [
+    # Where QEMU 7.2 put its device tree ("info roms"): the 2 MiB boundary below
+    # min(RAM end, 3 GiB) less its 1 MiB.
+    (128 * MiB, 0x87E0_0000), (129 * MiB, 0x8800_0000), (GiB, 0xBFE0_0000),
+    (2 * GiB, 0xBFE0_0000)])
+def test_riscv64_qemu_dtb_block(board_memory, hole):
+    assert layout.RISCV64_BOARD.qemu_dtb_block(board_memory) == (hole, hole + 2 * MiB)
+
+
+def test_riscv64_partitions_stay_clear_of_the_hypervisor_and_qemus_dtb(tmp_path):
+    text = "".join(partition(f"p{i}", f"[{i}]", memory, '"rv.img"')
+                   for i, memory in enumerate(('"6MiB"', '"512MiB"', '"512MiB"', '"8MiB"')))
+    _, lay = riscv_system(tmp_path, text, board='memory = "2GiB"\n')
+    spans = regions(lay)
+    hole_start, hole_end = lay.qemu_dtb
+    assert (hole_start, hole_end) == (0xBFE0_0000, 0xC000_0000)
+    for name, start, end in spans:
+        assert start % (2 * MiB) == 0, name
+        assert start >= 0x8400_0000, name           # past OpenSBI, Tern and the config blob
+        assert end <= 0x1_0000_0000, name
+        assert end <= hole_start or start >= hole_end, name
+    spans.sort(key=lambda s: s[1])
+    for (n1, _, end1), (n2, start2, _) in zip(spans, spans[1:]):
+        assert end1 <= start2, f"{n1} overlaps {n2}"
+    p1 = lay.by_name("p1")
+    assert p1.ram_hpa == 0x8460_0000                # fits below QEMU's device tree
+    assert lay.by_name("p2").ram_hpa == 0xC000_0000  # would cover it: goes past it
+    assert all(p.ram_ipa == 0x8000_0000 for p in lay.partitions)
+
+
+def test_riscv64_describe_names_the_firmware_and_a1(tmp_path):
+    system, lay = riscv_system(tmp_path, partition(image='"rv.img"'))
+    rows = layout.describe(system, lay)
+    assert rows[0] == ("hypervisor", "0x80000000-0x84000000", "64 MiB", "-",
+                       "OpenSBI at 0x80000000, image at 0x80200000, config blob at 0x83f00000")
+    assert ("  dtb", "0x87e00000-0x88000000", "2 MiB", "0x83e00000-0x84000000",
+            "a1 at entry") in rows
+    assert rows[1][4] == "RAM; cores 1; wfi native; irq direct"
+
+
+def test_riscv64_emulated_regions():
+    assert layout.RISCV64_BOARD.emulated_regions(2) == (
+        ("the ns16550", 0x1000_0000, 0x100), ("the IMSIC", 0x2800_0000, 0x1_0000))
+    assert layout.ARM64_BOARD.emulated_regions(2)[1] == \
+        ("the GIC redistributors", 0x080A_0000, 0x4_0000)

@@ -160,3 +160,17 @@ def test_hmp_types_each_command_and_waits_for_its_prompt(tmp_path):
 def test_hmp_without_a_monitor_is_a_tool_error(tmp_path):
     with pytest.raises(ToolError):
         qemu.hmp(tmp_path / "none.sock", "info status", timeout=1)
+
+
+def test_system_command_riscv64():
+    # The riscv board of `tern native`, with the hypervisor as its S-mode kernel; no IOMMU.
+    board = Board(cpus=3, cpu="rv64", memory=GiB, pci=("edu",), arch="riscv64")
+    command = qemu.system_command(board, "/h/tern.img", [("/w/config.bin", 0x83F0_0000)],
+                                  icount=2)
+    assert command == [
+        "qemu-system-riscv64", "-M", "virt,aia=aplic-imsic,aia-guests=4",
+        "-cpu", "rv64,h=true,sstc=true", "-smp", "3", "-m", "1024M", *BOARD,
+        "-device", EDU.format(2), "-icount", "shift=2,align=off,sleep=off",
+        "-kernel", "/h/tern.img",
+        "-device", "loader,file=/w/config.bin,addr=0x83f00000,force-raw=on"]
+    assert qemu.system_has_iommu("arm64") and not qemu.system_has_iommu("riscv64")

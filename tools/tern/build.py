@@ -15,7 +15,7 @@ from pathlib import Path
 from . import abi, devicetree, layout, qemu
 from .errors import ConfigError, ToolError, show_path
 from .files import NewFile, NotAFile, check_regular, write_new
-from .image import ImageError, inspect
+from .image import ARCHS, ImageError, inspect, require_arch
 
 # config.Partition.on_fault -> tern_config_partition.fault_policy
 FAULT_POLICIES = {"stop": abi.FAULT_STOP, "restart": abi.FAULT_RESTART}
@@ -31,22 +31,36 @@ class Prepared:
     command: list = field(default_factory=list)
 
 
-def check_hypervisor(path):
-    """The hypervisor image must exist and, once loaded, stay below the config blob."""
+def check_hypervisor(path, board=layout.ARM64_BOARD):
+    """The hypervisor image for `board` (layout.VirtBoard) must exist and, once loaded, stay
+    below the config blob.  arm64's is an Image; riscv64's may also be a flat binary, which
+    QEMU loads as it is at board.hyp_image_hpa."""
     path = Path(path)
     try:
-        check_regular(path)
-        hyp = inspect(path)
+        size = check_regular(path).st_size
+        try:
+            # Where a flat binary may do, any header is read to say whose it is.
+            hyp = inspect(path, ARCHS if board.raw_hypervisor else (board.arch,))
+        except ImageError:
+            if not board.raw_hypervisor:
+                raise
+            hyp = None            # no header: a flat binary
+        if hyp is not None:
+            require_arch(hyp, (board.arch,))
     except NotAFile as e:
         hint = " (build it first, or pass --hypervisor)" if e.problem == "no such file" else ""
         raise ToolError(f"hypervisor image: {e}{hint}") from None
     except ImageError as e:
         raise ToolError(f"hypervisor image: {e}") from None
-    if hyp.kind == "Image":
-        end = layout.RAM_BASE + hyp.text_offset + hyp.mem_size
-        if end > layout.CONFIG_HPA:
-            raise ToolError(f"hypervisor image {show_path(path)} ends at 0x{end:x}, past the "
-                            f"config blob at 0x{layout.CONFIG_HPA:x}")
+    if hyp is None:
+        end = board.hyp_image_hpa + size
+    elif hyp.kind == "Image":
+        end = board.ram_base + hyp.text_offset + hyp.mem_size
+    else:
+        return path               # an ELF is loaded at its own addresses
+    if end > board.config_hpa:
+        raise ToolError(f"hypervisor image {show_path(path)} ends at 0x{end:x}, past the "
+                        f"config blob at 0x{board.config_hpa:x}")
     return path
 
 
@@ -88,22 +102,21 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
     """Write the work directory for `system` laid out as `placed`; return what to run."""
     workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
-    hypervisor = check_hypervisor(hypervisor).resolve()
+    board = system.board.virt
+    hypervisor = check_hypervisor(hypervisor, board).resolve()
     check_inputs_outside(system, workdir, hypervisor)
-    # qemu.system_command gives the board QEMU's SMMUv3: the hypervisor takes it.  ram_size is
-    # the RAM QEMU is started with (-m), from the RAM base.
-    blob = abi.ConfigBlob(board_cpus=system.board.cpus, flags=abi.CF_SMMUV3,
-                          ram_size=system.board.memory)
+    # qemu.system_command gives an arm64 board QEMU's SMMUv3: the hypervisor takes it.
+    # ram_size is the RAM QEMU is started with (-m), from the RAM base.
+    flags = abi.CF_SMMUV3 if qemu.system_has_iommu(system.board.arch) else 0
+    blob = abi.ConfigBlob(board_cpus=system.board.cpus, flags=flags, ram_size=system.board.memory)
     partition_loads = []
     for p, pl in zip(system.partitions, placed.partitions):
         # A fresh seed each run, as QEMU writes into the bare board's device tree: Linux
         # without one wakes up noticeably slower (docs/benchmarks.md, cyclictest).  A
         # restart reloads the same device tree, so the same seed, which Linux mixes with
         # what it gathers itself.
-        dts = devicetree.partition_dts(p.name, len(p.cpus), system.board.cpu, pl.ram_ipa,
-                                       pl.ram_size, p.bootargs, p.devices,
-                                       (pl.initrd_ipa, pl.initrd_size) if pl.initrd_size else None,
-                                       rng_seed=os.urandom(devicetree.RNG_SEED_BYTES))
+        dts = devicetree.system_partition_dts(system.board, p, pl,
+                                              rng_seed=os.urandom(devicetree.RNG_SEED_BYTES))
         dtb_path = workdir / f"{p.name}.dtb"
         dtb = devicetree.compile_dts(dts, dtb_path)
         if len(dtb) > pl.dtb_area:
@@ -144,10 +157,10 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             restart_backoff_us=p.restart_backoff_us))
 
     data = abi.pack(blob)
-    if len(data) > layout.CONFIG_MAX:
-        raise ToolError(f"config blob is {len(data)} bytes, more than {layout.CONFIG_MAX}")
+    if len(data) > board.config_max:
+        raise ToolError(f"config blob is {len(data)} bytes, more than {board.config_max}")
     config_path = write_new(workdir / "config.bin", data)
-    loads = [(config_path, layout.CONFIG_HPA, "config blob")] + partition_loads
+    loads = [(config_path, board.config_hpa, "config blob")] + partition_loads
     command = qemu.system_command(system.board, hypervisor,
                                   [(path, addr) for path, addr, _ in loads], icount)
     write_command(workdir, command)

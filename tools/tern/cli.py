@@ -217,7 +217,8 @@ def _parser():
     p.add_argument("system", type=Path, metavar="SYSTEM.toml")
     run_options(p)
     p.add_argument("--hypervisor", type=Path, metavar="IMAGE",
-                   help=f"hypervisor image (default {_rel(runner.DEFAULT_HYPERVISOR)})")
+                   help=f"hypervisor image (default {_rel(runner.DEFAULT_HYPERVISOR)}, for a "
+                        f"riscv64 board {_rel(runner.DEFAULT_HYPERVISOR_RISCV64)})")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("check", help="validate a system description and show its layout",
@@ -321,9 +322,10 @@ def cmd_check(args):
           f"{board.cpus} x {board.cpu}, {format_size(board.memory)} RAM")
     headers = ("REGION", "BOARD ADDRESS (HPA)", "SIZE", "PARTITION ADDRESS (IPA)", "NOTES")
     print(results.format_table(headers, layout.describe(system, placed)))
-    used = placed.end - layout.RAM_BASE
+    ram_base = placed.board.ram_base
+    used = placed.end - ram_base
     print(f"RAM used: {format_size(used, round_up=True)} of {format_size(board.memory)} "
-          f"(0x{layout.RAM_BASE:x}-0x{placed.end:x})")
+          f"(0x{ram_base:x}-0x{placed.end:x})")
     return 0
 
 

@@ -16,12 +16,12 @@ from pathlib import Path
 from . import layout
 from .errors import ConfigError, show_int, show_key, show_path, show_value
 from .files import NotAFile, check_regular, read_bounded
-from .image import ImageError, inspect
+from .image import ARM64, ImageError, inspect
 from .units import MS, SECOND, GiB, KiB, MiB, TiB, format_duration, format_size
 
 MAX_CPUS = 8
 MAX_PARTITIONS = 8
-CPU_MODELS = ("cortex-a53", "cortex-a57", "max")
+CPU_MODELS = layout.ARM64_BOARD.cpu_models   # arm64's [board] cpu; a riscv64 board has no choice
 WFI_MODES = ("native", "trap")
 IRQ_MODES = ("trap", "direct")
 # QEMU PCI device models [board] pci may list.  virtio-blk needs a disk image (a table entry:
@@ -35,10 +35,9 @@ MAX_PCI_DEVICES = 4
 PARTITION_MEMORY_ALIGN = 2 * MiB
 PARTITION_MEMORY_MIN = 4 * MiB
 PARTITION_MEMORY_MAX = 2 * GiB
-# The hypervisor owns the first 64 MiB; QEMU wants the rest in whole MiB (-m).
+# The hypervisor owns the first 64 MiB; QEMU wants the rest in whole MiB (-m).  The most
+# is the board's (layout.VirtBoard.memory_max).
 BOARD_MEMORY_MIN = 128 * MiB
-# With highmem=off QEMU virt's RAM must end by 4 GiB (and the hypervisor maps 1-4 GiB).
-BOARD_MEMORY_MAX = layout.RAM_LIMIT - layout.RAM_BASE
 
 NAME_RE = re.compile(r"[a-z0-9_-]{1,15}")
 # ASCII digits and blanks only: \d would take other scripts' digits ("６４") and \s a newline.
@@ -58,7 +57,7 @@ DURATION_UNITS = {"us": 1, "ms": MS, "s": SECOND}     # in microseconds
 # The back-off doubles up to 32 x this, so the longest wait is 32 minutes.
 MAX_RESTART_BACKOFF = 60 * SECOND
 
-BOARD_KEYS = ("cpus", "cpu", "memory", "pci")
+BOARD_KEYS = ("arch", "cpus", "cpu", "memory", "pci")
 PARTITION_KEYS = ("name", "cpus", "memory", "image", "initrd", "wfi", "irq", "bootargs",
                   "devices", "on_fault", "max_restarts", "restart_backoff")
 
@@ -76,9 +75,15 @@ class Board:
     """The QEMU virt machine the system runs on."""
 
     cpus: int = 4
-    cpu: str = "cortex-a53"
+    cpu: str = "cortex-a53"       # the QEMU CPU model; "rv64" on riscv64, which has no choice
     memory: int = 2 * GiB
     pci: tuple = ()               # PciDevice; device i sits in slot 2 + i
+    arch: str = ARM64             # layout.VIRT_BOARDS: which board, and its partitions' images
+
+    @property
+    def virt(self):
+        """The fixed facts of this architecture's board (layout.VirtBoard)."""
+        return layout.VIRT_BOARDS[self.arch]
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,7 @@ class Partition:
     wfi_native: bool = False
     irq_direct: bool = False
     bootargs: str = ""
-    devices: tuple = ()           # names in layout.BOARD_DEVICES this partition owns
+    devices: tuple = ()           # names in the board's VirtBoard.devices this partition owns
     initrd_path: Path = None      # initial ramdisk, loaded below the device tree
     initrd_size: int = 0
     on_fault: str = "stop"        # FAULT_ACTIONS: what a guest fault does
@@ -243,14 +248,24 @@ def _parse_board(table, base_dir):
     for key in table:
         if key not in BOARD_KEYS:
             raise ConfigError(f"board.{show_key(key)}", "unknown key")
+    # First: the architecture decides what the other keys may say.
+    arch = table.get("arch", Board.arch)
+    if not isinstance(arch, str) or arch not in layout.VIRT_BOARDS:
+        raise ConfigError("board.arch", f"must be {_either(layout.VIRT_BOARDS)} "
+                                        f"(got {_show(arch)})")
+    virt = layout.VIRT_BOARDS[arch]
     cpus = table.get("cpus", Board.cpus)
     if isinstance(cpus, bool) or not isinstance(cpus, int) or not 1 <= cpus <= MAX_CPUS:
         raise ConfigError("board.cpus", f"must be a whole number from 1 to {MAX_CPUS} "
                                         f"(got {_show(cpus)})")
-    cpu = table.get("cpu", Board.cpu)
-    if cpu not in CPU_MODELS:
+    cpu = table.get("cpu", virt.default_cpu)
+    if "cpu" in table and not virt.cpu_models:
+        raise ConfigError("board.cpu", f"not for a {arch} board, whose harts are always QEMU's "
+                                       f"{virt.default_cpu} (remove the key)")
+    if virt.cpu_models and cpu not in virt.cpu_models:
+        models = virt.cpu_models
         raise ConfigError("board.cpu", f"unknown CPU {_show(cpu)} "
-                                       f"(use {', '.join(CPU_MODELS[:-1])} or {CPU_MODELS[-1]})")
+                                       f"(use {', '.join(models[:-1])} or {models[-1]})")
     memory = Board.memory
     if "memory" in table:
         memory = parse_size(table["memory"], "board.memory")
@@ -260,11 +275,10 @@ def _parse_board(table, base_dir):
         if memory < BOARD_MEMORY_MIN:
             raise ConfigError("board.memory", f"must be at least {format_size(BOARD_MEMORY_MIN)} "
                                               f"(got {format_size(memory)})")
-        if memory > BOARD_MEMORY_MAX:
+        if memory > virt.memory_max:
             got = format_size(memory, round_up=True)
-            raise ConfigError("board.memory", f"must be at most {format_size(BOARD_MEMORY_MAX)} "
-                                              f"(got {got}): board RAM starts at 1 GiB and must "
-                                              f"end by 4 GiB (QEMU virt with highmem=off)")
+            raise ConfigError("board.memory", f"must be at most {format_size(virt.memory_max)} "
+                                              f"(got {got}): {virt.memory_max_reason}")
     pci = table.get("pci", [])
     if not isinstance(pci, list):
         raise ConfigError("board.pci", f'must be a list of PCI devices, like ["edu"] '
@@ -273,7 +287,7 @@ def _parse_board(table, base_dir):
         raise ConfigError("board.pci", f"at most {MAX_PCI_DEVICES} PCI devices "
                                        f"(got {len(pci)})")
     pci = [_parse_pci_device(entry, f"board.pci[{i}]", base_dir) for i, entry in enumerate(pci)]
-    return Board(cpus=cpus, cpu=cpu, memory=memory, pci=tuple(pci))
+    return Board(cpus=cpus, cpu=cpu, memory=memory, pci=tuple(pci), arch=arch)
 
 
 def _parse_pci_device(entry, key, base_dir):
@@ -364,7 +378,7 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
     shown = show_path(os.path.normpath(image_path))
     _file_size(image_path, f"{at}.image")
     try:
-        image = inspect(image_path)
+        image = inspect(image_path, (board.arch,))
     except ImageError as e:
         raise ConfigError(f"{at}.image", e.message(shown)) from None
     except NotAFile as e:
@@ -381,15 +395,14 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
 
     initrd_path, initrd_size = _parse_initrd(entry.get("initrd"), f"{at}.initrd", base_dir)
 
-    irq = entry.get("irq", "trap")
+    virt = board.virt
+    irq = entry.get("irq", virt.default_irq)
     if irq not in IRQ_MODES:
         raise ConfigError(f"{at}.irq", f'must be "trap" or "direct" (got {_show(irq)})')
-    # A direct guest owns its core's GIC CPU interface: a trapped WFI would wake in the
-    # hypervisor with the guest's interrupt pending for EL1, so it waits on the core.
     wfi = entry.get("wfi", "native" if irq == "direct" else "trap")
     if wfi not in WFI_MODES:
         raise ConfigError(f"{at}.wfi", f'must be "native" or "trap" (got {_show(wfi)})')
-    if irq == "direct" and wfi != "native":
+    if irq == "direct" and wfi != "native" and virt.direct_needs_native_wfi:
         raise ConfigError(f"{at}.wfi", 'irq = "direct" needs wfi = "native"')
 
     bootargs = entry.get("bootargs", "")
@@ -401,7 +414,8 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
         raise ConfigError(f"{at}.bootargs", f"at most {MAX_BOOTARGS} characters "
                                             f"(got {len(bootargs)})")
 
-    devices = _parse_devices(entry.get("devices", []), f"{at}.devices", name, device_owner)
+    devices = _parse_devices(entry.get("devices", []), f"{at}.devices", name, virt,
+                             device_owner)
 
     on_fault = entry.get("on_fault", "stop")
     if on_fault not in FAULT_ACTIONS:
@@ -459,15 +473,19 @@ def _file_size(path, key):
         raise ConfigError(key, f"{e.problem}: {show_path(os.path.normpath(path))}") from None
 
 
-def _parse_devices(devices, key, name, device_owner):
-    """Board devices the partition `name` owns; device_owner: device -> partition name."""
+def _parse_devices(devices, key, name, virt, device_owner):
+    """Board devices the partition `name` owns on the board `virt` (layout.VirtBoard);
+    device_owner: device -> partition name."""
+    if devices != [] and not virt.devices:
+        raise ConfigError(key, f"not yet on {virt.arch}: its partitions cannot own board "
+                               f"devices (got {_show(devices)})")
     if not isinstance(devices, list) or not all(isinstance(d, str) for d in devices):
         raise ConfigError(key, f'must be a list of board device names, like ["pcie"] '
                                f"(got {_show(devices)})")
     for device in devices:
-        if device not in layout.BOARD_DEVICES:
+        if device not in virt.devices:
             raise ConfigError(key, f"unknown device {_show(device)} "
-                                   f"(known: {', '.join(layout.BOARD_DEVICES)})")
+                                   f"(known: {', '.join(virt.devices)})")
         if device in device_owner:
             owner = device_owner[device]
             if owner == name:
@@ -475,6 +493,12 @@ def _parse_devices(devices, key, name, device_owner):
             raise ConfigError(key, f'"{device}" is already given to partition "{owner}"')
         device_owner[device] = name
     return tuple(devices)
+
+
+def _either(choices):
+    """'"a", "b" or "c"'."""
+    quoted = [f'"{c}"' for c in choices]
+    return f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
 
 
 def _show(value):

@@ -1,16 +1,19 @@
 """A partition's device tree: exactly what the partition can see, at the board's
 own addresses, so a guest written for QEMU virt needs no changes.
 
-`partition_dts()` writes DTS text; `compile_dts()` turns it into a DTB with dtc.
+`partition_dts()` (arm64) and `riscv64_partition_dts()` write DTS text,
+`system_partition_dts()` the one a partition of a system gets; `compile_dts()` turns
+it into a DTB with dtc.
 """
 
 import shutil
 import subprocess
 from pathlib import Path
 
-from . import layout
+from . import abi, layout
 from .errors import ToolError, show_path
 from .files import NewFile, write_new
+from .image import RISCV64
 
 CPU_COMPATIBLE = {
     "cortex-a53": "arm,cortex-a53",
@@ -43,6 +46,22 @@ PCI_INTX_SLOTS = 4
 PCI_INTX_MAP_MASK = (0x1800, 0, 0, 7)
 
 
+# riscv64.  A partition's harts are the board's (qemu.RISCV64_CPU), as QEMU 7.2's own tree
+# describes them (its riscv,isa is "rv64imafdch_zicsr_..._zbs_smaia_ssaia_sstc"), seen from
+# VS-mode: no H (no nested virtualisation) and no M-level AIA (smaia).  Sstc and the S-level
+# AIA (ssaia: the vCPU's own interrupt file, its stopei) only with irq = "direct": a "trap"
+# partition has neither enabled (its stimecmp and IMSIC accesses would fault) and uses the
+# SBI's timer and IPIs.
+RISCV_ISA = "rv64imafdc_zicsr_zifencei_zihintpause_zba_zbb_zbc_zbs"
+RISCV_ISA_DIRECT = "_ssaia_sstc"
+RISCV_MMU_TYPE = "riscv,sv39"
+RISCV_UART_CLOCK_HZ = 3_686_400   # the ns16550a's clock on QEMU's riscv virt
+RISCV_IRQ_S_EXTERNAL = 9          # the local interrupt an S-level interrupt file raises
+RISCV_IMSIC_NUM_IDS = 255         # the board's: identities 1-255 in each file
+RISCV_INTC_PHANDLE_BASE = 1       # vCPU i's riscv,cpu-intc (label cpuI_intc): phandle 1 + i
+RISCV_IMSIC_PHANDLE = RISCV_INTC_PHANDLE_BASE + abi.MAX_VCPUS
+
+
 def _cells(*values):
     return "<" + " ".join(f"0x{v:x}" for v in values) + ">"
 
@@ -61,9 +80,43 @@ def _string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _preamble(name, num_vcpus, ram_ipa, ram_size):
+    """The DTS header and the root node's opening line."""
+    return [
+        "/dts-v1/;",
+        "",
+        f"/* Tern partition \"{name}\": {num_vcpus} vCPU(s), RAM 0x{ram_ipa:x}+0x{ram_size:x} */",
+        "/ {",
+    ]
+
+
+def _chosen(stdout_path, bootargs, initrd, rng_seed):
+    """/chosen: the console, the command line, the initrd and the random seed, if any."""
+    return [
+        "",
+        "\tchosen {",
+        f"\t\tstdout-path = {_string(stdout_path)};",
+        f"\t\tbootargs = {_string(bootargs)};",
+    ] + ([f"\t\tlinux,initrd-start = {_u64(initrd[0])};",
+          f"\t\tlinux,initrd-end = {_u64(initrd[0] + initrd[1])};"] if initrd else []) + (
+        [f"\t\trng-seed = [{bytes(rng_seed).hex(' ')}];"] if rng_seed else []) + [
+        "\t};",
+    ]
+
+
+def _memory(ram_ipa, ram_size):
+    return [
+        "",
+        f"\tmemory@{ram_ipa:x} {{",
+        '\t\tdevice_type = "memory";',
+        f"\t\treg = {_reg(ram_ipa, ram_size)};",
+        "\t};",
+    ]
+
+
 def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", devices=(),
                   initrd=None, rng_seed=None):
-    """DTS source for a partition with `num_vcpus` vCPUs and RAM at `ram_ipa`.
+    """DTS source for an arm64 partition with `num_vcpus` vCPUs and RAM at `ram_ipa`.
 
     devices: names of layout.BOARD_DEVICES the partition owns; each gets its node,
     at the board's addresses, after the emulated ones.  initrd: (IPA, size) of an
@@ -73,24 +126,13 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
     """
     uart = f"pl011@{layout.UART_BASE:x}"
     gicr_size = layout.GICR_STRIDE * num_vcpus
-    lines = [
-        "/dts-v1/;",
-        "",
-        f"/* Tern partition \"{name}\": {num_vcpus} vCPU(s), RAM 0x{ram_ipa:x}+0x{ram_size:x} */",
-        "/ {",
+    lines = _preamble(name, num_vcpus, ram_ipa, ram_size) + [
         '\tcompatible = "linux,dummy-virt";',
         f'\tmodel = {_string("Tern partition " + name)};',
         "\t#address-cells = <2>;",
         "\t#size-cells = <2>;",
         f"\tinterrupt-parent = <{GIC_PHANDLE}>;",
-        "",
-        "\tchosen {",
-        f'\t\tstdout-path = "/{uart}";',
-        f"\t\tbootargs = {_string(bootargs)};",
-    ] + ([f"\t\tlinux,initrd-start = {_u64(initrd[0])};",
-          f"\t\tlinux,initrd-end = {_u64(initrd[0] + initrd[1])};"] if initrd else []) + (
-        [f"\t\trng-seed = [{bytes(rng_seed).hex(' ')}];"] if rng_seed else []) + [
-        "\t};",
+    ] + _chosen(f"/{uart}", bootargs, initrd, rng_seed) + [
         "",
         "\tcpus {",
         "\t\t#address-cells = <1>;",
@@ -106,13 +148,7 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
             '\t\t\tenable-method = "psci";',
             "\t\t};",
         ]
-    lines += [
-        "\t};",
-        "",
-        f"\tmemory@{ram_ipa:x} {{",
-        '\t\tdevice_type = "memory";',
-        f"\t\treg = {_reg(ram_ipa, ram_size)};",
-        "\t};",
+    lines += ["\t};"] + _memory(ram_ipa, ram_size) + [
         "",
         "\tpsci {",
         '\t\tcompatible = "arm,psci-1.0", "arm,psci-0.2";',
@@ -159,6 +195,115 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
         "",
     ]
     return "\n".join(lines)
+
+
+def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_direct=True,
+                          initrd=None, rng_seed=None):
+    """DTS source for a riscv64 partition: QEMU riscv virt's own tree, cut down to what the
+    partition has (its harts, RAM, the ns16550 and, with irq_direct, an IMSIC with one
+    S-level file per vCPU), in QEMU's style.  No PLIC or APLIC yet, and no SBI node: the
+    hypervisor is the partition's SBI.  initrd, rng_seed: as partition_dts.
+    """
+    soc = "/soc"
+    uart = f"serial@{layout.RISCV64_UART_BASE:x}"
+    isa = RISCV_ISA + (RISCV_ISA_DIRECT if irq_direct else "")
+    lines = _preamble(name, num_vcpus, ram_ipa, ram_size) + [
+        "\t#address-cells = <2>;",
+        "\t#size-cells = <2>;",
+        '\tcompatible = "riscv-virtio";',
+        '\tmodel = "riscv-virtio,qemu";',
+    ] + _chosen(f"{soc}/{uart}", bootargs, initrd, rng_seed) + [
+        "",
+        "\tcpus {",
+        "\t\t#address-cells = <1>;",
+        "\t\t#size-cells = <0>;",
+        f"\t\ttimebase-frequency = <{layout.RISCV64_TIMEBASE_HZ}>;",
+    ]
+    for i in range(num_vcpus):
+        lines += [
+            "",
+            f"\t\tcpu@{i} {{",
+            '\t\t\tdevice_type = "cpu";',
+            f"\t\t\treg = <{i}>;",
+            '\t\t\tstatus = "okay";',
+            '\t\t\tcompatible = "riscv";',
+            f'\t\t\triscv,isa = "{isa}";',
+            f'\t\t\tmmu-type = "{RISCV_MMU_TYPE}";',
+            "",
+            f"\t\t\t{_riscv_intc_label(i)}: interrupt-controller {{",
+            "\t\t\t\t#interrupt-cells = <1>;",
+            "\t\t\t\t#address-cells = <0>;",
+            "\t\t\t\tinterrupt-controller;",
+            '\t\t\t\tcompatible = "riscv,cpu-intc";',
+            f"\t\t\t\tphandle = <{RISCV_INTC_PHANDLE_BASE + i}>;",
+            "\t\t\t};",
+            "\t\t};",
+        ]
+    lines += ["\t};"] + _memory(ram_ipa, ram_size) + [
+        "",
+        f"\t{soc[1:]} {{",
+        "\t\t#address-cells = <2>;",
+        "\t\t#size-cells = <2>;",
+        '\t\tcompatible = "simple-bus";',
+        "\t\tranges;",
+        "",
+        # No interrupts: partitions have no console input yet.
+        f"\t\t{uart} {{",
+        '\t\t\tcompatible = "ns16550a";',
+        f"\t\t\treg = {_reg(layout.RISCV64_UART_BASE, layout.RISCV64_UART_SIZE)};",
+        f"\t\t\tclock-frequency = <{RISCV_UART_CLOCK_HZ}>;",
+        "\t\t};",
+    ]
+    if irq_direct:
+        lines += [""] + _riscv_imsic_node(num_vcpus)
+    lines += [
+        "\t};",
+        "};",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _riscv_intc_label(vcpu):
+    """The DTS label of vCPU `vcpu`'s local interrupt controller (riscv,cpu-intc)."""
+    return f"cpu{vcpu}_intc"
+
+
+def _riscv_imsic_node(num_vcpus):
+    """The IMSIC's S-level files, one per vCPU at the bare board's stride: vCPU i's file is
+    where hart i's is on the board (the hypervisor backs it with a guest file of its core).
+
+    riscv,guest-index-bits is the board's, so that a guest computes that stride; the files
+    in between (guest files on the board) are not the partition's.
+    """
+    base = layout.RISCV64_IMSIC_S_BASE
+    targets = ", ".join(f"<&{_riscv_intc_label(i)} {RISCV_IRQ_S_EXTERNAL}>"
+                        for i in range(num_vcpus))
+    return [
+        f"\t\timsics@{base:x} {{",
+        '\t\t\tcompatible = "qemu,imsics", "riscv,imsics";',
+        f"\t\t\treg = {_reg(base, layout.RISCV64_IMSIC_STRIDE * num_vcpus)};",
+        f"\t\t\tinterrupts-extended = {targets};",
+        f"\t\t\triscv,num-ids = <{RISCV_IMSIC_NUM_IDS}>;",
+        f"\t\t\triscv,guest-index-bits = <{layout.RISCV64_IMSIC_GUEST_INDEX_BITS}>;",
+        "\t\t\tinterrupt-controller;",
+        "\t\t\t#interrupt-cells = <0>;",
+        "\t\t\t#address-cells = <0>;",
+        "\t\t\tmsi-controller;",
+        f"\t\t\tphandle = <{RISCV_IMSIC_PHANDLE}>;",
+        "\t\t};",
+    ]
+
+
+def system_partition_dts(board, p, placed, rng_seed=None):
+    """The device tree source of partition `p` (config.Partition) of a system on `board`
+    (config.Board), laid out as `placed` (layout.PartitionPlacement)."""
+    initrd = (placed.initrd_ipa, placed.initrd_size) if placed.initrd_size else None
+    if board.arch == RISCV64:
+        return riscv64_partition_dts(p.name, len(p.cpus), placed.ram_ipa, placed.ram_size,
+                                     p.bootargs, p.irq_direct, initrd, rng_seed)
+    return partition_dts(p.name, len(p.cpus), board.cpu, placed.ram_ipa, placed.ram_size,
+                         p.bootargs, p.devices, initrd, rng_seed)
 
 
 def _pci_address(space, address):

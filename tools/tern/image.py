@@ -1,5 +1,5 @@
-"""Guest images: Linux Image files and ELF64 executables, arm64 (partitions and the bare
-board) and riscv64 (the bare riscv board: `tern native`).
+"""Guest images: Linux Image files and ELF64 executables, arm64 and riscv64 (partitions of
+the board of their architecture, and `tern native` on the bare board).
 
 `inspect()` reads just enough of a file to know where it wants to live in a
 partition's RAM (the Image header, or the ELF header and program headers: never the
@@ -151,9 +151,14 @@ class GuestImage:
         return total
 
 
+def _a(word):
+    """`word` with its indefinite article: "an arm64", "a riscv64"."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
 def _formats(archs):
     """What inspect() accepts, for its messages: "an arm64 Image or ELF"."""
-    return f"an {' or '.join(archs)} Image or ELF"
+    return f"{_a(' or '.join(archs))} Image or ELF"
 
 
 def inspect(path, archs=(ARM64,)):
@@ -166,27 +171,27 @@ def inspect(path, archs=(ARM64,)):
         head = f.read(IMAGE_HEADER.size)
         file_size = info.st_size
         if head[:4] == ELF_MAGIC:
-            return _accepted(_inspect_elf(f, path, head, file_size, archs), archs)
+            return require_arch(_inspect_elf(f, path, head, file_size, archs), archs)
     if len(head) == IMAGE_HEADER.size:
         fields = IMAGE_HEADER.unpack(head)
         text_offset, image_size, magic = fields[2], fields[3], fields[8]
         if magic == IMAGE_MAGIC:
             if image_size == 0:
                 text_offset = LEGACY_TEXT_OFFSET
-            return _accepted(GuestImage(path=path, kind="Image", file_size=file_size,
-                                        text_offset=text_offset, header_image_size=image_size),
-                             archs)
+            return require_arch(GuestImage(path=path, kind="Image", file_size=file_size,
+                                           text_offset=text_offset,
+                                           header_image_size=image_size), archs)
         if magic == RISCV_IMAGE_MAGIC:
-            return _accepted(GuestImage(path=path, kind="Image", file_size=file_size,
-                                        text_offset=text_offset, header_image_size=image_size,
-                                        arch=RISCV64), archs)
+            return require_arch(GuestImage(path=path, kind="Image", file_size=file_size,
+                                           text_offset=text_offset, header_image_size=image_size,
+                                           arch=RISCV64), archs)
     raise ImageError(f"not {_formats(archs)}: {{path}}", path)
 
 
-def _accepted(image, archs):
-    """`image` if it is for one of `archs`."""
+def require_arch(image, archs):
+    """`image` if it is for one of `archs`; raises ImageError if not."""
     if image.arch not in archs:
-        raise ImageError(f"{{path}} is a {image.arch} {image.kind}, not {' or '.join(archs)}",
+        raise ImageError(f"{{path}} is {_a(image.arch)} {image.kind}, not {' or '.join(archs)}",
                          image.path)
     return image
 

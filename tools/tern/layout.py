@@ -1,15 +1,19 @@
-"""Board addresses of QEMU virt and where each part of a system goes.
+"""Board addresses of QEMU virt, arm64 and riscv64, and where each part of a system goes.
 
-Mirrors hypervisor/platform/qemu-virt/board.c (tests/tool checks the two
-agree).  `place(system)` decides every host-physical (HPA) and guest-physical
-(IPA) address, or raises ConfigError when something does not fit.
+The arm64 constants mirror hypervisor/platform/qemu-virt/board.c, the RISCV64_ ones
+hypervisor/platform/qemu-virt-riscv64/board.c (tests/tool checks that they agree); each
+architecture's board is one VirtBoard in VIRT_BOARDS.  `place(system)` decides every
+host-physical (HPA) and guest-physical (IPA) address, or raises ConfigError when something
+does not fit.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 from . import abi
 from .errors import ConfigError
-from .units import MiB, format_duration, format_size
+from .image import ARM64, RISCV64
+from .units import GiB, MiB, format_duration, format_size
 
 # The board (host physical addresses).
 GICD_BASE = 0x0800_0000
@@ -81,14 +85,14 @@ HYP_SIZE = 64 * MiB
 HYP_IMAGE_HPA = 0x4008_0000       # where QEMU's -kernel puts an Image with text_offset 0x80000
 CONFIG_HPA = 0x43F0_0000
 CONFIG_MAX = 1 * MiB
-PARTITION_RAM_START = HYP_BASE + HYP_SIZE
 
 # Every partition sees its RAM at the board's RAM base, so unmodified images boot.
 PARTITION_RAM_IPA = RAM_BASE
 
 BLOCK = 2 * MiB                   # stage-2 block size: the unit of partition RAM
 DTB_AREA = 2 * MiB                # the device tree gets the last 2 MiB of RAM ...
-DTB_WINDOW = 512 * MiB            # ... within the first 512 MiB (arm64 boot protocol)
+DTB_WINDOW = 512 * MiB            # ... within the first 512 MiB (arm64 boot protocol; a
+                                  # riscv64 partition's goes at the same place)
 
 # With -kernel, QEMU writes its own device tree for the hypervisor into RAM at
 # RAM base + min(RAM / 2, 128 MiB), as a 1 MiB ROM region.  QEMU refuses to
@@ -114,6 +118,115 @@ def qemu_dtb_block(board_memory):
     """The 2 MiB block holding QEMU's own device tree, as (start, end)."""
     start = align_down(RAM_BASE + min(board_memory // 2, QEMU_DTB_MAX_OFFSET), BLOCK)
     return start, start + BLOCK
+
+
+# The riscv virt board (qemu.RISCV64_MACHINE: the AIA's APLIC and IMSIC, harts with H and Sstc).
+RISCV64_UART_BASE = 0x1000_0000   # ns16550a
+RISCV64_UART_SIZE = 0x100
+RISCV64_TIMEBASE_HZ = 10_000_000  # the time CSR's rate
+# The IMSIC's S-level interrupt files: hart i's at RISCV64_IMSIC_S_BASE + i * stride, each
+# followed by its guest files.  aia-guests=4 needs 5 files a hart, rounded up to 8 = 2^3: a
+# stride of 8 pages.  A partition's vCPU i finds its own file at the same address.
+RISCV64_IMSIC_S_BASE = 0x2800_0000
+RISCV64_IMSIC_GUEST_INDEX_BITS = 3
+RISCV64_IMSIC_FILE_SIZE = 0x1000
+RISCV64_IMSIC_STRIDE = RISCV64_IMSIC_FILE_SIZE << RISCV64_IMSIC_GUEST_INDEX_BITS
+RISCV64_RAM_BASE = 0x8000_0000
+RISCV64_RAM_MAX = 2 * GiB         # the hypervisor's limit: board RAM ends by 4 GiB
+# OpenSBI (QEMU's fw_dynamic) in the first 2 MiB of RAM, then Tern where the firmware enters
+# an S-mode kernel; the config blob in the last MiB of the hypervisor's 64 MiB.
+RISCV64_FIRMWARE_SIZE = 2 * MiB
+RISCV64_HYP_BASE = RISCV64_RAM_BASE
+RISCV64_HYP_SIZE = 64 * MiB
+RISCV64_HYP_IMAGE_HPA = RISCV64_RAM_BASE + RISCV64_FIRMWARE_SIZE
+RISCV64_CONFIG_HPA = 0x83F0_0000
+# QEMU's riscv virt puts its own device tree, as a 1 MiB ROM region, at the 2 MiB boundary
+# below min(RAM end, 3 GiB) (so that 32-bit software reaches it); the hypervisor is given it.
+RISCV64_QEMU_DTB_LIMIT = 0xC000_0000
+RISCV64_QEMU_DTB_SIZE = 1 * MiB
+
+
+def riscv64_qemu_dtb_block(board_memory):
+    """The 2 MiB block holding QEMU's own device tree on the riscv board, as (start, end)."""
+    top = min(RISCV64_RAM_BASE + board_memory, RISCV64_QEMU_DTB_LIMIT)
+    start = align_down(top - RISCV64_QEMU_DTB_SIZE, BLOCK)
+    return start, start + BLOCK
+
+
+def arm64_emulated_regions(num_vcpus):
+    """What an arm64 partition sees at fixed board addresses besides its RAM."""
+    return (("the GIC distributor", GICD_BASE, GICD_SIZE),
+            ("the GIC redistributors", GICR_BASE, GICR_STRIDE * num_vcpus),
+            ("the PL011", UART_BASE, UART_SIZE))
+
+
+def riscv64_emulated_regions(num_vcpus):
+    """What a riscv64 partition sees at fixed board addresses besides its RAM."""
+    return (("the ns16550", RISCV64_UART_BASE, RISCV64_UART_SIZE),
+            ("the IMSIC", RISCV64_IMSIC_S_BASE, RISCV64_IMSIC_STRIDE * num_vcpus))
+
+
+@dataclass(frozen=True)
+class VirtBoard:
+    """QEMU's virt board of one architecture, as tern lays a system out on it and as its
+    partitions see it: every fact `[board] arch` selects."""
+
+    arch: str
+    ram_base: int
+    memory_max: int               # [board] memory at most ...
+    memory_max_reason: str        # ... because of this
+    hyp_base: int                 # the hypervisor's range of board RAM (firmware included)
+    hyp_size: int
+    hyp_image_hpa: int            # where QEMU's -kernel puts the hypervisor
+    config_hpa: int
+    config_max: int
+    firmware: str                 # what else runs in the hypervisor's range ("" nothing)
+    raw_hypervisor: bool          # -kernel takes a headerless hypervisor image, at hyp_image_hpa
+    partition_ram_ipa: int        # every partition's RAM, at the bare board's RAM base
+    qemu_dtb_block: Callable      # board memory -> (start, end) of QEMU's own device tree
+    emulated_regions: Callable    # vCPUs -> ((what, base, size), ...) a partition always sees
+    dtb_register: str             # holds the device tree's address when a guest starts
+    cpu_models: tuple             # what [board] cpu may say; () the key is refused
+    default_cpu: str
+    default_irq: str              # [[partition]] irq
+    direct_needs_native_wfi: bool
+    devices: dict = field(default_factory=dict)   # BoardDevice a partition may own, by name
+
+    @property
+    def partition_ram_start(self):
+        """The first board address past the hypervisor's range."""
+        return self.hyp_base + self.hyp_size
+
+
+ARM64_BOARD = VirtBoard(
+    arch=ARM64, ram_base=RAM_BASE, memory_max=RAM_LIMIT - RAM_BASE,
+    memory_max_reason="board RAM starts at 1 GiB and must end by 4 GiB (QEMU virt with "
+                      "highmem=off)",
+    hyp_base=HYP_BASE, hyp_size=HYP_SIZE, hyp_image_hpa=HYP_IMAGE_HPA, config_hpa=CONFIG_HPA,
+    config_max=CONFIG_MAX, firmware="", raw_hypervisor=False,
+    partition_ram_ipa=PARTITION_RAM_IPA, qemu_dtb_block=qemu_dtb_block,
+    emulated_regions=arm64_emulated_regions, dtb_register="x0",
+    cpu_models=("cortex-a53", "cortex-a57", "max"), default_cpu="cortex-a53",
+    # A direct guest owns its core's GIC CPU interface: a trapped WFI would wake in the
+    # hypervisor with the guest's interrupt pending for EL1, so it waits on the core.
+    default_irq="trap", direct_needs_native_wfi=True, devices=BOARD_DEVICES)
+
+RISCV64_BOARD = VirtBoard(
+    arch=RISCV64, ram_base=RISCV64_RAM_BASE, memory_max=RISCV64_RAM_MAX,
+    memory_max_reason="board RAM starts at 2 GiB and must end by 4 GiB (the riscv64 "
+                      "hypervisor's limit)",
+    hyp_base=RISCV64_HYP_BASE, hyp_size=RISCV64_HYP_SIZE, hyp_image_hpa=RISCV64_HYP_IMAGE_HPA,
+    config_hpa=RISCV64_CONFIG_HPA, config_max=CONFIG_MAX,
+    firmware=f"OpenSBI at 0x{RISCV64_RAM_BASE:x}", raw_hypervisor=True,
+    partition_ram_ipa=RISCV64_RAM_BASE, qemu_dtb_block=riscv64_qemu_dtb_block,
+    emulated_regions=riscv64_emulated_regions, dtb_register="a1",
+    cpu_models=(), default_cpu="rv64",
+    # The guest's own interrupt file and Sstc timer are the fast path; a vCPU waiting in the
+    # hypervisor (wfi = "trap") keeps its file selected, so what arrives in it ends the wait:
+    # any combination works.  No board device can be given to a partition yet.
+    default_irq="direct", direct_needs_native_wfi=False)
+
+VIRT_BOARDS = {b.arch: b for b in (ARM64_BOARD, RISCV64_BOARD)}
 
 
 @dataclass(frozen=True)
@@ -168,14 +281,15 @@ class PartitionPlacement:
 class Layout:
     """The whole board: partitions in file order, plus what tern reserved."""
 
+    board: VirtBoard
     board_memory: int
     partitions: tuple
-    qemu_dtb: tuple               # (start, end) left unused, see QEMU_DTB_MAX_OFFSET
+    qemu_dtb: tuple               # (start, end) left unused: QEMU's own device tree
     end: int                      # first board address past everything placed
 
     @property
     def ram_end(self):
-        return RAM_BASE + self.board_memory
+        return self.board.ram_base + self.board_memory
 
     def by_name(self, name):
         for p in self.partitions:
@@ -201,11 +315,12 @@ class _Allocator:
 
 
 def place(system):
-    """Lay out `system` (config.System) in board RAM; raises ConfigError."""
+    """Lay out `system` (config.System) on its architecture's board; raises ConfigError."""
+    board = system.board.virt
     board_memory = system.board.memory
-    hole = qemu_dtb_block(board_memory)
-    ram_end = RAM_BASE + board_memory
-    alloc = _Allocator(PARTITION_RAM_START, hole)
+    hole = board.qemu_dtb_block(board_memory)
+    ram_end = board.ram_base + board_memory
+    alloc = _Allocator(board.partition_ram_start, hole)
 
     ram = []
     overflow = None               # key of the first thing that went past the end of RAM
@@ -217,7 +332,7 @@ def place(system):
 
     placements = []
     for p, ram_hpa in zip(system.partitions, ram):
-        ram_ipa = PARTITION_RAM_IPA
+        ram_ipa = board.partition_ram_ipa
         image = p.image
         image_ipa = image.load_address(ram_ipa)
         image_size = image.mem_size
@@ -236,7 +351,7 @@ def place(system):
             pristine_initrd = alloc.take(p.initrd_size)
             if pristine_initrd + p.initrd_size > ram_end and overflow is None:
                 overflow = f"{p.toml_key}.initrd"
-        regions, intids = _device_regions(system, p, ram_ipa)
+        regions, intids = _device_regions(system, board, p, ram_ipa)
         placements.append(PartitionPlacement(
             name=p.name, ram_ipa=ram_ipa, ram_hpa=ram_hpa, ram_size=p.memory,
             image_ipa=image_ipa, image_size=image_size, entry_ipa=entry_ipa,
@@ -247,26 +362,24 @@ def place(system):
 
     end = alloc.next
     if overflow:
-        raise ConfigError(overflow, f"partitions need {format_size(end - RAM_BASE, round_up=True)} "
-                                    f"but the board has {format_size(board_memory)}",
-                          file=system.source)
-    return Layout(board_memory=board_memory, partitions=tuple(placements),
+        need = format_size(end - board.ram_base, round_up=True)
+        raise ConfigError(overflow, f"partitions need {need} but the board has "
+                                    f"{format_size(board_memory)}", file=system.source)
+    return Layout(board=board, board_memory=board_memory, partitions=tuple(placements),
                   qemu_dtb=hole, end=end)
 
 
-def _device_regions(system, p, ram_ipa):
+def _device_regions(system, board, p, ram_ipa):
     """The MMIO regions and INTIDs of the devices `p` owns, mapped at board addresses."""
+    owned = [board.devices[name] for name in p.devices]
     regions = tuple(RegionPlacement(f"{d.name} {r.name}", ipa=r.base, hpa=r.base, size=r.size)
-                    for d in (BOARD_DEVICES[name] for name in p.devices) for r in d.regions)
+                    for d in owned for r in d.regions)
     key = f"{p.toml_key}.devices"
     if len(regions) > abi.MAX_REGIONS:
         raise ConfigError(key, f"the devices have {len(regions)} MMIO regions, more than the "
                                f"{abi.MAX_REGIONS} a partition can have", file=system.source)
     # What the partition already sees at fixed IPAs: a device must not cover any of it.
-    taken = [("the partition's RAM", ram_ipa, p.memory),
-             ("the GIC distributor", GICD_BASE, GICD_SIZE),
-             ("the GIC redistributors", GICR_BASE, GICR_STRIDE * len(p.cpus)),
-             ("the PL011", UART_BASE, UART_SIZE)]
+    taken = [("the partition's RAM", ram_ipa, p.memory), *board.emulated_regions(len(p.cpus))]
     for r in regions:
         for what, start, size in taken:
             if r.ipa < start + size and start < r.ipa + r.size:
@@ -274,7 +387,7 @@ def _device_regions(system, p, ram_ipa):
                                        f"{what} (0x{start:x}-0x{start + size:x})",
                                   file=system.source)
         taken.append((r.name, r.ipa, r.size))
-    intids = tuple(i for name in p.devices for i in BOARD_DEVICES[name].intids)
+    intids = tuple(i for d in owned for i in d.intids)
     return regions, intids
 
 
@@ -320,8 +433,12 @@ def describe(system, layout):
     def span(start, size):
         return f"0x{start:08x}-0x{start + size:08x}"
 
-    groups = [(HYP_BASE, [("hypervisor", span(HYP_BASE, HYP_SIZE), format_size(HYP_SIZE), "-",
-                           f"image at 0x{HYP_IMAGE_HPA:x}, config blob at 0x{CONFIG_HPA:x}")])]
+    board = layout.board
+    firmware = f"{board.firmware}, " if board.firmware else ""
+    groups = [(board.hyp_base, [("hypervisor", span(board.hyp_base, board.hyp_size),
+                                 format_size(board.hyp_size), "-",
+                                 f"{firmware}image at 0x{board.hyp_image_hpa:x}, config blob at "
+                                 f"0x{board.config_hpa:x}")])]
     hole_start, hole_end = layout.qemu_dtb
     groups.append((hole_start, [("QEMU's dtb", span(hole_start, hole_end - hole_start),
                                  format_size(hole_end - hole_start), "-",
@@ -337,7 +454,7 @@ def describe(system, layout):
             (f"  {p.image.kind}", span(pl.image_hpa, pl.image_size), format_size(pl.image_size),
              span(pl.image_ipa, pl.image_size), f"entry 0x{pl.entry_ipa:x}"),
             ("  dtb", span(pl.dtb_hpa, pl.dtb_area), format_size(pl.dtb_area),
-             span(pl.dtb_ipa, pl.dtb_area), "x0 at entry"),
+             span(pl.dtb_ipa, pl.dtb_area), f"{board.dtb_register} at entry"),
         ] + ([("  initrd", span(pl.initrd_hpa, pl.initrd_size), format_size(pl.initrd_size),
                span(pl.initrd_ipa, pl.initrd_size), "named in /chosen")]
              if pl.initrd_size else []) + [(f"  {r.name}", span(r.hpa, r.size), format_size(r.size), span(r.ipa, r.size),

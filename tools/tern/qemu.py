@@ -118,10 +118,20 @@ def loader_args(path, addr):
     return ["-device", f"loader,file={_opt(path)},addr=0x{addr:x},force-raw=on"]
 
 
+def system_has_iommu(arch):
+    """Whether system_command's board for `arch` has an IOMMU for the hypervisor (arm64: the
+    SMMUv3, SYSTEM_MACHINE_OPTIONS; QEMU 7.2's riscv virt has none)."""
+    return arch == ARM64
+
+
 def system_command(board, hypervisor, loads, icount=None):
-    """QEMU running the hypervisor; loads = [(path, board address), ...]."""
-    args = board_args(board.cpu, board.cpus, board.memory, True, icount, board.pci,
-                      machine_extra=SYSTEM_MACHINE_OPTIONS)
+    """QEMU running the hypervisor on `board`'s (config.Board) architecture, entered at EL2 on
+    arm64, in HS-mode under the firmware on riscv64; loads = [(path, board address), ...]."""
+    if board.arch == RISCV64:
+        args = riscv64_board_args(board.cpus, board.memory, icount, board.pci)
+    else:
+        args = board_args(board.cpu, board.cpus, board.memory, True, icount, board.pci,
+                          machine_extra=SYSTEM_MACHINE_OPTIONS)
     args += ["-kernel", str(hypervisor)]
     for path, addr in loads:
         args += loader_args(path, addr)

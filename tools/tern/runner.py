@@ -4,8 +4,9 @@ Python API for system tests (add tools/ to sys.path, then `from tern import ...`
 
     run_system(toml_path, icount=None, timeout=120, quiet=True, workdir=None,
                console=None) -> RunResult
-        Boot the hypervisor with the partitions described in toml_path.  console(line)
-        sees every serial line and may return text to type on the board's console.
+        Boot the hypervisor with the partitions described in toml_path, on the board of
+        its [board] arch (arm64 or riscv64).  console(line) sees every serial line and may
+        return text to type on the board's console.
     run_native(image, bootargs="", cpus=2, icount=None, timeout=120, pci=(), ...) -> RunResult
         Boot `image` directly on the same board (at EL1, no hypervisor), with the
         PCI devices `pci` (["edu"]) in slots 2, 3, ... as [board] pci puts them, and
@@ -41,6 +42,7 @@ from .layout import place
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_HYPERVISOR = REPO_ROOT / "hypervisor" / "build" / "tern.img"
+DEFAULT_HYPERVISOR_RISCV64 = REPO_ROOT / "hypervisor" / "build" / "riscv64" / "tern.img"
 RUN_DIR = REPO_ROOT / "build" / "run"
 DEFAULT_TIMEOUT = 120
 # After "tern: PANIC" the hypervisor prints its report and stops the board,
@@ -398,19 +400,28 @@ def _qemu_failure(run):
     return reason
 
 
+def default_hypervisor(arch):
+    """The hypervisor `make all` builds for `arch`'s board (looked up when a run starts, so
+    that a test may point DEFAULT_HYPERVISOR elsewhere)."""
+    return DEFAULT_HYPERVISOR_RISCV64 if arch == RISCV64 else DEFAULT_HYPERVISOR
+
+
 def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, workdir=None,
                hypervisor=None, console=None, interactive=False, qemu_args=()):
     """Boot the hypervisor with the system in `toml_path`; returns a RunResult.
 
-    icount: QEMU -icount shift (None: real time).  console(line): see run_qemu;
-    interactive: the board's console reads our stdin.  qemu_args: more QEMU options
-    (qemu.trace_args).  Raises ConfigError for a bad description and ToolError for a
-    missing tool or hypervisor image.
+    The board is the one its [board] arch names, with that architecture's hypervisor
+    (default_hypervisor) unless `hypervisor` is given.  icount: QEMU -icount shift (None:
+    real time).  console(line): see run_qemu; interactive: the board's console reads our
+    stdin.  qemu_args: more QEMU options (qemu.trace_args).  Raises ConfigError for a bad
+    description and ToolError for a missing tool or hypervisor image.
     """
     system = load_system(toml_path)
     placed = place(system)
-    hypervisor = build.check_hypervisor(hypervisor or DEFAULT_HYPERVISOR)
-    qemu.require_qemu()
+    arch = system.board.arch
+    hypervisor = build.check_hypervisor(hypervisor or default_hypervisor(arch),
+                                        system.board.virt)
+    qemu.require_qemu(arch)
     workdir, created = claim_workdir(workdir)
     try:
         prepared = build.prepare_system(system, placed, workdir, hypervisor, icount)
