@@ -224,7 +224,8 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 		const char *n = p->name;
 		if (p->flags & ~(TERN_PF_WFI_NATIVE | TERN_PF_IRQ_DIRECT))
 			return fail(err, errlen, "partition %s: unknown flags 0x%x", n, p->flags);
-		if ((p->flags & TERN_PF_IRQ_DIRECT) && !(p->flags & TERN_PF_WFI_NATIVE))
+		if ((p->flags & TERN_PF_IRQ_DIRECT) && !(p->flags & TERN_PF_WFI_NATIVE) &&
+		    !lim->direct_wfi_trap)
 			return fail(err, errlen, "partition %s: direct interrupts need native WFI", n);
 		if (p->fault_policy != TERN_FAULT_STOP && p->fault_policy != TERN_FAULT_RESTART)
 			return fail(err, errlen, "partition %s: fault policy %u", n, p->fault_policy);

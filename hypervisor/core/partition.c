@@ -399,6 +399,7 @@ static void board_limits(const struct tern_config *cfg, struct config_limits *li
 		.irqs = platform.device_irqs,
 		.num_irqs = platform.num_device_irqs,
 		.iommu = arch_iommu_present(),
+		.direct_wfi_trap = arch_direct_wfi_trap(),
 	};
 	(void)cfg;
 }

@@ -19,7 +19,6 @@ from conftest import REPO
 
 sys.path.insert(0, str(REPO / "tools"))
 from tern import abi  # noqa: E402
-from tern.image import ELF_HEADER, ELF_PHDR, PT_LOAD  # noqa: E402
 
 TERN = REPO / "tern"
 HYPERVISOR = REPO / "hypervisor" / "build" / "riscv64" / "tern.img"
@@ -28,25 +27,6 @@ LAT = REPO / "guests" / "build" / "riscv64" / "lat.img"
 EXAMPLE = REPO / "examples" / "riscv64-rt.toml"
 RAM_BASE = 0x8000_0000
 TIMEOUT = 60                      # tern's own --timeout; the test gives it a little longer
-PT_NULL = 0
-PF_X = 1
-
-
-def loadable_copy(elf, out):
-    """`elf` without the segment ld.lld's default layout adds for the ELF and program headers
-    (read-only, from file offset 0, at 0x10000: outside any partition's RAM, and nothing runs
-    from it); every other byte as built.  sbi-smoke.img, the flat binary, has no header to say
-    where it goes, so a partition takes the ELF."""
-    data = bytearray(elf.read_bytes())
-    fields = ELF_HEADER.unpack_from(data)
-    phoff, phentsize, phnum = fields[5], fields[9], fields[10]
-    for i in range(phnum):
-        at = phoff + i * phentsize
-        p_type, p_flags, p_offset, p_vaddr, p_paddr, *rest = ELF_PHDR.unpack_from(data, at)
-        if p_type == PT_LOAD and p_offset == 0 and not p_flags & PF_X and p_paddr < RAM_BASE:
-            ELF_PHDR.pack_into(data, at, PT_NULL, p_flags, p_offset, p_vaddr, p_paddr, *rest)
-    out.write_bytes(bytes(data))
-    return out
 
 
 def tern_run(system, workdir, *options):
@@ -75,7 +55,7 @@ def sbi_results(lines, name):
 
 @pytest.mark.parametrize("irq", ["direct", "trap"])
 def test_tern_run_boots_a_riscv64_partition(tmp_path, irq):
-    guest = loadable_copy(SBI_SMOKE, tmp_path / "sbi-smoke.elf")
+    guest = SBI_SMOKE
     system = tmp_path / "system.toml"
     system.write_text(f"""
 [board]

@@ -167,6 +167,10 @@ void test_config_checks_flags(void)
 	CHECK_EQ(validate(), 0);
 	part(0).flags = TERN_PF_IRQ_DIRECT;
 	CHECK(expect_error("direct interrupts need native WFI"));
+	/* ... where the arch cannot wait for them (arm64); riscv64 can. */
+	struct config_limits riscv = limits;
+	riscv.direct_wfi_trap = true;
+	CHECK_EQ(config_validate((const struct tern_config *)raw, sizeof(raw), &riscv, err, sizeof(err)), 0);
 	part(0).flags = 1u << 7;
 	CHECK(expect_error("unknown flags"));
 	make_valid(1);

@@ -616,6 +616,15 @@ uint32_t arch_irq_max_intid(void)
 }
 
 /*
+ * A direct vCPU's interrupts are Group 1 at the physical CPU interface, taken by the guest:
+ * a core waiting at EL2 for a trapped WFI would not see them as the guest's.
+ */
+bool arch_direct_wfi_trap(void)
+{
+	return false;
+}
+
+/*
  * A set/clear register word (enable, pending, active): the partition's bits
  * go to the physical distributor, whose state is the truth for both delivery
  * modes; reads show only the partition's bits.

@@ -239,6 +239,12 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 	return 0;
 }
 
+/* A trapped WFI waits with the vCPU's guest file still selected (vcpu.c: guest_wfi). */
+bool arch_direct_wfi_trap(void)
+{
+	return true;
+}
+
 uint32_t arch_irq_max_intid(void)
 {
 	return 1023;

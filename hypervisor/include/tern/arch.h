@@ -54,6 +54,12 @@ void arch_vcpu_quiesce(struct vcpu *v);
 /* Counters the arch keeps outside the generic array (fast paths). */
 uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id);
 
+/*
+ * Whether a partition with direct interrupt delivery may have its WFI trapped: the
+ * hypervisor then waits for what the guest's own controller state would wake it with.
+ */
+bool arch_direct_wfi_trap(void);
+
 /* The highest INTID the interrupt controller implements (pass-through SPIs stay below it). */
 uint32_t arch_irq_max_intid(void);
 /*

@@ -33,6 +33,7 @@ struct config_limits {
 	const uint32_t *irqs;       /* INTIDs a partition may be given (its devices') */
 	uint32_t num_irqs;
 	bool iommu;                 /* the board has an IOMMU the hypervisor can take */
+	bool direct_wfi_trap;       /* direct delivery combines with trapped WFI */
 };
 
 /*
