@@ -253,18 +253,14 @@ static int64_t post_to_harts(struct vcpu *v, uint64_t mask, uint64_t base, uint3
 		mask = (n < 64u) ? (BIT(n) - 1u) : ~0ULL;
 		base = 0;
 	}
-	for (unsigned i = 0; i < 64u; i++) {
-		if ((mask & BIT(i)) && (base >= n || i >= n - base))
-			return SBI_ERR_INVALID_PARAM;
-	}
-	for (unsigned i = 0; i < 64u; i++) {
-		if (mask & BIT(i))
-			post(v, &p->vcpu[base + i], what);
-	}
-	for (unsigned i = 0; wait && i < 64u; i++) {
-		if (!(mask & BIT(i)))
-			continue;
-		const struct vcpu *t = &p->vcpu[base + i];
+	/* Harts base .. base + 63 that are not the partition's: none may be named. */
+	uint64_t outside = (base >= n) ? ~0ULL : ((n - base >= 64u) ? 0 : ~(BIT(n - base) - 1u));
+	if (mask & outside)
+		return SBI_ERR_INVALID_PARAM;
+	for (uint64_t m = mask; m != 0u; m &= m - 1u)
+		post(v, &p->vcpu[base + (unsigned)__builtin_ctzll(m)], what);
+	for (uint64_t m = wait ? mask : 0u; m != 0u; m &= m - 1u) {
+		const struct vcpu *t = &p->vcpu[base + (unsigned)__builtin_ctzll(m)];
 		while ((atomic_load(&cpus[t->pcpu].posted) & what) && atomic_load(&t->power) == VCPU_ON) {
 			take_posted(this_cpu()); /* two harts fencing each other both get through */
 			arch_cpu_relax();
