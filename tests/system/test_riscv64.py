@@ -3,8 +3,9 @@
 What runs on riscv64 so far (issue 13): the boot in HS-mode, the config blob's validation with
 the board's allow-lists on the real target, partitions in VS-mode under G-stage with the SBI a
 partition gets (BASE, HSM, SRST, DBCN; guests/sbi-smoke), fault containment, SRST power-off.
-`tern run` does not speak riscv64 yet, so these tests pack the blob and load the images
-themselves.
+These tests pack the blob and load the images themselves, to reach the hypervisor's own
+checks with what `tern check` would refuse first; `tern run` on riscv64 is in
+test_riscv64_run.py and test_riscv64_partitions.py.
 """
 
 import json

@@ -1,0 +1,144 @@
+"""riscv64 partitions under `tern run`: the seed's trap-less delivery against the bare board,
+trap-and-emulate, and hostile neighbours (issue 13).
+
+Latency guests run under icount shift 0, where the `cycle` CSR counts instructions: the figures
+are deterministic, so "equal to native" is an exact comparison. Goals on how much the
+trap-and-emulate paths cost live in `make bench`, not here.
+"""
+
+import pytest
+
+from conftest import LAT_RISCV64, REPO
+
+from tern import run_native, run_system
+
+HOSTILE = REPO / "guests" / "build" / "riscv64" / "hostile.img"
+SAMPLES = 20
+TRAPLESS_TESTS = "sstc-wfi,sstc-busy,ipi-wfi,ipi-busy"
+
+
+def system(tmp_path, *partitions, cpus=4):
+    path = tmp_path / "system.toml"
+    path.write_text(f'[board]\narch = "riscv64"\ncpus = {cpus}\nmemory = "1GiB"\n\n' +
+                    "\n".join(partitions))
+    return path
+
+
+def partition(name, cpus, image, bootargs, irq="direct", wfi="native", **more):
+    extra = "".join(f'{k} = {v!r}\n'.replace("'", '"') for k, v in more.items())
+    return (f'[[partition]]\nname = "{name}"\ncpus = {list(cpus)}\nmemory = "32MiB"\n'
+            f'image = "{image}"\nirq = "{irq}"\nwfi = "{wfi}"\nbootargs = "{bootargs}"\n' + extra)
+
+
+def lat_partition(tests, irq="direct", wfi="native", cpus=(1, 2)):
+    return partition("rt", cpus, LAT_RISCV64, f"lat.samples={SAMPLES} lat.tests={tests}", irq, wfi)
+
+
+def by_test(records):
+    return {r["test"]: r for r in records}
+
+
+@pytest.fixture(scope="module")
+def native_trapless():
+    """The same guest and tests on the bare board: what a trap-less partition must equal."""
+    native = run_native(LAT_RISCV64, bootargs=f"lat.samples={SAMPLES} lat.tests={TRAPLESS_TESTS}",
+                        cpus=2, icount=0)
+    assert native.ok, native.explain()
+    return by_test(native.lat)
+
+
+def test_trapless_timer_and_ipis_equal_the_bare_board_with_no_trap(tmp_path, native_trapless):
+    result = run_system(system(tmp_path, lat_partition(TRAPLESS_TESTS), cpus=3), icount=0)
+    assert result.ok, result.explain()
+    records = by_test(result.partitions["rt"].lat)
+    assert sorted(records) == sorted(native_trapless), result.explain()
+    for test, native in native_trapless.items():
+        assert "error" not in records[test], records[test]
+        assert (records[test]["min"], records[test]["max"]) == (native["min"], native["max"]), \
+            (test, records[test], native)
+    stats = result.stats["rt"]
+    # Sstc timer and guest-file IPIs: not one hypervisor entry for any of the 80 interrupts.
+    # The core's own interrupts are two kicks: vCPU 1's start (HSM) and its stop (SRST).
+    assert stats["exit_irq"] <= 2 and stats["irq_injected"] == 0, stats
+    assert stats["sbi_time"] == 0 and stats["sbi_ipi"] == 0 and stats["exit_wfi"] == 0, stats
+    assert stats["exit_mmio"] > 0, stats  # its ns16550 is emulated
+
+
+@pytest.mark.parametrize("irq", ["trap", "direct"])
+def test_trapped_wfi_and_the_sbi_timer_and_ipis(tmp_path, irq):
+    # wfi = "trap": the core waits for the guest; direct partitions keep their guest file and
+    # Sstc timer selected while it does (the fallback), trap partitions get hvip injections.
+    tests = "sbi-timer-wfi,sbi-timer-busy,sbi-ipi-wfi,sbi-ipi-busy"
+    if irq == "direct":
+        tests += ",sstc-wfi,ipi-wfi"
+    result = run_system(system(tmp_path, lat_partition(tests, irq, "trap"), cpus=3), icount=0)
+    assert result.ok, result.explain()
+    records = by_test(result.partitions["rt"].lat)
+    assert sorted(records) == sorted(tests.split(",")), result.explain()
+    for test, record in records.items():
+        assert "error" not in record and record["samples"] == SAMPLES, record
+    stats = result.stats["rt"]
+    assert stats["exit_wfi"] >= 2 * SAMPLES, stats
+    assert stats["sbi_ipi"] >= 2 * SAMPLES and stats["sbi_time"] >= 2 * SAMPLES, stats
+    if irq == "trap":
+        assert stats["irq_injected"] >= 2 * SAMPLES, stats
+    else:
+        assert stats["irq_injected"] == 0, stats  # even the SBI timer is its own vstimecmp
+
+
+@pytest.mark.parametrize("action, fault", [
+    ("ram-write", "store outside its memory: gpa=0x82000000"),
+    ("foreign-file", "store outside its memory: gpa=0x28008000"),
+    ("aplic", "store outside its memory: gpa=0xd000000"),
+])
+def test_a_hostile_access_stops_only_its_partition(tmp_path, action, fault):
+    path = system(tmp_path, lat_partition("sstc-busy,sbi-timer-busy", cpus=(1,)),
+                  partition("bad", [2], HOSTILE, f"hostile.action={action}"), cpus=3)
+    result = run_system(path, icount=0)
+    bad = result.partitions["bad"]
+    assert bad.state == "stopped", result.explain()
+    assert [r["phase"] for r in bad.probe] == ["trying"], result.explain()
+    assert any(fault in f["line"] for f in result.faults if f.get("partition") == "bad"), \
+        result.explain()
+    assert result.stats["bad"]["faults"] == 1, result.stats
+    assert len(result.partitions["rt"].lat) == 2, result.explain()
+    assert result.partitions["rt"].state == "off", result.explain()
+
+
+def test_hsm_on_foreign_harts_is_refused(tmp_path):
+    result = run_system(system(tmp_path, partition("bad", [1], HOSTILE, "hostile.action=hsm-foreign"),
+                               cpus=2), icount=0)
+    assert result.ok, result.explain()
+    record = result.partitions["bad"].probe[-1]
+    assert record["pass"] and record["start"] == -3 and record["status"] == -3, record
+
+
+def test_a_neighbour_resetting_in_a_loop_costs_only_its_own_cores(tmp_path):
+    # SRST reboots only the partition that asks: the neighbour restarts until max_restarts and
+    # is stopped; the rt partition on its own cores completes every sample. (Its WARM_MAX is
+    # not compared with a run alone: under icount every instruction any hart executes moves
+    # the board's virtual clock, so a neighbour that runs at all shifts the rt figures; the
+    # arm64 suite compares against a neighbour that only computes, the riscv64 one will.)
+    rt = lat_partition("sstc-busy,ipi-busy", cpus=(1, 2))
+    path = system(tmp_path, rt, partition("bad", [3], HOSTILE, "hostile.action=reset-loop",
+                                          max_restarts=20), cpus=4)
+    result = run_system(path, icount=0)
+    records = by_test(result.partitions["rt"].lat)
+    assert sorted(records) == ["ipi-busy", "sstc-busy"], result.explain()
+    assert all(r["samples"] == SAMPLES and "error" not in r for r in records.values()), records
+    assert result.partitions["rt"].state == "off", result.explain()
+    assert result.stats["bad"]["restarts"] == 20 and result.stats["bad"]["sbi_srst"] >= 1, \
+        result.stats
+    assert result.partitions["bad"].state == "stopped", result.explain()
+
+
+def test_a_neighbour_flooding_its_uart_is_dropped_and_counted(tmp_path):
+    # No icount: a hart storing in a loop with no timer deadline would keep QEMU's icount
+    # round-robin on itself (what the rt partition measures is then QEMU's scheduling).
+    # The flood never ends: the rt partition's end is the run's, asked through --timeout.
+    path = system(tmp_path, lat_partition("sstc-busy", cpus=(1,)),
+                  partition("bad", [2], HOSTILE, "hostile.action=uart-flood"), cpus=3)
+    result = run_system(path, timeout=15)
+    assert len(result.partitions["rt"].lat) == 1, result.explain()
+    assert result.partitions["rt"].state == "off", result.explain()
+    assert result.partitions["bad"].lines.count("x") > 100, result.explain()
