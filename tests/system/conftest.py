@@ -23,6 +23,17 @@ LAT = REPO / "guests" / "build" / "lat.img"
 PROBE = REPO / "guests" / "build" / "probe.img"
 LAT_RISCV64 = REPO / "guests" / "build" / "riscv64" / "lat.img"
 
+# What guests/sbi-smoke reports in a 2-vCPU riscv64 partition: SBI-JSON check -> (error, value).
+SBI_SMOKE_RESULTS = {
+    "spec_version": (0, 2 << 24),          # SBI 2.0
+    "probe_dbcn": (0, 1), "probe_hsm": (0, 1), "probe_srst": (0, 1),
+    "probe_vendor": (0, 0),
+    "hart1_opaque": (0, 0x5EED),           # HSM hart_start's opaque reached vCPU 1's a1
+    "hart_start": (0, 0),
+    "hart1_status": (0, 1),                # STOPPED: vCPU 1 stopped itself
+    "hart_start_foreign": (-3, 0),         # INVALID_PARAM: the partition has no hart 7
+}
+
 # Small sample counts keep the suite short; the long runs live in `make bench`.
 SAMPLES = 20
 

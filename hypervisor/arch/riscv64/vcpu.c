@@ -345,43 +345,56 @@ static struct sbi_result sbi_srst(struct vcpu *v, uint32_t fn, const struct gues
 	return result(SBI_ERR_INVALID_PARAM, 0);
 }
 
+/* The counter of an SBI extension's calls. */
+static enum stat_id sbi_stat(uint64_t ext)
+{
+	static const struct {
+		uint32_t ext;
+		enum stat_id stat;
+	} stats[] = {
+		{ SBI_EXT_BASE, STAT_SBI_BASE }, { SBI_EXT_TIME, STAT_SBI_TIME },
+		{ SBI_EXT_IPI, STAT_SBI_IPI },   { SBI_EXT_RFENCE, STAT_SBI_RFENCE },
+		{ SBI_EXT_HSM, STAT_SBI_HSM },   { SBI_EXT_SRST, STAT_SBI_SRST },
+		{ SBI_EXT_DBCN, STAT_SBI_DBCN },
+	};
+
+	for (unsigned i = 0; i < ARRAY_SIZE(stats); i++) {
+		if (stats[i].ext == ext)
+			return stats[i].stat;
+	}
+	return STAT_SBI_OTHER;
+}
+
 static struct sbi_result guest_sbi_call(struct vcpu *v, const struct guest_regs *r)
 {
 	uint64_t ext = r->x[17];
 	uint32_t fn = (uint32_t)r->x[16];
 	struct sbi_result res;
 
+	vcpu_count(v, sbi_stat(ext));
 	switch (ext) {
 	case SBI_EXT_BASE:
-		vcpu_count(v, STAT_SBI_BASE);
 		res = sbi_base(fn, r);
 		break;
 	case SBI_EXT_TIME:
-		vcpu_count(v, STAT_SBI_TIME);
 		res = sbi_time(v, fn, r);
 		break;
 	case SBI_EXT_IPI:
-		vcpu_count(v, STAT_SBI_IPI);
 		res = sbi_ipi(v, fn, r);
 		break;
 	case SBI_EXT_RFENCE:
-		vcpu_count(v, STAT_SBI_RFENCE);
 		res = sbi_rfence(v, fn, r);
 		break;
 	case SBI_EXT_HSM:
-		vcpu_count(v, STAT_SBI_HSM);
 		res = sbi_hsm(v, fn, r);
 		break;
 	case SBI_EXT_SRST:
-		vcpu_count(v, STAT_SBI_SRST);
 		res = sbi_srst(v, fn, r);
 		break;
 	case SBI_EXT_DBCN:
-		vcpu_count(v, STAT_SBI_DBCN);
 		res = sbi_dbcn(v, fn, r);
 		break;
 	default:
-		vcpu_count(v, STAT_SBI_OTHER);
 		res = result(SBI_ERR_NOT_SUPPORTED, 0);
 		break;
 	}
