@@ -356,8 +356,11 @@ SCENARIO_NOTES = {
         "shift 0 one tick here is one instruction (not the arm64 tables' 16). A sample runs from",
         "the deadline, or from just before the store, ecall or device write that sends, to the",
         "second instruction of the guest's trap vector. The SBI figures include OpenSBI (M-mode)",
-        "on both harts. Tern's riscv64 partitions do not deliver interrupts yet (issue 13), so",
-        "only the native board is measured. This scenario alone: `./tern bench --scenarios riscv64`",
+        "on both harts natively; in a partition, Tern answers the SBI calls itself (HS-mode). Tern",
+        "runs a 2-vCPU partition on cores 1-2: `direct` has the Sstc timer and an IMSIC guest file",
+        "per vCPU (no hypervisor entry per interrupt), `wfi=trap`/`wfi=native` are trap-and-emulate",
+        "(SBI timer and IPIs only: no Sstc, no IMSIC file). edu is native only: riscv64 partitions",
+        "own no devices yet. This scenario alone: `./tern bench --scenarios riscv64`",
         "(it rewrites this file with that scenario only).",
     ],
     "device": [
