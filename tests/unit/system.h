@@ -4,20 +4,11 @@
 #define TERN_TEST_SYSTEM_H
 
 #include <arch/cpu.h>
+#include <arch/psci.h>
 #include <tern/config_abi.h>
 #include <tern/partition.h>
 #include "fake.h"
 
-#define PSCI_VERSION          0x84000000u
-#define PSCI_CPU_OFF          0x84000002u
-#define PSCI_CPU_ON_32        0x84000003u
-#define PSCI_CPU_ON_64        0xc4000003u
-#define PSCI_AFFINITY_INFO_32 0x84000004u
-#define PSCI_AFFINITY_INFO_64 0xc4000004u
-#define PSCI_MIGRATE_INFO     0x84000006u
-#define PSCI_SYSTEM_OFF       0x84000008u
-#define PSCI_SYSTEM_RESET     0x84000009u
-#define PSCI_FEATURES         0x8400000au
 
 /* A partition on the cores listed ("1" or "2,3"), added to the blob fake_config_begin started. */
 struct tern_config_partition *add_partition(const char *name, const char *cores, uint32_t flags);

@@ -86,7 +86,7 @@ static void check_injected(uint64_t offset, uint64_t spsr, uint64_t esr_el1)
 void test_traps_psci_info_calls(void)
 {
 	static const uint32_t supported[] = { PSCI_VERSION, PSCI_CPU_OFF, PSCI_CPU_ON_32, PSCI_CPU_ON_64,
-					      PSCI_AFFINITY_INFO_32, PSCI_AFFINITY_INFO_64, PSCI_MIGRATE_INFO,
+					      PSCI_AFFINITY_INFO_32, PSCI_AFFINITY_INFO_64, PSCI_MIGRATE_INFO_TYPE,
 					      PSCI_SYSTEM_OFF, PSCI_SYSTEM_RESET, PSCI_FEATURES };
 
 	traps_board();
@@ -96,7 +96,7 @@ void test_traps_psci_info_calls(void)
 	CHECK_EQ(regs->elr, PC); /* an HVC returns past itself */
 	CHECK_EQ(v0->stats[STAT_EXIT_HVC], 1);
 	CHECK_EQ(call(0xffffffff00000000ull | PSCI_VERSION, 0, 0, 0), 0x10000); /* W0 names it */
-	CHECK_EQ(call(PSCI_MIGRATE_INFO, 0, 0, 0), 2);
+	CHECK_EQ(call(PSCI_MIGRATE_INFO_TYPE, 0, 0, 0), 2);
 	for (unsigned i = 0; i < ARRAY_SIZE(supported); i++)
 		CHECK_EQ(call(PSCI_FEATURES, supported[i], 0, 0), 0);
 	CHECK_EQ(call(PSCI_FEATURES, 0x84000001, 0, 0), NOT_SUPPORTED); /* CPU_SUSPEND */

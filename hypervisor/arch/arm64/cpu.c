@@ -3,6 +3,7 @@
 #include <arch/entry.h>
 #include <arch/gicv3.h>
 #include <arch/partition.h>
+#include <arch/psci.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/console.h>
@@ -10,8 +11,6 @@
 #include <tern/partition.h>
 #include <tern/platform.h>
 
-#define PSCI_FN_CPU_ON      0xc4000003u
-#define PSCI_FN_SYSTEM_OFF  0x84000008u
 #define SPSR_EL1H_MASKED    0x3c5u    /* EL1h, D A I F masked: the boot protocol's entry state */
 #define SCTLR_EL1_RESET     0x30d00800u
 #define CNTHCTL_EL1PCTEN    BIT(0)
@@ -91,7 +90,7 @@ bool arch_cpu_start(unsigned pcpu)
 	if (pcpu >= MAX_CPUS)
 		return false;
 	/* QEMU's firmware matches the exact MPIDR: Aff0 only, no RES1 bit 31. */
-	return firmware_call(PSCI_FN_CPU_ON, pcpu, (uintptr_t)secondary_entry, pcpu) == 0;
+	return firmware_call(PSCI_CPU_ON_64, pcpu, (uintptr_t)secondary_entry, pcpu) == 0;
 }
 
 void arch_cpu_relax(void)
@@ -133,7 +132,7 @@ void arch_cpu_idle_wait(uint64_t deadline)
 
 void arch_board_off(void)
 {
-	(void)firmware_call(PSCI_FN_SYSTEM_OFF, 0, 0, 0);
+	(void)firmware_call(PSCI_SYSTEM_OFF, 0, 0, 0);
 	for (;;)
 		wfi();
 }

@@ -4,24 +4,13 @@
 #include <arch/esr.h>
 #include <arch/gicv3.h>
 #include <arch/partition.h>
+#include <arch/psci.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/console.h>
 #include <tern/mmio.h>
 #include <tern/partition.h>
 #include <tern/platform.h>
-
-/* PSCI 1.0 function IDs (SMC32 and SMC64 variants where both exist). */
-#define PSCI_VERSION            0x84000000u
-#define PSCI_CPU_OFF            0x84000002u
-#define PSCI_CPU_ON_32          0x84000003u
-#define PSCI_CPU_ON_64          0xc4000003u
-#define PSCI_AFFINITY_INFO_32   0x84000004u
-#define PSCI_AFFINITY_INFO_64   0xc4000004u
-#define PSCI_MIGRATE_INFO_TYPE  0x84000006u
-#define PSCI_SYSTEM_OFF         0x84000008u
-#define PSCI_SYSTEM_RESET       0x84000009u
-#define PSCI_FEATURES           0x8400000au
 
 #define PSCI_SUCCESS            0
 #define PSCI_NOT_SUPPORTED      (-1)
