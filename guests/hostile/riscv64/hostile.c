@@ -7,8 +7,8 @@
  *    file where a hart the partition does not have would find its own; aplic: a store into
  *    the APLIC's supervisor domain (no partition owns the APLIC yet). Each is outside the
  *    partition's map: it is stopped with a `tern: fault` line, the access never completes.
- *  - hsm-foreign: SBI HSM hart_start and hart_get_status for a hart beyond the partition's.
- *    Refused (SBI_ERR_INVALID_PARAM), counted, the guest carries on.
+ *  - sbi-foreign: SBI HSM hart_start and hart_get_status, and an SBI IPI, for harts beyond the
+ *    partition's. Refused (SBI_ERR_INVALID_PARAM), counted, the guest carries on.
  *  - uart-flood: its UART's transmit register stored to in a tight loop, for ever. What the
  *    console cannot hold is dropped and counted; nobody else waits.
  *  - reset-loop: SBI SRST cold reboot first thing on every boot: only its own partition.
@@ -52,16 +52,17 @@ static uintptr_t foreign_file(void)
 	return (first ? first : 0x28000000UL) + n * stride;
 }
 
-static void hsm_foreign(void)
+static void sbi_foreign(void)
 {
 	unsigned harts[MAX_CPUS];
 	unsigned n = cpu_harts(harts, MAX_CPUS);
 	long start = sbi_hart_start(n, (uintptr_t)guest_exit, 0);
 	long status = sbi_hart_status(7);
+	long ipi = sbi_send_ipi_one(n);
 
-	printf("PROBE-JSON {\"test\":\"hostile-hsm-foreign\",\"phase\":\"done\",\"hart\":%u,"
-	       "\"start\":%ld,\"status\":%ld,\"pass\":%s}\n", n, start, status,
-	       (start == -3 && status == -3) ? "true" : "false");
+	printf("PROBE-JSON {\"test\":\"hostile-sbi-foreign\",\"phase\":\"done\",\"hart\":%u,"
+	       "\"start\":%ld,\"status\":%ld,\"ipi\":%ld,\"pass\":%s}\n", n, start, status, ipi,
+	       (start == -3 && status == -3 && ipi == -3) ? "true" : "false");
 }
 
 static void uart_flood(void)
@@ -104,8 +105,8 @@ void guest_main(void)
 		store_outside("foreign-file", foreign_file());
 	else if (strview_eq(action, "aplic"))
 		store_outside("aplic", APLIC_S_BASE);
-	else if (strview_eq(action, "hsm-foreign"))
-		hsm_foreign();
+	else if (strview_eq(action, "sbi-foreign"))
+		sbi_foreign();
 	else if (strview_eq(action, "uart-flood"))
 		uart_flood();
 	else if (strview_eq(action, "reset-loop"))
