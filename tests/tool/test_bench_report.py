@@ -209,3 +209,20 @@ def test_traced_runs_trace_from_lat_soon_to_the_end(monkeypatch):
     assert console("[rt] LAT-DONE") == "stop linux\r"
     assert calls == [("on", "mon.sock"), ("off", "mon.sock")]
     assert console("[rt] LAT-DONE") is None and len(calls) == 2
+
+
+def test_extra_over_native_compares_within_one_board():
+    # edu-wfi exists on both boards: each partition row is set against its own board's native.
+    records = [
+        {"system": "native", "scenario": "device", "test": "edu-wfi", "shift": 0, "avg": 12.0,
+         "warm_max": 12},
+        {"system": "native", "scenario": "riscv64", "test": "edu-wfi", "shift": 0, "avg": 13.0,
+         "warm_max": 13},
+        {"system": "tern direct", "scenario": "device", "test": "edu-wfi", "shift": 0,
+         "avg": 12.0, "warm_max": 12},
+        {"system": "tern direct", "scenario": "riscv64", "test": "edu-wfi", "shift": 0,
+         "avg": 15.0, "warm_max": 16},
+    ]
+    bench.add_extra_over_native(records)
+    assert (records[2]["extra_avg"], records[2]["extra_warm_max"]) == (0.0, 0)
+    assert (records[3]["extra_avg"], records[3]["extra_warm_max"]) == (2.0, 3)
