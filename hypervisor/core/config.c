@@ -92,7 +92,9 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 			return fail(err, errlen, "partition %s: region 0x%llx+0x%llx is not a device "
 				    "this board lets a partition own", n, base,
 				    (unsigned long long)g->size);
-		if (dev->dma && !(lim->iommu && (cfg->flags & TERN_CF_SMMUV3)))
+		/* Without an IOMMU, only where the description says it accepts DMA anywhere. */
+		if (dev->dma && !(lim->iommu && (cfg->flags & TERN_CF_SMMUV3)) &&
+		    !(p->flags & TERN_PF_UNCONFINED_DMA))
 			return fail(err, errlen, "partition %s: region 0x%llx belongs to devices that "
 				    "can do DMA, and the board has no IOMMU to confine it", n, base);
 		for (uint32_t j = 0; j <= i; j++) {
@@ -222,7 +224,7 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 		if (!name_ok(p->name))
 			return fail(err, errlen, "partition %u: bad name", i);
 		const char *n = p->name;
-		if (p->flags & ~(TERN_PF_WFI_NATIVE | TERN_PF_IRQ_DIRECT))
+		if (p->flags & ~(TERN_PF_WFI_NATIVE | TERN_PF_IRQ_DIRECT | TERN_PF_UNCONFINED_DMA))
 			return fail(err, errlen, "partition %s: unknown flags 0x%x", n, p->flags);
 		if ((p->flags & TERN_PF_IRQ_DIRECT) && !(p->flags & TERN_PF_WFI_NATIVE) &&
 		    !lim->direct_wfi_trap)

@@ -343,6 +343,7 @@ static uint64_t partition_housekeeping(struct vcpu *v)
 		return p->restart_at;
 	load_pristine(p);
 	vuart_reset(&p->uart);
+	vpci_reset(&p->vpci);
 	atomic_fetch_add(&p->restarts, 1);
 	partition_log(p, "partition %s %s", p->name, p->reload_is_reset ? "reset" : "restarted");
 	p->started = now;
@@ -411,6 +412,8 @@ static void partition_create(struct partition *p, uint32_t index, const struct t
 	p->index = index;
 	p->num_vcpus = c->num_vcpus;
 	spin_lock_init(&p->lock);
+	spin_lock_init(&p->vpci.lock);
+	vpci_reset(&p->vpci);
 	console_ring_add(&p->console, console_bufs[index]);
 	vuart_init(&p->uart, p->name, &p->console);
 	for (uint32_t j = 0; j < c->num_vcpus; j++) {
@@ -443,6 +446,7 @@ void tern_main(void)
 	/* Looked up in this order on every trapped access: the UART is the busiest. */
 	mmio_register(platform.uart_base, platform.uart_model->size, uart_access);
 	arch_mmio_register();
+	vpci_register();
 	num_partitions = cfg->num_partitions;
 	for (uint32_t i = 0; i < num_partitions; i++) {
 		struct partition *p = &partitions[i];

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Silencing a partition's PCI functions when it ends (PCI Local Bus 3.0, PCIe ECAM). */
+/*
+ * PCI functions a partition owns (PCI Local Bus 3.0, PCIe ECAM): silenced when it ends, and on
+ * a board whose ECAM is emulated, their MSI addresses steered to where the board delivers them.
+ */
+#include <tern/arch.h>
+#include <tern/lib.h>
+#include <tern/partition.h>
 #include <tern/pci.h>
 #include <tern/platform.h>
 
@@ -21,6 +27,11 @@
 #define MSIX_ENABLE         BIT(15)
 #define MAX_CAPS            48          /* a capability list is not followed further */
 
+#define MSI_64BIT           BIT(7)
+#define MSI_ADDRESS         4u          /* from the capability: the low dword, then (64-bit) the high */
+#define MSIX_CAP_SIZE       12u
+#define CFG_SPACE_SIZE      0x1000u     /* one function's configuration space in the ECAM */
+
 static uint16_t cfg_read16(uintptr_t fn, uint32_t off)
 {
 	return *(volatile uint16_t *)(fn + off);
@@ -36,20 +47,64 @@ static void cfg_write16(uintptr_t fn, uint32_t off, uint16_t value)
 	*(volatile uint16_t *)(fn + off) = value;
 }
 
-static void disable_msi(uintptr_t fn)
+/* An access of 1, 2 or 4 bytes, as the guest made it. */
+static uint32_t cfg_read(uintptr_t at, unsigned size)
 {
+	if (size == 1u)
+		return *(volatile uint8_t *)at;
+	if (size == 2u)
+		return *(volatile uint16_t *)at;
+	return *(volatile uint32_t *)at;
+}
+
+static void cfg_write(uintptr_t at, unsigned size, uint32_t value)
+{
+	if (size == 1u)
+		*(volatile uint8_t *)at = (uint8_t)value;
+	else if (size == 2u)
+		*(volatile uint16_t *)at = (uint16_t)value;
+	else
+		*(volatile uint32_t *)at = value;
+}
+
+/* Where a function's MSI and MSI-X capabilities are (0: it has none). */
+struct msi_caps {
+	uint32_t msi;
+	uint32_t msix;
+	uint32_t msix_link;  /* the byte that points at MSI-X: the list head or the previous's next */
+};
+
+static void find_msi_caps(uintptr_t fn, struct msi_caps *c)
+{
+	*c = (struct msi_caps){ 0u, 0u, 0u };
 	if (!(cfg_read16(fn, CFG_STATUS) & STATUS_CAP_LIST))
 		return;
-	uint8_t cap = cfg_read8(fn, CFG_CAP_PTR) & 0xfc;
-	for (unsigned n = 0; cap >= 0x40 && n < MAX_CAPS; n++) {
+	uint32_t link = CFG_CAP_PTR;
+	uint32_t cap = cfg_read8(fn, link) & 0xfcu;
+	for (unsigned n = 0; cap >= 0x40u && n < MAX_CAPS; n++) {
 		uint8_t id = cfg_read8(fn, cap);
-		uint16_t control = cfg_read16(fn, cap + 2u);
-		if (id == CAP_MSI && (control & MSI_ENABLE))
-			cfg_write16(fn, cap + 2u, control & (uint16_t)~MSI_ENABLE);
-		if (id == CAP_MSIX && (control & MSIX_ENABLE))
-			cfg_write16(fn, cap + 2u, control & (uint16_t)~MSIX_ENABLE);
-		cap = cfg_read8(fn, cap + 1u) & 0xfc;
+		if (id == CAP_MSI && !c->msi)
+			c->msi = cap;
+		if (id == CAP_MSIX && !c->msix) {
+			c->msix = cap;
+			c->msix_link = link;
+		}
+		link = cap + 1u;
+		cap = cfg_read8(fn, link) & 0xfcu;
 	}
+}
+
+static void disable_msi(uintptr_t fn)
+{
+	struct msi_caps c;
+
+	find_msi_caps(fn, &c);
+	uint16_t control = c.msi ? cfg_read16(fn, c.msi + 2u) : 0u;
+	if (control & MSI_ENABLE)
+		cfg_write16(fn, c.msi + 2u, control & (uint16_t)~MSI_ENABLE);
+	control = c.msix ? cfg_read16(fn, c.msix + 2u) : 0u;
+	if (control & MSIX_ENABLE)
+		cfg_write16(fn, c.msix + 2u, control & (uint16_t)~MSIX_ENABLE);
 }
 
 static void quiesce_function(uintptr_t fn)
@@ -91,4 +146,165 @@ void pci_quiesce_range(paddr_t base, uint64_t size)
 		     bus += ECAM_BUS_SIZE)
 			quiesce_bus((uintptr_t)bus);
 	}
+}
+
+/*
+ * The emulated ECAM.  One per board (the first range flagged so); written at boot, read-only
+ * afterwards.
+ */
+static paddr_t vecam_base;
+
+bool pci_ecam_emulated(paddr_t base)
+{
+	for (uint32_t d = 0; d < platform.num_devices; d++) {
+		if ((platform.devices[d].flags & PLATFORM_ECAM_EMULATED) && platform.devices[d].base == base)
+			return true;
+	}
+	return false;
+}
+
+void vpci_register(void)
+{
+	for (uint32_t d = 0; d < platform.num_devices; d++) {
+		const struct platform_range *r = &platform.devices[d];
+		if (r->flags & PLATFORM_ECAM_EMULATED) {
+			vecam_base = r->base;
+			mmio_register(r->base, r->size, vpci_access);
+			return;
+		}
+	}
+}
+
+void vpci_reset(struct vpci *vp)
+{
+	vp->num_msi = 0;
+}
+
+static bool owns(const struct partition *p, paddr_t pa)
+{
+	const struct tern_config_partition *c = p->cfg;
+
+	for (uint32_t r = 0; r < c->num_regions; r++) {
+		if (pa >= c->region[r].hpa && pa - c->region[r].hpa < c->region[r].size)
+			return true;
+	}
+	return false;
+}
+
+/* The MSI address the guest wrote to the function at `fn_offset` (NULL: none yet, and `make` not set or no room). */
+static uint64_t *guest_msi_address(struct vpci *vp, uint32_t fn_offset, bool make)
+{
+	for (uint32_t i = 0; i < vp->num_msi; i++) {
+		if (vp->msi[i].fn == fn_offset)
+			return &vp->msi[i].guest_addr;
+	}
+	if (!make || vp->num_msi == VPCI_MAX_MSI)
+		return NULL;
+	vp->msi[vp->num_msi].fn = fn_offset;
+	vp->msi[vp->num_msi].guest_addr = 0;
+	return &vp->msi[vp->num_msi++].guest_addr;
+}
+
+static uint32_t msi_address_size(uintptr_t fn, const struct msi_caps *c)
+{
+	return (cfg_read16(fn, c->msi + 2u) & MSI_64BIT) ? 8u : 4u;
+}
+
+static bool in_msi_address(uintptr_t fn, const struct msi_caps *c, uint32_t reg)
+{
+	return c->msi && reg >= c->msi + MSI_ADDRESS && reg - c->msi - MSI_ADDRESS < msi_address_size(fn, c);
+}
+
+/* What the guest reads: the device's registers, its own MSI address, a list without MSI-X. */
+static uint32_t config_read(struct vpci *vp, uintptr_t fn, uint32_t fn_offset, uint32_t reg,
+			    unsigned size, const struct msi_caps *c)
+{
+	uint32_t value = cfg_read(fn + reg, size);
+	const uint64_t *guest_addr = guest_msi_address(vp, fn_offset, false);
+
+	for (uint32_t i = 0; i < size; i++) {
+		uint32_t at = reg + i;
+		uint32_t byte;
+		if (c->msix && at == c->msix_link)
+			byte = cfg_read8(fn, c->msix + 1u);
+		else if (in_msi_address(fn, c, at))
+			byte = guest_addr ? (uint8_t)(*guest_addr >> (8u * (at - c->msi - MSI_ADDRESS))) : 0u;
+		else
+			continue;
+		value = (value & ~(0xffu << (8u * i))) | (byte << (8u * i));
+	}
+	return value;
+}
+
+static enum mmio_result refuse(struct partition *p, uint32_t fn_offset, const char *why, uint64_t addr)
+{
+	partition_log(p, "PCI %02x:%02x.%x: %s 0x%llx", fn_offset >> 20, (fn_offset >> 15) & 31u,
+		      (fn_offset >> 12) & 7u, why, (unsigned long long)addr);
+	return MMIO_UNHANDLED;
+}
+
+/*
+ * What the guest writes reaches the device, but an MSI address only as the board's address
+ * of the same doorbell, and MSI only while that address is one of the partition's.  MSI-X is
+ * not offered: its table is in a BAR the guest writes directly, out of the hypervisor's view.
+ */
+static enum mmio_result config_write(struct partition *p, uintptr_t fn, uint32_t fn_offset,
+				     uint32_t reg, unsigned size, uint32_t value,
+				     const struct msi_caps *c)
+{
+	uint64_t host = 0;
+
+	if (c->msix && reg < c->msix + MSIX_CAP_SIZE && reg + size > c->msix)
+		return refuse(p, fn_offset, "MSI-X is not offered on this board: a write to it at", reg);
+	if (in_msi_address(fn, c, reg)) {
+		/* An aligned access of at most 4 bytes: within one dword of the address. */
+		uint64_t *guest_addr = guest_msi_address(&p->vpci, fn_offset, true);
+		if (!guest_addr)
+			return refuse(p, fn_offset, "MSI on more functions than the hypervisor steers, at most",
+				      VPCI_MAX_MSI);
+		uint32_t shift = 8u * (reg - c->msi - MSI_ADDRESS);
+		uint64_t mask = (size == 4u ? 0xffffffffULL : (1ULL << (8u * size)) - 1u) << shift;
+		*guest_addr = (*guest_addr & ~mask) | (((uint64_t)value << shift) & mask);
+		bool steered = arch_msi_target(p, *guest_addr, &host);
+		if (!steered && (cfg_read16(fn, c->msi + 2u) & MSI_ENABLE))
+			return refuse(p, fn_offset, "MSI aimed at none of its interrupt files:", *guest_addr);
+		cfg_write(fn + c->msi + MSI_ADDRESS, 4u, (uint32_t)host);
+		if (msi_address_size(fn, c) == 8u)
+			cfg_write(fn + c->msi + MSI_ADDRESS + 4u, 4u, (uint32_t)(host >> 32));
+		return MMIO_DONE;
+	}
+	if (c->msi && reg <= c->msi + 2u && reg + size > c->msi + 2u &&
+	    ((value >> (8u * (c->msi + 2u - reg))) & MSI_ENABLE)) {
+		const uint64_t *guest_addr = guest_msi_address(&p->vpci, fn_offset, false);
+		uint64_t aimed = guest_addr ? *guest_addr : 0u;
+		if (!arch_msi_target(p, aimed, &host))
+			return refuse(p, fn_offset, "MSI enabled aimed at none of its interrupt files:", aimed);
+	}
+	cfg_write(fn + reg, size, value);
+	return MMIO_DONE;
+}
+
+enum mmio_result vpci_access(struct vcpu *v, uint64_t offset, unsigned size, bool write,
+			     uint64_t *value)
+{
+	struct partition *p = v->partition;
+	/* The region is the ECAM: at most 256 MiB. */
+	uint32_t reg = (uint32_t)offset & (CFG_SPACE_SIZE - 1u);
+	uint32_t fn_offset = (uint32_t)offset - reg;
+	uintptr_t fn = (uintptr_t)(vecam_base + fn_offset);
+	enum mmio_result result = MMIO_DONE;
+	struct msi_caps c;
+
+	if (!owns(p, vecam_base + offset))
+		return MMIO_UNHANDLED;
+	if (size > 4u)
+		return MMIO_ABORT; /* configuration space has no 8-byte registers */
+	spin_lock(&p->vpci.lock);
+	find_msi_caps(fn, &c);
+	if (write)
+		result = config_write(p, fn, fn_offset, reg, size, (uint32_t)*value, &c);
+	else
+		*value = config_read(&p->vpci, fn, fn_offset, reg, size, &c);
+	spin_unlock(&p->vpci.lock);
+	return result;
 }

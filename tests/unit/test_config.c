@@ -286,6 +286,11 @@ void test_config_dma_needs_the_iommu(void)
 	give_pcie(0);
 	hdr.flags = 0; /* a board started without its SMMU */
 	CHECK(expect_error("can do DMA, and the board has no IOMMU"));
+	/* ... unless the description accepts DMA that nothing confines. */
+	part(0).flags |= TERN_PF_UNCONFINED_DMA;
+	CHECK_EQ(validate(), 0);
+	part(0).flags = TERN_PF_UNCONFINED_DMA << 1;
+	CHECK(expect_error("unknown flags 0x8"));
 }
 
 void test_config_checks_board_ram(void)

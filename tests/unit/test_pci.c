@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* core/pci.c: a partition's PCI functions are silenced when it ends (fake ECAM in host memory). */
+#include <stdio.h>
 #include <string.h>
+#include <tern/mmio.h>
 #include <tern/pci.h>
 #include <tern/platform.h>
 #include "check.h"
@@ -129,4 +131,151 @@ void test_pci_owner_ends(void)
 	CHECK_EQ(hvc(0, PSCI_SYSTEM_OFF, 0, 0, 0), FAKE_EXIT_IDLE);
 	CHECK_EQ(get16(fn, 0x04), 1u << 10);
 	CHECK_EQ(get16(fn, 0x42), 0x0080);
+}
+
+/* ---- the emulated ECAM (vpci_access): config accesses of the partition that owns it ---- */
+
+static struct vcpu *ecam_owner(void)
+{
+	fake_config_begin(3);
+	struct tern_config_partition *c = add_partition("rt", "0,1", 0);
+	add_partition("other", "2", 0);
+	c->num_regions = 1;
+	c->region[0] = (struct tern_config_region){ (uintptr_t)fake_ecam, (uintptr_t)fake_ecam,
+						    FAKE_ECAM_SIZE, TERN_RF_DEVICE, 0 };
+	enum fake_exit e = boot_board();
+	if (e != FAKE_EXIT_RUN)
+		fprintf(stderr, "%s\n", fake_uart_out);
+	CHECK_EQ(e, FAKE_EXIT_RUN);
+	return &partition_named("rt")->vcpu[0];
+}
+
+static enum mmio_result cfg(struct vcpu *v, uint32_t offset, unsigned size, bool write,
+			    uint64_t *value)
+{
+	return mmio_emulate(v, (uintptr_t)fake_ecam + offset, size, write, value);
+}
+
+static uint32_t get32(const uint8_t *fn, uint32_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, fn + off, 4);
+	return v;
+}
+
+/* The guest writes its own doorbell's address; the device gets the board's, the guest reads its own. */
+void test_vpci_steers_msi_addresses(void)
+{
+	empty_ecam();
+	uint8_t *fn = function(0, 2, 0, false, true);
+	put16(fn, 0x42, 0x0080);                              /* MSI off, 64-bit */
+	put16(fn, 0x52, 0x0000);                              /* MSI-X off */
+	struct vcpu *v = ecam_owner();
+	uint32_t at = 2u << 15;                               /* 00:02.0 */
+
+	uint64_t value = FAKE_MSI_GUEST + 0x1000;             /* vCPU 1's doorbell: core 1's */
+	CHECK_EQ(cfg(v, at + 0x44, 4, true, &value), MMIO_DONE);
+	value = 0;
+	CHECK_EQ(cfg(v, at + 0x48, 4, true, &value), MMIO_DONE);
+	CHECK_EQ(get32(fn, 0x44), (uint32_t)(FAKE_MSI_HOST + 0x1000));
+	CHECK_EQ(get32(fn, 0x48), 0u);
+	CHECK_EQ(cfg(v, at + 0x44, 4, false, &value), MMIO_DONE);
+	CHECK_EQ(value, FAKE_MSI_GUEST + 0x1000);
+	CHECK_EQ(cfg(v, at + 0x45, 1, false, &value), MMIO_DONE);
+	CHECK_EQ(value, (FAKE_MSI_GUEST + 0x1000) >> 8 & 0xff);
+	/* Enable, with the dword the control is in (read, modified, written): the device takes it. */
+	CHECK_EQ(cfg(v, at + 0x40, 4, false, &value), MMIO_DONE);
+	value |= (uint64_t)0x0001 << 16;
+	CHECK_EQ(cfg(v, at + 0x40, 4, true, &value), MMIO_DONE);
+	CHECK_EQ(get16(fn, 0x42), 0x0081);
+	/* A byte of the address changes: the board's follows. */
+	value = 0x10;
+	CHECK_EQ(cfg(v, at + 0x44, 1, true, &value), MMIO_DONE);
+	CHECK_EQ(get32(fn, 0x44), (uint32_t)(FAKE_MSI_HOST + 0x1010));
+	/* Live, aimed at something not its own: refused, and the device keeps the old address. */
+	value = FAKE_MSI_HOST;
+	CHECK_EQ(cfg(v, at + 0x44, 4, true, &value), MMIO_UNHANDLED);
+	CHECK_EQ(get32(fn, 0x44), (uint32_t)(FAKE_MSI_HOST + 0x1010));
+	CHECK(console_has("PCI 00:02.0: MSI aimed at none of its interrupt files:"));
+	/* Another register goes through unchanged; 8-byte accesses do not exist. */
+	value = 0x0006;
+	CHECK_EQ(cfg(v, at + 0x04, 2, true, &value), MMIO_DONE);
+	CHECK_EQ(get16(fn, 0x04), 0x0006);
+	CHECK_EQ(cfg(v, at + 0x00, 8, false, &value), MMIO_ABORT);
+}
+
+/* MSI is enabled only aimed at one of the partition's doorbells; a fresh start forgets the address. */
+void test_vpci_msi_enable_needs_an_address(void)
+{
+	empty_ecam();
+	uint8_t *fn = function(0, 3, 0, false, true);
+	put16(fn, 0x42, 0x0000);                              /* MSI off, 32-bit */
+	struct vcpu *v = ecam_owner();
+	uint32_t at = 3u << 15;
+	uint64_t value = 0x0001;
+
+	CHECK_EQ(cfg(v, at + 0x42, 2, true, &value), MMIO_UNHANDLED);      /* no address yet */
+	CHECK_EQ(get16(fn, 0x42), 0x0000);
+	value = 0x1234;                                       /* not a doorbell: kept off the device */
+	CHECK_EQ(cfg(v, at + 0x44, 4, true, &value), MMIO_DONE);
+	CHECK_EQ(get32(fn, 0x44), 0u);
+	value = 0x0001;
+	CHECK_EQ(cfg(v, at + 0x42, 2, true, &value), MMIO_UNHANDLED);
+	value = FAKE_MSI_GUEST;
+	CHECK_EQ(cfg(v, at + 0x44, 4, true, &value), MMIO_DONE);
+	CHECK_EQ(get32(fn, 0x44), (uint32_t)FAKE_MSI_HOST);
+	CHECK_EQ(get32(fn, 0x48), 0u);                        /* 32-bit: the data stays the guest's */
+	value = 0x0001;
+	CHECK_EQ(cfg(v, at + 0x42, 2, true, &value), MMIO_DONE);
+	CHECK_EQ(get16(fn, 0x42), 0x0001);
+	vpci_reset(&v->partition->vpci);
+	CHECK_EQ(cfg(v, at + 0x44, 4, false, &value), MMIO_DONE);
+	CHECK_EQ(value, 0u);
+}
+
+/* MSI-X is not shown (its table is out of reach) and may not be touched. */
+void test_vpci_hides_msix(void)
+{
+	empty_ecam();
+	uint8_t *fn = function(0, 2, 0, false, true);         /* MSI at 0x40 -> MSI-X at 0x50 */
+	fn[0x51] = 0x60;
+	fn[0x60] = 0x10;                                      /* PCI Express, the list's end */
+	struct vcpu *v = ecam_owner();
+	uint32_t at = 2u << 15;
+	uint64_t value;
+
+	CHECK_EQ(cfg(v, at + 0x40, 4, false, &value), MMIO_DONE);
+	CHECK_EQ(value, 0x00816005u);                         /* MSI's next skips MSI-X */
+	CHECK_EQ(cfg(v, at + 0x41, 1, false, &value), MMIO_DONE);
+	CHECK_EQ(value, 0x60u);
+	value = 0;
+	CHECK_EQ(cfg(v, at + 0x52, 2, true, &value), MMIO_UNHANDLED);
+	CHECK_EQ(get16(fn, 0x52), 0x8003);
+	CHECK(console_has("MSI-X is not offered on this board"));
+	/* MSI-X first in the list: the list head skips it. */
+	fn[0x34] = 0x50;
+	fn[0x51] = 0x40;
+	fn[0x41] = 0x00;
+	CHECK_EQ(cfg(v, at + 0x34, 1, false, &value), MMIO_DONE);
+	CHECK_EQ(value, 0x40u);
+}
+
+/* Only its owner reaches the ECAM; at most VPCI_MAX_MSI functions are steered. */
+void test_vpci_owner_and_limits(void)
+{
+	empty_ecam();
+	for (unsigned d = 0; d <= VPCI_MAX_MSI; d++)
+		put16(function(0, d, 0, false, true), 0x42, 0x0000);
+	struct vcpu *v = ecam_owner();
+	struct vcpu *other = &partition_named("other")->vcpu[0];
+	uint64_t value = FAKE_MSI_GUEST;
+
+	CHECK_EQ(cfg(other, 0x00, 4, false, &value), MMIO_UNHANDLED);
+	for (unsigned d = 0; d < VPCI_MAX_MSI; d++)
+		CHECK_EQ(cfg(v, (d << 15) + 0x44, 4, true, &value), MMIO_DONE);
+	CHECK_EQ(cfg(v, (VPCI_MAX_MSI << 15) + 0x44, 4, true, &value), MMIO_UNHANDLED);
+	CHECK(console_has("MSI on more functions than the hypervisor steers"));
+	CHECK(pci_ecam_emulated((uintptr_t)fake_ecam));
+	CHECK(!pci_ecam_emulated(FAKE_MEM_WINDOW));
 }

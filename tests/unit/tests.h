@@ -105,6 +105,10 @@
 	TEST(test_pci_capability_loop) \
 	TEST(test_pci_ranges) \
 	TEST(test_pci_owner_ends) \
+	TEST(test_vpci_steers_msi_addresses) \
+	TEST(test_vpci_msi_enable_needs_an_address) \
+	TEST(test_vpci_hides_msix) \
+	TEST(test_vpci_owner_and_limits) \
 	TEST(test_vgic_gicd_decode) \
 	TEST(test_vgic_misaligned) \
 	TEST(test_vgic_wrong_sizes) \

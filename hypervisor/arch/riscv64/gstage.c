@@ -9,6 +9,7 @@
 #include <arch/partition.h>
 #include <tern/arch.h>
 #include <tern/lib.h>
+#include <tern/pci.h>
 #include <tern/platform.h>
 
 #define PTE_V  BIT(0)
@@ -79,6 +80,33 @@ static bool gstage_map(uint64_t *root, ipaddr_t gpa, paddr_t pa, uint64_t size, 
 	return true;
 }
 
+/* vCPU i's S-level IMSIC file, in the partition's map and on the board (a guest file of its core). */
+static ipaddr_t vcpu_file_gpa(uint32_t i)
+{
+	return platform.arch.imsic_s_base + (uint64_t)i * platform.arch.imsic_hart_stride;
+}
+
+static paddr_t vcpu_file_hpa(const struct tern_config_partition *c, uint32_t i)
+{
+	return platform.arch.imsic_s_base + (uint64_t)c->cpus[i] * platform.arch.imsic_hart_stride +
+	       (uint64_t)VCPU_GUEST_FILE * IMSIC_FILE_SIZE;
+}
+
+/* A device MSI to vCPU i's file (only trap-less partitions have files) goes to the guest file backing it. */
+bool arch_msi_target(const struct partition *p, uint64_t guest_addr, uint64_t *host_addr)
+{
+	const struct tern_config_partition *c = p->cfg;
+
+	for (uint32_t i = 0; (c->flags & TERN_PF_IRQ_DIRECT) && i < c->num_vcpus; i++) {
+		uint64_t offset = guest_addr - vcpu_file_gpa(i);
+		if (offset < IMSIC_FILE_SIZE) {
+			*host_addr = vcpu_file_hpa(c, i) + offset;
+			return true;
+		}
+	}
+	return false;
+}
+
 bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 {
 	struct riscv_partition *rp = riscv_part(p);
@@ -92,15 +120,16 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	rp->gstage_root = roots[p->index];
 	(void)memset(rp->gstage_root, 0, sizeof(roots[0]));
 	bool mapped = gstage_map(rp->gstage_root, c->ram_ipa, c->ram_hpa, c->ram_size, PTE_LEAF_RAM);
-	for (uint32_t r = 0; mapped && r < c->num_regions; r++)
-		mapped = gstage_map(rp->gstage_root, c->region[r].ipa, c->region[r].hpa,
-				    c->region[r].size, PTE_LEAF_DEVICE);
+	/* An emulated ECAM stays unmapped: its accesses trap to core/pci.c. */
+	for (uint32_t r = 0; mapped && r < c->num_regions; r++) {
+		if (!pci_ecam_emulated(c->region[r].hpa))
+			mapped = gstage_map(rp->gstage_root, c->region[r].ipa, c->region[r].hpa,
+					    c->region[r].size, PTE_LEAF_DEVICE);
+	}
 	/* Trap-less: vCPU i's S-level IMSIC file, where hart i's is on the board, is a guest file of its core. */
 	for (uint32_t i = 0; mapped && (c->flags & TERN_PF_IRQ_DIRECT) && i < c->num_vcpus; i++)
-		mapped = gstage_map(rp->gstage_root, platform.arch.imsic_s_base + i * platform.arch.imsic_hart_stride,
-				    platform.arch.imsic_s_base + c->cpus[i] * platform.arch.imsic_hart_stride +
-					    (uint64_t)VCPU_GUEST_FILE * IMSIC_FILE_SIZE,
-				    IMSIC_FILE_SIZE, PTE_LEAF_DEVICE);
+		mapped = gstage_map(rp->gstage_root, vcpu_file_gpa(i), vcpu_file_hpa(c, i), IMSIC_FILE_SIZE,
+				    PTE_LEAF_DEVICE);
 	if (!mapped) {
 		(void)snprintf(err, errlen, "out of G-stage table pages");
 		return false;

@@ -39,6 +39,13 @@ void arch_iommu_poll(void);
 /* The same, if `p` owns devices behind the IOMMU (its end reports its DMA faults). */
 void arch_iommu_poll_partition(struct partition *p);
 
+/*
+ * Where a device's MSI to `guest_addr` (an address of partition p's map: one of its
+ * interrupt controller's doorbells) must go on the board; false if the address is none of
+ * the partition's.  Boards with an emulated ECAM only (platform.h).
+ */
+bool arch_msi_target(const struct partition *p, uint64_t guest_addr, uint64_t *host_addr);
+
 /* Register the devices the architecture emulates for partitions (its interrupt controller). */
 void arch_mmio_register(void);
 

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <tern/config_abi.h>
 #include <tern/console.h>
+#include <tern/pci.h>
 #include <tern/stats.h>
 #include <tern/spinlock.h>
 #include <tern/types.h>
@@ -62,6 +63,7 @@ struct partition {
 	uint64_t created;            /* boot timestamps, counter ticks since board reset */
 	uint64_t first_entry;        /* the eret into vCPU 0's first instruction */
 	struct vuart uart;
+	struct vpci vpci;            /* its emulated ECAM's MSI addresses, if it owns one */
 	struct console_ring console; /* its guest's lines and the hypervisor's about it */
 };
 

@@ -2,7 +2,26 @@
 #ifndef TERN_PCI_H
 #define TERN_PCI_H
 
+#include <tern/mmio.h>
+#include <tern/spinlock.h>
 #include <tern/types.h>
+
+#define VPCI_MAX_MSI 8u   /* functions per partition whose MSI address the hypervisor steers */
+
+/*
+ * A partition's emulated ECAM (platform range PLATFORM_ECAM_EMULATED): the MSI addresses its
+ * guest wrote, in the guest's terms.  Only the partition's own vCPUs take the lock.
+ */
+struct vpci {
+	struct spinlock lock;
+	uint32_t num_msi;
+	struct vpci_msi {
+		uint32_t fn;           /* the function's offset in the ECAM */
+		uint64_t guest_addr;
+	} msi[VPCI_MAX_MSI];
+};
+
+struct partition;
 
 /*
  * If [base, base+size) is (part of) a PCIe ECAM the board lets a partition own, silence
@@ -11,5 +30,20 @@
  * write into it meanwhile.  The owner's next life sets its devices up again.
  */
 void pci_quiesce_range(paddr_t base, uint64_t size);
+
+/* True if [base, ...) is an ECAM whose config accesses the hypervisor emulates (not mapped). */
+bool pci_ecam_emulated(paddr_t base);
+
+/*
+ * At boot: the board's emulated ECAM, if it has one, joins the MMIO table.  Config accesses
+ * of the partition that owns it reach its devices, except that a function's MSI address is
+ * steered (arch_msi_target) and MSI-X is hidden.
+ */
+void vpci_register(void);
+/* Forget the MSI addresses its guest wrote (the partition starts again). */
+void vpci_reset(struct vpci *vp);
+/* The emulated ECAM's handler (mmio_handler). */
+enum mmio_result vpci_access(struct vcpu *v, uint64_t offset, unsigned size, bool write,
+			     uint64_t *value);
 
 #endif

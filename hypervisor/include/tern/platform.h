@@ -19,6 +19,11 @@ struct platform_range {
 
 #define PLATFORM_DMA  (1u << 0)     /* its devices can do DMA: given out only behind the IOMMU */
 #define PLATFORM_ECAM (1u << 1)     /* a PCIe ECAM: its functions are silenced when the owner ends */
+/*
+ * Its config accesses trap and are emulated, not mapped: the MSI address a guest writes names
+ * its own view of an interrupt controller, and no IOMMU translates the device's MSI writes.
+ */
+#define PLATFORM_ECAM_EMULATED (1u << 2)
 
 struct vuart_model;
 

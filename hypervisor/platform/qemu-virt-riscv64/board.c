@@ -6,6 +6,16 @@
 #include <tern/platform.h>
 #include <tern/vuart.h>
 
+/*
+ * The PCIe host bridge.  No IOMMU confines its DMA (QEMU 7.2), so a partition owns it only if
+ * its description accepts that; its ECAM is emulated so that MSIs reach the owner's guest files.
+ */
+static const struct platform_range devices[] = {
+	{ 0x03000000u, 0x00010000u, PLATFORM_DMA },                                  /* I/O window */
+	{ 0x30000000u, 0x10000000u, PLATFORM_DMA | PLATFORM_ECAM | PLATFORM_ECAM_EMULATED }, /* ECAM */
+	{ 0x40000000u, 0x40000000u, PLATFORM_DMA },                                  /* 32-bit memory window */
+};
+
 const struct platform_desc platform = {
 	.name = "qemu-virt-riscv64",
 	.uart_base = 0x10000000u,
@@ -18,6 +28,8 @@ const struct platform_desc platform = {
 	.config_hpa = 0x83f00000u,
 	.config_max = MiB(1),
 	.max_cpus = 8,
+	.devices = devices,
+	.num_devices = ARRAY_SIZE(devices),
 	.arch = {
 		.timebase_hz = 10000000,
 		.imsic_s_base = 0x28000000u,

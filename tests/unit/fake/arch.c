@@ -183,6 +183,18 @@ void arch_mmio_register(void)
 	vgic_register_mmio();
 }
 
+bool arch_msi_target(const struct partition *p, uint64_t guest_addr, uint64_t *host_addr)
+{
+	for (uint32_t i = 0; i < p->cfg->num_vcpus; i++) {
+		uint64_t offset = guest_addr - (FAKE_MSI_GUEST + i * 0x1000ull);
+		if (offset < 0x1000) {
+			*host_addr = FAKE_MSI_HOST + p->cfg->cpus[i] * 0x1000ull + offset;
+			return true;
+		}
+	}
+	return false;
+}
+
 uint64_t arch_ipa_limit(void)
 {
 	return 1ull << 48; /* the fake board's RAM is host memory, wherever the host put it */

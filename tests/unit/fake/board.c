@@ -19,7 +19,7 @@ static uint8_t uart_window[0x1000] __attribute__((aligned(0x1000)));
 
 static const struct platform_range devices[] = {
 	{ FAKE_MEM_WINDOW, 0x01000000, PLATFORM_DMA },
-	{ (uintptr_t)fake_ecam, FAKE_ECAM_SIZE, PLATFORM_DMA | PLATFORM_ECAM },
+	{ (uintptr_t)fake_ecam, FAKE_ECAM_SIZE, PLATFORM_DMA | PLATFORM_ECAM | PLATFORM_ECAM_EMULATED },
 };
 
 static const uint32_t device_irqs[] = { 35, 36, 37, 38 };

@@ -161,6 +161,10 @@ void fake_cpu_init(unsigned cpu);
 #define FAKE_PART_RAM   (2u << 20)         /* each test partition's RAM */
 #define FAKE_ECAM_SIZE  (2u << 20)         /* two buses */
 #define FAKE_MEM_WINDOW 0x10000000ull      /* a device window nothing dereferences */
+/* arch_msi_target: vCPU i's doorbell at FAKE_MSI_GUEST + i * 4 KiB is the board's at
+   FAKE_MSI_HOST + (its core) * 4 KiB. */
+#define FAKE_MSI_GUEST  0x28000000ull
+#define FAKE_MSI_HOST   0x2c000000ull
 extern uint8_t fake_ram[FAKE_RAM_SIZE];
 extern uint8_t fake_ecam[FAKE_ECAM_SIZE];
 extern uint8_t fake_config[0x4000];
