@@ -12,12 +12,16 @@
  *  - uart-flood: its UART's transmit register stored to in a tight loop, for ever. What the
  *    console cannot hold is dropped and counted; nobody else waits.
  *  - reset-loop: SBI SRST cold reboot first thing on every boot: only its own partition.
+ *  - msi-foreign: QEMU's edu (the partition owns the PCIe bus) with its MSI aimed at the
+ *    IMSIC file of a hart the partition does not have, and enabled: the hypervisor refuses
+ *    the enable and stops the partition; the device never writes there.
  *  - busy: no misdeed, the control neighbour (it only computes, with a timer armed).
  * Output: PROBE-JSON lines with "test":"hostile-<action>" (tools/tern/results.py parses them).
  */
 #include "bootargs.h"
 #include "console.h"
 #include "imsic.h"
+#include "pci.h"
 #include "riscv.h"
 #include "runtime.h"
 #include "sbi.h"
@@ -94,6 +98,23 @@ static void busy(void)
 	       "\"pass\":true}\n", (unsigned long)rounds);
 }
 
+static void msi_foreign(void)
+{
+	struct pci_host host;
+	uint32_t bdf;
+
+	if (!pci_host_init(&host) || !pci_find(&host, 0x1234, 0x11e8, &bdf)) {
+		printf("PROBE-JSON {\"test\":\"hostile-msi-foreign\",\"error\":\"no edu device\","
+		       "\"pass\":false}\n");
+		return;
+	}
+	uintptr_t file = foreign_file();
+	trying("msi-foreign", file);
+	bool enabled = pci_msi_enable(&host, bdf, file, 1);
+	printf("PROBE-JSON {\"test\":\"hostile-msi-foreign\",\"phase\":\"after\",\"enabled\":%s,"
+	       "\"pass\":false}\n", enabled ? "true" : "false");
+}
+
 void guest_main(void)
 {
 	struct strview action = { "busy", 4 };
@@ -107,6 +128,8 @@ void guest_main(void)
 		store_outside("aplic", APLIC_S_BASE);
 	else if (strview_eq(action, "sbi-foreign"))
 		sbi_foreign();
+	else if (strview_eq(action, "msi-foreign"))
+		msi_foreign();
 	else if (strview_eq(action, "uart-flood"))
 		uart_flood();
 	else if (strview_eq(action, "reset-loop"))
