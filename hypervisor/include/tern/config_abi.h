@@ -30,6 +30,8 @@
 /* tern_config_partition.flags */
 #define TERN_PF_WFI_NATIVE     (1u << 0) /* guest WFI/WFE run on the core, not trapped */
 #define TERN_PF_IRQ_DIRECT     (1u << 1) /* guest takes its interrupts from the GIC itself */
+/* its devices' DMA is not confined: the description accepts a board without an IOMMU */
+#define TERN_PF_UNCONFINED_DMA (1u << 2)
 
 /* tern_config_partition.fault_policy: what a guest fault (stage-2 abort, unhandled trap) does */
 #define TERN_FAULT_STOP        0u        /* stop the partition; `restart NAME` may start it again */
