@@ -7,6 +7,7 @@ import time
 from .config import MAX_PCI_DEVICES, PCI_DISK_MODELS, PCI_MODELS, PciDevice
 from .errors import ToolError
 from .image import ARM64, RISCV64
+from .layout import VIRT_BOARDS
 
 QEMU = "qemu-system-aarch64"
 QEMU_RISCV64 = "qemu-system-riscv64"
@@ -23,8 +24,9 @@ MACHINE_OPTIONS = "gic-version=3,highmem=off"
 # runs stay the bare board, where a guest would see it in QEMU's device tree and might use it.
 SYSTEM_MACHINE_OPTIONS = ",iommu=smmuv3"
 PCI_FIRST_SLOT = 2                # [board] pci device i goes in slot PCI_FIRST_SLOT + i
-# edu's DMA keeps only the low 28 address bits by default, below the RAM at 0x4000_0000; a
-# 32-bit mask covers the whole board (nothing is above 4 GiB).
+# edu's DMA keeps only the low 28 address bits by default, below the RAM of either board
+# (arm64's from 0x4000_0000, riscv64's from 0x8000_0000); a 32-bit mask covers all of it, as
+# both boards' RAM ends by 4 GiB.
 PCI_MODEL_OPTIONS = {"edu": ",dma_mask=0xffffffff"}
 
 
@@ -120,8 +122,8 @@ def loader_args(path, addr):
 
 def system_has_iommu(arch):
     """Whether system_command's board for `arch` has an IOMMU for the hypervisor (arm64: the
-    SMMUv3, SYSTEM_MACHINE_OPTIONS; QEMU 7.2's riscv virt has none)."""
-    return arch == ARM64
+    SMMUv3, SYSTEM_MACHINE_OPTIONS; QEMU 7.2's riscv virt has none): layout.VirtBoard.iommu."""
+    return bool(VIRT_BOARDS[arch].iommu)
 
 
 def system_command(board, hypervisor, loads, icount=None):
