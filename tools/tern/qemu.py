@@ -98,7 +98,9 @@ def pci_args(devices):
         raise ToolError(f"at most {MAX_PCI_DEVICES} PCI devices (got {len(devices)})")
     # A virtio device does its DMA through the IOMMU (the SMMUv3 that confines it to its
     # partition) only with VIRTIO_F_ACCESS_PLATFORM offered, which needs a modern-only device:
-    # without it QEMU's virtio devices reach board memory directly.
+    # without it QEMU's virtio devices reach board memory directly.  On riscv64, which has no
+    # IOMMU, the feature still matters: it makes the guest's driver use its DMA API, which
+    # follows the host bridge's dma-ranges to the partition's RAM on the board.
     virtio = ",disable-legacy=on,iommu_platform=on"
     args = []
     for i, d in enumerate(devices):
