@@ -85,6 +85,50 @@ def test_riscv64_run_files(tmp_path, irq, flags):
     assert ("imsics@28000000" in dts) == (irq == "direct")
 
 
+def test_riscv64_pcie_owner_gets_its_regions_and_the_unconfined_dma_flag(tmp_path):
+    write_riscv_image(tmp_path / "rv.img")
+    system = load_system(write_toml(
+        tmp_path, '[board]\narch = "riscv64"\ncpus = 3\nmemory = "1GiB"\npci = ["edu"]\n'
+        + partition("rt", "[1]", '"32MiB"', '"rv.img"', 'devices = ["pcie"]\nunconfined_dma = true')
+        + partition("b", "[2]", '"32MiB"', '"rv.img"')))
+    hypervisor = tmp_path / "hyp.bin"
+    hypervisor.write_bytes(b"\x13\x00\x00\x00" * 1024)
+    prepared = build.prepare_system(system, place(system), tmp_path / "work", hypervisor)
+    data = (tmp_path / "work" / "config.bin").read_bytes()
+    blob = abi.unpack(data)
+    assert blob.flags == 0                                  # no SMMU on this board
+    rt, b = blob.partitions
+    assert rt.flags == abi.PF_IRQ_DIRECT | abi.PF_WFI_NATIVE | abi.PF_UNCONFINED_DMA
+    assert rt.regions == ((0x0300_0000, 0x0300_0000, 0x1_0000, abi.RF_DEVICE),
+                          (0x3000_0000, 0x3000_0000, 0x1000_0000, abi.RF_DEVICE),
+                          (0x4000_0000, 0x4000_0000, 0x4000_0000, abi.RF_DEVICE))
+    assert rt.spis == frozenset()                           # MSIs only
+    assert b.flags == abi.PF_IRQ_DIRECT | abi.PF_WFI_NATIVE and b.regions == ()
+    # The hypervisor reads the flag in the record's flags word (offset 100) as bit 2.
+    record = data[abi.HEADER.size:][:abi.PARTITION.size]
+    assert int.from_bytes(record[100:104], "little") & 1 << 2
+    assert int.from_bytes(record[112:116], "little") == 3   # num_regions
+    command = prepared.command
+    assert command[command.index("-device") + 1] == "edu,addr=2.0,dma_mask=0xffffffff"
+    dts = (tmp_path / "work" / "rt.dts").read_text()
+    assert "pci@30000000 {" in dts and "msi-parent = <" in dts
+    # Its RAM is at 0x8400_0000 on the board: where a device's DMA must go, as nothing
+    # translates it.
+    assert "dma-ranges = <0x2000000 0x0 0x84000000 0x0 0x80000000 0x0 0x2000000>;" in dts
+    assert "pci@" not in (tmp_path / "work" / "b.dts").read_text()
+
+
+def test_unconfined_dma_flag_only_when_asked(tmp_path, stub_image):
+    # arm64 too: the flag is written, though the board's SMMU confines DMA all the same.
+    blob = blob_of(tmp_path, "[board]\ncpus = 3\n"
+                   + partition("rt", "[1]", extra='devices = ["pcie"]')
+                   + partition("b", "[2]", extra="unconfined_dma = true"))
+    rt, b = blob.partitions
+    assert blob.flags == abi.CF_SMMUV3
+    assert not rt.flags & abi.PF_UNCONFINED_DMA and len(rt.regions) == 3
+    assert b.flags == abi.PF_UNCONFINED_DMA
+
+
 def test_riscv64_hypervisor_may_be_a_flat_binary(tmp_path):
     _, hypervisor = riscv_system(tmp_path)
     assert build.check_hypervisor(hypervisor, layout.RISCV64_BOARD) == hypervisor

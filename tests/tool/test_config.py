@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+from tern import layout
 from tern.config import GiB, MiB, TiB, format_size, load_system, parse_size
 from tern.errors import ConfigError
 from tern.units import format_duration
@@ -615,10 +616,41 @@ def test_riscv64_trap_partition_waits_in_the_hypervisor_by_default(tmp_path, ris
 
 
 def test_riscv64_takes_pci_devices_on_its_board(tmp_path, riscv_image):
-    # As `tern native` does; no partition can own them yet.
+    # As `tern native` does; here no partition owns the bridge they sit behind.
     system = load_system(write_toml(tmp_path, '[board]\narch = "riscv64"\npci = ["edu"]\n'
                                     + riscv_partition(extra="devices = []")))
     assert models(system) == ("edu",) and system.partitions[0].devices == ()
+    assert not system.partitions[0].unconfined_dma
+
+
+def test_riscv64_partition_owns_pcie_when_it_accepts_unconfined_dma(tmp_path, riscv_image):
+    system = load_system(write_toml(tmp_path, '[board]\narch = "riscv64"\npci = ["edu"]\n'
+                                    + riscv_partition(extra='devices = ["pcie"]\n'
+                                                            "unconfined_dma = true")
+                                    + riscv_partition("b", "[2]")))
+    rt, b = system.partitions
+    assert (rt.devices, rt.unconfined_dma) == (("pcie",), True)
+    assert (b.devices, b.unconfined_dma) == ((), False)
+
+
+@pytest.mark.parametrize("extra", ["unconfined_dma = true", "unconfined_dma = false",
+                                   'devices = []\nunconfined_dma = true'])
+def test_riscv64_unconfined_dma_without_a_device(tmp_path, riscv_image, extra):
+    # Accepting a risk nothing brings is harmless: the flag goes to the blob, and that is all.
+    (p,) = load_system(write_toml(tmp_path, RISCV64_BOARD + riscv_partition(extra=extra))).partitions
+    assert p.devices == () and p.unconfined_dma == extra.endswith("true")
+
+
+def test_arm64_takes_unconfined_dma_but_the_smmu_still_confines(tmp_path, stub_image):
+    # arm64's board has the SMMUv3: pcie needs no unconfined_dma there, and the key is
+    # accepted (the blob carries it) though it changes nothing on that board.
+    system = load_system(write_toml(tmp_path, partition(extra='devices = ["pcie"]')
+                                    + partition("b", "[2]", extra='devices = []\n'
+                                                                  "unconfined_dma = true")))
+    rt, b = system.partitions
+    assert (rt.devices, rt.unconfined_dma) == (("pcie",), False)
+    assert (b.devices, b.unconfined_dma) == ((), True)
+    assert system.board.virt.iommu and not layout.RISCV64_BOARD.iommu
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -636,12 +668,30 @@ def test_riscv64_takes_pci_devices_on_its_board(tmp_path, riscv_image):
      "by 4 GiB (the riscv64 hypervisor's limit)"),
     (RISCV64_BOARD + 'memory = "64MiB"\n' + riscv_partition(),
      "board.memory: must be at least 128 MiB (got 64 MiB)"),
+    # No IOMMU on the riscv board: owning the PCIe bridge needs unconfined_dma = true.
     (RISCV64_BOARD + riscv_partition(extra='devices = ["pcie"]'),
-     'partition[0].devices: not yet on riscv64: its partitions cannot own board devices '
-     '(got ["pcie"])'),
+     'partition[0].devices: "pcie" can do DMA, and the riscv64 board has no IOMMU: a device '
+     "the partition owns can read and write all of the board's memory (other partitions', "
+     "the hypervisor's); unconfined_dma = true accepts that"),
+    (RISCV64_BOARD + riscv_partition(extra='devices = ["pcie"]\nunconfined_dma = false'),
+     'partition[0].devices: "pcie" can do DMA, and the riscv64 board has no IOMMU: a device '
+     "the partition owns can read and write all of the board's memory (other partitions', "
+     "the hypervisor's); unconfined_dma = true accepts that"),
+    (RISCV64_BOARD + riscv_partition(extra='unconfined_dma = true\ndevices = ["pcie", "pcie"]'),
+     'partition[0].devices: "pcie" is listed twice'),
+    (RISCV64_BOARD + riscv_partition(extra='devices = ["pcie"]\nunconfined_dma = true')
+     + riscv_partition("b", "[2]", extra='devices = ["pcie"]\nunconfined_dma = true'),
+     'partition[1].devices: "pcie" is already given to partition "rt"'),
+    (RISCV64_BOARD + riscv_partition(extra='devices = ["usb"]\nunconfined_dma = true'),
+     'partition[0].devices: unknown device "usb" (known: pcie)'),
     (RISCV64_BOARD + riscv_partition(extra='devices = "pcie"'),
-     'partition[0].devices: not yet on riscv64: its partitions cannot own board devices '
-     '(got "pcie")'),
+     'partition[0].devices: must be a list of board device names, like ["pcie"] (got "pcie")'),
+    (RISCV64_BOARD + riscv_partition(extra='devices = ["pcie"]\nunconfined_dma = "yes"'),
+     'partition[0].unconfined_dma: must be true or false (got "yes")'),
+    (RISCV64_BOARD + riscv_partition(extra='unconfined_dma = 1'),
+     "partition[0].unconfined_dma: must be true or false (got 1)"),
+    (RISCV64_BOARD + riscv_partition(extra='unconfined_dma = ["pcie"]'),
+     'partition[0].unconfined_dma: must be true or false (got ["pcie"])'),
     (RISCV64_BOARD + riscv_partition(cpus="[4]"),
      "partition[0].cpus: core 4 is out of range (board has 4 cores)"),
     (RISCV64_BOARD + riscv_partition(extra='irq = "msi"'),

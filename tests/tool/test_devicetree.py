@@ -383,3 +383,122 @@ def test_riscv64_tree_follows_qemus_own(tmp_path):
         assert our_imsic[prop] == their_imsic[prop], prop
     # QEMU 7.2 writes only "riscv,imsics"; the binding wants a vendor string first.
     assert their_imsic["compatible"] == '"riscv,imsics"'
+
+
+# riscv64 "pcie": QEMU riscv virt's /soc/pci@30000000, MSIs to the partition's IMSIC, no INTx.
+RISCV_PCIE_RANGES = [0x0100_0000, 0, 0, 0, 0x0300_0000, 0, 0x1_0000,            # I/O from 0
+                     0x0200_0000, 0, 0x4000_0000, 0, 0x4000_0000, 0, 0x4000_0000]  # 32-bit 1:1
+
+
+def riscv_pcie_dtb(tmp_path, irq_direct=True, num_vcpus=2):
+    return riscv_dtb(tmp_path, num_vcpus=num_vcpus, irq_direct=irq_direct, devices=("pcie",),
+                     ram_hpa=0x8400_0000)
+
+
+def test_riscv64_pcie_node_for_its_owner(tmp_path):
+    root, warnings = decompiled(riscv_pcie_dtb(tmp_path))
+    assert warnings == ""
+    assert list(at(root, "/soc")["nodes"]) == ["serial@10000000", "imsics@28000000",
+                                               "pci@30000000"]
+    pci = at(root, "/soc/pci@30000000")
+    assert pci["nodes"] == {}
+    props = pci["props"]
+    imsic_phandle = cells(at(root, "/soc/imsics@28000000")["props"]["phandle"])
+    assert props == {
+        "compatible": '"pci-host-ecam-generic"', "device_type": '"pci"',
+        "#address-cells": "<0x03>", "#size-cells": "<0x02>", "#interrupt-cells": "<0x01>",
+        "bus-range": "<0x00 0xff>", "linux,pci-domain": "<0x00>", "dma-coherent": None,
+        "msi-parent": props["msi-parent"], "reg": props["reg"], "ranges": props["ranges"],
+        "dma-ranges": props["dma-ranges"]}
+    assert cells(props["msi-parent"]) == imsic_phandle
+    assert cells(props["reg"]) == [0, 0x3000_0000, 0, 0x1000_0000]
+    assert cells(props["ranges"]) == RISCV_PCIE_RANGES
+    # Nothing translates DMA on this board: the partition's RAM (0x8000_0000, 32 MiB) is at
+    # its board address, 0x8400_0000, on the bus.
+    assert cells(props["dma-ranges"]) == [0x0200_0000, 0, 0x8400_0000, 0, 0x8000_0000,
+                                          0, 32 * MiB]
+
+
+def test_riscv64_pcie_node_only_for_its_owner(tmp_path):
+    root, _ = decompiled(riscv_dtb(tmp_path))
+    assert "pci@30000000" not in at(root, "/soc")["nodes"]
+    from tern.devicetree import riscv64_partition_dts
+    assert "pci" not in riscv64_partition_dts("rt", 1, 0x8000_0000, 32 * MiB)
+
+
+def test_riscv64_pcie_node_of_a_trap_partition_has_no_msi_parent(tmp_path):
+    # irq = "trap": no IMSIC in the partition, so nowhere for an MSI to go; the bus is polled.
+    root, warnings = decompiled(riscv_pcie_dtb(tmp_path, irq_direct=False, num_vcpus=1))
+    assert warnings == ""
+    assert list(at(root, "/soc")["nodes"]) == ["serial@10000000", "pci@30000000"]
+    props = at(root, "/soc/pci@30000000")["props"]
+    assert "msi-parent" not in props and "interrupt-map" not in props
+    assert cells(props["ranges"]) == RISCV_PCIE_RANGES
+
+
+def test_riscv64_pcie_dma_ranges_default_to_ram_where_the_cpu_sees_it():
+    from tern.devicetree import riscv64_partition_dts
+    text = riscv64_partition_dts("rt", 1, 0x8000_0000, 32 * MiB, devices=("pcie",))
+    assert "dma-ranges = <0x2000000 0x0 0x80000000 0x0 0x80000000 0x0 0x2000000>;" in text
+
+
+def test_riscv64_pcie_as_the_guests_read_it(tmp_path):
+    """guests/lib/pci.c pci_host_init: the node by compatible, reg and ranges' CPU side in
+    its parent's cells, bus-range, and the first 32-bit memory window of ranges."""
+    root, _ = decompiled(riscv_pcie_dtb(tmp_path))
+    soc = at(root, "/soc")
+    hosts = [name for name, n in soc["nodes"].items()
+             if n["props"].get("compatible") == '"pci-host-ecam-generic"']
+    assert hosts == ["pci@30000000"]
+    pa, ps = cells(soc["props"]["#address-cells"])[0], cells(soc["props"]["#size-cells"])[0]
+    props = soc["nodes"]["pci@30000000"]["props"]
+    ca, cs = cells(props["#address-cells"])[0], cells(props["#size-cells"])[0]
+    assert (pa, ps, ca, cs) == (2, 2, 3, 2)
+
+    def number(words):
+        value = 0
+        for w in words:
+            value = value << 32 | w
+        return value
+
+    reg = cells(props["reg"])
+    ecam, ecam_size = number(reg[:pa]), number(reg[pa:pa + ps])
+    assert (ecam, ecam_size) == (0x3000_0000, 0x1000_0000)
+    first, last = cells(props["bus-range"])
+    assert (first, last) == (0, 255) and last - first + 1 == ecam_size >> 20
+    ranges = cells(props["ranges"])
+    entry = ca + pa + cs
+    mem32 = [ranges[i:i + entry] for i in range(0, len(ranges), entry)
+             if (ranges[i] >> 24) & 3 == 2]
+    assert len(mem32) == 1
+    window = mem32[0]
+    assert (number(window[1:3]), number(window[3:3 + pa]), number(window[3 + pa:])) == \
+        (0x4000_0000, 0x4000_0000, 0x4000_0000)                     # PCI, CPU, size
+
+
+@pytest.mark.skipif(shutil.which("qemu-system-riscv64") is None,
+                    reason="needs qemu-system-riscv64")
+def test_riscv64_pcie_node_follows_qemus_own(tmp_path):
+    from tern import qemu
+    qemu_dtb = tmp_path / "virt.dtb"
+    command = qemu.riscv64_board_args(2, 1024 * MiB, pci=("edu",))
+    command[command.index("-M") + 1] += f",dumpdtb={qemu_dtb}"
+    subprocess.run(command, check=True, capture_output=True, timeout=60,
+                   stdin=subprocess.DEVNULL)
+    theirs_root, _ = decompiled(qemu_dtb)
+    ours_root, _ = decompiled(riscv_pcie_dtb(tmp_path))
+    theirs = at(theirs_root, "/soc/pci@30000000")["props"]
+    ours = at(ours_root, "/soc/pci@30000000")["props"]
+    # Deliberate differences: no INTx (no APLIC in a partition), and dma-ranges for RAM that
+    # is not on the bus where the partition sees it.
+    assert set(theirs) - set(ours) == {"interrupt-map", "interrupt-map-mask"}
+    assert set(ours) - set(theirs) == {"dma-ranges"}
+    for prop in set(ours) - {"ranges", "msi-parent", "dma-ranges"}:
+        assert ours[prop] == theirs[prop], prop
+    # QEMU's ranges add the 64-bit window above RAM, which a partition does not get.
+    assert cells(theirs["ranges"])[:len(RISCV_PCIE_RANGES)] == cells(ours["ranges"])
+    assert cells(theirs["ranges"])[len(RISCV_PCIE_RANGES):][0] == 0x0300_0000
+    # Both msi-parents name their tree's S-level IMSIC.
+    for root, props in ((theirs_root, theirs), (ours_root, ours)):
+        assert cells(props["msi-parent"]) == \
+            cells(at(root, "/soc/imsics@28000000")["props"]["phandle"])

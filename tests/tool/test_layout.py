@@ -291,3 +291,56 @@ def test_riscv64_emulated_regions():
         ("the ns16550", 0x1000_0000, 0x100), ("the IMSIC", 0x2800_0000, 0x1_0000))
     assert layout.ARM64_BOARD.emulated_regions(2)[1] == \
         ("the GIC redistributors", 0x080A_0000, 0x4_0000)
+
+
+def test_riscv64_pcie_catalog_is_qemu_riscv_virt():
+    # hw/riscv/virt.c (QEMU 7.2): VIRT_PCIE_PIO, VIRT_PCIE_ECAM, VIRT_PCIE_MMIO.
+    pcie = layout.RISCV64_BOARD.devices["pcie"]
+    assert pcie is layout.RISCV64_BOARD_DEVICES["pcie"]
+    assert pcie.kind == "pci-host-ecam-generic" and pcie.dma
+    assert [(r.name, r.base, r.size) for r in pcie.regions] == [
+        ("io", 0x0300_0000, 0x1_0000), ("ecam", 0x3000_0000, 0x1000_0000),
+        ("mmio", 0x4000_0000, 0x4000_0000)]
+    # No INTx: the lines go to the board's APLIC, which no partition has.
+    assert pcie.spis == () and pcie.intids == ()
+    assert layout.BOARD_DEVICES["pcie"].dma and layout.ARM64_BOARD.iommu
+    assert not layout.RISCV64_BOARD.iommu
+
+
+def test_riscv64_pcie_clear_of_what_a_partition_already_sees():
+    board = layout.RISCV64_BOARD
+    fixed = [(start, size) for _, start, size in board.emulated_regions(8)]
+    fixed.append((board.ram_base, board.memory_max))
+    spans = sorted((r.base, r.base + r.size) for r in board.devices["pcie"].regions)
+    for start, end in spans:
+        assert start % 0x1000 == 0 and end % 0x1000 == 0
+        assert all(end <= s or s + size <= start for s, size in fixed), hex(start)
+    assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))
+
+
+def test_riscv64_pcie_mapped_at_board_addresses(tmp_path):
+    _, lay = riscv_system(tmp_path, partition("rt", "[1]", '"32MiB"', '"rv.img"',
+                                              'devices = ["pcie"]\nunconfined_dma = true')
+                          + partition("b", "[2]", '"32MiB"', '"rv.img"'))
+    rt, b = lay.partitions
+    assert [(r.name, r.ipa, r.hpa, r.size) for r in rt.regions] == [
+        ("pcie io", 0x0300_0000, 0x0300_0000, 0x1_0000),
+        ("pcie ecam", 0x3000_0000, 0x3000_0000, 0x1000_0000),
+        ("pcie mmio", 0x4000_0000, 0x4000_0000, 0x4000_0000)]
+    assert rt.intids == () and b.regions == () and b.intids == ()
+    assert (rt.ram_hpa, b.ram_hpa) == (0x8400_0000, 0x8600_0000)   # as without the device
+
+
+def test_riscv64_describe_says_pcie_has_no_wired_interrupts_and_unconfined_dma(tmp_path):
+    system, lay = riscv_system(tmp_path, partition("rt", "[1]", '"32MiB"', '"rv.img"',
+                                                   'devices = ["pcie"]\nunconfined_dma = true')
+                               + partition("b", "[2]", '"32MiB"', '"rv.img"'))
+    rows = layout.describe(system, lay)
+    names = [row[0] for row in rows]
+    start = names.index("rt")
+    assert rows[start][4] == ("RAM; cores 1; wfi native; irq direct; pcie no wired interrupts; "
+                              "DMA unconfined")
+    assert names[start + 3:start + 6] == ["  pcie io", "  pcie ecam", "  pcie mmio"]
+    assert rows[start + 4] == ("  pcie ecam", "0x30000000-0x40000000", "256 MiB",
+                               "0x30000000-0x40000000", "device, pass-through")
+    assert rows[names.index("b")][4] == "RAM; cores 2; wfi native; irq direct"

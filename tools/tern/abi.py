@@ -19,6 +19,7 @@ IRQ_WORDS = 32                    # INTID bitmap words: INTIDs 0..1023
 CF_SMMUV3 = 1 << 0                # header flag: the board has its SMMUv3 (iommu=smmuv3)
 PF_WFI_NATIVE = 1 << 0
 PF_IRQ_DIRECT = 1 << 1
+PF_UNCONFINED_DMA = 1 << 2        # the description accepts that its devices' DMA is not confined
 RF_DEVICE = 1 << 0                # region is device memory (Device-nGnRE), not RAM
 FAULT_STOP = 0                    # fault_policy: a guest fault stops the partition
 FAULT_RESTART = 1                 # ... or reloads it from its pristine copies and starts it again

@@ -149,7 +149,8 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             image_size=pl.image_size, pristine_image_hpa=pl.pristine_image_hpa,
             pristine_dtb_hpa=pl.pristine_dtb_hpa, dtb_size=len(dtb), cpus=tuple(p.cpus),
             flags=(abi.PF_WFI_NATIVE if p.wfi_native else 0)
-            | (abi.PF_IRQ_DIRECT if p.irq_direct else 0),
+            | (abi.PF_IRQ_DIRECT if p.irq_direct else 0)
+            | (abi.PF_UNCONFINED_DMA if p.unconfined_dma else 0),
             regions=tuple(abi.Region(r.ipa, r.hpa, r.size, abi.RF_DEVICE) for r in pl.regions),
             spis=pl.intids, initrd_ipa=pl.initrd_ipa, initrd_size=pl.initrd_size,
             pristine_initrd_hpa=pl.pristine_initrd_hpa,

@@ -59,7 +59,7 @@ MAX_RESTART_BACKOFF = 60 * SECOND
 
 BOARD_KEYS = ("arch", "cpus", "cpu", "memory", "pci")
 PARTITION_KEYS = ("name", "cpus", "memory", "image", "initrd", "wfi", "irq", "bootargs",
-                  "devices", "on_fault", "max_restarts", "restart_backoff")
+                  "devices", "unconfined_dma", "on_fault", "max_restarts", "restart_backoff")
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,7 @@ class Partition:
     irq_direct: bool = False
     bootargs: str = ""
     devices: tuple = ()           # names in the board's VirtBoard.devices this partition owns
+    unconfined_dma: bool = False  # accepts DMA that nothing confines (abi.PF_UNCONFINED_DMA)
     initrd_path: Path = None      # initial ramdisk, loaded below the device tree
     initrd_size: int = 0
     on_fault: str = "stop"        # FAULT_ACTIONS: what a guest fault does
@@ -416,6 +417,11 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
 
     devices = _parse_devices(entry.get("devices", []), f"{at}.devices", name, virt,
                              device_owner)
+    unconfined_dma = entry.get("unconfined_dma", False)
+    if not isinstance(unconfined_dma, bool):
+        raise ConfigError(f"{at}.unconfined_dma", f"must be true or false "
+                                                  f"(got {_show(unconfined_dma)})")
+    _check_dma(devices, unconfined_dma, f"{at}.devices", virt)
 
     on_fault = entry.get("on_fault", "stop")
     if on_fault not in FAULT_ACTIONS:
@@ -427,6 +433,7 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
     return Partition(index=index, name=name, cpus=tuple(cpus), memory=memory,
                      image_path=image_path, image=image, wfi_native=(wfi == "native"),
                      irq_direct=(irq == "direct"), bootargs=bootargs, devices=devices,
+                     unconfined_dma=unconfined_dma,
                      initrd_path=initrd_path, initrd_size=initrd_size, on_fault=on_fault,
                      max_restarts=max_restarts, restart_backoff_us=restart_backoff_us)
 
@@ -493,6 +500,20 @@ def _parse_devices(devices, key, name, virt, device_owner):
             raise ConfigError(key, f'"{device}" is already given to partition "{owner}"')
         device_owner[device] = name
     return tuple(devices)
+
+
+def _check_dma(devices, unconfined_dma, key, virt):
+    """A device that can do DMA reads and writes what it is told to, and only an IOMMU keeps
+    that inside its owner's RAM: on a board without one (riscv64) the partition must say it
+    accepts the risk."""
+    if virt.iommu or unconfined_dma:
+        return
+    for device in devices:
+        if virt.devices[device].dma:
+            raise ConfigError(key, f'"{device}" can do DMA, and the {virt.arch} board has no '
+                                   f"IOMMU: a device the partition owns can read and write all "
+                                   f"of the board's memory (other partitions', the "
+                                   f"hypervisor's); unconfined_dma = true accepts that")
 
 
 def _either(choices):

@@ -38,6 +38,7 @@ IRQ_LEVEL_HIGH = 4
 # PCI bus addresses (3 cells: phys.hi, phys.mid, phys.lo) as the PCI bus binding spells them.
 PCI_SPACE_IO = 0x0100_0000        # phys.hi space code 01: I/O
 PCI_SPACE_MEM32 = 0x0200_0000     # phys.hi space code 10: 32-bit memory
+PCI_SPACE_MEM64 = 0x0300_0000     # phys.hi space code 11: 64-bit memory
 PCI_DEVICE_SHIFT = 11             # phys.hi bits 15:11: device (slot) number
 PCI_INTX_PINS = 4                 # INTA..INTD = 1..4
 # Like QEMU's tree: interrupt-map lists slots 0-3, matched on the slot's low two bits
@@ -198,11 +199,15 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
 
 
 def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_direct=True,
-                          initrd=None, rng_seed=None):
+                          initrd=None, rng_seed=None, devices=(), ram_hpa=None):
     """DTS source for a riscv64 partition: QEMU riscv virt's own tree, cut down to what the
-    partition has (its harts, RAM, the ns16550 and, with irq_direct, an IMSIC with one
-    S-level file per vCPU), in QEMU's style.  No PLIC or APLIC yet, and no SBI node: the
-    hypervisor is the partition's SBI.  initrd, rng_seed: as partition_dts.
+    partition has (its harts, RAM, the ns16550, with irq_direct an IMSIC with one S-level
+    file per vCPU, and the devices it owns), in QEMU's style.  No PLIC or APLIC yet, and no
+    SBI node: the hypervisor is the partition's SBI.  initrd, rng_seed: as partition_dts.
+
+    devices: names of layout.RISCV64_BOARD_DEVICES the partition owns.  ram_hpa: where its
+    RAM is on the board (default: at ram_ipa), which is where a device's DMA must go to reach
+    it, as nothing translates DMA on this board.
     """
     soc = "/soc"
     uart = f"serial@{layout.RISCV64_UART_BASE:x}"
@@ -256,6 +261,12 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
     ]
     if irq_direct:
         lines += [""] + _riscv_imsic_node(num_vcpus)
+    # Without an IMSIC (irq = "trap") a device has nowhere to send its MSIs: it is polled.
+    msi_parent = RISCV_IMSIC_PHANDLE if irq_direct else None
+    dma_window = (ram_ipa, ram_ipa if ram_hpa is None else ram_hpa, ram_size)
+    for device_name in devices:
+        device = layout.RISCV64_BOARD_DEVICES[device_name]
+        lines += [""] + RISCV64_DEVICE_NODES[device.kind](device, msi_parent, dma_window)
     lines += [
         "\t};",
         "};",
@@ -301,13 +312,33 @@ def system_partition_dts(board, p, placed, rng_seed=None):
     initrd = (placed.initrd_ipa, placed.initrd_size) if placed.initrd_size else None
     if board.arch == RISCV64:
         return riscv64_partition_dts(p.name, len(p.cpus), placed.ram_ipa, placed.ram_size,
-                                     p.bootargs, p.irq_direct, initrd, rng_seed)
+                                     p.bootargs, p.irq_direct, initrd, rng_seed, p.devices,
+                                     placed.ram_hpa)
     return partition_dts(p.name, len(p.cpus), board.cpu, placed.ram_ipa, placed.ram_size,
                          p.bootargs, p.devices, initrd, rng_seed)
 
 
 def _pci_address(space, address):
     return (space, address >> 32, address & 0xFFFF_FFFF)
+
+
+def _pci_range(pci, cpu, size):
+    """One ranges (or dma-ranges) entry of a PCI host bridge under a parent with 2 address and
+    2 size cells: PCI address (3 cells), CPU address, size."""
+    return _cells(*pci, cpu >> 32, cpu & 0xFFFF_FFFF, size >> 32, size & 0xFFFF_FFFF)
+
+
+def _pci_windows(device):
+    """The host bridge's ranges entries: its I/O window from PCI address 0, its 32-bit memory
+    window at the same PCI and CPU addresses, as QEMU's virt boards both map them."""
+    pio = device.region("io")
+    mmio = device.region("mmio")
+    return [_pci_range(_pci_address(PCI_SPACE_IO, 0), pio.base, pio.size),
+            _pci_range(_pci_address(PCI_SPACE_MEM32, mmio.base), mmio.base, mmio.size)]
+
+
+def _pci_last_bus(device):
+    return device.region("ecam").size // layout.PCIE_ECAM_BUS_SIZE - 1
 
 
 def pci_host_ecam_node(device):
@@ -318,14 +349,8 @@ def pci_host_ecam_node(device):
     #address-cells = <0>, so entries carry no parent unit address (QEMU's have 2).
     """
     ecam = device.region("ecam")
-    pio = device.region("io")
     mmio = device.region("mmio")
-    last_bus = ecam.size // layout.PCIE_ECAM_BUS_SIZE - 1
-    # (PCI address, CPU address, size): I/O from PCI address 0, memory 1:1.
-    windows = ((_pci_address(PCI_SPACE_IO, 0), pio.base, pio.size),
-               (_pci_address(PCI_SPACE_MEM32, mmio.base), mmio.base, mmio.size))
-    ranges = [_cells(*pci, cpu >> 32, cpu & 0xFFFF_FFFF, size >> 32, size & 0xFFFF_FFFF)
-              for pci, cpu, size in windows]
+    ranges = _pci_windows(device)
     interrupt_map = []
     for slot in range(PCI_INTX_SLOTS):
         for pin in range(1, PCI_INTX_PINS + 1):
@@ -340,7 +365,7 @@ def pci_host_ecam_node(device):
         "\t\t#address-cells = <3>;",
         "\t\t#size-cells = <2>;",
         "\t\t#interrupt-cells = <1>;",
-        f"\t\tbus-range = {_cells(0, last_bus)};",
+        f"\t\tbus-range = {_cells(0, _pci_last_bus(device))};",
         "\t\tlinux,pci-domain = <0>;",
         "\t\tdma-coherent;",
         f"\t\treg = {_reg(ecam.base, ecam.size)};",
@@ -354,6 +379,45 @@ def pci_host_ecam_node(device):
 # How each kind of layout.BoardDevice is described: kind -> lines of its node.
 DEVICE_NODES = {
     "pci-host-ecam-generic": pci_host_ecam_node,
+}
+
+
+def riscv64_pci_host_ecam_node(device, msi_parent, dma_window):
+    """QEMU riscv virt's generic ECAM host bridge under /soc, as QEMU describes it with the
+    AIA's IMSIC, minus INTx and the 64-bit window.
+
+    No interrupt-map: the INTx lines go to the board's APLIC, which a partition does not have.
+    msi-parent (a phandle, or None for no IMSIC) is the partition's IMSIC: a device's MSIs go
+    to the S-level file of a vCPU, which the hypervisor backs with a guest interrupt file.
+    dma_window: (RAM IPA, RAM board address, size).  Nothing translates this board's DMA, so
+    a device reaches the partition's RAM at its board address; dma-ranges says so, and a guest
+    that reads it (Linux does) gives devices those addresses.  QEMU's own tree, where RAM is
+    where the CPU sees it, has none.
+    """
+    ecam = device.region("ecam")
+    ram_ipa, ram_hpa, ram_size = dma_window
+    space = PCI_SPACE_MEM32 if ram_hpa + ram_size <= 1 << 32 else PCI_SPACE_MEM64
+    indent = "\t\t\t" + " " * len("ranges = ")
+    return [
+        f"\t\tpci@{ecam.base:x} {{",
+        f'\t\t\tcompatible = "{device.kind}";',
+        '\t\t\tdevice_type = "pci";',
+        "\t\t\t#address-cells = <3>;",
+        "\t\t\t#size-cells = <2>;",
+        "\t\t\t#interrupt-cells = <1>;",
+        f"\t\t\tbus-range = {_cells(0, _pci_last_bus(device))};",
+        "\t\t\tlinux,pci-domain = <0>;",
+        "\t\t\tdma-coherent;",
+    ] + ([f"\t\t\tmsi-parent = <{msi_parent}>;"] if msi_parent is not None else []) + [
+        f"\t\t\treg = {_reg(ecam.base, ecam.size)};",
+        "\t\t\tranges = " + (",\n" + indent).join(_pci_windows(device)) + ";",
+        f"\t\t\tdma-ranges = {_pci_range(_pci_address(space, ram_hpa), ram_ipa, ram_size)};",
+        "\t\t};",
+    ]
+
+
+RISCV64_DEVICE_NODES = {
+    "pci-host-ecam-generic": riscv64_pci_host_ecam_node,
 }
 
 

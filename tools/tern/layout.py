@@ -57,7 +57,8 @@ class BoardDevice:
     name: str                     # what [[partition]] devices = [...] lists
     kind: str                     # which device tree node describes it (devicetree.py)
     regions: tuple                # DeviceRegion, by address
-    spis: tuple                   # SPI numbers (INTID = 32 + SPI)
+    spis: tuple                   # SPI numbers (INTID = 32 + SPI); () on riscv64: MSIs only
+    dma: bool = False             # what sits behind it can read and write memory on its own
 
     @property
     def intids(self):
@@ -77,7 +78,7 @@ BOARD_DEVICES = {d.name: d for d in (
                 regions=(DeviceRegion("mmio", PCIE_MMIO_BASE, PCIE_MMIO_SIZE),
                          DeviceRegion("io", PCIE_PIO_BASE, PCIE_PIO_SIZE),
                          DeviceRegion("ecam", PCIE_ECAM_BASE, PCIE_ECAM_SIZE)),
-                spis=PCIE_INTX_SPIS),
+                spis=PCIE_INTX_SPIS, dma=True),
 )}
 
 HYP_BASE = 0x4000_0000
@@ -131,6 +132,29 @@ RISCV64_IMSIC_S_BASE = 0x2800_0000
 RISCV64_IMSIC_GUEST_INDEX_BITS = 3
 RISCV64_IMSIC_FILE_SIZE = 0x1000
 RISCV64_IMSIC_STRIDE = RISCV64_IMSIC_FILE_SIZE << RISCV64_IMSIC_GUEST_INDEX_BITS
+# QEMU riscv virt's PCIe host bridge (generic ECAM), as QEMU 7.2's hw/riscv/virt.c maps it;
+# QEMU's own device tree names it /soc/pci@30000000.  Its 64-bit window (16 GiB past the top of
+# RAM) is not given to a partition: a guest assigns BARs from the 32-bit one.
+RISCV64_PCIE_PIO_BASE = 0x0300_0000   # I/O window, PCI I/O addresses from 0
+RISCV64_PCIE_PIO_SIZE = 0x1_0000
+RISCV64_PCIE_ECAM_BASE = 0x3000_0000
+RISCV64_PCIE_ECAM_SIZE = 0x1000_0000  # 256 buses of 1 MiB
+RISCV64_PCIE_MMIO_BASE = 0x4000_0000  # 32-bit memory window, PCI address == CPU address
+RISCV64_PCIE_MMIO_SIZE = 0x4000_0000
+
+# What a riscv64 partition may own.  No wired interrupts: the riscv board's INTx lines go to
+# its APLIC, and a partition has no virtual APLIC yet, so a device interrupts its owner by MSI
+# only (into the vCPU's IMSIC file; the hypervisor, which emulates the ECAM, rewrites the MSI
+# address to the guest interrupt file backing it).  Nothing confines the DMA of what is behind
+# the bridge: the board has no IOMMU (VirtBoard.iommu), see config._check_dma.
+RISCV64_BOARD_DEVICES = {d.name: d for d in (
+    BoardDevice("pcie", "pci-host-ecam-generic",
+                regions=(DeviceRegion("io", RISCV64_PCIE_PIO_BASE, RISCV64_PCIE_PIO_SIZE),
+                         DeviceRegion("ecam", RISCV64_PCIE_ECAM_BASE, RISCV64_PCIE_ECAM_SIZE),
+                         DeviceRegion("mmio", RISCV64_PCIE_MMIO_BASE, RISCV64_PCIE_MMIO_SIZE)),
+                spis=(), dma=True),
+)}
+
 RISCV64_RAM_BASE = 0x8000_0000
 RISCV64_RAM_MAX = 2 * GiB         # the hypervisor's limit: board RAM ends by 4 GiB
 # OpenSBI (QEMU's fw_dynamic) in the first 2 MiB of RAM, then Tern where the firmware enters
@@ -191,6 +215,7 @@ class VirtBoard:
     default_irq: str              # [[partition]] irq
     direct_needs_native_wfi: bool
     devices: dict = field(default_factory=dict)   # BoardDevice a partition may own, by name
+    iommu: str = ""               # what confines the DMA of devices a partition owns ("": nothing)
 
     @property
     def partition_ram_start(self):
@@ -209,7 +234,10 @@ ARM64_BOARD = VirtBoard(
     cpu_models=("cortex-a53", "cortex-a57", "max"), default_cpu="cortex-a53",
     # A direct guest owns its core's GIC CPU interface: a trapped WFI would wake in the
     # hypervisor with the guest's interrupt pending for EL1, so it waits on the core.
-    default_irq="trap", direct_needs_native_wfi=True, devices=BOARD_DEVICES)
+    default_irq="trap", direct_needs_native_wfi=True, devices=BOARD_DEVICES,
+    # `tern run` starts the board with QEMU's SMMUv3 (qemu.SYSTEM_MACHINE_OPTIONS), which the
+    # hypervisor programs to confine each device's DMA to its owner's RAM.
+    iommu="the SMMUv3")
 
 RISCV64_BOARD = VirtBoard(
     arch=RISCV64, ram_base=RISCV64_RAM_BASE, memory_max=RISCV64_RAM_MAX,
@@ -223,8 +251,11 @@ RISCV64_BOARD = VirtBoard(
     cpu_models=(), default_cpu="rv64",
     # The guest's own interrupt file and Sstc timer are the fast path; a vCPU waiting in the
     # hypervisor (wfi = "trap") keeps its file selected, so what arrives in it ends the wait:
-    # any combination works.  No board device can be given to a partition yet.
-    default_irq="direct", direct_needs_native_wfi=False)
+    # any combination works.
+    default_irq="direct", direct_needs_native_wfi=False, devices=RISCV64_BOARD_DEVICES,
+    # QEMU 7.2's riscv virt has no IOMMU: a partition owns a DMA-capable device only with
+    # unconfined_dma = true.
+    iommu="")
 
 VIRT_BOARDS = {b.arch: b for b in (ARM64_BOARD, RISCV64_BOARD)}
 
@@ -446,7 +477,13 @@ def describe(system, layout):
     for p, pl in zip(system.partitions, layout.partitions):
         cores = ",".join(str(c) for c in p.cpus)
         wfi = ("native" if p.wfi_native else "trap") + ("; irq direct" if p.irq_direct else "")
-        devices = f"; {', '.join(p.devices)} INTIDs {_ranges(pl.intids)}" if p.devices else ""
+        devices = ""
+        if p.devices:
+            # A riscv64 device has no wired interrupt: it interrupts by MSI, if at all.
+            interrupts = f"INTIDs {_ranges(pl.intids)}" if pl.intids else "no wired interrupts"
+            devices = f"; {', '.join(p.devices)} {interrupts}"
+        if p.unconfined_dma:
+            devices += "; DMA unconfined"
         groups.append((pl.ram_hpa, [
             (f"{p.name}", span(pl.ram_hpa, pl.ram_size), format_size(pl.ram_size),
              span(pl.ram_ipa, pl.ram_size),

@@ -7,6 +7,7 @@ import time
 from .config import MAX_PCI_DEVICES, PCI_DISK_MODELS, PCI_MODELS, PciDevice
 from .errors import ToolError
 from .image import ARM64, RISCV64
+from .layout import VIRT_BOARDS
 
 QEMU = "qemu-system-aarch64"
 QEMU_RISCV64 = "qemu-system-riscv64"
@@ -23,8 +24,9 @@ MACHINE_OPTIONS = "gic-version=3,highmem=off"
 # runs stay the bare board, where a guest would see it in QEMU's device tree and might use it.
 SYSTEM_MACHINE_OPTIONS = ",iommu=smmuv3"
 PCI_FIRST_SLOT = 2                # [board] pci device i goes in slot PCI_FIRST_SLOT + i
-# edu's DMA keeps only the low 28 address bits by default, below the RAM at 0x4000_0000; a
-# 32-bit mask covers the whole board (nothing is above 4 GiB).
+# edu's DMA keeps only the low 28 address bits by default, below the RAM of either board
+# (arm64's from 0x4000_0000, riscv64's from 0x8000_0000); a 32-bit mask covers all of it, as
+# both boards' RAM ends by 4 GiB.
 PCI_MODEL_OPTIONS = {"edu": ",dma_mask=0xffffffff"}
 
 
@@ -96,7 +98,9 @@ def pci_args(devices):
         raise ToolError(f"at most {MAX_PCI_DEVICES} PCI devices (got {len(devices)})")
     # A virtio device does its DMA through the IOMMU (the SMMUv3 that confines it to its
     # partition) only with VIRTIO_F_ACCESS_PLATFORM offered, which needs a modern-only device:
-    # without it QEMU's virtio devices reach board memory directly.
+    # without it QEMU's virtio devices reach board memory directly.  On riscv64, which has no
+    # IOMMU, the feature still matters: it makes the guest's driver use its DMA API, which
+    # follows the host bridge's dma-ranges to the partition's RAM on the board.
     virtio = ",disable-legacy=on,iommu_platform=on"
     args = []
     for i, d in enumerate(devices):
@@ -120,8 +124,8 @@ def loader_args(path, addr):
 
 def system_has_iommu(arch):
     """Whether system_command's board for `arch` has an IOMMU for the hypervisor (arm64: the
-    SMMUv3, SYSTEM_MACHINE_OPTIONS; QEMU 7.2's riscv virt has none)."""
-    return arch == ARM64
+    SMMUv3, SYSTEM_MACHINE_OPTIONS; QEMU 7.2's riscv virt has none): layout.VirtBoard.iommu."""
+    return bool(VIRT_BOARDS[arch].iommu)
 
 
 def system_command(board, hypervisor, loads, icount=None):
