@@ -238,8 +238,8 @@ static uint32_t config_read(struct vpci *vp, uintptr_t fn, uint32_t fn_offset, u
 
 static enum mmio_result refuse(struct partition *p, uint32_t fn_offset, const char *why, uint64_t addr)
 {
-	partition_log(p, "PCI %02x:%02x.%x: %s 0x%llx", fn_offset >> 20, (fn_offset >> 15) & 31u,
-		      (fn_offset >> 12) & 7u, why, (unsigned long long)addr);
+	partition_log(p, "partition %s: PCI %02x:%02x.%x: %s 0x%llx", p->name, fn_offset >> 20,
+		      (fn_offset >> 15) & 31u, (fn_offset >> 12) & 7u, why, (unsigned long long)addr);
 	return MMIO_UNHANDLED;
 }
 

@@ -6,6 +6,8 @@ are deterministic, so "equal to native" is an exact comparison. Goals on how muc
 trap-and-emulate paths cost live in `make bench`, not here.
 """
 
+import json
+
 import pytest
 
 from conftest import LAT_RISCV64, REPO
@@ -17,21 +19,27 @@ SAMPLES = 20
 TRAPLESS_TESTS = "sstc-wfi,sstc-busy,ipi-wfi,ipi-busy"
 
 
-def system(tmp_path, *partitions, cpus=4):
+def system(tmp_path, *partitions, cpus=4, pci=()):
     path = tmp_path / "system.toml"
-    path.write_text(f'[board]\narch = "riscv64"\ncpus = {cpus}\nmemory = "1GiB"\n\n' +
-                    "\n".join(partitions))
+    board_pci = ", ".join(f'"{p}"' for p in pci)
+    path.write_text(f'[board]\narch = "riscv64"\ncpus = {cpus}\nmemory = "1GiB"\n'
+                    f'pci = [{board_pci}]\n\n' + "\n".join(partitions))
     return path
 
 
 def partition(name, cpus, image, bootargs, irq="direct", wfi="native", **more):
-    extra = "".join(f'{k} = {v!r}\n'.replace("'", '"') for k, v in more.items())
+    extra = "".join(f"{k} = {json.dumps(v)}\n" for k, v in more.items())   # JSON is TOML here
     return (f'[[partition]]\nname = "{name}"\ncpus = {list(cpus)}\nmemory = "32MiB"\n'
             f'image = "{image}"\nirq = "{irq}"\nwfi = "{wfi}"\nbootargs = "{bootargs}"\n' + extra)
 
 
-def lat_partition(tests, irq="direct", wfi="native", cpus=(1, 2)):
-    return partition("rt", cpus, LAT_RISCV64, f"lat.samples={SAMPLES} lat.tests={tests}", irq, wfi)
+def lat_partition(tests, irq="direct", wfi="native", cpus=(1, 2), **more):
+    return partition("rt", cpus, LAT_RISCV64, f"lat.samples={SAMPLES} lat.tests={tests}", irq, wfi,
+                     **more)
+
+
+# The PCIe host bridge, with QEMU's edu on it: no IOMMU on this board, so owning it is a choice.
+PCIE = {"devices": ["pcie"], "unconfined_dma": True}
 
 
 def by_test(records):
@@ -62,6 +70,26 @@ def test_trapless_timer_and_ipis_equal_the_bare_board_with_no_trap(tmp_path, nat
     assert stats["exit_irq"] <= 2 and stats["irq_injected"] == 0, stats
     assert stats["sbi_time"] == 0 and stats["sbi_ipi"] == 0 and stats["exit_wfi"] == 0, stats
     assert stats["exit_mmio"] > 0, stats  # its ns16550 is emulated
+
+
+def test_a_device_msi_reaches_the_guest_file_with_no_trap(tmp_path):
+    # edu's MSI: the guest aims it at its own IMSIC file, the hypervisor's emulated ECAM gives
+    # the device the guest file backing it, and from then on the device writes there itself.
+    tests = "edu-wfi,edu-busy"
+    native = run_native(LAT_RISCV64, bootargs=f"lat.samples={SAMPLES} lat.tests={tests}", cpus=1,
+                        icount=0, pci=("edu",))
+    assert native.ok, native.explain()
+    result = run_system(system(tmp_path, lat_partition(tests, cpus=(1,), **PCIE), cpus=2,
+                               pci=("edu",)), icount=0)
+    assert result.ok, result.explain()
+    records = by_test(result.partitions["rt"].lat)
+    for test, bare in by_test(native.lat).items():
+        assert "error" not in records[test], records[test]
+        assert records[test]["bdf"] == bare["bdf"] and records[test]["samples"] == SAMPLES, records
+        assert (records[test]["min"], records[test]["max"]) == (bare["min"], bare["max"]), \
+            (test, records[test], bare)
+    stats = result.stats["rt"]
+    assert stats["exit_irq"] == 0 and stats["irq_injected"] == 0, stats   # 40 MSIs, no trap
 
 
 @pytest.mark.parametrize("irq", ["trap", "direct"])
@@ -103,6 +131,20 @@ def test_a_hostile_access_stops_only_its_partition(tmp_path, action, fault):
     assert result.stats["bad"]["faults"] == 1, result.stats
     assert len(result.partitions["rt"].lat) == 2, result.explain()
     assert result.partitions["rt"].state == "off", result.explain()
+
+
+def test_an_msi_aimed_at_a_foreign_file_is_refused(tmp_path):
+    path = system(tmp_path, lat_partition("sstc-busy", cpus=(1,)),
+                  partition("bad", [2], HOSTILE, "hostile.action=msi-foreign", **PCIE),
+                  cpus=3, pci=("edu",))
+    result = run_system(path, icount=0)
+    bad = result.partitions["bad"]
+    assert bad.state == "stopped", result.explain()
+    assert [r["phase"] for r in bad.probe] == ["trying"], result.explain()
+    assert "tern: partition bad: PCI 00:02.0: MSI enabled aimed at none of its interrupt files: " \
+        "0x28008000" in result.log, result.explain()
+    assert result.stats["bad"]["faults"] == 1, result.stats
+    assert result.partitions["rt"].lat and result.partitions["rt"].state == "off", result.explain()
 
 
 def test_sbi_calls_naming_foreign_harts_are_refused(tmp_path):
