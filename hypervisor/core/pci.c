@@ -258,16 +258,19 @@ static enum mmio_result config_write(struct partition *p, uintptr_t fn, uint32_t
 		return refuse(p, fn_offset, "MSI-X is not offered on this board: a write to it at", reg);
 	if (in_msi_address(fn, c, reg)) {
 		/* An aligned access of at most 4 bytes: within one dword of the address. */
-		uint64_t *guest_addr = guest_msi_address(&p->vpci, fn_offset, true);
+		uint64_t *guest_addr = guest_msi_address(&p->vpci, fn_offset, false);
+		uint32_t shift = 8u * (reg - c->msi - MSI_ADDRESS);
+		uint64_t mask = (size == 4u ? 0xffffffffULL : (1ULL << (8u * size)) - 1u) << shift;
+		uint64_t aimed = ((guest_addr ? *guest_addr : 0u) & ~mask) | (((uint64_t)value << shift) & mask);
+		bool steered = arch_msi_target(p, aimed, &host);
+		if (!steered && (cfg_read16(fn, c->msi + 2u) & MSI_ENABLE))
+			return refuse(p, fn_offset, "MSI aimed at none of its interrupt files:", aimed);
+		if (!guest_addr)
+			guest_addr = guest_msi_address(&p->vpci, fn_offset, true);
 		if (!guest_addr)
 			return refuse(p, fn_offset, "MSI on more functions than the hypervisor steers, at most",
 				      VPCI_MAX_MSI);
-		uint32_t shift = 8u * (reg - c->msi - MSI_ADDRESS);
-		uint64_t mask = (size == 4u ? 0xffffffffULL : (1ULL << (8u * size)) - 1u) << shift;
-		*guest_addr = (*guest_addr & ~mask) | (((uint64_t)value << shift) & mask);
-		bool steered = arch_msi_target(p, *guest_addr, &host);
-		if (!steered && (cfg_read16(fn, c->msi + 2u) & MSI_ENABLE))
-			return refuse(p, fn_offset, "MSI aimed at none of its interrupt files:", *guest_addr);
+		*guest_addr = aimed;
 		cfg_write(fn + c->msi + MSI_ADDRESS, 4u, (uint32_t)host);
 		if (msi_address_size(fn, c) == 8u)
 			cfg_write(fn + c->msi + MSI_ADDRESS + 4u, 4u, (uint32_t)(host >> 32));

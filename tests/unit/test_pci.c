@@ -198,6 +198,11 @@ void test_vpci_steers_msi_addresses(void)
 	CHECK_EQ(cfg(v, at + 0x44, 4, true, &value), MMIO_UNHANDLED);
 	CHECK_EQ(get32(fn, 0x44), (uint32_t)(FAKE_MSI_HOST + 0x1010));
 	CHECK(console_has("partition rt: PCI 00:02.0: MSI aimed at none of its interrupt files:"));
+	/* ... and the guest's own copy is the last one accepted (found by the vpci fuzzer). */
+	CHECK_EQ(cfg(v, at + 0x44, 4, false, &value), MMIO_DONE);
+	CHECK_EQ(value, FAKE_MSI_GUEST + 0x1010);
+	value = 0;
+	CHECK_EQ(cfg(v, at + 0x48, 4, true, &value), MMIO_DONE);
 	/* Another register goes through unchanged; 8-byte accesses do not exist. */
 	value = 0x0006;
 	CHECK_EQ(cfg(v, at + 0x04, 2, true, &value), MMIO_DONE);
