@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the seed corpora of the vgic, vpl011, traps and psci fuzzers (corpus/TARGET/).
+"""Write the seed corpora of the vgic, vpl011, traps, psci and vpci fuzzers (corpus/TARGET/).
 
 Each seed is a short, meaningful story in the target's input format (see fuzz_TARGET.c);
 the config target's seeds come from the tool instead (make_config_corpus.py).
@@ -181,9 +181,104 @@ PSCI = {
     + call(3, 3, 1) + call(3, 3, 1) + call(3, 10),
 }
 
+# ---- vpci: functions (count, then 6 bytes each), then accesses: how, sel, offset, value ----
+
+
+def function(dev, bus=0, fn=0, multi=False, msi=False, b64=False, mask=False, msix=False, pcie=False,
+             pm=False, vndr=False, loop=False, low=False, order=0, fill=0):
+    """A function at bus:dev.fn; `order` and `fill` draw the list order and the slots."""
+    loc = dev | (bus << 5) | ((fn << 6) | 0x200 if fn else 0) | (0x400 if multi else 0)
+    caps = (msi and 0x01) | (b64 and 0x02) | (mask and 0x04) | (msix and 0x08) | (pcie and 0x10) \
+        | (pm and 0x20) | (loop and 0x40) | (low and 0x80)
+    return le(loc, 2) + u8(caps) + le((order & 0x7fff) | (0x8000 if vndr else 0), 2) + u8(fill)
+
+
+def bus(*functions):
+    return u8(len(functions) - 1) + b"".join(functions)
+
+
+WHERE_VPCI = {"msi": 0, "msix": 3, "header": 4, "cap": 5, "raw": 6, "slot": 7}
+KIND = {"raw": 0, "byte": 1, "doorbell": 2, "board": 3, "enable": 4, "zero": 5, "flip": 6, "ones": 7}
+ACTOR = {"owner": 0, "owner1": 1, "other": 2}
+
+
+def cfg(actor, fn, where, reg, size=4, write=False, kind="raw", value=b"", unaligned=False):
+    """An access; `reg` is the offset's bytes for `where` (see pick_reg), `value` the value's."""
+    how = {1: 0, 2: 1, 4: 2, 8: 3}[size] | (4 if write else 0) | (ACTOR[actor] << 3) | (WHERE_VPCI[where] << 5)
+    sel = fn | (0x10 if unaligned else 0) | (KIND[kind] << 5)
+    return u8(how) + u8(sel) + reg + (value if write else b"")
+
+
+def doorbell(vcpu, offset=0):
+    return u8(vcpu) + le(offset, 2)
+
+
+def vpci_restart(owner=True):
+    return u8(0x18 if owner else 0x98) + u8(0)
+
+
+VPCI = {
+    "steer-and-enable": bus(function(2, msi=True, b64=True, msix=True, pcie=True, order=1, fill=9))
+    + cfg("owner", 0, "msi", u8(4), write=True, kind="doorbell", value=doorbell(1, 0x40))
+    + cfg("owner", 0, "msi", u8(8), write=True, kind="zero")
+    + cfg("owner", 0, "msi", u8(4)) + cfg("owner1", 0, "msi", u8(5), 1) + cfg("owner", 0, "msi", u8(0))
+    + cfg("owner", 0, "msi", u8(2), 2, write=True, kind="enable")
+    + cfg("owner", 0, "msi", u8(4), 1, write=True, kind="doorbell", value=doorbell(0, 0x10))
+    + cfg("owner", 0, "msi", u8(4), write=True, kind="board", value=u8(3))
+    + cfg("owner", 0, "msi", u8(8), write=True, kind="byte", value=u8(1))
+    + cfg("owner", 0, "msi", u8(4)) + cfg("owner", 0, "msi", u8(0), write=True, kind="zero")
+    + cfg("owner", 0, "header", u8(4), 2, write=True, kind="byte", value=u8(7))
+    + cfg("owner", 0, "header", u8(0), 8),
+    "msix-hidden": bus(function(3, msi=True, msix=True, pm=True, order=2, fill=3),
+                       function(4, msix=True, pcie=True, order=0, fill=1))
+    + cfg("owner", 0, "header", u8(0x34), 1) + cfg("owner", 1, "header", u8(0x34), 1)
+    + cfg("owner", 0, "msix", u8(0x80), 1) + cfg("owner", 1, "msix", u8(0x80), 1)
+    + cfg("owner", 0, "msix", u8(2), 2, write=True, kind="ones")
+    + cfg("owner", 1, "msix", u8(0), 4, write=True, kind="enable")
+    + cfg("owner", 1, "msix", u8(12), 4, write=True, kind="raw", value=le(0x12345678, 4))
+    + cfg("owner", 0, "cap", u8(0x10)) + cfg("owner", 0, "cap", u8(0x21)) + cfg("owner", 0, "cap", u8(0x02)),
+    "enable-needs-an-address": bus(function(5, msi=True, mask=True, order=0, fill=0x20))
+    + cfg("owner", 0, "msi", u8(2), 2, write=True, kind="enable")
+    + cfg("owner", 0, "msi", u8(4), write=True, kind="raw", value=le(0x1234, 4))
+    + cfg("owner", 0, "msi", u8(2), 2, write=True, kind="enable")
+    + cfg("owner1", 0, "msi", u8(4), write=True, kind="doorbell", value=doorbell(0, 0x1000))
+    + cfg("owner", 0, "msi", u8(2), 2, write=True, kind="enable")
+    + cfg("owner1", 0, "msi", u8(4), write=True, kind="doorbell", value=doorbell(1, 0xffc))
+    + cfg("owner", 0, "msi", u8(2), 2, write=True, kind="enable")
+    + cfg("owner", 0, "msi", u8(4), write=True, kind="doorbell", value=doorbell(2, 0))
+    + vpci_restart() + cfg("owner", 0, "msi", u8(4)) + cfg("owner", 0, "msi", u8(2), 2, write=True, kind="enable")
+    + vpci_restart(owner=False) + cfg("owner", 0, "header", u8(4), 2),
+    "owners-only": bus(function(1, msi=True, order=0, fill=0), function(20, bus=1, msi=True),
+                       function(3, bus=1, msi=True, b64=True, fill=0x41))
+    + cfg("other", 0, "msi", u8(4), write=True, kind="doorbell", value=doorbell(0))
+    + cfg("other", 0, "header", u8(0)) + cfg("other", 0, "header", u8(1), 2, unaligned=True)
+    + cfg("owner", 1, "msi", u8(4), write=True, kind="doorbell", value=doorbell(0))
+    + cfg("owner", 1, "header", u8(0))
+    + cfg("owner", 2, "msi", u8(8), write=True, kind="doorbell", value=doorbell(1, 4))
+    + cfg("owner", 2, "msi", u8(4), write=True, kind="doorbell", value=doorbell(1, 4))
+    + cfg("owner", 2, "msi", u8(2), 2, write=True, kind="enable")
+    + cfg("owner", 0, "slot", le(0x7, 2) + u8(0x04), 4, write=True, kind="ones")
+    + cfg("owner", 0, "slot", le(0x7, 2) + u8(0x00), 4) + cfg("owner", 0, "raw", le(0x102, 2), 2, unaligned=True)
+    + cfg("owner", 0, "raw", le(0x800, 2), 4, write=True, kind="raw", value=le(0xcafe, 4))
+    + vpci_restart(),
+    "nine-functions": bus(*(function(d, msi=True, b64=d & 1 == 1, order=d, fill=d * 7) for d in range(10)))
+    + b"".join(cfg("owner", d, "msi", u8(4), write=True, kind="doorbell", value=doorbell(d & 1, d * 8))
+               for d in range(10))
+    + b"".join(cfg("owner", d, "msi", u8(4)) for d in range(10)),
+    "looping-list": bus(function(6, multi=True, msi=True, b64=True, msix=True, pcie=True, pm=True, vndr=True,
+                                 loop=True, low=True, order=0x1234, fill=0xc7),
+                        function(6, fn=2, msi=True, msix=True, loop=True, order=1, fill=0x55))
+    + cfg("owner", 0, "cap", u8(0x00)) + cfg("owner", 0, "cap", u8(0x01)) + cfg("owner", 0, "cap", u8(0x02))
+    + cfg("owner", 0, "cap", u8(0x03)) + cfg("owner", 0, "cap", u8(0x04)) + cfg("owner", 0, "cap", u8(0x05))
+    + cfg("owner", 1, "msix", u8(0x80), 1) + cfg("owner", 1, "cap", u8(0x01), 1)
+    + cfg("owner", 0, "msi", u8(4), write=True, kind="doorbell", value=doorbell(0, 0x800))
+    + cfg("owner", 0, "msi", u8(0), write=True, kind="enable") + vpci_restart(),
+}
+
 
 def main():
-    for target, seeds in (("vgic", VGIC), ("vpl011", VPL011), ("traps", TRAPS), ("psci", PSCI)):
+    for target, seeds in (("vgic", VGIC), ("vpl011", VPL011), ("traps", TRAPS), ("psci", PSCI),
+                          ("vpci", VPCI)):
         out = HERE / "corpus" / target
         out.mkdir(parents=True, exist_ok=True)
         for name, data in seeds.items():
