@@ -82,12 +82,6 @@ struct fn {
 static struct fn fns[MAX_FNS];
 static uint32_t nfns, nshadowed;
 static uint8_t ones[FN_SIZE];
-/*
- * FUZZ_VPCI_LENIENT set in the environment: a live MSI address write that is refused still
- * becomes the guest's copy (what core/pci.c does at d090de0, against "a refused access changes
- * nothing"), so that the other rules can be fuzzed until that is fixed.
- */
-static bool lenient;
 
 static void give_ecam(struct tern_config *cfg)
 {
@@ -343,14 +337,8 @@ ORACLE static enum mmio_result model_write(struct fn *f, uint32_t reg, unsigned 
 		uint64_t addr = ((f->shadowed ? f->guest_addr : 0) & ~mask) | (((uint64_t)value << shift) & mask);
 		uint64_t host = 0;
 		bool steered = translate(addr, &host);
-		if (!steered && (get16(f->dev, f->msi + 2) & MSI_ENABLE)) {
-			if (lenient) { /* the guest's copy takes the refused address all the same */
-				nshadowed += !f->shadowed;
-				f->shadowed = true;
-				f->guest_addr = addr;
-			}
+		if (!steered && (get16(f->dev, f->msi + 2) & MSI_ENABLE))
 			return MMIO_UNHANDLED;
-		}
 		nshadowed += !f->shadowed;
 		f->shadowed = true;
 		f->guest_addr = addr;
@@ -529,7 +517,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned restarts = 0;
 
 	if (!cleared) {
-		lenient = getenv("FUZZ_VPCI_LENIENT") != NULL;
 		memset(ones, 0xff, sizeof(ones));
 		memset(fake_ecam, 0xff, FAKE_ECAM_SIZE); /* no device answers: all ones */
 		writable(0, FAKE_ECAM_SIZE, false);
