@@ -120,9 +120,27 @@ bool arch_cpu_start(unsigned pcpu)
 	return sbi_call(SBI_EXT_HSM, SBI_HSM_HART_START, pcpu, (uintptr_t)secondary_entry, pcpu).error == 0;
 }
 
+/*
+ * A spin-wait's pause: WFI until an interrupt is pending or for a microsecond at most.  A
+ * core that only spins would keep QEMU's single-threaded TCG (icount) on itself until its
+ * time slice ends, and the core it waits for would not run: WFI is where QEMU moves on to the
+ * next hart.  Nothing is claimed (a kick stays pending for its taker) and the core's timer,
+ * which may be a trap-and-emulate guest's, gets its deadline back.
+ */
+#define RELAX_TICKS 10u
+
 void arch_cpu_relax(void)
 {
-	__asm__ volatile(".word 0x0100000f" ::: "memory"); /* PAUSE (Zihintpause); a no-op without it */
+	uint64_t deadline = csr_read(CSR_STIMECMP);
+	uint64_t enabled = csr_read(sie);
+	uint64_t soon = arch_counter() + RELAX_TICKS;
+
+	if (soon < deadline)
+		csr_write(CSR_STIMECMP, soon);
+	csr_set(sie, SIE_STIE);
+	__asm__ volatile("wfi" ::: "memory");
+	csr_write(sie, enabled);
+	csr_write(CSR_STIMECMP, deadline);
 }
 
 void arch_cpu_kick(unsigned pcpu)
