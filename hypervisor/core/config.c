@@ -92,6 +92,10 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 			return fail(err, errlen, "partition %s: region 0x%llx+0x%llx is not a device "
 				    "this board lets a partition own", n, base,
 				    (unsigned long long)g->size);
+		/* A function is silenced when its owner ends by walking whole buses. */
+		if (dev->ecam && !IS_ALIGNED((g->hpa - dev->base) | g->size, MiB(1)))
+			return fail(err, errlen, "partition %s: region 0x%llx+0x%llx is not whole buses "
+				    "of the ECAM", n, base, (unsigned long long)g->size);
 		/* Without an IOMMU, only where the description says it accepts DMA anywhere. */
 		if (dev->dma && !(lim->iommu && (cfg->flags & TERN_CF_SMMUV3)) &&
 		    !(p->flags & TERN_PF_UNCONFINED_DMA))

@@ -388,6 +388,7 @@ static void board_limits(const struct tern_config *cfg, struct config_limits *li
 		devices[i].base = platform.devices[i].base;
 		devices[i].size = platform.devices[i].size;
 		devices[i].dma = platform.devices[i].flags & PLATFORM_DMA;
+		devices[i].ecam = platform.devices[i].flags & PLATFORM_ECAM;
 	}
 	*lim = (struct config_limits){
 		.max_cpus = platform.max_cpus < TERN_MAX_CPUS ? platform.max_cpus : TERN_MAX_CPUS,

@@ -8,9 +8,9 @@
 
 /* QEMU virt's allow-lists (platform/qemu-virt/board.c): the PCIe host bridge. */
 static const struct config_device devices[] = {
-	{ 0x10000000, 0x2eff0000, true },
-	{ 0x3eff0000, 0x10000, true },
-	{ 0x3f000000, 0x1000000, true },
+	{ 0x10000000, 0x2eff0000, true, false },
+	{ 0x3eff0000, 0x10000, true, false },
+	{ 0x3f000000, 0x1000000, true, true },
 };
 static const uint32_t irqs[] = { 35, 36, 37, 38 };
 
@@ -293,6 +293,19 @@ void test_config_dma_needs_the_iommu(void)
 	CHECK(expect_error("unknown flags 0x8"));
 }
 
+/* Part of a bus would stay live when its owner ends: the quiesce walk takes whole buses. */
+void test_config_ecam_in_whole_buses(void)
+{
+	make_valid(1);
+	give_pcie(0);
+	part(0).region[0].size = 0x200000;                   /* buses 0 and 1 */
+	CHECK_EQ(validate(), 0);
+	part(0).region[0].size = 0x180000;
+	CHECK(expect_error("region 0x3f000000+0x180000 is not whole buses of the ECAM"));
+	part(0).region[0] = (struct tern_config_region){ 0x3f008000, 0x3f008000, 0x100000, TERN_RF_DEVICE, 0 };
+	CHECK(expect_error("is not whole buses"));
+}
+
 void test_config_checks_board_ram(void)
 {
 	make_valid(2);
@@ -351,7 +364,7 @@ void test_config_rejects_device_errors(void)
 	give_pcie(0);
 	part(0).region[1].hpa = 0x3f800000; /* overlaps region 0 of the same partition */
 	part(0).region[1].ipa = 0x3f800000;
-	part(0).region[1].size = 0x1000;
+	part(0).region[1].size = 0x100000;
 	CHECK(expect_error("already given to rt"));
 	make_valid(1);
 	give_pcie(0);

@@ -15,6 +15,7 @@ struct config_device {
 	uint64_t base;
 	uint64_t size;
 	bool dma;                   /* its devices can do DMA: only behind the IOMMU */
+	bool ecam;                  /* a PCIe ECAM: given out in whole buses (1 MiB each) */
 };
 
 /*
