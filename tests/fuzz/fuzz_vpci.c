@@ -10,9 +10,8 @@
  * interleaved with operator restarts (the owner's silences its functions and forgets the
  * guest's MSI addresses).
  *
- * "direct" (vCPUs on cores 3 and 4) owns bus 0 and devices 0-15 of bus 1 (two regions);
- * devices 16-31 of bus 1 are nobody's; "trap" owns none of it.  Its restart silences bus 0
- * only: pci_quiesce_range takes whole buses.
+ * "direct" (vCPUs on cores 3 and 4) owns bus 0 (an ECAM is given out in whole buses); bus 1 is
+ * nobody's; "trap" owns none of it.  Its restart silences bus 0.
  *
  * Input: a count of functions, 6 bytes each (slot, capabilities, list order, slots and fill:
  * build_fn), then steps of `how` (size, write, actor: "direct" vCPU 0 or 1, "trap" vCPU 0, or a
@@ -56,7 +55,7 @@
 #define OTHER STD_TRAP
 #define STARTED (BIT(0) | BIT(3) | BIT(4))
 #define BUS_SIZE (1u << 20)
-#define OWNED_END (BUS_SIZE + BUS_SIZE / 2)     /* the owner's: bus 0, devices 0-15 of bus 1 */
+#define OWNED_END BUS_SIZE                      /* the owner's: bus 0 */
 #define FN_SIZE 0x1000u
 #define MAX_FNS 10u
 #define SLOTS 6u                                /* capability slots of 0x20 bytes from 0x40 */
@@ -88,11 +87,9 @@ static void give_ecam(struct tern_config *cfg)
 	struct tern_config_partition *o = &cfg->partition[OWNER];
 	uintptr_t e = (uintptr_t)fake_ecam;
 
-	o->num_regions = 2;
+	o->num_regions = 1;
 	o->region[0] = (struct tern_config_region){ .ipa = e, .hpa = e, .size = BUS_SIZE,
 						    .flags = TERN_RF_DEVICE };
-	o->region[1] = (struct tern_config_region){ .ipa = e + BUS_SIZE, .hpa = e + BUS_SIZE,
-						    .size = BUS_SIZE / 2, .flags = TERN_RF_DEVICE };
 }
 
 static uint16_t get16(const uint8_t *b, uint32_t at)
@@ -485,7 +482,7 @@ static uint32_t pick_value(struct input *in, const struct fn *f, uint32_t reg, u
 		return (uint32_t)(addr >> shift);
 	}
 	case 4: /* read, modified: MSI's enable bit set */
-		if (f && f->msi && reg <= f->msi + 2 && reg + size > f->msi + 2)
+		if (f && f->msi && reg <= f->msi + 2 && reg + size > f->msi + 2 && f->msi + 2 - reg < 4)
 			return cur | MSI_ENABLE << (8 * (f->msi + 2 - reg));
 		return cur | 1u;
 	case 5:
