@@ -115,18 +115,28 @@ void test_pci_ranges(void)
 	CHECK_EQ(get16(bus1, 0x04), 0x0007);
 }
 
+/* A board of `cpus` cores: "rt" on `rt_cores` owns the whole fake ECAM, "other" on `other_cores`. */
+static struct partition *boot_ecam_owner(unsigned cpus, const char *rt_cores, const char *other_cores)
+{
+	fake_config_begin(cpus);
+	struct tern_config_partition *c = add_partition("rt", rt_cores, 0);
+	add_partition("other", other_cores, 0);
+	c->num_regions = 1;
+	c->region[0] = (struct tern_config_region){ (uintptr_t)fake_ecam, (uintptr_t)fake_ecam,
+						    FAKE_ECAM_SIZE, TERN_RF_DEVICE, 0 };
+	enum fake_exit e = boot_board();
+	if (e != FAKE_EXIT_RUN)
+		fprintf(stderr, "%s\n", fake_uart_out);
+	CHECK_EQ(e, FAKE_EXIT_RUN);
+	return partition_named("rt");
+}
+
 /* A partition given the ECAM ends: its functions are silenced before its RAM can be reloaded. */
 void test_pci_owner_ends(void)
 {
 	empty_ecam();
 	uint8_t *fn = function(0, 2, 0, false, true);
-	fake_config_begin(2);
-	struct tern_config_partition *c = add_partition("rt", "0", 0);
-	add_partition("other", "1", 0);
-	c->num_regions = 1;
-	c->region[0] = (struct tern_config_region){ (uintptr_t)fake_ecam, (uintptr_t)fake_ecam,
-						    FAKE_ECAM_SIZE, TERN_RF_DEVICE, 0 };
-	CHECK_EQ(boot_board(), FAKE_EXIT_RUN);
+	boot_ecam_owner(2, "0", "1");
 	CHECK_EQ(get16(fn, 0x04), 0x0007);
 	CHECK_EQ(hvc(0, PSCI_SYSTEM_OFF, 0, 0, 0), FAKE_EXIT_IDLE);
 	CHECK_EQ(get16(fn, 0x04), 1u << 10);
@@ -137,17 +147,7 @@ void test_pci_owner_ends(void)
 
 static struct vcpu *ecam_owner(void)
 {
-	fake_config_begin(3);
-	struct tern_config_partition *c = add_partition("rt", "0,1", 0);
-	add_partition("other", "2", 0);
-	c->num_regions = 1;
-	c->region[0] = (struct tern_config_region){ (uintptr_t)fake_ecam, (uintptr_t)fake_ecam,
-						    FAKE_ECAM_SIZE, TERN_RF_DEVICE, 0 };
-	enum fake_exit e = boot_board();
-	if (e != FAKE_EXIT_RUN)
-		fprintf(stderr, "%s\n", fake_uart_out);
-	CHECK_EQ(e, FAKE_EXIT_RUN);
-	return &partition_named("rt")->vcpu[0];
+	return &boot_ecam_owner(3, "0,1", "2")->vcpu[0];
 }
 
 static enum mmio_result cfg(struct vcpu *v, uint32_t offset, unsigned size, bool write,
