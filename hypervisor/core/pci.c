@@ -72,19 +72,22 @@ struct msi_caps {
 	uint32_t msi;
 	uint32_t msix;
 	uint32_t msix_link;  /* the byte that points at MSI-X: the list head or the previous's next */
+	uint32_t msi_address_size; /* 4 or 8 bytes (MSI's 64-bit bit, read-only) */
 };
 
 static void find_msi_caps(uintptr_t fn, struct msi_caps *c)
 {
-	*c = (struct msi_caps){ 0u, 0u, 0u };
+	*c = (struct msi_caps){ 0u, 0u, 0u, 0u };
 	if (!(cfg_read16(fn, CFG_STATUS) & STATUS_CAP_LIST))
 		return;
 	uint32_t link = CFG_CAP_PTR;
 	uint32_t cap = cfg_read8(fn, link) & 0xfcu;
 	for (unsigned n = 0; cap >= 0x40u && n < MAX_CAPS; n++) {
 		uint8_t id = cfg_read8(fn, cap);
-		if (id == CAP_MSI && !c->msi)
+		if (id == CAP_MSI && !c->msi) {
 			c->msi = cap;
+			c->msi_address_size = (cfg_read16(fn, cap + 2u) & MSI_64BIT) ? 8u : 4u;
+		}
 		if (id == CAP_MSIX && !c->msix) {
 			c->msix = cap;
 			c->msix_link = link;
@@ -205,14 +208,9 @@ static uint64_t *guest_msi_address(struct vpci *vp, uint32_t fn_offset, bool mak
 	return &vp->msi[vp->num_msi++].guest_addr;
 }
 
-static uint32_t msi_address_size(uintptr_t fn, const struct msi_caps *c)
+static bool in_msi_address(const struct msi_caps *c, uint32_t reg)
 {
-	return (cfg_read16(fn, c->msi + 2u) & MSI_64BIT) ? 8u : 4u;
-}
-
-static bool in_msi_address(uintptr_t fn, const struct msi_caps *c, uint32_t reg)
-{
-	return c->msi && reg >= c->msi + MSI_ADDRESS && reg - c->msi - MSI_ADDRESS < msi_address_size(fn, c);
+	return c->msi && reg >= c->msi + MSI_ADDRESS && reg - c->msi - MSI_ADDRESS < c->msi_address_size;
 }
 
 /* What the guest reads: the device's registers, its own MSI address, a list without MSI-X. */
@@ -227,7 +225,7 @@ static uint32_t config_read(struct vpci *vp, uintptr_t fn, uint32_t fn_offset, u
 		uint32_t byte;
 		if (c->msix && at == c->msix_link)
 			byte = cfg_read8(fn, c->msix + 1u);
-		else if (in_msi_address(fn, c, at))
+		else if (in_msi_address(c, at))
 			byte = guest_addr ? (uint8_t)(*guest_addr >> (8u * (at - c->msi - MSI_ADDRESS))) : 0u;
 		else
 			continue;
@@ -256,7 +254,7 @@ static enum mmio_result config_write(struct partition *p, uintptr_t fn, uint32_t
 
 	if (c->msix && reg < c->msix + MSIX_CAP_SIZE && reg + size > c->msix)
 		return refuse(p, fn_offset, "MSI-X is not offered on this board: a write to it at", reg);
-	if (in_msi_address(fn, c, reg)) {
+	if (in_msi_address(c, reg)) {
 		/* An aligned access of at most 4 bytes: within one dword of the address. */
 		uint64_t *guest_addr = guest_msi_address(&p->vpci, fn_offset, false);
 		uint32_t shift = 8u * (reg - c->msi - MSI_ADDRESS);
@@ -272,7 +270,7 @@ static enum mmio_result config_write(struct partition *p, uintptr_t fn, uint32_t
 				      VPCI_MAX_MSI);
 		*guest_addr = aimed;
 		cfg_write(fn + c->msi + MSI_ADDRESS, 4u, (uint32_t)host);
-		if (msi_address_size(fn, c) == 8u)
+		if (c->msi_address_size == 8u)
 			cfg_write(fn + c->msi + MSI_ADDRESS + 4u, 4u, (uint32_t)(host >> 32));
 		return MMIO_DONE;
 	}
