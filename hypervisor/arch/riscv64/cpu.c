@@ -135,8 +135,8 @@ void arch_cpu_relax(void)
 	uint64_t enabled = csr_read(sie);
 	uint64_t soon = arch_counter() + RELAX_TICKS;
 
-	if (soon < deadline)
-		csr_write(CSR_STIMECMP, soon);
+	/* Written even when the deadline is earlier: QEMU raises STIP on a write, not at reset. */
+	csr_write(CSR_STIMECMP, soon < deadline ? soon : deadline);
 	csr_set(sie, SIE_STIE);
 	__asm__ volatile("wfi" ::: "memory");
 	csr_write(sie, enabled);
