@@ -181,9 +181,13 @@ int pci_intx_intid(const struct pci_host *host, uint32_t bdf, unsigned pin)
 				match = false;
 		if (match) {
 			const uint8_t *spec = e + 4 * (cells + 1 + pac);
+			if (!fdt_node_prop(parent, "interrupt-controller", 0))
+				return -1;
+			/* A RISC-V APLIC: source number, flags. */
+			if (pic == 2)
+				return fdt_be32(spec) > 0 && fdt_be32(spec) < 1024 ? (int)fdt_be32(spec) : -1;
 			/* A GIC: type (0 = SPI), number, flags. */
-			if (pic < 3 || !fdt_node_prop(parent, "interrupt-controller", 0) ||
-			    fdt_be32(spec) != 0 || fdt_be32(spec + 4) >= 988)
+			if (pic < 3 || fdt_be32(spec) != 0 || fdt_be32(spec + 4) >= 988)
 				return -1;
 			return (int)fdt_be32(spec + 4) + 32;
 		}

@@ -61,9 +61,10 @@ bool pci_assign_bar(struct pci_host *host, uint32_t bdf, unsigned bar, uint64_t 
 unsigned pci_intx_pin(const struct pci_host *host, uint32_t bdf);
 
 /*
- * The GIC INTID that INTx `pin` of a device on the root bus arrives at, through the host
- * bridge's interrupt-map and interrupt-map-mask; -1 if no entry matches or the parent is not
- * a GIC-style controller (3 cells: type, number, flags; SPI = type 0).
+ * The interrupt that INTx `pin` of a device on the root bus arrives at, through the host
+ * bridge's interrupt-map and interrupt-map-mask: a GIC INTID (3 cells: type, number, flags;
+ * SPI = type 0) or an APLIC source number (2 cells: number, flags); -1 if no entry matches
+ * or the parent is neither.
  */
 int pci_intx_intid(const struct pci_host *host, uint32_t bdf, unsigned pin);
 

@@ -92,6 +92,46 @@ def test_a_device_msi_reaches_the_guest_file_with_no_trap(tmp_path):
     assert stats["exit_irq"] == 0 and stats["irq_injected"] == 0, stats   # 40 MSIs, no trap
 
 
+def test_a_device_intx_reaches_a_trapless_guest_with_no_trap(tmp_path):
+    # edu's INTx line: the guest programs its APLIC (MSI mode, as on the board) to send the
+    # source to its own IMSIC file; the hypervisor points the board's APLIC at the guest file
+    # behind it, and the interrupt arrives with no trap, as on the bare board.
+    tests = "intx-wfi,intx-busy"
+    native = run_native(LAT_RISCV64, bootargs=f"lat.samples={SAMPLES} lat.tests={tests}", cpus=1,
+                        icount=0, pci=("edu",))
+    assert native.ok, native.explain()
+    result = run_system(system(tmp_path, lat_partition(tests, cpus=(1,), **PCIE), cpus=2,
+                               pci=("edu",)), icount=0)
+    assert result.ok, result.explain()
+    records = by_test(result.partitions["rt"].lat)
+    for test, bare in by_test(native.lat).items():
+        assert "error" not in records[test] and "error" not in bare, (records, bare)
+        assert records[test]["aplic_mode"] == bare["aplic_mode"] == "msi", records[test]
+        assert records[test]["aplic_source"] == bare["aplic_source"], records[test]
+        assert records[test]["samples"] == SAMPLES, records[test]
+        assert (records[test]["min"], records[test]["max"]) == (bare["min"], bare["max"]), \
+            (test, records[test], bare)
+    stats = result.stats["rt"]
+    assert stats["exit_irq"] == 0 and stats["irq_injected"] == 0, stats   # 40 interrupts, no trap
+    assert stats["aplic_ignored"] == 0, stats
+
+
+def test_a_device_intx_reaches_a_trapping_guest_through_its_emulated_aplic(tmp_path):
+    # irq = "trap": the guest sees an APLIC in direct delivery mode; the board's sends the
+    # source to the hypervisor, which raises the vCPU's VSEIP until a claim finds it low.
+    tests = "intx-wfi,intx-busy"
+    result = run_system(system(tmp_path, lat_partition(tests, "trap", cpus=(1,), **PCIE), cpus=2,
+                               pci=("edu",)), icount=0)
+    assert result.ok, result.explain()
+    records = by_test(result.partitions["rt"].lat)
+    assert sorted(records) == sorted(tests.split(",")), result.explain()
+    for record in records.values():
+        assert "error" not in record and record["samples"] == SAMPLES, record
+        assert record["aplic_mode"] == "direct", record
+    stats = result.stats["rt"]
+    assert stats["irq_injected"] >= 2 * SAMPLES and stats["aplic_ignored"] == 0, stats
+
+
 @pytest.mark.parametrize("irq", ["trap", "direct"])
 def test_trapped_wfi_and_the_sbi_timer_and_ipis(tmp_path, irq):
     # wfi = "trap": the core waits for the guest; direct partitions keep their guest file and
@@ -131,6 +171,34 @@ def test_a_hostile_access_stops_only_its_partition(tmp_path, action, fault):
     assert result.stats["bad"]["faults"] == 1, result.stats
     assert len(result.partitions["rt"].lat) == 2, result.explain()
     assert result.partitions["rt"].state == "off", result.explain()
+
+
+@pytest.mark.parametrize("irq", ["direct", "trap"])
+def test_aplic_sources_a_partition_does_not_own_are_not_there_for_it(tmp_path, irq):
+    # The hostile partition owns the PCIe bus (sources 32-35) and programs source 10, the
+    # board UART's, which carries the hypervisor console's input. Its APLIC has no source 10:
+    # ignored and counted; the console still takes commands afterwards.
+    path = system(tmp_path, lat_partition("sstc-busy", cpus=(1,)),
+                  partition("bad", [2], HOSTILE, "hostile.action=aplic-foreign", irq, **PCIE),
+                  cpus=3, pci=("edu",))
+    sent = []
+
+    def console(line):
+        if '"test":"hostile-aplic-foreign","phase":"after"' in line and not sent:
+            sent.append(line)
+            return "help\rstop bad\r"
+        return None
+
+    result = run_system(path, icount=0, console=console)
+    assert result.ok, result.explain()
+    record = result.partitions["bad"].probe[-1]
+    assert record["pass"] and (record["sourcecfg"], record["target"]) == (0, 0), record
+    assert record["own_after"] == 6, record   # its own source 32 is there
+    assert result.stats["bad"]["aplic_ignored"] >= 5 and result.stats["bad"]["faults"] == 0, \
+        result.stats
+    assert "tern: commands: help, stats, restart NAME, stop NAME" in result.log, result.explain()
+    assert result.partitions["bad"].state == "off", result.explain()
+    assert result.partitions["rt"].lat and result.partitions["rt"].state == "off", result.explain()
 
 
 def test_an_msi_aimed_at_a_foreign_file_is_refused(tmp_path):

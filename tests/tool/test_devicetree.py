@@ -385,7 +385,8 @@ def test_riscv64_tree_follows_qemus_own(tmp_path):
     assert their_imsic["compatible"] == '"riscv,imsics"'
 
 
-# riscv64 "pcie": QEMU riscv virt's /soc/pci@30000000, MSIs to the partition's IMSIC, no INTx.
+# riscv64 "pcie": QEMU riscv virt's /soc/pci@30000000, MSIs to the partition's IMSIC, INTx to
+# its APLIC.
 RISCV_PCIE_RANGES = [0x0100_0000, 0, 0, 0, 0x0300_0000, 0, 0x1_0000,            # I/O from 0
                      0x0200_0000, 0, 0x4000_0000, 0, 0x4000_0000, 0, 0x4000_0000]  # 32-bit 1:1
 
@@ -399,18 +400,32 @@ def test_riscv64_pcie_node_for_its_owner(tmp_path):
     root, warnings = decompiled(riscv_pcie_dtb(tmp_path))
     assert warnings == ""
     assert list(at(root, "/soc")["nodes"]) == ["serial@10000000", "imsics@28000000",
-                                               "pci@30000000"]
+                                               "aplic@d000000", "pci@30000000"]
     pci = at(root, "/soc/pci@30000000")
     assert pci["nodes"] == {}
     props = pci["props"]
     imsic_phandle = cells(at(root, "/soc/imsics@28000000")["props"]["phandle"])
+    aplic = at(root, "/soc/aplic@d000000")["props"]
     assert props == {
         "compatible": '"pci-host-ecam-generic"', "device_type": '"pci"',
         "#address-cells": "<0x03>", "#size-cells": "<0x02>", "#interrupt-cells": "<0x01>",
         "bus-range": "<0x00 0xff>", "linux,pci-domain": "<0x00>", "dma-coherent": None,
         "msi-parent": props["msi-parent"], "reg": props["reg"], "ranges": props["ranges"],
-        "dma-ranges": props["dma-ranges"]}
+        "dma-ranges": props["dma-ranges"], "interrupt-map-mask": "<0x1800 0x00 0x00 0x07>",
+        "interrupt-map": props["interrupt-map"]}
     assert cells(props["msi-parent"]) == imsic_phandle
+    # Trap-less: the APLIC delivers by MSI into the same IMSIC, as on the board.
+    assert cells(aplic["msi-parent"]) == imsic_phandle and "interrupts-extended" not in aplic
+    assert cells(aplic["reg"]) == [0, 0x0d00_0000, 0, 0x8000]
+    assert cells(aplic["riscv,num-sources"]) == [96]
+    # Slot s, pin p (1..4) -> source 32 + (s + p - 1) % 4 of this APLIC, level-high.
+    flat = cells(props["interrupt-map"])
+    entries = [flat[i:i + 7] for i in range(0, len(flat), 7)]
+    assert len(entries) == 16
+    for slot in range(4):
+        for pin in range(1, 5):
+            assert entries[slot * 4 + pin - 1] == [slot << 11, 0, 0, pin, cells(aplic["phandle"])[0],
+                                                   32 + (slot + pin - 1) % 4, 4]
     assert cells(props["reg"]) == [0, 0x3000_0000, 0, 0x1000_0000]
     assert cells(props["ranges"]) == RISCV_PCIE_RANGES
     # Nothing translates DMA on this board: the partition's RAM (0x8000_0000, 32 MiB) is at
@@ -427,13 +442,20 @@ def test_riscv64_pcie_node_only_for_its_owner(tmp_path):
 
 
 def test_riscv64_pcie_node_of_a_trap_partition_has_no_msi_parent(tmp_path):
-    # irq = "trap": no IMSIC in the partition, so nowhere for an MSI to go; the bus is polled.
-    root, warnings = decompiled(riscv_pcie_dtb(tmp_path, irq_direct=False, num_vcpus=1))
+    # irq = "trap": no IMSIC in the partition, so nowhere for an MSI to go; INTx reaches an
+    # APLIC in direct delivery mode, one interrupt delivery control per vCPU.
+    root, warnings = decompiled(riscv_pcie_dtb(tmp_path, irq_direct=False, num_vcpus=2))
     assert warnings == ""
-    assert list(at(root, "/soc")["nodes"]) == ["serial@10000000", "pci@30000000"]
+    assert list(at(root, "/soc")["nodes"]) == ["serial@10000000", "aplic@d000000",
+                                               "pci@30000000"]
     props = at(root, "/soc/pci@30000000")["props"]
-    assert "msi-parent" not in props and "interrupt-map" not in props
+    assert "msi-parent" not in props and "interrupt-map" in props
     assert cells(props["ranges"]) == RISCV_PCIE_RANGES
+    aplic = at(root, "/soc/aplic@d000000")["props"]
+    assert "msi-parent" not in aplic
+    intc = [cells(at(root, f"/cpus/cpu@{i}/interrupt-controller")["props"]["phandle"])[0]
+            for i in range(2)]
+    assert cells(aplic["interrupts-extended"]) == [intc[0], 9, intc[1], 9]
 
 
 def test_riscv64_pcie_dma_ranges_default_to_ram_where_the_cpu_sees_it():
@@ -489,12 +511,17 @@ def test_riscv64_pcie_node_follows_qemus_own(tmp_path):
     ours_root, _ = decompiled(riscv_pcie_dtb(tmp_path))
     theirs = at(theirs_root, "/soc/pci@30000000")["props"]
     ours = at(ours_root, "/soc/pci@30000000")["props"]
-    # Deliberate differences: no INTx (no APLIC in a partition), and dma-ranges for RAM that
-    # is not on the bus where the partition sees it.
-    assert set(theirs) - set(ours) == {"interrupt-map", "interrupt-map-mask"}
-    assert set(ours) - set(theirs) == {"dma-ranges"}
-    for prop in set(ours) - {"ranges", "msi-parent", "dma-ranges"}:
+    # The deliberate difference: dma-ranges for RAM that is not on the bus where the
+    # partition sees it.
+    assert set(theirs) == set(ours) - {"dma-ranges"}
+    for prop in set(ours) - {"ranges", "msi-parent", "dma-ranges", "interrupt-map"}:
         assert ours[prop] == theirs[prop], prop
+    # The same map, each tree's APLIC its parent.
+    theirs_map, ours_map = cells(theirs["interrupt-map"]), cells(ours["interrupt-map"])
+    theirs_aplic = cells(at(theirs_root, "/soc/aplic@d000000")["props"]["phandle"])[0]
+    ours_aplic = cells(at(ours_root, "/soc/aplic@d000000")["props"]["phandle"])[0]
+    assert [theirs_aplic if i % 7 == 4 else c for i, c in enumerate(ours_map)] == theirs_map
+    assert theirs_map[4] == theirs_aplic
     # QEMU's ranges add the 64-bit window above RAM, which a partition does not get.
     assert cells(theirs["ranges"])[:len(RISCV_PCIE_RANGES)] == cells(ours["ranges"])
     assert cells(theirs["ranges"])[len(RISCV_PCIE_RANGES):][0] == 0x0300_0000

@@ -301,8 +301,8 @@ def test_riscv64_pcie_catalog_is_qemu_riscv_virt():
     assert [(r.name, r.base, r.size) for r in pcie.regions] == [
         ("io", 0x0300_0000, 0x1_0000), ("ecam", 0x3000_0000, 0x1000_0000),
         ("mmio", 0x4000_0000, 0x4000_0000)]
-    # No INTx: the lines go to the board's APLIC, which no partition has.
-    assert pcie.spis == () and pcie.intids == ()
+    # INTx: VIRT_PCIE_IRQ (0x20) and the three after it, at the APLIC; no GIC SPIs.
+    assert pcie.spis == () and pcie.intids == pcie.aplic_sources == (32, 33, 34, 35)
     assert layout.BOARD_DEVICES["pcie"].dma and layout.ARM64_BOARD.iommu
     assert not layout.RISCV64_BOARD.iommu
 
@@ -327,18 +327,18 @@ def test_riscv64_pcie_mapped_at_board_addresses(tmp_path):
         ("pcie io", 0x0300_0000, 0x0300_0000, 0x1_0000),
         ("pcie ecam", 0x3000_0000, 0x3000_0000, 0x1000_0000),
         ("pcie mmio", 0x4000_0000, 0x4000_0000, 0x4000_0000)]
-    assert rt.intids == () and b.regions == () and b.intids == ()
+    assert rt.intids == (32, 33, 34, 35) and b.regions == () and b.intids == ()
     assert (rt.ram_hpa, b.ram_hpa) == (0x8400_0000, 0x8600_0000)   # as without the device
 
 
-def test_riscv64_describe_says_pcie_has_no_wired_interrupts_and_unconfined_dma(tmp_path):
+def test_riscv64_describe_names_pcie_aplic_sources_and_unconfined_dma(tmp_path):
     system, lay = riscv_system(tmp_path, partition("rt", "[1]", '"32MiB"', '"rv.img"',
                                                    'devices = ["pcie"]\nunconfined_dma = true')
                                + partition("b", "[2]", '"32MiB"', '"rv.img"'))
     rows = layout.describe(system, lay)
     names = [row[0] for row in rows]
     start = names.index("rt")
-    assert rows[start][4] == ("RAM; cores 1; wfi native; irq direct; pcie no wired interrupts; "
+    assert rows[start][4] == ("RAM; cores 1; wfi native; irq direct; pcie APLIC sources 32-35; "
                               "DMA unconfined")
     assert names[start + 3:start + 6] == ["  pcie io", "  pcie ecam", "  pcie mmio"]
     assert rows[start + 4] == ("  pcie ecam", "0x30000000-0x40000000", "256 MiB",

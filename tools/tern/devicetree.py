@@ -61,6 +61,7 @@ RISCV_IRQ_S_EXTERNAL = 9          # the local interrupt an S-level interrupt fil
 RISCV_IMSIC_NUM_IDS = 255         # the board's: identities 1-255 in each file
 RISCV_INTC_PHANDLE_BASE = 1       # vCPU i's riscv,cpu-intc (label cpuI_intc): phandle 1 + i
 RISCV_IMSIC_PHANDLE = RISCV_INTC_PHANDLE_BASE + abi.MAX_VCPUS
+RISCV_APLIC_PHANDLE = RISCV_IMSIC_PHANDLE + 1
 
 
 def _cells(*values):
@@ -202,8 +203,9 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
                           initrd=None, rng_seed=None, devices=(), ram_hpa=None):
     """DTS source for a riscv64 partition: QEMU riscv virt's own tree, cut down to what the
     partition has (its harts, RAM, the ns16550, with irq_direct an IMSIC with one S-level
-    file per vCPU, and the devices it owns), in QEMU's style.  No PLIC or APLIC yet, and no
-    SBI node: the hypervisor is the partition's SBI.  initrd, rng_seed: as partition_dts.
+    file per vCPU, the devices it owns and, if they have wired interrupts, an APLIC), in
+    QEMU's style.  No SBI node: the hypervisor is the partition's SBI.  initrd, rng_seed: as
+    partition_dts.
 
     devices: names of layout.RISCV64_BOARD_DEVICES the partition owns.  ram_hpa: where its
     RAM is on the board (default: at ram_ipa), which is where a device's DMA must go to reach
@@ -261,11 +263,13 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
     ]
     if irq_direct:
         lines += [""] + _riscv_imsic_node(num_vcpus)
-    # Without an IMSIC (irq = "trap") a device has nowhere to send its MSIs: it is polled.
+    owned = [layout.RISCV64_BOARD_DEVICES[d] for d in devices]
+    if any(device.aplic_sources for device in owned):
+        lines += [""] + _riscv_aplic_node(num_vcpus, irq_direct)
+    # Without an IMSIC (irq = "trap") a device has nowhere to send its MSIs: it uses INTx.
     msi_parent = RISCV_IMSIC_PHANDLE if irq_direct else None
     dma_window = (ram_ipa, ram_ipa if ram_hpa is None else ram_hpa, ram_size)
-    for device_name in devices:
-        device = layout.RISCV64_BOARD_DEVICES[device_name]
+    for device in owned:
         lines += [""] + RISCV64_DEVICE_NODES[device.kind](device, msi_parent, dma_window)
     lines += [
         "\t};",
@@ -302,6 +306,32 @@ def _riscv_imsic_node(num_vcpus):
         "\t\t\t#address-cells = <0>;",
         "\t\t\tmsi-controller;",
         f"\t\t\tphandle = <{RISCV_IMSIC_PHANDLE}>;",
+        "\t\t};",
+    ]
+
+
+def _riscv_aplic_node(num_vcpus, msi_mode):
+    """The partition's APLIC, at the board's supervisor-level domain: in MSI delivery mode
+    into its IMSIC (trap-less partitions, as on the board), else in direct delivery mode with
+    an interrupt delivery control per vCPU (QEMU's aia=aplic board), which the hypervisor
+    emulates.  Its sources are the board's; those the partition does not own read as zero."""
+    base = layout.RISCV64_APLIC_BASE
+    if msi_mode:
+        parent = [f"\t\t\tmsi-parent = <{RISCV_IMSIC_PHANDLE}>;"]
+    else:
+        targets = ", ".join(f"<&{_riscv_intc_label(i)} {RISCV_IRQ_S_EXTERNAL}>"
+                            for i in range(num_vcpus))
+        parent = [f"\t\t\tinterrupts-extended = {targets};"]
+    return [
+        f"\t\taplic@{base:x} {{",
+        '\t\t\tcompatible = "riscv,aplic";',
+        f"\t\t\treg = {_reg(base, layout.RISCV64_APLIC_SIZE)};",
+    ] + parent + [
+        f"\t\t\triscv,num-sources = <{layout.RISCV64_APLIC_NUM_SOURCES}>;",
+        "\t\t\tinterrupt-controller;",
+        "\t\t\t#interrupt-cells = <2>;",
+        "\t\t\t#address-cells = <0>;",
+        f"\t\t\tphandle = <{RISCV_APLIC_PHANDLE}>;",
         "\t\t};",
     ]
 
@@ -384,11 +414,12 @@ DEVICE_NODES = {
 
 def riscv64_pci_host_ecam_node(device, msi_parent, dma_window):
     """QEMU riscv virt's generic ECAM host bridge under /soc, as QEMU describes it with the
-    AIA's IMSIC, minus INTx and the 64-bit window.
+    AIA's IMSIC, minus the 64-bit window.
 
-    No interrupt-map: the INTx lines go to the board's APLIC, which a partition does not have.
-    msi-parent (a phandle, or None for no IMSIC) is the partition's IMSIC: a device's MSIs go
-    to the S-level file of a vCPU, which the hypervisor backs with a guest interrupt file.
+    The interrupt-map sends INTx to the partition's APLIC (the board's sources, swizzled per
+    slot as QEMU does).  msi-parent (a phandle, or None for no IMSIC) is the partition's
+    IMSIC: a device's MSIs go to the S-level file of a vCPU, which the hypervisor backs with a
+    guest interrupt file.
     dma_window: (RAM IPA, RAM board address, size).  Nothing translates this board's DMA, so
     a device reaches the partition's RAM at its board address; dma-ranges says so, and a guest
     that reads it (Linux does) gives devices those addresses.  QEMU's own tree, where RAM is
@@ -398,6 +429,11 @@ def riscv64_pci_host_ecam_node(device, msi_parent, dma_window):
     ram_ipa, ram_hpa, ram_size = dma_window
     space = PCI_SPACE_MEM32 if ram_hpa + ram_size <= 1 << 32 else PCI_SPACE_MEM64
     indent = "\t\t\t" + " " * len("ranges = ")
+    sources = device.aplic_sources
+    interrupt_map = [_cells(slot << PCI_DEVICE_SHIFT, 0, 0, pin, RISCV_APLIC_PHANDLE,
+                            sources[(slot + pin - 1) % len(sources)], IRQ_LEVEL_HIGH)
+                     for slot in range(PCI_INTX_SLOTS) for pin in range(1, PCI_INTX_PINS + 1)]
+    map_indent = "\t\t\t" + " " * len("interrupt-map = ")
     return [
         f"\t\tpci@{ecam.base:x} {{",
         f'\t\t\tcompatible = "{device.kind}";',
@@ -412,6 +448,8 @@ def riscv64_pci_host_ecam_node(device, msi_parent, dma_window):
         f"\t\t\treg = {_reg(ecam.base, ecam.size)};",
         "\t\t\tranges = " + (",\n" + indent).join(_pci_windows(device)) + ";",
         f"\t\t\tdma-ranges = {_pci_range(_pci_address(space, ram_hpa), ram_ipa, ram_size)};",
+        f"\t\t\tinterrupt-map-mask = {_cells(*PCI_INTX_MAP_MASK)};",
+        "\t\t\tinterrupt-map = " + (",\n" + map_indent).join(interrupt_map) + ";",
         "\t\t};",
     ]
 

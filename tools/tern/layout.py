@@ -57,12 +57,14 @@ class BoardDevice:
     name: str                     # what [[partition]] devices = [...] lists
     kind: str                     # which device tree node describes it (devicetree.py)
     regions: tuple                # DeviceRegion, by address
-    spis: tuple                   # SPI numbers (INTID = 32 + SPI); () on riscv64: MSIs only
+    spis: tuple                   # arm64: SPI numbers (INTID = 32 + SPI)
     dma: bool = False             # what sits behind it can read and write memory on its own
+    aplic_sources: tuple = ()     # riscv64: its lines at the APLIC, by source number
 
     @property
     def intids(self):
-        return tuple(SPI_INTID_BASE + spi for spi in self.spis)
+        """Its wired interrupts as the hypervisor numbers them: GIC INTIDs, APLIC sources."""
+        return tuple(SPI_INTID_BASE + spi for spi in self.spis) + self.aplic_sources
 
     def region(self, name):
         for r in self.regions:
@@ -142,17 +144,21 @@ RISCV64_PCIE_ECAM_SIZE = 0x1000_0000  # 256 buses of 1 MiB
 RISCV64_PCIE_MMIO_BASE = 0x4000_0000  # 32-bit memory window, PCI address == CPU address
 RISCV64_PCIE_MMIO_SIZE = 0x4000_0000
 
-# What a riscv64 partition may own.  No wired interrupts: the riscv board's INTx lines go to
-# its APLIC, and a partition has no virtual APLIC yet, so a device interrupts its owner by MSI
-# only (into the vCPU's IMSIC file; the hypervisor, which emulates the ECAM, rewrites the MSI
-# address to the guest interrupt file backing it).  Nothing confines the DMA of what is behind
-# the bridge: the board has no IOMMU (VirtBoard.iommu), see config._check_dma.
+# What a riscv64 partition may own.  A device interrupts its owner by MSI (into the vCPU's
+# IMSIC file; the hypervisor, which emulates the ECAM, rewrites the MSI address to the guest
+# interrupt file backing it) or by INTx, the bridge's four lines at the board's APLIC, which
+# the owner then programs through its own virtual APLIC.  Nothing confines the DMA of what is
+# behind the bridge: the board has no IOMMU (VirtBoard.iommu), see config._check_dma.
+RISCV64_PCIE_INTX_SOURCES = (32, 33, 34, 35)  # INTA..INTD of slot 0; swizzled per slot
+RISCV64_APLIC_BASE = 0x0D00_0000  # the supervisor-level domain
+RISCV64_APLIC_SIZE = 0x8000
+RISCV64_APLIC_NUM_SOURCES = 96    # sources 1..95
 RISCV64_BOARD_DEVICES = {d.name: d for d in (
     BoardDevice("pcie", "pci-host-ecam-generic",
                 regions=(DeviceRegion("io", RISCV64_PCIE_PIO_BASE, RISCV64_PCIE_PIO_SIZE),
                          DeviceRegion("ecam", RISCV64_PCIE_ECAM_BASE, RISCV64_PCIE_ECAM_SIZE),
                          DeviceRegion("mmio", RISCV64_PCIE_MMIO_BASE, RISCV64_PCIE_MMIO_SIZE)),
-                spis=(), dma=True),
+                spis=(), dma=True, aplic_sources=RISCV64_PCIE_INTX_SOURCES),
 )}
 
 RISCV64_RAM_BASE = 0x8000_0000
@@ -479,8 +485,8 @@ def describe(system, layout):
         wfi = ("native" if p.wfi_native else "trap") + ("; irq direct" if p.irq_direct else "")
         devices = ""
         if p.devices:
-            # A riscv64 device has no wired interrupt: it interrupts by MSI, if at all.
-            interrupts = f"INTIDs {_ranges(pl.intids)}" if pl.intids else "no wired interrupts"
+            kind = "APLIC sources" if board.arch == RISCV64 else "INTIDs"
+            interrupts = f"{kind} {_ranges(pl.intids)}" if pl.intids else "no wired interrupts"
             devices = f"; {', '.join(p.devices)} {interrupts}"
         if p.unconfined_dma:
             devices += "; DMA unconfined"

@@ -5,8 +5,14 @@
  * What the hypervisor must do with each:
  *  - ram-write: a store just past the partition's RAM; foreign-file: a store into the IMSIC
  *    file where a hart the partition does not have would find its own; aplic: a store into
- *    the APLIC's supervisor domain (no partition owns the APLIC yet). Each is outside the
- *    partition's map: it is stopped with a `tern: fault` line, the access never completes.
+ *    the APLIC's supervisor domain by a partition that owns no wired source (it has no
+ *    APLIC). Each is outside the partition's map: it is stopped with a `tern: fault` line,
+ *    the access never completes.
+ *  - aplic-foreign: a partition that owns the PCIe bus, and so its INTx sources at its
+ *    APLIC, programs source 10 (the board UART's: the hypervisor console's input) to send
+ *    to its own hart and makes it pending, and asks genmsi for a hart it does not have. In
+ *    its APLIC the sources it does not own are not implemented: the writes are ignored and
+ *    counted (aplic_ignored), the registers read zero, the console's input still works.
  *  - sbi-foreign: SBI HSM hart_start and hart_get_status, and an SBI IPI, for harts beyond the
  *    partition's. Refused (SBI_ERR_INVALID_PARAM), counted, the guest carries on.
  *  - uart-flood: its UART's transmit register stored to in a tight loop, for ever. What the
@@ -98,6 +104,37 @@ static void busy(void)
 	       "\"pass\":true}\n", (unsigned long)rounds);
 }
 
+/* The APLIC's registers a guest programs a source with (RISC-V AIA, chapter 4). */
+#define APLIC_DOMAINCFG     0x0000
+#define APLIC_SOURCECFG(s)  (0x0004 + 4 * ((s) - 1))
+#define APLIC_SETIPNUM      0x1cdc
+#define APLIC_SETIENUM      0x1edc
+#define APLIC_GENMSI        0x3000
+#define APLIC_TARGET(s)     (0x3004 + 4 * ((s) - 1))
+#define UART_SOURCE         10
+
+static void aplic_foreign(void)
+{
+	uintptr_t aplic = APLIC_S_BASE;
+
+	trying("aplic-foreign", aplic + APLIC_SOURCECFG(UART_SOURCE));
+	mmio_write32(aplic + APLIC_DOMAINCFG, 1u << 8);
+	mmio_write32(aplic + APLIC_SOURCECFG(UART_SOURCE), 6);         /* level high */
+	mmio_write32(aplic + APLIC_TARGET(UART_SOURCE), 5);            /* hart 0, identity 5 */
+	mmio_write32(aplic + APLIC_SETIENUM, UART_SOURCE);
+	mmio_write32(aplic + APLIC_SETIPNUM, UART_SOURCE);
+	mmio_write32(aplic + APLIC_GENMSI, 7u << 18 | 5);              /* hart 7: not its own */
+	uint32_t sourcecfg = mmio_read32(aplic + APLIC_SOURCECFG(UART_SOURCE));
+	uint32_t target = mmio_read32(aplic + APLIC_TARGET(UART_SOURCE));
+	uint32_t own = mmio_read32(aplic + APLIC_SOURCECFG(32));        /* INTA: its own */
+	mmio_write32(aplic + APLIC_SOURCECFG(32), 6);
+	uint32_t own_after = mmio_read32(aplic + APLIC_SOURCECFG(32));
+	printf("PROBE-JSON {\"test\":\"hostile-aplic-foreign\",\"phase\":\"after\",\"sourcecfg\":%u,"
+	       "\"target\":%u,\"own\":%u,\"own_after\":%u,\"pass\":%s}\n", sourcecfg, target, own,
+	       own_after, sourcecfg == 0 && target == 0 && own_after == 6 ? "true" : "false");
+	mmio_write32(aplic + APLIC_SOURCECFG(32), 0);
+}
+
 static void msi_foreign(void)
 {
 	struct pci_host host;
@@ -130,6 +167,8 @@ void guest_main(void)
 		sbi_foreign();
 	else if (strview_eq(action, "msi-foreign"))
 		msi_foreign();
+	else if (strview_eq(action, "aplic-foreign"))
+		aplic_foreign();
 	else if (strview_eq(action, "uart-flood"))
 		uart_flood();
 	else if (strview_eq(action, "reset-loop"))

@@ -12,9 +12,12 @@
  *
  * IPI tests: this hart sends to another, by storing an identity into that hart's IMSIC file or
  * by SBI send_ipi: (cycle at its vector) - (cycle just before the store or the ecall).
- * Device tests: QEMU's edu PCI device with its MSI pointed at this hart's IMSIC file:
- * (cycle at the vector) - (cycle just before the write that raises it).
+ * Device tests: QEMU's edu PCI device with its MSI pointed at this hart's IMSIC file (edu-*),
+ * or its INTx line through the APLIC (intx-*: in MSI mode into that file, in direct mode as
+ * the hart's external interrupt, claimed from the APLIC): (cycle at the vector) - (cycle just
+ * before the write that raises it).
  */
+#include "aplic.h"
 #include "bootargs.h"
 #include "console.h"
 #include "imsic.h"
@@ -29,7 +32,7 @@
 const char guest_name[] = "lat";
 
 /* What raises the measured interrupt (struct lat_test's source). */
-enum lat_source { SRC_SSTC, SRC_SBI_TIMER, SRC_IPI, SRC_SBI_IPI, SRC_EDU };
+enum lat_source { SRC_SSTC, SRC_SBI_TIMER, SRC_IPI, SRC_SBI_IPI, SRC_EDU, SRC_INTX };
 
 static const struct lat_test all_tests[] = {
 	{ "sstc-wfi",       "sstc",    "wfi",  SRC_SSTC,      true,  true },
@@ -44,12 +47,15 @@ static const struct lat_test all_tests[] = {
 	/* Need QEMU's edu device (-device edu). */
 	{ "edu-wfi",        "edu",     "wfi",  SRC_EDU,       true,  false },
 	{ "edu-busy",       "edu",     "busy", SRC_EDU,       false, false },
+	{ "intx-wfi",       "intx",    "wfi",  SRC_INTX,      true,  false },
+	{ "intx-busy",      "intx",    "busy", SRC_INTX,      false, false },
 };
 #define NUM_TESTS (sizeof(all_tests) / sizeof(all_tests[0]))
 
 /* The IMSIC identities this guest uses. */
 #define ID_IPI          1
 #define ID_EDU          2
+#define ID_INTX         3       /* edu's INTx, sent by an APLIC in MSI mode */
 
 /* Bound on every step of the IPI handshake, and the watchdog (the timer) of a sample. */
 #define WAIT_US         1000000
@@ -99,6 +105,7 @@ static enum lat_source active_source;
 static volatile uint32_t fired;
 static volatile uint64_t irq_cycle;
 static uintptr_t edu_regs;      /* the edu device's BAR0 during a device test */
+static unsigned intx_source;    /* its APLIC source during an INTx test */
 
 void lat_irq(uint64_t now)
 {
@@ -114,11 +121,18 @@ void lat_irq(uint64_t now)
 		ours = active_source == SRC_SSTC || active_source == SRC_SBI_TIMER;
 		if (!ours)
 			fired = FIRED_WATCHDOG;
+	} else if (cause == IRQ_S_EXT && active_source == SRC_INTX && !aplic_msi_mode()) {
+		/* Direct mode: the line is level, pending while high, so claim until none is. */
+		for (unsigned s = aplic_claim(cpu_index()); s; s = aplic_claim(cpu_index())) {
+			mmio_write32(edu_regs + EDU_INT_ACK, EDU_INT_BIT);
+			ours = ours || s == intx_source;
+		}
 	} else if (cause == IRQ_S_EXT) {
 		uint32_t id = imsic_claim();
 		ours = (id == ID_IPI && active_source == SRC_IPI) ||
-		       (id == ID_EDU && active_source == SRC_EDU);
-		if (ours && active_source == SRC_EDU)
+		       (id == ID_EDU && active_source == SRC_EDU) ||
+		       (id == ID_INTX && active_source == SRC_INTX);
+		if (ours && (active_source == SRC_EDU || active_source == SRC_INTX))
 			mmio_write32(edu_regs + EDU_INT_ACK, EDU_INT_BIT);
 	} else if (cause == IRQ_S_SOFT) {
 		csr_clear(CSR_SIP, SIP_SSIP);
@@ -559,14 +573,16 @@ struct edu_result {
 	uint32_t bdf;
 	uint32_t id;            /* identification register */
 	uint64_t bar, bar_size; /* BAR0, as the CPU sees it */
-	uintptr_t file;         /* where its MSIs go */
+	uintptr_t file;         /* where its MSIs go (0: INTx in direct mode) */
+	unsigned pin;           /* INTx tests: its pin (1 = INTA) and APLIC source */
+	unsigned source;
 	int64_t status;         /* interrupt status when the watchdog fired, else -1 */
 	struct sender_stats sender;
 };
 
 static struct pci_host edu_host;
 
-static const char *edu_setup(struct edu_result *r)
+static const char *edu_setup(struct edu_result *r, bool intx)
 {
 	if (!pci_host_init(&edu_host))
 		return "no PCI host bridge in the device tree";
@@ -579,12 +595,29 @@ static const char *edu_setup(struct edu_result *r)
 	r->id = mmio_read32((uintptr_t)r->bar + EDU_ID);
 	if ((r->id & 0xff) != 0xed)
 		return "edu identification register wrong";
+	edu_regs = (uintptr_t)r->bar;
+	mmio_write32(edu_regs + EDU_INT_ACK, ~0u);
+	if (intx) {
+		int source;
+		r->pin = pci_intx_pin(&edu_host, r->bdf);
+		if (!r->pin || (source = pci_intx_intid(&edu_host, r->bdf, r->pin)) < 0)
+			return "edu interrupt not in interrupt-map";
+		r->source = (unsigned)source;
+		if (!aplic_init())
+			return "no APLIC in the device tree";
+		if (aplic_msi_mode()) {
+			r->file = imsic_file(cpu_index());
+			if (!r->file)
+				return "no IMSIC file for this hart";
+			imsic_enable(ID_INTX);
+		}
+		intx_source = r->source;
+		aplic_route(r->source, cpu_index(), ID_INTX);
+		return 0;
+	}
 	r->file = imsic_file(cpu_index());
 	if (!r->file)
 		return "no IMSIC file for this hart";
-
-	edu_regs = (uintptr_t)r->bar;
-	mmio_write32(edu_regs + EDU_INT_ACK, ~0u);
 	imsic_enable(ID_EDU);
 	if (!pci_msi_enable(&edu_host, r->bdf, r->file, ID_EDU))
 		return "edu has no MSI capability";
@@ -607,14 +640,16 @@ static void run_edu_samples(const struct lat_test *t, const struct lat_config *c
 	r->found = false;
 	r->file = 0;
 	r->status = -1;
-	r->error = edu_setup(r);
+	r->source = 0;
+	r->error = edu_setup(r, t->source == SRC_INTX);
 	if (r->error) {
 		imsic_disable(ID_EDU);
+		imsic_disable(ID_INTX);
 		return;
 	}
 
 	uintptr_t raise = edu_regs + EDU_INT_RAISE;
-	active_source = SRC_EDU;
+	active_source = t->source;
 	vector_on(SIP_STIP | SIP_SEIP);
 	for (unsigned i = 0; i < cfg->samples; i++) {
 		fired = FIRED_NONE;
@@ -635,10 +670,14 @@ static void run_edu_samples(const struct lat_test *t, const struct lat_config *c
 	}
 	vector_off();
 
-	/* Leave nothing behind for the next test: MSI off, the status clear. */
-	pci_msi_disable(&edu_host, r->bdf);
+	/* Leave nothing behind for the next test: MSI or the INTx source off, the status clear. */
+	if (r->source)
+		aplic_unroute(r->source);
+	else
+		pci_msi_disable(&edu_host, r->bdf);
 	mmio_write32(edu_regs + EDU_INT_ACK, ~0u);
 	imsic_disable(ID_EDU);
+	imsic_disable(ID_INTX);
 	if (r->done)
 		r->sender.avg_x100 = div_round(cost_sum * 100, r->done);
 }
@@ -658,10 +697,17 @@ static void print_human(const struct lat_test *t, const struct lat_config *cfg,
 	if (edu) {
 		printf("lat: %s: edu ", t->name);
 		print_bdf(edu->bdf);
-		printf(" (%04x:%04x, id 0x%08x), BAR0 0x%lx + 0x%lx, MSI = identity %u of the "
-		       "IMSIC file at 0x%lx, %s wait, %u samples, warm-up %u\n", EDU_VENDOR,
-		       EDU_DEVICE, edu->id, edu->bar, edu->bar_size, ID_EDU, edu->file, t->wait,
-		       cfg->samples, cfg->warmup);
+		printf(" (%04x:%04x, id 0x%08x), BAR0 0x%lx + 0x%lx, ", EDU_VENDOR, EDU_DEVICE,
+		       edu->id, edu->bar, edu->bar_size);
+		if (edu->source)
+			printf("INT%c = APLIC source %u, ", 'A' + edu->pin - 1, edu->source);
+		if (edu->file)
+			printf("%s = identity %u of the IMSIC file at 0x%lx, ",
+			       edu->source ? "by MSI" : "MSI", edu->source ? ID_INTX : ID_EDU,
+			       edu->file);
+		else
+			printf("APLIC direct mode, ");
+		printf("%s wait, %u samples, warm-up %u\n", t->wait, cfg->samples, cfg->warmup);
 	} else if (ipi) {
 		printf("lat: %s: IPI (%s) from hart %u to hart %u, %s wait, %u samples, delay %lu "
 		       "us = %lu ticks, warm-up %u\n", t->name,
@@ -701,7 +747,10 @@ static void print_json(const struct lat_test *t, const struct lat_config *cfg,
 		print_json_sender(&ipi->sender);
 	if (edu) {
 		print_json_sender(&edu->sender);
-		printf(",\"intid\":%d,\"bdf\":\"", ID_EDU);
+		if (edu->source)
+			printf(",\"aplic_source\":%u,\"aplic_mode\":\"%s\"", edu->source,
+			       edu->file ? "msi" : "direct");
+		printf(",\"intid\":%d,\"bdf\":\"", edu->source ? ID_INTX : ID_EDU);
 		print_bdf(edu->bdf);
 		printf("\"");
 	}
@@ -791,7 +840,7 @@ void guest_main(void)
 			compute_stats(&cfg, &stats);
 			print_human(t, &cfg, &stats, 0, &ipi, 0);
 			print_json(t, &cfg, &stats, &ipi, 0);
-		} else if (t->source == SRC_EDU) {
+		} else if (t->source == SRC_EDU || t->source == SRC_INTX) {
 			run_edu_samples(t, &cfg, &dev);
 			if (dev.error) {
 				print_edu_error(t, &cfg, &dev);

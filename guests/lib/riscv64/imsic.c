@@ -99,14 +99,19 @@ void imsic_local_init(void)
 	isel_write(ISEL_EIDELIVERY, 1);
 }
 
+/* Without a file of its own, sireg is not this hart's to touch (an illegal instruction). */
 void imsic_enable(unsigned id)
 {
+	if (!files[cpu_index()])
+		return;
 	csr_write(CSR_SISELECT, isel_of(ISEL_EIE0, id));
 	csr_set(CSR_SIREG, 1UL << (id % 64));
 }
 
 void imsic_disable(unsigned id)
 {
+	if (!files[cpu_index()])
+		return;
 	csr_write(CSR_SISELECT, isel_of(ISEL_EIE0, id));
 	csr_clear(CSR_SIREG, 1UL << (id % 64));
 }

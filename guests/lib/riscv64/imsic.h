@@ -28,6 +28,7 @@ uintptr_t imsic_file(unsigned hart);
 /* This hart's file: delivery on, no threshold, every identity disabled and not pending. */
 void imsic_local_init(void);
 
+/* Nothing without a file for this hart. */
 void imsic_enable(unsigned id);
 void imsic_disable(unsigned id);
 

@@ -3,6 +3,7 @@
  * riscv64: core bring-up through SBI HSM, idling, kicks, the board's power.  Partitions
  * (G-stage, VS-mode entry, the SBI the guests call) come next (issue 13, docs/design.md).
  */
+#include <arch/aplic.h>
 #include <arch/cpu.h>
 #include <arch/csr.h>
 #include <arch/entry.h>
@@ -68,11 +69,20 @@ static void imsic_write(unsigned reg, uint64_t value)
 	csr_write(CSR_SIREG, value);
 }
 
-/* This core's S-level file: interrupts delivered, the kick's identity enabled. */
+/*
+ * This core's S-level file: interrupts delivered; the kick's, the console's and the wired
+ * sources' identities enabled (only what the APLIC is told to send here arrives).
+ */
 static void kicks_init(void)
 {
+	uint64_t wired_last = EIID_WIRED_BASE + APLIC_MAX_SOURCES - 1u;
+
+	_Static_assert(EIID_WIRED_BASE >= 32u && EIID_WIRED_BASE + APLIC_MAX_SOURCES <= 192u,
+		       "the wired identities are eie0's upper half, eie2 and part of eie4");
 	imsic_write(IMSIC_EITHRESHOLD, 0);
-	imsic_write(IMSIC_EIE0, BIT(KICK_ID));
+	imsic_write(IMSIC_EIE0, BIT(KICK_ID) | BIT(EIID_CONSOLE) | (~0ULL << EIID_WIRED_BASE));
+	imsic_write(IMSIC_EIE0 + 2u, ~0ULL);
+	imsic_write(IMSIC_EIE0 + 4u, BIT(wired_last - 128u + 1u) - 1u);
 	imsic_write(IMSIC_EIDELIVERY, 1);
 }
 
@@ -96,6 +106,7 @@ void riscv_boot_primary(unsigned id, uint64_t entry_time)
 		arch_board_off();
 	}
 	kicks_init();
+	aplic_init();
 	/* HS-mode runs on physical addresses (satp bare): nothing to turn on. */
 	boot_times.mmu_on = arch_counter();
 	tern_main();
@@ -157,10 +168,18 @@ bool riscv_take_kicks(void)
 	bool kicked = false;
 
 	for (;;) {
-		uint64_t claimed = csr_swap(CSR_STOPEI, 0); /* identity << 16 | priority, or 0 */
-		if ((claimed >> 16) == 0u)
+		/* identity << 16 | priority, or 0 */
+		uint32_t id = (uint32_t)(csr_swap(CSR_STOPEI, 0) >> 16);
+		if (id == 0u)
 			break;
-		kicked = true;
+		if (id == KICK_ID) {
+			kicked = true;
+		} else if (id == EIID_CONSOLE) {
+			console_rx();
+			aplic_console_retrigger();
+		} else {
+			vaplic_host_interrupt(id);
+		}
 	}
 	return kicked;
 }
@@ -228,10 +247,6 @@ void arch_iommu_poll_partition(struct partition *p)
 	(void)p;
 }
 
-void arch_mmio_register(void)
-{
-}
-
 uint64_t arch_ipa_limit(void)
 {
 	return BIT(41); /* Sv39x4 */
@@ -271,18 +286,6 @@ bool arch_direct_wfi_trap(void)
 uint32_t arch_irq_max_intid(void)
 {
 	return 1023;
-}
-
-void arch_partition_irqs_reset(struct partition *p)
-{
-	(void)p;
-}
-
-/* Console input comes with the APLIC and IMSIC drivers; output needs no interrupt. */
-void arch_hyp_irq_route(uint32_t intid, unsigned pcpu)
-{
-	(void)intid;
-	(void)pcpu;
 }
 
 void arch_sync_guest_memory(paddr_t pa, uint64_t size)

@@ -86,7 +86,7 @@ static ipaddr_t vcpu_file_gpa(uint32_t i)
 	return platform.arch.imsic_s_base + (uint64_t)i * platform.arch.imsic_hart_stride;
 }
 
-static paddr_t vcpu_file_hpa(const struct tern_config_partition *c, uint32_t i)
+paddr_t riscv_vcpu_file_hpa(const struct tern_config_partition *c, uint32_t i)
 {
 	return platform.arch.imsic_s_base + (uint64_t)c->cpus[i] * platform.arch.imsic_hart_stride +
 	       (uint64_t)VCPU_GUEST_FILE * IMSIC_FILE_SIZE;
@@ -100,7 +100,7 @@ bool arch_msi_target(const struct partition *p, uint64_t guest_addr, uint64_t *h
 	for (uint32_t i = 0; (c->flags & TERN_PF_IRQ_DIRECT) && i < c->num_vcpus; i++) {
 		uint64_t offset = guest_addr - vcpu_file_gpa(i);
 		if (offset < IMSIC_FILE_SIZE) {
-			*host_addr = vcpu_file_hpa(c, i) + offset;
+			*host_addr = riscv_vcpu_file_hpa(c, i) + offset;
 			return true;
 		}
 	}
@@ -128,7 +128,7 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	}
 	/* Trap-less: vCPU i's S-level IMSIC file, where hart i's is on the board, is a guest file of its core. */
 	for (uint32_t i = 0; mapped && (c->flags & TERN_PF_IRQ_DIRECT) && i < c->num_vcpus; i++)
-		mapped = gstage_map(rp->gstage_root, vcpu_file_gpa(i), vcpu_file_hpa(c, i), IMSIC_FILE_SIZE,
+		mapped = gstage_map(rp->gstage_root, vcpu_file_gpa(i), riscv_vcpu_file_hpa(c, i), IMSIC_FILE_SIZE,
 				    PTE_LEAF_DEVICE);
 	if (!mapped) {
 		(void)snprintf(err, errlen, "out of G-stage table pages");

@@ -4,6 +4,7 @@
  * its G-stage map (emulated devices, or a fault that ends the partition), trapped
  * instructions, and the core's own interrupts (kicks, the SBI timer).
  */
+#include <arch/aplic.h>
 #include <arch/cpu.h>
 #include <arch/csr.h>
 #include <arch/entry.h>
@@ -84,6 +85,8 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 			   (trapless ? (uint64_t)VCPU_GUEST_FILE << HSTATUS_VGEIN_SHIFT : 0));
 	if (trapless)
 		guest_file_reset();
+	else
+		vaplic_update(v); /* what its APLIC holds for this hart, pending while it was off */
 	csr_set(sstatus, SSTATUS_SPP);
 	/* While the guest runs, the core's kicks and its SBI timer reach the hypervisor. */
 	csr_write(sie, SIE_SEIE | SIE_STIE);
@@ -225,15 +228,16 @@ static void take_posted(struct riscv_cpu *c)
 		csr_set(hvip, HVIP_VSSIP);
 	if (posted & POSTED_FENCE)
 		__asm__ volatile(".word 0x22000073\n\tfence.i" ::: "memory"); /* HFENCE.VVMA zero, zero */
+	if ((posted & POSTED_VAPLIC) && c->vcpu)
+		vaplic_update(c->vcpu);
 }
 
-/* Post `what` to the vCPU on another core, or take it here. */
-static void post(const struct vcpu *self, const struct vcpu *target, uint32_t what)
+void riscv_post(const struct vcpu *target, uint32_t what)
 {
 	struct riscv_cpu *c = &cpus[target->pcpu];
 
 	(void)atomic_fetch_or(&c->posted, what);
-	if (target == self)
+	if (c == this_cpu())
 		take_posted(c);
 	else
 		arch_cpu_kick(target->pcpu);
@@ -258,7 +262,7 @@ static int64_t post_to_harts(struct vcpu *v, uint64_t mask, uint64_t base, uint3
 	if (mask & outside)
 		return SBI_ERR_INVALID_PARAM;
 	for (uint64_t m = mask; m != 0u; m &= m - 1u)
-		post(v, &p->vcpu[base + (unsigned)__builtin_ctzll(m)], what);
+		riscv_post(&p->vcpu[base + (unsigned)__builtin_ctzll(m)], what);
 	for (uint64_t m = wait ? mask : 0u; m != 0u; m &= m - 1u) {
 		const struct vcpu *t = &p->vcpu[base + (unsigned)__builtin_ctzll(m)];
 		while ((atomic_load(&cpus[t->pcpu].posted) & what) && atomic_load(&t->power) == VCPU_ON) {

@@ -16,6 +16,9 @@ static const struct platform_range devices[] = {
 	{ 0x40000000u, 0x40000000u, PLATFORM_DMA },                                  /* 32-bit memory window */
 };
 
+/* The bridge's INTA..INTD lines at the APLIC (swizzled per slot, as on the bare board). */
+static const uint32_t device_irqs[] = { 32, 33, 34, 35 };
+
 const struct platform_desc platform = {
 	.name = "qemu-virt-riscv64",
 	.uart_base = 0x10000000u,
@@ -30,11 +33,14 @@ const struct platform_desc platform = {
 	.max_cpus = 8,
 	.devices = devices,
 	.num_devices = ARRAY_SIZE(devices),
+	.device_irqs = device_irqs,
+	.num_device_irqs = ARRAY_SIZE(device_irqs),
 	.arch = {
 		.timebase_hz = 10000000,
 		.imsic_s_base = 0x28000000u,
 		.imsic_num_ids = 255,
 		.imsic_hart_stride = 0x8000u, /* aia-guests=4: 8 files of 4 KiB per hart */
 		.aplic_s_base = 0x0d000000u,
+		.aplic_num_sources = 96,
 	},
 };

@@ -25,6 +25,7 @@
 /* What another core of the partition asks of this core's vCPU (struct riscv_cpu.posted), with a kick. */
 #define POSTED_VSSIP  BIT(0)  /* an SBI IPI: the guest's supervisor software interrupt */
 #define POSTED_FENCE  BIT(1)  /* an SBI RFENCE: drop the guest's translations and instructions */
+#define POSTED_VAPLIC BIT(2)  /* its virtual APLIC changed: re-evaluate VSEIP */
 
 struct vcpu;
 
@@ -56,6 +57,9 @@ _Static_assert(sizeof(struct guest_regs) == GUEST_FRAME_SIZE, "asm frame");
 _Static_assert(__builtin_offsetof(struct guest_regs, sepc) == GUEST_SEPC, "asm frame");
 
 extern struct riscv_cpu cpus[MAX_CPUS];
+
+/* Post `what` (POSTED_*) to vCPU `target`: taken at once on its own core, else with a kick. */
+void riscv_post(const struct vcpu *target, uint32_t what);
 
 static inline struct riscv_cpu *this_cpu(void)
 {

@@ -2,6 +2,7 @@
 #ifndef ARCH_PARTITION_H
 #define ARCH_PARTITION_H
 
+#include <arch/aplic.h>
 #include <tern/partition.h>
 
 /*
@@ -12,13 +13,17 @@
 #define VCPU_GUEST_FILE 1u
 #define IMSIC_FILE_SIZE 0x1000u
 
-/* A partition's address space: its G-stage (Sv39x4) root and the hgatp that selects it. */
+/* A partition's address space (its G-stage (Sv39x4) root and the hgatp that selects it), its APLIC. */
 struct riscv_partition {
 	uint64_t *gstage_root;
 	uint64_t hgatp;
+	struct vaplic vaplic;
 };
 
 extern struct riscv_partition riscv_partitions[TERN_MAX_PARTITIONS];
+
+/* Where vCPU i's interrupt file is on the board: a guest file of its core. */
+paddr_t riscv_vcpu_file_hpa(const struct tern_config_partition *c, uint32_t i);
 
 static inline struct riscv_partition *riscv_part(const struct partition *p)
 {
