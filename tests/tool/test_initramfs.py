@@ -250,6 +250,33 @@ def test_build(tmp_path):
         assert stat.S_ISDIR(members[mount_point][0]["mode"]), mount_point
 
 
+def cyclictest_summary(output):
+    """The TERN-LINUX lines /init's awk program makes of cyclictest's output (the host's awk)."""
+    program = initramfs.INIT.split("    awk '\n", 1)[1].split("' /tmp/cyclictest.out", 1)[0]
+    proc = subprocess.run(["awk", program], input=output, capture_output=True, text=True,
+                          check=True)
+    return proc.stdout.splitlines()
+
+
+HISTOGRAM = "".join(f"{i:06d} {n:06d}\n" for i, n in enumerate([0, 0, 0, 7, 2, 0] + [0] * 4))
+
+
+@pytest.mark.skipif(shutil.which("awk") is None, reason="awk not installed")
+@pytest.mark.parametrize("total", ["# Total: 000000009\n", ""], ids=["rt-tests-2.4", "2.10"])
+def test_cyclictest_summary_counts_the_buckets_and_overflows(total):
+    # rt-tests 2.4 (Debian 12) prints the buckets' sum as "# Total:", 2.10 (sid) does not.
+    output = ("# /dev/cpu_dma_latency set to 0us\n# Histogram\n" + HISTOGRAM + total +
+              "# Min Latencies: 00003\n# Avg Latencies: 00004\n# Max Latencies: 00012\n"
+              "# Histogram Overflows: 00001\n# Histogram Overflow at cycle number:\n"
+              "# Thread 0: 00005\n")
+    assert cyclictest_summary(output) == [
+        "TERN-LINUX: cyclictest min=3 avg=4 max=12 samples=10",
+        "TERN-LINUX: cyclictest-hist 3 7",
+        "TERN-LINUX: cyclictest-hist 4 2",
+        "TERN-LINUX: cyclictest-overflows 1",
+    ]
+
+
 def test_build_decompresses_modules(tmp_path):
     packers = {"virtio/virtio_mmio.ko": (".xz", lzma.compress),
                "net/virtio_net.ko": (".gz", gzip.compress)}
