@@ -67,9 +67,12 @@ bench-quick: deps deps-bench
 	$(MAKE) all linux
 	./tern bench --quick --out build/bench-quick --doc build/bench-quick/benchmarks.md
 
-# Debian's arm64 kernel, busybox-static and rt-tests, made into build/linux/{Image,initramfs.cpio.gz}.
+# Debian's kernel, busybox-static and rt-tests, made into {Image,initramfs.cpio.gz}: arm64's in
+# build/linux/ (Debian 12), riscv64's in build/linux-riscv64/ (Debian 13, or sid if its indices
+# do not verify: see the script).
 linux:
-	scripts/linux/fetch-linux.sh
+	scripts/linux/fetch-linux.sh arm64
+	scripts/linux/fetch-linux.sh riscv64
 
 # Linux on two cores beside the latency guest (examples/linux-rt.toml).
 linux-demo: deps

@@ -2,7 +2,10 @@
 /*
  * The ns16550A model: the riscv64 `virt` board's UART.  Byte registers one byte apart; an
  * access of any width acts on the register at its offset, as the board's does.  Transmit is
- * never busy and there is nothing to receive, so no interrupt is ever pending.
+ * never busy and there is nothing to receive: the one interrupt IIR can name is "THR empty",
+ * pending whenever IER enables it (a real one clears it on an IIR read until the next THR
+ * write; a driver that polls, as Linux's 8250 does on a port with no interrupt line, reads
+ * IIR before each burst it writes and sees the same).  No interrupt line is raised yet.
  */
 #include <tern/vuart.h>
 
@@ -18,6 +21,8 @@
 #define LCR_DLAB     0x80u
 #define FCR_FIFO_ON  0x01u
 #define IIR_NONE     0x01u  /* no interrupt pending */
+#define IIR_THRE     0x02u  /* THR empty */
+#define IER_ETBEI    0x02u  /* THR empty interrupt enabled */
 #define IIR_FIFOS    0xc0u  /* FIFOs enabled */
 #define LSR_THRE     0x20u
 #define LSR_TEMT     0x40u
@@ -44,7 +49,8 @@ static uint8_t ns16550_read(const struct vns16550_regs *r, uint64_t reg)
 	switch (reg) {
 	case REG_DATA: return dlab ? r->dll : 0;
 	case REG_IER:  return dlab ? r->dlm : r->ier;
-	case REG_IIR:  return (uint8_t)(IIR_NONE | ((r->fcr & FCR_FIFO_ON) ? IIR_FIFOS : 0u));
+	case REG_IIR:  return (uint8_t)(((r->ier & IER_ETBEI) ? IIR_THRE : IIR_NONE) |
+					((r->fcr & FCR_FIFO_ON) ? IIR_FIFOS : 0u));
 	case REG_LCR:  return r->lcr;
 	case REG_MCR:  return r->mcr;
 	case REG_LSR:  return LSR_THRE | LSR_TEMT;

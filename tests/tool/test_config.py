@@ -360,10 +360,9 @@ def test_cli_check_prints_the_layout(tmp_path, stub_image):
     assert "QEMU's own device tree" in out
 
 
-@pytest.mark.parametrize("example", ["rt.toml", "two.toml", "edu-direct.toml",
-                                     "riscv64-rt.toml"])
-def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_path):
-    # The guests may not be built yet; stand-ins with the examples' paths will do.
+def example_with_stand_ins(repo_root, example, tmp_path):
+    """examples/EXAMPLE copied under tmp_path, with stand-ins at the paths of the images and
+    initrds it names (the guests and `make linux`'s kernels may not be built yet)."""
     from tern_test_files import write_riscv_image
     text = (repo_root / "examples" / example).read_text()
     (tmp_path / "examples").mkdir()
@@ -371,6 +370,16 @@ def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_pa
     for name in ("lat.img", "probe.img"):
         write_image(tmp_path / "guests" / "build" / name)
     write_riscv_image(tmp_path / "guests" / "build" / "riscv64" / "lat.img")
+    linux = tmp_path / "build" / "linux-riscv64"
+    write_riscv_image(linux / "Image", image_size=0x23a0000)
+    (linux / "initramfs.cpio.gz").write_bytes(b"\x1f\x8b" + bytes(62))
+    return path
+
+
+@pytest.mark.parametrize("example", ["rt.toml", "two.toml", "edu-direct.toml",
+                                     "riscv64-rt.toml", "linux-riscv64.toml"])
+def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_path):
+    path = example_with_stand_ins(repo_root, example, tmp_path)
     system = load_system(path)
     place(system)
     assert system.partitions[0].cpus == (1,) and system.partitions[0].wfi_native
@@ -386,6 +395,22 @@ def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_pa
         assert system.board.arch == "riscv64"
         (rt,) = system.partitions
         assert rt.irq_direct and rt.image.arch == "riscv64"
+    if example == "linux-riscv64.toml":
+        assert system.board.arch == "riscv64"
+        rt, linux = system.partitions
+        assert rt.irq_direct and linux.irq_direct and linux.wfi_native
+        assert linux.cpus == (2, 3) and linux.image.arch == "riscv64"
+        assert linux.initrd_path.name == "initramfs.cpio.gz"
+        assert "tern.run=cyclictest" in linux.bootargs
+
+
+def test_cli_checks_the_riscv64_linux_example(repo_root, tmp_path):
+    path = example_with_stand_ins(repo_root, "linux-riscv64.toml", tmp_path)
+    proc = run_cli("check", str(path), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"{path}: ok: 2 partitions on 4 x rv64, 1 GiB RAM\n")
+    assert "RAM; cores 2,3; wfi native; irq direct" in proc.stdout
+    assert "named in /chosen" in proc.stdout                         # the initrd
 
 
 def test_direct_interrupts_default_to_native_wfi(tmp_path, stub_image):

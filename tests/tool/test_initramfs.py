@@ -250,6 +250,102 @@ def test_build(tmp_path):
         assert stat.S_ISDIR(members[mount_point][0]["mode"]), mount_point
 
 
+def riscv64_usr_merged_root(root):
+    """sid's riscv64 packages: /usr merged (everything under usr/, no /bin, /sbin, /lib), the
+    loader named /lib/ld-linux-riscv64-lp64d.so.1 by programs, modules xz-compressed, the
+    UART's and PCIe host bridge's drivers built in."""
+    def write(path, data, mode=0o644):
+        full = root / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.write_bytes(data)
+        full.chmod(mode)
+
+    loader = "ld-linux-riscv64-lp64d.so.1"
+    write("usr/bin/busybox", b"busybox", 0o755)
+    write("usr/bin/cyclictest", elf_program(f"/lib/{loader}", ["libcpupower.so.1", "libc.so.6"]),
+          0o755)
+    write(f"usr/lib/riscv64-linux-gnu/{loader}", elf_program(), 0o755)
+    (root / f"usr/lib/{loader}").symlink_to(f"riscv64-linux-gnu/{loader}")
+    write("usr/lib/riscv64-linux-gnu/libc.so.6", elf_program(needed=[loader]))
+    write("usr/lib/riscv64-linux-gnu/libcpupower.so.1", elf_program(needed=["libc.so.6"]))
+    base = "usr/lib/modules/7.2.13+deb14-riscv64"
+    write(f"{base}/modules.builtin", b"kernel/drivers/pci/controller/pci-host-generic.ko\n"
+                                     b"kernel/drivers/virtio/virtio_pci.ko\n"
+                                     b"kernel/drivers/char/virtio_console.ko\n")
+    for path in ("virtio/virtio_mmio", "block/virtio_blk", "net/virtio_net"):
+        write(f"{base}/kernel/drivers/{path}.ko.xz", lzma.compress(elf_module({"depends": ""})))
+
+
+def test_build_riscv64_with_usr_merged(tmp_path):
+    riscv64_usr_merged_root(tmp_path)
+    archive, modules = build(tmp_path, "riscv64")
+    members = {name: (fields, data) for name, fields, data in parse_newc(archive.to_bytes())}
+
+    for top in ("bin", "sbin", "lib"):   # the links a merged /usr has, to directories
+        assert stat.S_ISLNK(members[top][0]["mode"]) and members[top][1] == f"usr/{top}".encode()
+        assert stat.S_ISDIR(members[f"usr/{top}"][0]["mode"])
+    assert not [name for name in members if name.startswith(("bin/", "sbin/", "lib/"))]
+    assert members["usr/bin/sh"][1] == b"busybox"
+    assert stat.S_ISREG(members["usr/bin/busybox"][0]["mode"])
+    assert members["usr/lib/ld-linux-riscv64-lp64d.so.1"][1] == \
+        b"riscv64-linux-gnu/ld-linux-riscv64-lp64d.so.1"
+    for lib in ("ld-linux-riscv64-lp64d.so.1", "libc.so.6", "libcpupower.so.1"):
+        assert stat.S_ISREG(members[f"usr/lib/riscv64-linux-gnu/{lib}"][0]["mode"]), lib
+    kernel = "usr/lib/modules/7.2.13+deb14-riscv64/kernel/drivers/"
+    assert modules == [kernel + m + ".ko" for m in (
+        "virtio/virtio_mmio", "block/virtio_blk", "net/virtio_net")]
+    assert members["etc/modules"][1].decode().split() == ["/" + m for m in modules]
+    assert members["init"][1] == initramfs.INIT.encode()      # the same /init on every arch
+    for mount_point in ("proc", "sys", "tmp", "root", "usr/sbin"):
+        assert stat.S_ISDIR(members[mount_point][0]["mode"]), mount_point
+
+
+def test_build_riscv64_names_its_library_dirs(tmp_path):
+    riscv64_usr_merged_root(tmp_path)
+    (tmp_path / "usr/lib/riscv64-linux-gnu/libcpupower.so.1").unlink()
+    with pytest.raises(ToolError, match="needs libcpupower.so.1, which is in none of "
+                                        "lib/riscv64-linux-gnu, usr/lib/riscv64-linux-gnu"):
+        build(tmp_path, "riscv64")
+
+
+def test_main_takes_the_arch(tmp_path, capsys):
+    riscv64_usr_merged_root(tmp_path / "root")
+    out = tmp_path / "initramfs.cpio.gz"
+    assert initramfs.main(["--root", str(tmp_path / "root"), "--out", str(out),
+                           "--arch", "riscv64"]) == 0
+    assert "modules: virtio_mmio virtio_blk virtio_net" in capsys.readouterr().out
+    # arm64, the default, looks for libraries where arm64's packages have them.
+    assert initramfs.main(["--root", str(tmp_path / "root"), "--out", str(out)]) == 2
+    assert "which is in none of lib/aarch64-linux-gnu" in capsys.readouterr().err
+
+
+def cyclictest_summary(output):
+    """The TERN-LINUX lines /init's awk program makes of cyclictest's output (the host's awk)."""
+    program = initramfs.INIT.split("    awk '\n", 1)[1].split("' /tmp/cyclictest.out", 1)[0]
+    proc = subprocess.run(["awk", program], input=output, capture_output=True, text=True,
+                          check=True)
+    return proc.stdout.splitlines()
+
+
+HISTOGRAM = "".join(f"{i:06d} {n:06d}\n" for i, n in enumerate([0, 0, 0, 7, 2, 0] + [0] * 4))
+
+
+@pytest.mark.skipif(shutil.which("awk") is None, reason="awk not installed")
+@pytest.mark.parametrize("total", ["# Total: 000000009\n", ""], ids=["rt-tests-2.4", "2.10"])
+def test_cyclictest_summary_counts_the_buckets_and_overflows(total):
+    # rt-tests 2.4 (Debian 12) prints the buckets' sum as "# Total:", 2.10 (sid) does not.
+    output = ("# /dev/cpu_dma_latency set to 0us\n# Histogram\n" + HISTOGRAM + total +
+              "# Min Latencies: 00003\n# Avg Latencies: 00004\n# Max Latencies: 00012\n"
+              "# Histogram Overflows: 00001\n# Histogram Overflow at cycle number:\n"
+              "# Thread 0: 00005\n")
+    assert cyclictest_summary(output) == [
+        "TERN-LINUX: cyclictest min=3 avg=4 max=12 samples=10",
+        "TERN-LINUX: cyclictest-hist 3 7",
+        "TERN-LINUX: cyclictest-hist 4 2",
+        "TERN-LINUX: cyclictest-overflows 1",
+    ]
+
+
 def test_build_decompresses_modules(tmp_path):
     packers = {"virtio/virtio_mmio.ko": (".xz", lzma.compress),
                "net/virtio_net.ko": (".gz", gzip.compress)}

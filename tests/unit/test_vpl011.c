@@ -166,3 +166,20 @@ void test_vns16550_registers(void)
 	CHECK_EQ(ns_read(u, 4, 1), 0);
 	CHECK_EQ(ns_read(u, 2, 1), 0x01);
 }
+
+/* Linux's 8250 on a port with no interrupt line polls IIR: THR empty must show when enabled. */
+void test_vns16550_iir_names_thr_empty(void)
+{
+	struct vuart *u = fresh_uart();
+
+	ns_write(u, 1, 0x02);                            /* IER: THR empty */
+	CHECK_EQ(ns_read(u, 2, 1), 0x02);                /* IIR: THR empty pending */
+	CHECK_EQ(ns_read(u, 2, 1), 0x02);                /* ... still: THR is never busy */
+	ns_write(u, 2, 0x01);                            /* FCR: FIFOs on */
+	CHECK_EQ(ns_read(u, 2, 1), 0xc2);
+	ns_write(u, 1, 0x0d);                            /* every other source: none pending */
+	CHECK_EQ(ns_read(u, 2, 1), 0xc1);
+	ns_write(u, 3, 0x80);                            /* with LCR.DLAB, offset 1 is DLM */
+	ns_write(u, 1, 0x02);
+	CHECK_EQ(ns_read(u, 2, 1), 0xc1);
+}

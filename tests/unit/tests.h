@@ -37,6 +37,7 @@
 	TEST(test_vpl011_reset_and_flush) \
 	TEST(test_vns16550_transmits_lines) \
 	TEST(test_vns16550_registers) \
+	TEST(test_vns16550_iir_names_thr_empty) \
 	TEST(test_riscv_insn_loads_and_stores) \
 	TEST(test_riscv_insn_refuses_other_accesses) \
 	TEST(test_riscv_insn_transformed) \

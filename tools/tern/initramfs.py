@@ -1,10 +1,12 @@
 """The initramfs of Tern's Linux test guest, and the newc cpio writer that makes it.
 
-The guest is made only of Debian arm64 packages, which scripts/linux/fetch-linux.sh unpacks into
-one tree (build/linux/root). `build()` takes from that tree busybox, cyclictest with the shared
+The guest is made only of Debian packages of one architecture (arm64 or riscv64, ARCHS below),
+which scripts/linux/fetch-linux.sh unpacks into one tree (build/linux/root, or
+build/linux-riscv64/root). `build()` takes from that tree busybox, cyclictest with the shared
 libraries and loader it needs, and the kernel's virtio drivers that Debian builds as modules, and
-adds /init (INIT below). /init prints `TERN-LINUX: ready cpus=N kernel=VERSION` once the guest is
-up, then does what `tern.run=` on the kernel command line asks:
+adds /init (INIT below), the same on every architecture. /init prints
+`TERN-LINUX: ready cpus=N kernel=VERSION` once the guest is up, then does what `tern.run=` on the
+kernel command line asks:
 
     shell (default)  an interactive busybox shell on the console; leaving it powers off
     blk              print hello.txt of the tar archive on /dev/vda (see diskimage.py)
@@ -12,7 +14,10 @@ up, then does what `tern.run=` on the kernel command line asks:
     stress           a busy loop pinned on every online cpu, forever
 
     PYTHONPATH=tools python3 -m tern.initramfs --root build/linux/root \
-        --out build/linux/initramfs.cpio.gz
+        --out build/linux/initramfs.cpio.gz [--arch arm64]
+
+A tree with /usr merged (Debian 13 on: /bin, /sbin and /lib are links into /usr, and packages
+ship their files under usr/ only) gives an archive with the same links.
 """
 
 import argparse
@@ -37,15 +42,31 @@ ELF_DYN = struct.Struct("<qQ")
 PT_LOAD, PT_DYNAMIC, PT_INTERP = 1, 2, 3
 DT_NULL, DT_NEEDED, DT_STRTAB = 0, 1, 5
 
-# Where Debian's arm64 packages put shared libraries, searched in this order. Debian's loader
-# searches the multiarch directories without an ld.so.cache, so none is needed in the guest.
-LIBRARY_DIRS = ("lib/aarch64-linux-gnu", "usr/lib/aarch64-linux-gnu", "lib", "usr/lib")
 
-# Drivers for the devices QEMU virt gives a guest (virtio over MMIO and over PCIe, the PL011,
-# the PCIe host bridge). Those Debian builds as modules go in with what they depend on; the ones
-# built into its kernel are skipped.
-GUEST_MODULES = ("virtio_mmio", "virtio_pci", "virtio_blk", "virtio_net", "virtio_console",
-                 "pci_host_generic", "amba_pl011")
+@dataclass(frozen=True)
+class GuestArch:
+    """What differs between the architectures' packages: where shared libraries are, searched
+    in this order (Debian's loader searches its multiarch directories without an ld.so.cache,
+    so none is needed in the guest), and the drivers for the devices QEMU virt gives a guest
+    (virtio over MMIO and over PCIe, the UART, the PCIe host bridge): those Debian builds as
+    modules go in with what they depend on, the ones built into its kernel are skipped."""
+
+    library_dirs: tuple
+    modules: tuple
+
+
+VIRTIO_MODULES = ("virtio_mmio", "virtio_pci", "virtio_blk", "virtio_net", "virtio_console",
+                  "pci_host_generic")
+ARCHS = {
+    "arm64": GuestArch(("lib/aarch64-linux-gnu", "usr/lib/aarch64-linux-gnu", "lib", "usr/lib"),
+                       VIRTIO_MODULES + ("amba_pl011",)),
+    # The riscv virt board's ns16550 is driven by 8250_of, which Debian builds in.
+    "riscv64": GuestArch(("lib/riscv64-linux-gnu", "usr/lib/riscv64-linux-gnu", "lib",
+                          "usr/lib"), VIRTIO_MODULES),
+}
+
+# The top-level directories that are links into /usr in a merged tree.
+USR_MERGED = ("bin", "sbin", "lib")
 
 # Module files as a kernel package may ship them, and how to get the plain module: busybox
 # insmod is given plain .ko files, so compressed ones are unpacked when the initramfs is built.
@@ -87,7 +108,9 @@ echo "TERN-LINUX: ready cpus=$(nproc) kernel=$(uname -r)"
 
 finish() {
     echo "TERN-LINUX: done"
-    poweroff -f
+    # The console may still be sending what was written to it (a UART without an interrupt
+    # line is polled, a FIFO's worth a tick). Closing it, its last user, waits until all is out.
+    exec poweroff -f </dev/null >/dev/null 2>&1
 }
 
 # Standard input on one line: newlines become spaces, with none at the end.
@@ -119,20 +142,21 @@ run_cyclictest() {
     esac
     # One SCHED_FIFO 80 thread waking every 1000 us (clock_nanosleep), memory locked, only the
     # summary at the end, with a histogram of 1 us buckets up to 10 ms. cyclictest exits 0 even
-    # on a bad option, so a run counts only if it printed its histogram's total.
+    # on a bad option, so a run counts only if it printed its summary's last latency line.
     cyclictest --mlockall --quiet --threads=1 --priority=80 --interval=1000 \
         --loops="$loops" --histogram=10000 >/tmp/cyclictest.out 2>/tmp/cyclictest.err
     status=$?
-    if [ "$status" -ne 0 ] || ! grep -q '^# Total:' /tmp/cyclictest.out; then
+    if [ "$status" -ne 0 ] || ! grep -q '^# Max Latencies:' /tmp/cyclictest.out; then
         echo "TERN-LINUX: cyclictest-error status $status:" \
             "$(cat /tmp/cyclictest.err /tmp/cyclictest.out | head -n 3 | oneline)"
         return
     fi
-    # The histogram's total leaves out the samples past its last bucket (the overflows).
+    # The samples are the histogram's buckets and the overflows past its last one (rt-tests
+    # before 2.5 also print the buckets' sum as "# Total:", later ones do not).
     # cyclictest pads numbers with zeros, which busybox awk would read as octal: num() strips them.
     awk '
         function num(s) { sub(/^0+/, "", s); return s + 0 }
-        /^# Total:/ { total = num($3) }
+        /^[0-9]/ { total += num($2) }
         /^# Min Latencies:/ { min = num($4) }
         /^# Avg Latencies:/ { avg = num($4) }
         /^# Max Latencies:/ { max = num($4) }
@@ -320,11 +344,23 @@ def _module_name(path):
 
 
 class _Tree:
-    """Copies files of the unpacked packages under root into an archive at the same paths."""
+    """Copies files of the unpacked packages under root into an archive at the same paths.
 
-    def __init__(self, root, archive):
+    In a tree with /usr merged (no lib/ at the top, a usr/lib/) a path under one of
+    USR_MERGED is taken from under usr/, where its link leads.
+    """
+
+    def __init__(self, root, archive, arch):
         self.root = Path(root)
         self.archive = archive
+        self.arch = arch
+        self.merged = (self.root / "usr/lib").is_dir() and not os.path.lexists(self.root / "lib")
+
+    def where(self, path):
+        """Where path is in the tree: under usr/ if /usr is merged and its top is a link."""
+        if self.merged and path.split("/", 1)[0] in USR_MERGED:
+            return "usr/" + path
+        return path
 
     def read(self, path):
         try:
@@ -335,6 +371,7 @@ class _Tree:
 
     def add(self, path):
         """Add path (following symlinks, each kept as a link); the regular file it ends at."""
+        path = self.where(path)
         full = self.root / path
         if full.is_symlink():
             target = os.readlink(full)
@@ -356,28 +393,30 @@ class _Tree:
         if interp:
             self.add(interp.lstrip("/"))
         for name in needed:
-            lib = next((posixpath.join(d, name) for d in LIBRARY_DIRS
-                        if os.path.lexists(self.root / d / name)), None)
+            dirs = self.arch.library_dirs
+            lib = next((self.where(posixpath.join(d, name)) for d in dirs
+                        if os.path.lexists(self.root / self.where(d) / name)), None)
             if lib is None:
                 raise ToolError(f"{path} needs {name}, which is in none of "
-                                f"{', '.join(LIBRARY_DIRS)} under {self.root}")
+                                f"{', '.join(dirs)} under {self.root}")
             if lib not in self.archive.entries:
                 self.add_program(lib)
 
     def add_modules(self):
-        """Add GUEST_MODULES that are not built in, with their dependencies; their paths in
-        load order."""
-        versions = sorted(p.name for p in (self.root / "lib/modules").glob("*"))
+        """Add the architecture's modules that are not built in, with their dependencies; their
+        paths in load order."""
+        top = self.where("lib/modules")
+        versions = sorted(p.name for p in (self.root / top).glob("*"))
         if len(versions) != 1:
-            raise ToolError(f"{self.root}/lib/modules: expected one kernel's modules, "
+            raise ToolError(f"{self.root}/{top}: expected one kernel's modules, "
                             f"found {versions or 'none'}")
-        base = f"lib/modules/{versions[0]}"
+        base = f"{top}/{versions[0]}"
         builtin = {_module_name(line) for line in
                    self.read(f"{base}/modules.builtin").decode().split()}
         files = {_module_name(p.name): p.relative_to(self.root).as_posix()
                  for p in (self.root / base / "kernel").rglob("*.ko*")
                  if p.name.endswith(tuple(MODULE_FORMATS))}
-        unknown = [m for m in GUEST_MODULES if m not in files and m not in builtin]
+        unknown = [m for m in self.arch.modules if m not in files and m not in builtin]
         if unknown:
             raise ToolError(f"kernel {versions[0]} has neither built in nor as a module: "
                             f"{', '.join(unknown)}")
@@ -400,7 +439,7 @@ class _Tree:
                     from None
             return [dep for dep in text.split(",") if dep]
 
-        order = load_order([m for m in GUEST_MODULES if m in files], depends_of)
+        order = load_order([m for m in self.arch.modules if m in files], depends_of)
         for name in order:
             self.archive.add_file(*module(name))
         return [module(name)[0] for name in order]
@@ -414,17 +453,24 @@ class _Tree:
             raise ToolError(f"{self.root / path}: cannot decompress ({e})") from None
 
 
-def build(root):
-    """The guest's initramfs from the packages unpacked under root: (Archive, module paths)."""
+def build(root, arch="arm64"):
+    """The guest's initramfs from the packages of `arch` (a key of ARCHS) unpacked under root:
+    (Archive, module paths)."""
     archive = Archive()
     # The kernel opens /dev/console as /init's stdin/stdout/stderr before anything is mounted.
     archive.add_char_device("dev/console", 5, 1)
+    tree = _Tree(root, archive, ARCHS[arch])
+    if tree.merged:
+        for top in USR_MERGED:
+            archive.add_dir(f"usr/{top}")
+            archive.add_symlink(top, f"usr/{top}")
     # Mount points, and the directories `busybox --install -s` puts its applets in.
     for path in ("proc", "sys", "tmp", "root", "sbin", "usr/sbin"):
-        archive.add_dir(path)
-    tree = _Tree(root, archive)
-    tree.add("bin/busybox")
-    archive.add_symlink("bin/sh", "busybox")  # /init's interpreter; it installs the other applets
+        if tree.where(path) == path:
+            archive.add_dir(path)
+    busybox = tree.add("bin/busybox")
+    # /init's interpreter, /bin/sh; it installs the other applets.
+    archive.add_symlink(posixpath.join(posixpath.dirname(busybox), "sh"), "busybox")
     tree.add_program("usr/bin/cyclictest")
     modules = tree.add_modules()
     archive.add_file("etc/modules", "".join(f"/{path}\n" for path in modules).encode())
@@ -440,9 +486,11 @@ def main(argv=None):
                         help="the unpacked packages (build/linux/root)")
     parser.add_argument("--out", type=Path, required=True,
                         help="the gzip-compressed cpio archive to write")
+    parser.add_argument("--arch", choices=sorted(ARCHS), default="arm64",
+                        help="the packages' architecture (default: arm64)")
     args = parser.parse_args(argv)
     try:
-        archive, modules = build(args.root)
+        archive, modules = build(args.root, args.arch)
     except TernError as e:
         print(f"initramfs: error: {e}", file=sys.stderr)
         return e.status

@@ -33,6 +33,13 @@
 #define SBI_ERR_INVALID_ADDRESS   (-5)
 #define SBI_ERR_ALREADY_AVAILABLE (-6)
 
+/*
+ * sstatus.FS, HS-level: with V=1 the guest's FPU works only if both this and its own
+ * vsstatus.FS are not Off.  The hypervisor has no FPU code (rv64imac), so Initial is left
+ * for the guest, whose kernel keeps its own FS and saves its FP registers itself.
+ */
+#define SSTATUS_FS_INITIAL (1ULL << 13)
+
 #define SBI_SPEC_VERSION   0x02000000u /* 2.0 (major << 24): DBCN is there */
 #define SBI_IMPL_ID_TERN   0x5465726eu /* "Tern": not in the SBI's registry of implementations */
 
@@ -87,7 +94,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 		guest_file_reset();
 	else
 		vaplic_update(v); /* what its APLIC holds for this hart, pending while it was off */
-	csr_set(sstatus, SSTATUS_SPP);
+	csr_set(sstatus, SSTATUS_SPP | SSTATUS_FS_INITIAL);
 	/* While the guest runs, the core's kicks and its SBI timer reach the hypervisor. */
 	csr_write(sie, SIE_SEIE | SIE_STIE);
 
