@@ -40,8 +40,13 @@
 #define HVIP_VSEIP    BIT(10)
 #define HCOUNTEREN_CY_TM_IR 0x7u
 
-/* The guest's exceptions it handles itself (as an S-mode kernel on the bare board would). */
-#define HEDELEG_GUEST (BIT(0) | BIT(3) | BIT(8) | BIT(12) | BIT(13) | BIT(15))
+/*
+ * The guest's exceptions it handles itself, as an S-mode kernel on the bare board does:
+ * misaligned fetch, illegal instruction (OpenSBI, which takes it first, hands it on to the
+ * guest when hedeleg says so: a user program's SIGILL), breakpoint, its user's ecall and
+ * page faults.
+ */
+#define HEDELEG_GUEST (BIT(0) | BIT(2) | BIT(3) | BIT(8) | BIT(12) | BIT(13) | BIT(15))
 #define HIDELEG_GUEST (HVIP_VSSIP | HVIP_VSTIP | HVIP_VSEIP)
 
 #define SCAUSE_IRQ        BIT(63)
