@@ -212,6 +212,8 @@ static uint32_t topi(const struct vaplic *va, uint32_t hart)
 	uint32_t best_prio = TARGET_IPRIO_MASK + 1u;
 
 	for (uint32_t w = 0; w < APLIC_WORDS; w++) {
+		if (va->enabled[w] == 0u)
+			continue; /* enabled bits are only ever set for its active sources */
 		for (uint32_t bits = pending_word(va, w); bits != 0u; bits &= bits - 1u) {
 			uint32_t s = w * 32u + (uint32_t)__builtin_ctz(bits);
 			uint32_t prio = va->target[s] & TARGET_IPRIO_MASK;
