@@ -18,6 +18,10 @@
  *  - uart-flood: its UART's transmit register stored to in a tight loop, for ever. What the
  *    console cannot hold is dropped and counted; nobody else waits.
  *  - reset-loop: SBI SRST cold reboot first thing on every boot: only its own partition.
+ *  - trap-storm: hostile.rounds rounds (default 20000) of every trap a guest can make without
+ *    misdeed, back to back: an SBI call, an emulated UART register read, its APLIC's (it owns
+ *    the PCIe bus) and a source it does not own; then it ends. Each trap costs only its own
+ *    core: a neighbour's latency afterwards is as alone.
  *  - msi-foreign: QEMU's edu (the partition owns the PCIe bus) with its MSI aimed at the
  *    IMSIC file of a hart the partition does not have, and enabled: the hypervisor refuses
  *    the enable and stops the partition; the device never writes there.
@@ -135,6 +139,22 @@ static void aplic_foreign(void)
 	mmio_write32(aplic + APLIC_SOURCECFG(32), 0);
 }
 
+static void trap_storm(void)
+{
+	unsigned long rounds = bootarg_ulong("hostile.rounds", 20000, 1, 100000000);
+	uintptr_t lsr = uart_address() + 5;
+
+	printf("PROBE-JSON {\"test\":\"hostile-trap-storm\",\"phase\":\"acting\"}\n");
+	for (unsigned long i = 0; i < rounds; i++) {
+		(void)sbi_call(0x10, 0, 0, 0, 0);                    /* BASE get_spec_version */
+		(void)mmio_read8(lsr);
+		(void)mmio_read32(APLIC_S_BASE + APLIC_SOURCECFG(32));
+		mmio_write32(APLIC_S_BASE + APLIC_SETIPNUM, UART_SOURCE);
+	}
+	printf("PROBE-JSON {\"test\":\"hostile-trap-storm\",\"phase\":\"done\",\"rounds\":%lu,"
+	       "\"pass\":true}\n", rounds);
+}
+
 static void msi_foreign(void)
 {
 	struct pci_host host;
@@ -169,6 +189,8 @@ void guest_main(void)
 		msi_foreign();
 	else if (strview_eq(action, "aplic-foreign"))
 		aplic_foreign();
+	else if (strview_eq(action, "trap-storm"))
+		trap_storm();
 	else if (strview_eq(action, "uart-flood"))
 		uart_flood();
 	else if (strview_eq(action, "reset-loop"))
