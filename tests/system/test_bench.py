@@ -59,3 +59,40 @@ def test_rt_is_measured_alone_and_beside_busy_linux(tmp_path):
     assert len(setups) == len(BESIDE)
     # Direct delivery: rt's core never enters the hypervisor on an interrupt, neighbours or not.
     assert all(s["rt_stats"]["exit_irq"] == 0 for s in setups), setups
+
+
+RISCV64 = tuple(s for s in bench.SCENARIOS if s.name == "riscv64")
+RISCV64_BOOT = tuple(s for s in bench.SCENARIOS if s.name == "riscv64-boot")
+SHIFT0 = bench.Plan(samples=20, prio_runs=2, shifts=(0,), timeout=120)
+
+
+def test_riscv64_traps_per_interrupt(tmp_path):
+    """Counted from the hypervisor's own counters: none where delivery is trap-less, the SBI
+    timer's calls and interrupt where it is trapped."""
+    records, errors = bench.run_matrix(SHIFT0, systems=(NATIVE, TERN_TRAP, TERN_DIRECT),
+                                       scenarios=RISCV64, workdir=tmp_path, progress=None)
+    assert not errors, errors
+    by = {(r["system"], r["test"]): r for r in records}
+    assert all("traps_per_interrupt" not in r for r in records if r["system"] == "native")
+    for test in ("sstc-wfi", "sstc-busy", "ipi-wfi", "ipi-busy", "edu-wfi", "edu-busy"):
+        r = by[("tern direct", test)]
+        assert (r["traps_per_interrupt"], r["traps_by_cause"]) == (0, {}), r
+    trapped = by[("tern wfi=trap", "sbi-timer-busy")]
+    assert trapped["traps_by_cause"]["sbi_time"] >= 1, trapped
+    assert trapped["traps_by_cause"]["exit_irq"] >= 1, trapped
+    assert trapped["traps_per_interrupt"] == sum(trapped["traps_by_cause"].values())
+    # The same partition's SBI timer without a trap for the interrupt itself: only its calls.
+    assert set(by[("tern direct", "sbi-timer-busy")]["traps_by_cause"]) == {"sbi_time"}
+
+
+def test_riscv64_boot_is_counted_in_instructions_and_ordered(tmp_path):
+    records, errors = bench.run_matrix(SHIFT0, systems=(NATIVE, TERN_DIRECT),
+                                       scenarios=RISCV64_BOOT, workdir=tmp_path, progress=None)
+    assert not errors, errors
+    native, tern = (next(r for r in records if r["system"] == name)
+                    for name in ("native", "tern direct"))
+    assert native["first_instruction"] > 0 and native["unit"] == "instructions"
+    # created and eret are `time` stamps (100 instructions a tick), the others `cycle`.
+    assert 0 < tern["hyp_entry"] < tern["created"] < tern["eret"], tern
+    assert tern["eret"] <= tern["first_instruction"], tern
+    assert tern["hypervisor_part"] == tern["first_instruction"] - tern["hyp_entry"] > 0

@@ -226,3 +226,67 @@ def test_extra_over_native_compares_within_one_board():
     bench.add_extra_over_native(records)
     assert (records[2]["extra_avg"], records[2]["extra_warm_max"]) == (0.0, 0)
     assert (records[3]["extra_avg"], records[3]["extra_warm_max"]) == (2.0, 3)
+
+
+def test_traps_per_interrupt_are_the_counters_difference_over_the_extra_samples():
+    few = {"partition": "rt", "state": "off", "restarts": 0, "console_dropped": 5, "exit_irq": 12,
+           "exit_wfi": 3, "exit_mmio": 900, "irq_injected": 12, "sbi_time": 30, "sbi_base": 7,
+           "exception_injected": 0}
+    more = dict(few, console_dropped=9, exit_irq=32, irq_injected=32, sbi_time=70, exit_mmio=900)
+    total, causes = bench.per_sample(few, more, 20)
+    # Only entries count (exit_*, sbi_*): not injections, not the console.
+    assert causes == {"exit_irq": 1, "sbi_time": 2} and total == 3
+    assert bench.per_sample(few, dict(few), 20) == (0, {})
+    assert bench.per_sample(few, dict(few, exit_irq=22), 20) == (0.5, {"exit_irq": 0.5})
+
+
+def test_riscv64_boot_record_in_instructions():
+    guest = ['LAT-BOOT {"entry_counter":246051,"freq_hz":10000000,"hart":0,'
+             '"cycle_hz":1000000000,"entry_cycle":24605166,"arch":"riscv64"}']
+    log = ["[rt] " + guest[0],
+           'tern-boot {"freq_hz":10000000,"entry":245684,"mmu_on":245719,"ready":245963,'
+           '"partitions":{"rt":{"created":245956,"first_entry":246051}}}',
+           "tern: all partitions ended, board off", 'tern-boot-cycle {"entry":24568493}']
+    rec = bench.riscv64_boot_record("tern direct", 0, guest, log)
+    assert rec["first_instruction"] == 24605166 and rec["hyp_entry"] == 24568493
+    assert rec["hypervisor_part"] == 24605166 - 24568493 and rec["unit"] == "instructions"
+    assert (rec["created"], rec["eret"], rec["time_resolution"]) == (24595600, 24605100, 100)
+    native = bench.riscv64_boot_record("native", 0, guest, guest)
+    assert native["first_instruction"] == 24605166 and "hyp_entry" not in native
+    assert bench.riscv64_boot_record("native", 0, ["LAT-BOOT {\"entry_counter\":1}"], []) is None
+
+
+def _lat(system, test, avg, **more):
+    return {"system": system, "scenario": "riscv64", "test": test, "shift": 0, "avg": avg,
+            "min": avg, "max": avg, "warm_max": avg, "p99": avg, "p999": avg, **more}
+
+
+def test_riscv64_table_says_traps_per_interrupt():
+    records = [_lat("native", "sbi-timer-busy", 2),
+               _lat("tern wfi=trap", "sbi-timer-busy", 22, traps_per_interrupt=3,
+                    traps_by_cause={"exit_irq": 1, "sbi_time": 2}),
+               _lat("tern direct", "sstc-busy", 2, traps_per_interrupt=0, traps_by_cause={})]
+    rows = report.latency_rows(records, "riscv64", 0)
+    assert [r[-2:] for r in rows] == [("-", "-"), ("3", "exit_irq 1, sbi_time 2"), ("0", "none")]
+    assert len(report.latency_headers("riscv64")) == len(rows[0])
+    assert report.latency_headers("timer") == report.HEADERS
+    assert report.markdown_rule(report.latency_headers("riscv64")).endswith("|---:|---|")
+
+
+def test_riscv64_boot_is_reported_beside_arm64():
+    arm = {"system": "tern wfi=trap", "scenario": "boot", "test": "boot", "shift": 4,
+           "freq_hz": 62500000, "first_instruction": 39476, "hyp_entry": 8, "mmu_on": 16665,
+           "created": 38004, "eret": 39445}
+    riscv = {"system": "tern wfi=trap", "scenario": "riscv64-boot", "test": "boot", "shift": 0,
+             "freq_hz": 10 ** 9, "first_instruction": 24600808, "hyp_entry": 24568493,
+             "hypervisor_part": 32315, "time_resolution": 100, "created": 24591300,
+             "ready": 24592000, "eret": 24600700}
+    native = {"system": "native", "scenario": "riscv64-boot", "test": "boot", "shift": 0,
+              "freq_hz": 10 ** 9, "first_instruction": 24682611}
+    rows = report._riscv64_boot_goal_rows([arm, riscv, native])
+    assert "<= 2 x arm64's = 78936 | 32315 |" in rows[0] and "39468" in rows[0]
+    assert "24600808" in rows[1] and "24682611" in rows[1]
+    text = "\n".join(report.riscv64_boot_section([arm, riscv, native]))
+    assert "| tern wfi=trap | 24600808 | 24568493 | 32315 |" in text
+    assert "| arm64 tern wfi=trap (shift 4, above) | 39476 | 8 | 39468 |" in text
+    assert report._riscv64_boot_goal_rows([arm]) == []

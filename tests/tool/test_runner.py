@@ -3,7 +3,10 @@
 import sys
 import time
 
+import pytest
+
 from tern import cli, runner
+from tern.errors import UsageError
 
 
 def models(system):
@@ -142,3 +145,55 @@ def test_native_riscv64_timeout_shows_the_serial_log(tmp_path, monkeypatch, caps
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "tern: error: timed out after 5 s"
     assert err[-2:] == ["OpenSBI v1.1", "lat: entered"]
+
+
+def test_demo_arch_option_and_plan():
+    parse = cli._parser().parse_args
+    assert parse(["demo"]).arch is None                     # both boards
+    assert parse(["demo", "--arch", "riscv64"]).arch == ["riscv64"]
+    assert parse(["demo", "--arch", "riscv64", "--arch", "arm64"]).arch == ["riscv64", "arm64"]
+    with pytest.raises(UsageError):
+        parse(["demo", "--arch", "x86"])
+    # arm64's plan as before; riscv64: native, trap-and-emulate, trap-less.
+    assert [(l, w, i) for l, w, i, _ in cli.demo_plan("arm64")] == [
+        ("native", None, None), ("tern wfi=trap", "trap", "trap"),
+        ("tern wfi=native", "native", "trap"), ("tern direct", "native", "direct")]
+    riscv = cli.demo_plan("riscv64")
+    assert [(l, w, i) for l, w, i, _ in riscv] == [
+        ("native", None, None), ("tern wfi=trap", "trap", "trap"),
+        ("tern direct", "native", "direct")]
+    assert riscv[0][3] == riscv[2][3] == cli.DEMO_TESTS_RISCV64
+    assert riscv[1][3] == ("sbi-timer-wfi", "sbi-timer-busy", "sbi-ipi-wfi", "sbi-ipi-busy")
+
+
+def test_demo_riscv64_systems_are_valid(tmp_path):
+    from tern.config import load_system
+    from tern_test_files import write_riscv_image
+    image = tmp_path / "lat.img"
+    write_riscv_image(image)
+    direct = tmp_path / "direct.toml"
+    direct.write_text(cli.demo_system_toml(image, "native", samples=20, irq="direct",
+                                           arch="riscv64"))
+    system = load_system(direct)
+    assert (system.board.arch, system.board.cpus, models(system)) == ("riscv64", 3, ("edu",))
+    (p,) = system.partitions
+    assert (p.name, p.cpus, p.wfi_native, p.irq_direct, p.devices) == \
+        ("lat", (1, 2), True, True, ("pcie",))
+    assert p.bootargs == f"lat.tests={','.join(cli.DEMO_TESTS_RISCV64)} lat.samples=20"
+    trap = tmp_path / "trap.toml"
+    trap.write_text(cli.demo_system_toml(image, "trap", irq="trap", arch="riscv64",
+                                         tests=("sbi-timer-busy",)))
+    system = load_system(trap)
+    (p,) = system.partitions
+    assert models(system) == () and p.devices == () and not p.irq_direct and not p.wfi_native
+    assert p.bootargs == "lat.tests=sbi-timer-busy"
+
+
+def test_demo_trap_cells():
+    traps = {"tern wfi=trap": {"sbi-timer-busy": {"traps_per_interrupt": 3,
+                                                  "traps_by_cause": {"exit_irq": 1, "sbi_time": 2}}},
+             "tern direct": {"sstc-busy": {"traps_per_interrupt": 0, "traps_by_cause": {}}}}
+    assert cli.demo_trap_cells(traps, "tern wfi=trap", "sbi-timer-busy") == \
+        (3, "exit_irq 1, sbi_time 2")
+    assert cli.demo_trap_cells(traps, "tern direct", "sstc-busy") == (0, "none")
+    assert cli.demo_trap_cells(traps, "native", "sstc-busy") == ("-", "-")

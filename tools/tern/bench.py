@@ -47,6 +47,15 @@ RISCV64_PARTITION_TESTS = {
                "sbi-ipi-wfi", "sbi-ipi-busy", "edu-wfi", "edu-busy"),
     "trap": ("sbi-timer-wfi", "sbi-timer-busy", "sbi-ipi-wfi", "sbi-ipi-busy"),
 }
+# Traps per interrupt, riscv64: each (Tern system, test) runs alone twice more, with this many
+# samples and twice as many. Under icount both runs are the same up to the last sample of the
+# first, so the hypervisor's counters (tern-stats) differ by exactly what the extra samples
+# cost: the difference over TRAP_SAMPLES is the count per sample, boot and the test's set-up
+# left out. Small: the count does not depend on it; each run takes a fraction of a second.
+TRAP_SAMPLES = 20
+# Which tern-stats counters are hypervisor entries (the rest count what those entries did:
+# irq_injected, exception_injected) or are no trap (restarts, console_dropped).
+TRAP_PREFIXES = ("exit_", "sbi_")
 # The device scenario's board: QEMU's edu on the PCIe bus; in Tern the measured partition
 # owns the host bridge it sits behind.
 DEVICE_PCI = ("edu",)
@@ -185,6 +194,9 @@ SCENARIOS = (
     Scenario("cyclictest", "cyclictest inside Linux (2 vCPUs): natively on the board and in a Tern "
              "partition", kinds=("native", "tern"), shifts=(4,), cpus=2),
     Scenario("boot", "boot: board reset to the guest's first instruction", shifts=(4,)),
+    Scenario("riscv64-boot", "boot on the RISC-V board: board reset (QEMU's reset vector, "
+             "OpenSBI, Tern) to the guest's first instruction", kinds=("native", "tern"),
+             shifts=(0,)),
 )
 
 
@@ -200,7 +212,7 @@ def images_for(scenario):
         return (LAT, LAT_ELF, HYPERVISOR_ELF, LINUX_IMAGE, LINUX_INITRD)
     if scenario.name == "cyclictest":
         return (LINUX_IMAGE, LINUX_INITRD)
-    if scenario.name == "riscv64":
+    if scenario.name.startswith("riscv64"):
         return (LAT_RISCV64,)
     return (LAT,)
 
@@ -323,6 +335,42 @@ def _lat_records(scenario, system, shift, part, extra=None):
     return out
 
 
+def trap_entries(stats):
+    """The tern-stats counters that are hypervisor entries, by name."""
+    return {k: v for k, v in stats.items()
+            if k.startswith(TRAP_PREFIXES) and isinstance(v, int) and not isinstance(v, bool)}
+
+
+def per_sample(few, more, samples):
+    """(total, by cause) per sample from the entry counters of runs of `samples` and
+    2 x `samples` samples; causes that did not move are left out."""
+    a, b = trap_entries(few), trap_entries(more)
+    causes = {k: (b.get(k, 0) - a.get(k, 0)) / samples for k in sorted(set(a) | set(b))}
+    causes = {k: int(v) if float(v).is_integer() else round(v, 2)
+              for k, v in causes.items() if v}
+    total = sum(causes.values())
+    return (int(total) if float(total).is_integer() else round(total, 2)), causes
+
+
+def count_traps(runs, label, tests, shift, samples=TRAP_SAMPLES, vcpus=2, pci=()):
+    """Per test, the hypervisor's entries per sample (per measured interrupt) in a riscv64
+    partition, each test run alone on the main run's board: ({test: {"traps_per_interrupt":
+    N, "traps_by_cause": {...}}}, None), or (None, why)."""
+    out = {}
+    for test in tests:
+        stats = []
+        for n in (samples, 2 * samples):
+            result, _ = runs.guest(f"{label}-traps-{test}-{n}", LAT_RISCV64,
+                                   f"lat.samples={n} lat.tests={test}", shift, vcpus=vcpus,
+                                   pci=pci, arch="riscv64")
+            if not result.ok or "rt" not in result.stats:
+                return None, f"counting traps of {test} ({n} samples): {result.reason or 'no tern-stats'}"
+            stats.append(result.stats["rt"])
+        total, causes = per_sample(stats[0], stats[1], samples)
+        out[test] = {"traps_per_interrupt": total, "traps_by_cause": causes}
+    return out, None
+
+
 def run_scenario(scenario, system, shift, plan, runs):
     """One (scenario, system, shift) cell of the matrix."""
     label = f"{scenario.name}-s{shift}"
@@ -355,6 +403,12 @@ def run_scenario(scenario, system, shift, plan, runs):
         result, part = runs.guest(label, LAT_RISCV64, f"{samples} lat.tests={','.join(tests)}",
                                   shift, vcpus=2, pci=pci, arch="riscv64")
         records = _lat_records("riscv64", system, shift, part)
+        if result.ok:
+            traps, why = count_traps(runs, label, tests, shift, pci=pci)
+            if why:
+                return Outcome(records, why, str(result.workdir))
+            for r in records:
+                r.update(traps.get(r["test"], {}), traps_samples=TRAP_SAMPLES)
     elif scenario.name == "prio":
         result, part = runs.guest(label, PROBE, f"probe.tests=prio probe.prio_runs={plan.prio_runs}",
                                   shift)
@@ -381,6 +435,16 @@ def run_scenario(scenario, system, shift, plan, runs):
                 first = next(iter(hyp["partitions"].values()))
                 rec.update(hyp_entry=hyp["entry"], mmu_on=hyp["mmu_on"],
                            created=first["created"], eret=first["first_entry"])
+            records.append(rec)
+    elif scenario.name == "riscv64-boot":
+        # The arm64 boot scenario's run on the riscv64 board: one vCPU on core 1 of two, a
+        # test every delivery mode runs; `cycle` counts instructions at shift 0.
+        result, part = runs.guest(label, LAT_RISCV64, "lat.samples=1 lat.tests=sbi-timer-busy",
+                                  shift, arch="riscv64")
+        records = []
+        rec = riscv64_boot_record(system.name, shift, getattr(part, "lines", None) or result.log,
+                                  result.log)
+        if rec:
             records.append(rec)
     else:
         raise ToolError(f"unknown scenario {scenario.name}")
@@ -724,11 +788,32 @@ def _guest_boot(lines):
     return None
 
 
-def _boot_line(log):
+def _boot_line(log, tag="tern-boot"):
     for line in log:
-        if line.startswith("tern-boot "):
-            return json.loads(line[len("tern-boot "):])
+        if line.startswith(tag + " "):
+            return json.loads(line[len(tag) + 1:])
     return None
+
+
+def riscv64_boot_record(system_name, shift, guest_lines, log):
+    """The riscv64 boot record: instructions (`cycle` at shift 0) from the board's reset to
+    the guest's first instruction and, in Tern, to the hypervisor's (tern-boot-cycle), with
+    tern-boot's `time` stamps in between (10 MHz: 100 instructions a tick at shift 0)."""
+    entry = _guest_boot(guest_lines)
+    if not entry or "entry_cycle" not in entry:
+        return None
+    rec = {"system": system_name, "scenario": "riscv64-boot", "test": "boot", "shift": shift,
+           "arch": "riscv64", "unit": "instructions", "freq_hz": entry["cycle_hz"],
+           "first_instruction": entry["entry_cycle"]}
+    hyp = _boot_line(log, "tern-boot-cycle")
+    times = _boot_line(log)
+    if hyp and times:
+        per_tick = entry["cycle_hz"] // times["freq_hz"]
+        first = next(iter(times["partitions"].values()))
+        rec.update(hyp_entry=hyp["entry"], hypervisor_part=entry["entry_cycle"] - hyp["entry"],
+                   time_resolution=per_tick, created=first["created"] * per_tick,
+                   ready=times["ready"] * per_tick, eret=first["first_entry"] * per_tick)
+    return rec
 
 
 def add_extra_over_native(records):

@@ -37,6 +37,18 @@ DEMO_DEVICES = ("pcie",)
 DEMO_PARTITION = "lat"
 DEMO_CORE = 1
 DEMO_BOARD_CPUS = 2
+# The riscv64 table: the latency guest natively under OpenSBI, in a trap-and-emulate partition
+# and in a trap-less one, two vCPUs on cores 1-2 (the IPI tests send from one to the other),
+# at icount shift 0, where the guest's `cycle` counts instructions.
+DEMO_ARCHES = ("arm64", "riscv64")
+DEMO_IMAGE_RISCV64 = runner.REPO_ROOT / "guests" / "build" / "riscv64" / "lat.img"
+DEMO_TESTS_RISCV64 = ("sstc-wfi", "sstc-busy", "sbi-timer-wfi", "sbi-timer-busy", "ipi-wfi",
+                      "ipi-busy", "sbi-ipi-wfi", "sbi-ipi-busy", "edu-wfi", "edu-busy")
+# Without Sstc, an IMSIC guest file or the PCIe bus (the virtual APLIC is to come), a
+# trap-and-emulate partition runs the SBI timer and IPI tests.
+DEMO_TRAP_TESTS_RISCV64 = ("sbi-timer-wfi", "sbi-timer-busy", "sbi-ipi-wfi", "sbi-ipi-busy")
+DEMO_CORES_RISCV64 = (1, 2)
+DEMO_ICOUNT_RISCV64 = 0
 # QEMU 7.2 runs the generic timer at 62.5 MHz: one tick is 16 ns of virtual time.
 TIMER_TICK_NS = 16
 # The longest --timeout: a week.  (More would be no timeout; inf would overflow the clock.)
@@ -247,15 +259,21 @@ def _parser():
                        "(wfi trap and native) and direct", parents=[debug])
     p.add_argument("--samples", type=_samples, metavar="N",
                    help="samples per test (lat.samples=N)")
+    p.add_argument("--arch", choices=DEMO_ARCHES, action="append",
+                   help="only this board's table: arm64 (QEMU's arm virt) or riscv64 (riscv "
+                        "virt under OpenSBI, icount shift 0); repeat for both (the default)")
     p.add_argument("--icount", type=_icount, default=4, metavar="SHIFT",
-                   help="icount shift (default 4: one timer tick per instruction)")
+                   help="arm64's icount shift (default 4: one timer tick per instruction); "
+                        "riscv64 always runs at 0")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write every record as JSON")
     p.add_argument("--timeout", type=_seconds, default=runner.DEFAULT_TIMEOUT, metavar="S",
                    help="per run (default %(default)g)")
     p.add_argument("--image", type=Path, default=DEMO_IMAGE,
-                   help=f"latency guest (default {_rel(DEMO_IMAGE)})")
+                   help=f"arm64 latency guest (default {_rel(DEMO_IMAGE)}; riscv64's is "
+                        f"{_rel(DEMO_IMAGE_RISCV64)})")
     p.add_argument("--hypervisor", type=Path, metavar="IMAGE",
-                   help=f"hypervisor image (default {_rel(runner.DEFAULT_HYPERVISOR)})")
+                   help=f"arm64 hypervisor image (default {_rel(runner.DEFAULT_HYPERVISOR)}; "
+                        f"riscv64's is {_rel(runner.DEFAULT_HYPERVISOR_RISCV64)})")
     p.add_argument("--workdir", type=Path, metavar="D",
                    help="where the runs' files go (default: a new directory under build/run/)")
     p.add_argument("--verbose", action="store_true", help="echo the console of every run")
@@ -329,14 +347,49 @@ def cmd_check(args):
     return 0
 
 
-def demo_bootargs(samples=None):
-    """The latency guest's command line: every demo test, `samples` each."""
-    args = f"lat.tests={','.join(DEMO_TESTS)}"
+def demo_bootargs(samples=None, tests=DEMO_TESTS):
+    """The latency guest's command line: `tests` (every arm64 demo test), `samples` each."""
+    args = f"lat.tests={','.join(tests)}"
     return args if samples is None else f"{args} lat.samples={samples}"
 
 
-def demo_system_toml(image, wfi, memory="64MiB", samples=None, irq="trap"):
-    """The demo's one-partition system, as TOML text."""
+def demo_plan(arch):
+    """The runs of one table: (label, wfi, irq, tests), the native one first (wfi None)."""
+    if arch == "riscv64":
+        return [("native", None, None, DEMO_TESTS_RISCV64),
+                ("tern wfi=trap", "trap", "trap", DEMO_TRAP_TESTS_RISCV64),
+                ("tern direct", "native", "direct", DEMO_TESTS_RISCV64)]
+    return [("native", None, None, DEMO_TESTS), ("tern wfi=trap", "trap", "trap", DEMO_TESTS),
+            ("tern wfi=native", "native", "trap", DEMO_TESTS),
+            ("tern direct", "native", "direct", DEMO_TESTS)]
+
+
+def demo_system_toml(image, wfi, memory="64MiB", samples=None, irq="trap", arch="arm64",
+                     tests=None):
+    """The demo's one-partition system, as TOML text.  riscv64: two vCPUs on cores 1-2; a
+    trap-less partition owns the PCIe bus with edu (the board has no IOMMU: unconfined DMA)."""
+    if arch == "riscv64":
+        owns = irq == "direct"
+        tests = tests or (DEMO_TESTS_RISCV64 if owns else DEMO_TRAP_TESTS_RISCV64)
+        lines = [
+            "# Written by `tern demo`.",
+            "[board]",
+            'arch = "riscv64"',
+            f"cpus = {max(DEMO_CORES_RISCV64) + 1}",
+            f"pci = {json.dumps(list(DEMO_PCI) if owns else [])}",
+            "",
+            "[[partition]]",
+            f'name = "{DEMO_PARTITION}"',
+            f"cpus = {json.dumps(list(DEMO_CORES_RISCV64))}",
+            f'memory = "{memory}"',
+            f"image = {json.dumps(str(Path(image).resolve()))}",
+            f'wfi = "{wfi}"',
+            f'irq = "{irq}"',
+            f"devices = {json.dumps(list(DEMO_DEVICES) if owns else [])}",
+            f"unconfined_dma = {json.dumps(owns)}",
+            f'bootargs = "{demo_bootargs(samples, tests)}"',
+        ]
+        return "\n".join(lines) + "\n"
     lines = [
         "# Written by `tern demo`.",
         "[board]",
@@ -351,7 +404,7 @@ def demo_system_toml(image, wfi, memory="64MiB", samples=None, irq="trap"):
         f'wfi = "{wfi}"',
         f'irq = "{irq}"',
         f"devices = {json.dumps(list(DEMO_DEVICES))}",
-        f'bootargs = "{demo_bootargs(samples)}"',
+        f'bootargs = "{demo_bootargs(samples, tests or DEMO_TESTS)}"',
     ]
     return "\n".join(lines) + "\n"
 
@@ -365,36 +418,64 @@ def unit_note(icount):
     return f"emulated (icount shift {icount}): 1 tick = {per_tick:g} {word}; not hardware time"
 
 
-def cmd_demo(args):
-    try:
-        check_regular(args.image)
-    except NotAFile as e:
-        hint = " (build the guests first)" if e.problem == "no such file" else ""
-        raise ToolError(f"latency guest: {e}{hint}") from None
-    build.check_hypervisor(args.hypervisor or runner.DEFAULT_HYPERVISOR)
-    workdir = runner.make_workdir(args.workdir)
-    bootargs = demo_bootargs(args.samples)
-    quiet = not args.verbose
-    runs = {}
-    statuses = {}
-    plan = [("native", None, None), ("tern wfi=trap", "trap", "trap"),
-            ("tern wfi=native", "native", "trap"), ("tern direct", "native", "direct")]
-    for label, wfi, irq in plan:
-        print(f"demo: running {label} ...", file=sys.stderr, flush=True)
-        rundir = workdir / label.replace(" ", "-").replace("=", "-")
-        if wfi is None:
-            result = runner.run_native(args.image, bootargs=bootargs, cpus=DEMO_BOARD_CPUS,
-                                       icount=args.icount, timeout=args.timeout, quiet=quiet,
-                                       workdir=rundir, pci=DEMO_PCI)
-            records = result.lat
-        else:
-            rundir = runner.make_workdir(rundir)     # tern's own, before system.toml goes in
-            toml_path = rundir / "system.toml"
-            toml_path.write_text(demo_system_toml(args.image, wfi, samples=args.samples, irq=irq))
-            result = runner.run_system(toml_path, icount=args.icount, timeout=args.timeout,
-                                       quiet=quiet, workdir=rundir, hypervisor=args.hypervisor)
-            part = result.partitions.get(DEMO_PARTITION)
-            records = part.lat if part else []
+def unit_note_riscv64():
+    return ("emulated (icount shift 0): 1 tick = 1 instruction (the guest's `cycle`); "
+            "not hardware time")
+
+
+def _demo_run(args, arch, label, wfi, irq, tests, rundir, samples, quiet):
+    """One run of the demo: (RunResult, LAT-JSON records, tern-stats of the partition)."""
+    image = args.image if arch == "arm64" else DEMO_IMAGE_RISCV64
+    icount = args.icount if arch == "arm64" else DEMO_ICOUNT_RISCV64
+    if wfi is None:
+        result = runner.run_native(image, bootargs=demo_bootargs(samples, tests),
+                                   cpus=DEMO_BOARD_CPUS, icount=icount, timeout=args.timeout,
+                                   quiet=quiet, workdir=rundir, pci=DEMO_PCI)
+        return result, result.lat, {}
+    rundir = runner.make_workdir(rundir)     # tern's own, before system.toml goes in
+    toml_path = rundir / "system.toml"
+    toml_path.write_text(demo_system_toml(image, wfi, samples=samples, irq=irq, arch=arch,
+                                          tests=tests))
+    result = runner.run_system(toml_path, icount=icount, timeout=args.timeout, quiet=quiet,
+                               workdir=rundir,
+                               hypervisor=args.hypervisor if arch == "arm64" else None)
+    part = result.partitions.get(DEMO_PARTITION)
+    return result, (part.lat if part else []), result.stats.get(DEMO_PARTITION) or {}
+
+
+def _demo_traps(args, label, wfi, irq, tests, rundir):
+    """riscv64: per test, the hypervisor's entries per interrupt (bench.count_traps' method:
+    the test alone with N and 2N samples; the counters' difference over N).  Returns
+    ({test: {...}}, failed RunResult or None)."""
+    from . import bench
+
+    n = bench.TRAP_SAMPLES
+    out = {}
+    for test in tests:
+        stats = []
+        for samples in (n, 2 * n):
+            result, _, counters = _demo_run(args, "riscv64", label, wfi, irq, (test,),
+                                            rundir / f"traps-{test}-{samples}", samples, True)
+            if not result.ok or not counters:
+                return out, result
+            stats.append(counters)
+        total, causes = bench.per_sample(stats[0], stats[1], n)
+        out[test] = {"traps_per_interrupt": total, "traps_by_cause": causes}
+    return out, None
+
+
+def _demo_table(args, arch, workdir, quiet):
+    """Run one board's plan and print its table; returns its JSON part and the statuses."""
+    runs, statuses, traps = {}, {}, {}
+    riscv = arch == "riscv64"
+    for label, wfi, irq, tests in demo_plan(arch):
+        print(f"demo: running {label}{' (riscv64)' if riscv else ''} ...", file=sys.stderr,
+              flush=True)
+        name = label.replace(" ", "-").replace("=", "-")
+        rundir = workdir / (f"riscv64-{name}" if riscv else name)
+        # arm64's guest runs its own test list by default; riscv64's is always named.
+        result, records, _ = _demo_run(args, arch, label, wfi, irq, tests if riscv else DEMO_TESTS,
+                                       rundir, args.samples, quiet)
         runs[label] = records
         statuses[label] = result
         if not result.ok:
@@ -403,22 +484,84 @@ def cmd_demo(args):
         elif not records:
             print(f"demo: {label}: no LAT-JSON records (see {rundir}/serial.log)",
                   file=sys.stderr)
+        elif riscv and wfi is not None:
+            traps[label], failed = _demo_traps(args, label, wfi, irq, tests,
+                                               Path(f"{rundir}-traps"))
+            if failed is not None:
+                statuses[f"{label} (traps)"] = failed
+                print(f"tern: error: demo: {label}: counting traps: "
+                      f"{one_line(failed.reason or 'no tern-stats')}", file=sys.stderr)
 
     units = {r.get("unit") for records in runs.values() for r in records if r.get("unit")}
     unit = " / ".join(sorted(units)) if units else "ticks"
-    print(f"Interrupt latency of {_rel(args.image)}, in {unit}; {unit_note(args.icount)}")
-    tests = list(DEMO_TESTS) + sorted({r.get("test") for rs in runs.values() for r in rs
-                                       if r.get("test") not in DEMO_TESTS}, key=str)
+    image = args.image if not riscv else DEMO_IMAGE_RISCV64
+    note = unit_note_riscv64() if riscv else unit_note(args.icount)
+    icount = DEMO_ICOUNT_RISCV64 if riscv else args.icount
+    print(f"Interrupt latency of {_rel(image)}, in {unit}; {note}")
+    known = DEMO_TESTS_RISCV64 if riscv else DEMO_TESTS
+    tests = list(known) + sorted({r.get("test") for rs in runs.values() for r in rs
+                                  if r.get("test") not in known}, key=str)
     headers, rows = results.latency_table(runs, tests)
+    if riscv:
+        # A trap-and-emulate partition does not run what needs Sstc, a guest file or the bus.
+        planned = {label: set(t) for label, _, _, t in demo_plan(arch)}
+        headers = headers + ("traps/interrupt", "by cause")
+        rows = [row + demo_trap_cells(traps, row[1], row[0]) for row in rows
+                if row[0] in planned.get(row[1], ()) or row[0] not in known]
     print(results.format_table(headers, rows))
+    if riscv:
+        n = _trap_samples()
+        print(f"traps/interrupt: the hypervisor's entries per sample, by cause (tern-stats; each "
+              f"test alone with {n} and {2 * n} samples, the difference divided by {n}); "
+              "native: no hypervisor")
+    part = {"icount": icount, "unit": unit, "note": note,
+            "runs": {label: {"status": statuses[label].status, "reason": statuses[label].reason,
+                             "workdir": str(statuses[label].workdir), "lat": runs[label],
+                             **({"traps": traps[label]} if label in traps else {})}
+                     for label in runs}}
+    return part, statuses
 
+
+def _trap_samples():
+    from . import bench
+    return bench.TRAP_SAMPLES
+
+
+def demo_trap_cells(traps, label, test):
+    """(traps/interrupt, by cause) of one riscv64 row: "-" for native or what was not counted."""
+    counted = (traps.get(label) or {}).get(test)
+    if counted is None:
+        return ("-", "-")
+    causes = counted["traps_by_cause"]
+    return (counted["traps_per_interrupt"],
+            ", ".join(f"{k} {v}" for k, v in causes.items()) or "none")
+
+
+def cmd_demo(args):
+    arches = [a for a in DEMO_ARCHES if a in (args.arch or DEMO_ARCHES)]
+    for arch in arches:
+        image = args.image if arch == "arm64" else DEMO_IMAGE_RISCV64
+        try:
+            check_regular(image)
+        except NotAFile as e:
+            hint = " (build the guests first)" if e.problem == "no such file" else ""
+            raise ToolError(f"latency guest: {e}{hint}") from None
+        build.check_hypervisor((args.hypervisor if arch == "arm64" else None)
+                               or runner.default_hypervisor(arch), layout.VIRT_BOARDS[arch])
+    workdir = runner.make_workdir(args.workdir)
+    quiet = not args.verbose
+    doc = {"samples": args.samples, "arches": arches}
+    statuses = {}
+    for n, arch in enumerate(arches):
+        if n:
+            print()
+        part, done = _demo_table(args, arch, workdir, quiet)
+        statuses.update({(arch, label): result for label, result in done.items()})
+        if arch == "arm64":
+            doc.update({k: part[k] for k in ("icount", "unit", "note", "runs")})
+        else:
+            doc[arch] = part
     if args.json:
-        doc = {"icount": args.icount, "samples": args.samples, "unit": unit,
-               "note": unit_note(args.icount),
-               "runs": {label: {"status": statuses[label].status,
-                                "reason": statuses[label].reason,
-                                "workdir": str(statuses[label].workdir),
-                                "lat": runs[label]} for label in runs}}
         args.json.write_text(json.dumps(doc, indent=2) + "\n")
     failed = [r.status for r in statuses.values() if not r.ok]
     return failed[0] if failed else 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from . import results as results_fmt
 from .bench import (BESIDE_SCENARIOS, NATIVE_PARTITION_DT, NATIVE_PARTITION_DT_NO_SEED,
-                    TRACE_NOTICE_US)
+                    TRACE_NOTICE_US, TRAP_SAMPLES)
 from .runner import REPO_ROOT
 
 HYPERVISOR_ELF = REPO_ROOT / "hypervisor" / "build" / "tern.elf"
@@ -71,20 +71,44 @@ def _num(value, digits=1):
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
+def trap_cells(record):
+    """traps/interrupt and its causes (riscv64: bench.count_traps), "-" where not counted."""
+    if "traps_per_interrupt" not in record:
+        return ("-", "-")
+    causes = record.get("traps_by_cause") or {}
+    return (_num(record["traps_per_interrupt"], 2),
+            ", ".join(f"{k} {_num(v, 2)}" for k, v in causes.items()) or "none")
+
+
 def latency_rows(records, scenario, shift):
-    """(test, system, AVG, MIN, MAX, WARM_MAX, p99, p99.9, extra) rows of one scenario."""
+    """(test, system, AVG, MIN, MAX, WARM_MAX, p99, p99.9, extra) rows of one scenario, and
+    the traps per interrupt and their causes for the scenarios that count them."""
     rows = []
     chosen = [r for r in records if r["scenario"] == scenario and r["shift"] == shift
               and "warm_max" in r and "alone" not in r]
     tests = list(dict.fromkeys(r["test"] for r in chosen))
     for r in sorted(chosen, key=lambda r: tests.index(r["test"])):
         extra = r.get("extra_avg")
-        rows.append((r["test"], r["system"], _num(r["avg"]), r["min"], r["max"], r["warm_max"],
-                     r["p99"], r.get("p999", "-"), "-" if extra is None else f"{extra:+.1f}"))
+        row = (r["test"], r["system"], _num(r["avg"]), r["min"], r["max"], r["warm_max"],
+               r["p99"], r.get("p999", "-"), "-" if extra is None else f"{extra:+.1f}")
+        rows.append(row + trap_cells(r) if scenario in TRAP_SCENARIOS else row)
     return rows
 
 
 HEADERS = ("TEST", "SYSTEM", "AVG", "MIN", "MAX", "WARM_MAX", "p99", "p99.9", "+AVG over native")
+# Scenarios whose tables also say the hypervisor's entries per interrupt, by cause.
+TRAP_SCENARIOS = ("riscv64",)
+TRAP_HEADERS = ("traps/interrupt", "by cause")
+
+
+def latency_headers(scenario):
+    return HEADERS + TRAP_HEADERS if scenario in TRAP_SCENARIOS else HEADERS
+
+
+def markdown_rule(headers):
+    """A Markdown table's rule: the first two columns and a trailing "by cause" left-aligned."""
+    cells = ["---" if i < 2 or h == "by cause" else "---:" for i, h in enumerate(headers)]
+    return "|" + "|".join(cells) + "|"
 
 BESIDE_HEADERS = ("TEST", "SYSTEM", "WARM_MAX alone", "WARM_MAX beside", "difference",
                   "AVG alone", "AVG beside", "p50 beside", "p99 beside", "bound", "met")
@@ -214,7 +238,7 @@ def terminal_report(data):
             if not rows:
                 continue
             lines.append(f"\n{scenario['title']} - icount shift {shift}, ticks")
-            lines.append(results_fmt.format_table(HEADERS, rows))
+            lines.append(results_fmt.format_table(latency_headers(scenario["name"]), rows))
         rows = beside_rows(data["records"], scenario["name"])
         if rows:
             lines.append(f"\n{scenario['title']} - icount shift 4, ticks")
@@ -237,6 +261,13 @@ def terminal_report(data):
         lines.append("\nboot: board reset to the guest's first instruction")
         lines += [f"  {r['system']:<32} {r['first_instruction']:>10} ticks = "
                   f"{r['first_instruction'] * 1e6 / r['freq_hz']:9.0f} us emulated" for r in boots]
+    boots = [r for r in data["records"] if r["scenario"] == "riscv64-boot"]
+    if boots:
+        lines.append("\nboot on the RISC-V board (icount shift 0): board reset to the guest's "
+                     "first instruction, instructions (OpenSBI included); the hypervisor's own part")
+        lines += [f"  {r['system']:<32} {r['first_instruction']:>10}" +
+                  (f"   hypervisor entry to it: {r['hypervisor_part']}" if "hypervisor_part" in r
+                   else "") for r in boots]
     for e in data["errors"]:
         what = "SKIPPED" if e.get("skipped") else "FAILED"
         lines.append(f"\n{what}: {e['scenario']} on {e['system']} (shift {e['shift']}): "
@@ -364,6 +395,20 @@ SCENARIO_NOTES = {
         "the hypervisor's emulated ECAM gives the device the guest file behind it, so edu writes",
         "there itself. `wfi=trap`/`wfi=native` run no edu test: a trap-and-emulate partition has",
         "no interrupt controller for it until the virtual APLIC exists.",
+        "",
+        "*traps/interrupt*: the hypervisor's entries per sample (per measured interrupt), on both",
+        "vCPUs, from its own counters (`tern-stats`): each test runs alone twice more in the same",
+        f"partition, with {TRAP_SAMPLES} and {2 * TRAP_SAMPLES} samples, and the counters' difference is divided by",
+        f"{TRAP_SAMPLES}. Under icount the two runs are identical up to the last sample of the first, so",
+        "boot and the test's set-up cancel out and the figure is exact. Entries are the `exit_*`",
+        "counters and one per SBI call (`sbi_*`, by extension); *by cause* names those that moved.",
+        "A sample counts everything the test does per interrupt: the SBI timer tests arm the",
+        "timer and stop it in the handler (`sbi_time 2`); the IPI tests' pacing (the receiver's",
+        "watchdog, the sender's delays) uses SBI `set_timer` where the partition has no Sstc. One",
+        "overlap: with `wfi = \"trap\"`, a timer that ends the trapped WFI is handed over in that",
+        "same entry (`boot.S`'s fast path), which counts it under `exit_irq` as well as `exit_wfi`:",
+        "those rows count one more than there were entries for each such WFI. Native rows have no",
+        "hypervisor (OpenSBI's M-mode traps are not counted).",
         "This scenario alone: `./tern bench --scenarios riscv64`",
         "(it rewrites this file with that scenario only).",
     ],
@@ -464,6 +509,7 @@ def markdown_report(data, plot_dir_rel=None):
         ref = "-" if xen_boot is None else f"Xen: {xen_boot['first_instruction']} instructions"
         lines.append(f"| boot to first guest instruction, instructions (shift 4) | <= {goal} "
                      f"({GOAL_BOOT_US} us emulated) | {boot['first_instruction']} | {ref} |")
+    lines += _riscv64_boot_goal_rows(recs)
     lines += _beside_goal_rows(recs) + _cyclictest_goal_rows(recs) + [""]
     if plot_dir_rel:
         lines += [f"![extra instructions over native]({plot_dir_rel}/extra-over-native.svg)", ""]
@@ -478,8 +524,8 @@ def markdown_report(data, plot_dir_rel=None):
             if not noted and scenario["name"] in SCENARIO_NOTES:
                 lines += SCENARIO_NOTES[scenario["name"]] + [""]
                 noted = True
-            lines += ["| " + " | ".join(HEADERS) + " |",
-                      "|" + "---|" * 2 + "---:|" * (len(HEADERS) - 2)]
+            headers = latency_headers(scenario["name"])
+            lines += ["| " + " | ".join(headers) + " |", markdown_rule(headers)]
             lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
             senders = [r for r in recs if r["scenario"] == scenario["name"] and r["shift"] == shift
                        and r.get("sender")]
@@ -545,6 +591,7 @@ def markdown_report(data, plot_dir_rel=None):
                           ("guest's first instruction", "first_instruction")):
             lines.append(f"| {name} | {boot[key]} | {boot[key] * 1e6 / boot['freq_hz']:.1f} us |")
         lines.append("")
+    lines += riscv64_boot_section(recs)
 
     fast = paths["fast_path"]
     lines += ["## Where Tern's extra instructions go", "",
@@ -575,6 +622,99 @@ def markdown_report(data, plot_dir_rel=None):
         lines += [f"- Not run: {', '.join(cells)}. Why: {why}." for why, cells in reasons.items()]
         lines.append("")
     return "\n".join(lines)
+
+
+GOAL_RISCV64_BOOT_FACTOR = 2   # issue 13: the hypervisor's boot within 2x of arm64's
+
+
+def hypervisor_part(record):
+    """Instructions from the hypervisor's first instruction to the guest's first one."""
+    if record.get("hypervisor_part") is not None:
+        return record["hypervisor_part"]
+    if record.get("hyp_entry") is not None:     # arm64: ticks are instructions at shift 4
+        return record["first_instruction"] - record["hyp_entry"]
+    return None
+
+
+def _boot_pair(recs):
+    """(arm64 Tern boot record, riscv64 Tern boot records, riscv64 native boot record)."""
+    arm = next((r for r in recs if r["scenario"] == "boot" and r["system"] == "tern wfi=trap"
+                and r.get("shift") == 4), None)
+    riscv = [r for r in recs if r["scenario"] == "riscv64-boot" and r["system"].startswith("tern")
+             and hypervisor_part(r) is not None]
+    native = next((r for r in recs if r["scenario"] == "riscv64-boot" and r["system"] == "native"),
+                  None)
+    return arm, riscv, native
+
+
+def _value_span(values):
+    lo, hi = min(values), max(values)
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def _riscv64_boot_goal_rows(recs):
+    arm, riscv, native = _boot_pair(recs)
+    if not riscv:
+        return []
+    arm_part = hypervisor_part(arm) if arm else None
+    goal = (f"<= {GOAL_RISCV64_BOOT_FACTOR} x arm64's = {GOAL_RISCV64_BOOT_FACTOR * arm_part}"
+            if arm_part else f"<= {GOAL_RISCV64_BOOT_FACTOR} x arm64's")
+    ref = (f"arm64, the same span: {arm_part} (tern wfi=trap, shift 4)" if arm_part
+           else "arm64: not in this run")
+    rows = [f"| riscv64 boot, hypervisor's first instruction to the guest's, instructions "
+            f"(shift 0) | {goal} | {_value_span([hypervisor_part(r) for r in riscv])} | {ref} |"]
+    whole = _value_span([r["first_instruction"] for r in riscv])
+    ref = (f"natively (OpenSBI to the guest) {native['first_instruction']}" if native else "-")
+    if arm:
+        ref += f"; arm64 (no firmware) {arm['first_instruction']}"
+    rows.append(f"| riscv64 boot, board reset to the guest's first instruction (OpenSBI included), "
+                f"instructions (shift 0) | - | {whole} | {ref} |")
+    return rows
+
+
+def riscv64_boot_section(recs):
+    boots = [r for r in recs if r["scenario"] == "riscv64-boot"]
+    if not boots:
+        return []
+    arm, riscv, native = _boot_pair(recs)
+    lines = ["### Boot on the RISC-V board (shift 0)", "",
+             "The same run on QEMU's riscv virt board (2 harts; Tern: one vCPU on core 1, the latency",
+             "guest, `lat.tests=sbi-timer-busy lat.samples=1`), at icount shift 0. The guest reads",
+             "`cycle` at its first instruction (`LAT-BOOT` `entry_cycle`): under icount it counts",
+             "virtual nanoseconds from the board's reset, one per instruction at shift 0, on every hart.",
+             "On this board the reset runs QEMU's reset vector and OpenSBI (M-mode) before anything",
+             "else: natively OpenSBI enters the guest; in Tern it enters the hypervisor, whose first",
+             "instruction reads `cycle` too (`tern-boot-cycle`). The arm64 board has no firmware: QEMU",
+             "enters the hypervisor after its own 8-instruction boot stub. So the comparable figure is",
+             "the hypervisor's own part, from its first instruction to the guest's; board reset to the",
+             "guest counts OpenSBI's boot on both harts as well.", "",
+             "| system | board reset to the guest's first instruction | hypervisor entry | "
+             "hypervisor entry to the guest's first instruction |", "|---|---:|---:|---:|"]
+    for r in boots:
+        lines.append(f"| {r['system']} | {r['first_instruction']} | {r.get('hyp_entry', '-')} | "
+                     f"{_num(hypervisor_part(r))} |")
+    if arm and hypervisor_part(arm) is not None:
+        lines.append(f"| arm64 {arm['system']} (shift 4, above) | {arm['first_instruction']} | "
+                     f"{arm['hyp_entry']} | {hypervisor_part(arm)} |")
+    lines.append("")
+    example = next((r for r in riscv if "created" in r), None)
+    if example:
+        res = example["time_resolution"]
+        lines += [f"Tern's `tern-boot` timestamps for `{example['system']}`, in instructions: "
+                  f"they are `time` (10 MHz), so {res} instructions a tick, to within {res}.", "",
+                  "| event | instructions |", "|---|---:|"]
+        for name, key in (("OpenSBI done: hypervisor entry (`cycle`, exact)", "hyp_entry"),
+                          ("partition created", "created"), ("all partitions ready", "ready"),
+                          ("sret into vCPU 0", "eret"),
+                          ("guest's first instruction (`cycle`, exact)", "first_instruction")):
+            lines.append(f"| {name} | {example[key]} |")
+        lines.append("")
+    if native and riscv:
+        lines += ["OpenSBI's share depends on the board QEMU is given for the run (its device tree, the",
+                  f"harts): natively it enters the guest after {native['first_instruction']} instructions, "
+                  f"in the Tern runs the hypervisor after {_value_span([r['hyp_entry'] for r in riscv])}.",
+                  "This scenario alone: `./tern bench --scenarios riscv64-boot`.", ""]
+    return lines
 
 
 def _worst_over_alone(records):

@@ -811,8 +811,9 @@ void guest_main(void)
 	clock_init();
 	/* Boot time as the guest sees it: how long after the board's reset it started. */
 	printf("LAT-BOOT {\"entry_counter\":%lu,\"freq_hz\":%lu,\"hart\":%u,\"cycle_hz\":%lu,"
-	       "\"arch\":\"riscv64\"}\n", (unsigned long)entry_time(),
-	       (unsigned long)timer_freq(), cpu_index(), (unsigned long)cycle_hz);
+	       "\"entry_cycle\":%lu,\"arch\":\"riscv64\"}\n", (unsigned long)entry_time(),
+	       (unsigned long)timer_freq(), cpu_index(), (unsigned long)cycle_hz,
+	       (unsigned long)entry_cycle());
 	cfg.samples = (unsigned)bootarg_ulong("lat.samples", 100, 1, MAX_SAMPLES);
 	cfg.warmup = (unsigned)bootarg_ulong("lat.warmup", 8, 0, MAX_SAMPLES);
 	cfg.delta_us = bootarg_ulong("lat.delta_us", 20, 1, 1000000);

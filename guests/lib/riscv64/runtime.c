@@ -8,12 +8,13 @@
 #include "timer.h"
 
 /* Entered from start.S. */
-void lib_primary_entry(const void *dtb, unsigned hart, uint64_t time);
+void lib_primary_entry(const void *dtb, unsigned hart, uint64_t time, uint64_t cycle);
 void lib_secondary_entry(uint64_t opaque);
 extern char secondary_entry[];
 
 static unsigned primary_hart;
 static uint64_t entry_counter;
+static uint64_t entry_cycles;
 static uint64_t memory_base, memory_size;
 
 /*
@@ -28,6 +29,11 @@ static volatile uint32_t done_seq[MAX_CPUS];
 uint64_t entry_time(void)
 {
 	return entry_counter;
+}
+
+uint64_t entry_cycle(void)
+{
+	return entry_cycles;
 }
 
 uint64_t ram_base(void)
@@ -102,12 +108,13 @@ static unsigned start_idle_harts(long *failed)
 	return started;
 }
 
-void lib_primary_entry(const void *dtb, unsigned hart, uint64_t time)
+void lib_primary_entry(const void *dtb, unsigned hart, uint64_t time, uint64_t cycle)
 {
 	long start_error;
 
 	primary_hart = hart;
 	entry_counter = time;
+	entry_cycles = cycle;
 	bool have_dtb = fdt_init(dtb);
 	uart_init();
 	sbi_init();

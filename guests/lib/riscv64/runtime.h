@@ -17,6 +17,9 @@ bool guest_banner(void);
 
 /* `time` at the image's first instruction. */
 uint64_t entry_time(void);
+/* `cycle` there: under QEMU's icount virtual nanoseconds since the board's reset, so at
+ * shift 0 the instructions every hart ran before it. */
+uint64_t entry_cycle(void);
 
 /* RAM as the device tree describes it; 0/0 if it does not. */
 uint64_t ram_base(void);

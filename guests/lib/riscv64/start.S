@@ -9,6 +9,7 @@
 
 #define CSR_SIE         0x104
 #define CSR_STVEC       0x105
+#define CSR_CYCLE       0xc00
 #define CSR_TIME        0xc01
 
 	.section .text.head, "ax"
@@ -36,7 +37,8 @@ _head:
 
 	.text
 primary_entry:
-	csrr	s2, CSR_TIME            /* when this image started: boot-time measurements */
+	csrr	s3, CSR_CYCLE           /* when this image started, for boot-time measurements: */
+	csrr	s2, CSR_TIME            /* cycle (instructions at icount shift 0) and time */
 	mv	s0, a0                  /* hart id */
 	mv	s1, a1                  /* device tree */
 	csrw	CSR_SIE, zero
@@ -60,6 +62,7 @@ primary_entry:
 	mv	a0, s1
 	mv	a1, s0
 	mv	a2, s2
+	mv	a3, s3
 	call	lib_primary_entry
 	j	park
 

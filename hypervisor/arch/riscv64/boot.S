@@ -8,7 +8,8 @@
 	.section .text.head, "ax"
 	.global _start
 _start:
-	rdtime	s1			/* boot timestamp, before anything else */
+	rdcycle	s2			/* boot timestamps, before anything else: cycle */
+	rdtime	s1			/* (instructions at icount shift 0) and time */
 	csrw	sie, zero
 	csrw	sstatus, zero
 	mv	s0, a0
@@ -28,11 +29,21 @@ _start:
 	sd	zero, 56(t0)
 	addi	t0, t0, 64
 	j	1b
-2:	mv	a0, s0
+2:	la	t0, riscv_entry_cycle
+	sd	s2, 0(t0)
+	mv	a0, s0
 	call	set_stack
 	mv	a0, s0
 	mv	a1, s1
 	tail	riscv_boot_primary
+
+/* `cycle` at the first instruction (cpu.c says it at board off: tern-boot-cycle). */
+	.pushsection .data
+	.balign 8
+	.global riscv_entry_cycle
+riscv_entry_cycle:
+	.dword	0
+	.popsection
 
 /* Started by arch_cpu_start() through SBI HSM hart_start: a0 = hart id = core number. */
 	.global secondary_entry
