@@ -163,7 +163,8 @@ def test_demo_arch_option_and_plan():
         ("native", None, None), ("tern wfi=trap", "trap", "trap"),
         ("tern direct", "native", "direct")]
     assert riscv[0][3] == riscv[2][3] == cli.DEMO_TESTS_RISCV64
-    assert riscv[1][3] == ("sbi-timer-wfi", "sbi-timer-busy", "sbi-ipi-wfi", "sbi-ipi-busy")
+    assert riscv[1][3] == ("sbi-timer-wfi", "sbi-timer-busy", "sbi-ipi-wfi", "sbi-ipi-busy",
+                           "intx-wfi", "intx-busy")
 
 
 def test_demo_riscv64_systems_are_valid(tmp_path):
@@ -187,6 +188,11 @@ def test_demo_riscv64_systems_are_valid(tmp_path):
     (p,) = system.partitions
     assert models(system) == () and p.devices == () and not p.irq_direct and not p.wfi_native
     assert p.bootargs == "lat.tests=sbi-timer-busy"
+    # edu's INTx: a trap-and-emulate partition owns the bus too (its APLIC is emulated).
+    trap.write_text(cli.demo_system_toml(image, "trap", irq="trap", arch="riscv64"))
+    system = load_system(trap)
+    (p,) = system.partitions
+    assert models(system) == ("edu",) and p.devices == ("pcie",) and p.unconfined_dma
 
 
 def test_demo_trap_cells():

@@ -38,14 +38,18 @@ TIMER_TESTS = ("vtimer-wfi", "vtimer-busy", "ptimer-wfi", "ptimer-busy")
 IPI_TESTS = ("sgi-wfi", "sgi-busy")
 DEVICE_TESTS = ("edu-wfi", "edu-busy")
 RISCV64_TESTS = ("sstc-wfi", "sstc-busy", "sbi-timer-wfi", "sbi-timer-busy", "ipi-wfi", "ipi-busy",
-                 "sbi-ipi-wfi", "sbi-ipi-busy", "edu-wfi", "edu-busy")
+                 "sbi-ipi-wfi", "sbi-ipi-busy", "edu-wfi", "edu-busy", "intx-wfi", "intx-busy")
+# edu's tests: its MSI, and its INTx line through the APLIC.
+RISCV64_DEVICE_TESTS = ("edu-wfi", "edu-busy", "intx-wfi", "intx-busy")
 # What a riscv64 partition of each delivery mode can run: the guest's Sstc timer and IMSIC
-# file exist only with irq = "direct", and so do edu's MSIs (the partition owns the PCIe bus;
-# a "trap" partition has no interrupt controller for them until the virtual APLIC exists).
+# file exist only with irq = "direct", and so do edu's MSIs; edu's INTx reaches both, through
+# the partition's APLIC (MSI mode into its file, or direct mode, emulated). A partition that
+# runs a device test owns the PCIe bus.
 RISCV64_PARTITION_TESTS = {
     "direct": ("sstc-wfi", "sstc-busy", "sbi-timer-wfi", "sbi-timer-busy", "ipi-wfi", "ipi-busy",
-               "sbi-ipi-wfi", "sbi-ipi-busy", "edu-wfi", "edu-busy"),
-    "trap": ("sbi-timer-wfi", "sbi-timer-busy", "sbi-ipi-wfi", "sbi-ipi-busy"),
+               "sbi-ipi-wfi", "sbi-ipi-busy", "edu-wfi", "edu-busy", "intx-wfi", "intx-busy"),
+    "trap": ("sbi-timer-wfi", "sbi-timer-busy", "sbi-ipi-wfi", "sbi-ipi-busy", "intx-wfi",
+             "intx-busy"),
 }
 # Traps per interrupt, riscv64: each (Tern system, test) runs alone twice more, with this many
 # samples and twice as many. Under icount both runs are the same up to the last sample of the
@@ -399,7 +403,7 @@ def run_scenario(scenario, system, shift, plan, runs):
         records = _lat_records("riscv64", system, shift, part)
     elif scenario.name == "riscv64":
         tests = RISCV64_PARTITION_TESTS[system.irq]
-        pci = DEVICE_PCI if set(DEVICE_TESTS) & set(tests) else ()
+        pci = DEVICE_PCI if set(RISCV64_DEVICE_TESTS) & set(tests) else ()
         result, part = runs.guest(label, LAT_RISCV64, f"{samples} lat.tests={','.join(tests)}",
                                   shift, vcpus=2, pci=pci, arch="riscv64")
         records = _lat_records("riscv64", system, shift, part)

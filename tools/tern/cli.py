@@ -43,10 +43,12 @@ DEMO_BOARD_CPUS = 2
 DEMO_ARCHES = ("arm64", "riscv64")
 DEMO_IMAGE_RISCV64 = runner.REPO_ROOT / "guests" / "build" / "riscv64" / "lat.img"
 DEMO_TESTS_RISCV64 = ("sstc-wfi", "sstc-busy", "sbi-timer-wfi", "sbi-timer-busy", "ipi-wfi",
-                      "ipi-busy", "sbi-ipi-wfi", "sbi-ipi-busy", "edu-wfi", "edu-busy")
-# Without Sstc, an IMSIC guest file or the PCIe bus (the virtual APLIC is to come), a
-# trap-and-emulate partition runs the SBI timer and IPI tests.
-DEMO_TRAP_TESTS_RISCV64 = ("sbi-timer-wfi", "sbi-timer-busy", "sbi-ipi-wfi", "sbi-ipi-busy")
+                      "ipi-busy", "sbi-ipi-wfi", "sbi-ipi-busy", "edu-wfi", "edu-busy",
+                      "intx-wfi", "intx-busy")
+# Without Sstc or an IMSIC guest file, a trap-and-emulate partition runs the SBI timer and IPI
+# tests, and edu's INTx through its emulated APLIC.
+DEMO_TRAP_TESTS_RISCV64 = ("sbi-timer-wfi", "sbi-timer-busy", "sbi-ipi-wfi", "sbi-ipi-busy",
+                           "intx-wfi", "intx-busy")
 DEMO_CORES_RISCV64 = (1, 2)
 DEMO_ICOUNT_RISCV64 = 0
 # QEMU 7.2 runs the generic timer at 62.5 MHz: one tick is 16 ns of virtual time.
@@ -367,10 +369,10 @@ def demo_plan(arch):
 def demo_system_toml(image, wfi, memory="64MiB", samples=None, irq="trap", arch="arm64",
                      tests=None):
     """The demo's one-partition system, as TOML text.  riscv64: two vCPUs on cores 1-2; a
-    trap-less partition owns the PCIe bus with edu (the board has no IOMMU: unconfined DMA)."""
+    partition that runs an edu test owns the PCIe bus (the board has no IOMMU: unconfined DMA)."""
     if arch == "riscv64":
-        owns = irq == "direct"
-        tests = tests or (DEMO_TESTS_RISCV64 if owns else DEMO_TRAP_TESTS_RISCV64)
+        tests = tests or (DEMO_TESTS_RISCV64 if irq == "direct" else DEMO_TRAP_TESTS_RISCV64)
+        owns = any(t.startswith(("edu-", "intx-")) for t in tests)
         lines = [
             "# Written by `tern demo`.",
             "[board]",
