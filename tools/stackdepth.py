@@ -54,7 +54,7 @@ ARM64_ENTRIES = {
 # registered at boot (core/mmio.c, mmio_register) and called by mmio_emulate, and the
 # partition UART's register model behind uart_access (platform.uart_model).
 ARM64_INDIRECT = {
-    "mmio_emulate": ("uart_access", "vgicd_access", "vgicr_access"),
+    "mmio_emulate": ("uart_access", "vpci_access", "vgicd_access", "vgicr_access"),
     "uart_access": ("vpl011_access", "vns16550_access"),
 }
 
