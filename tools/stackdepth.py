@@ -2,33 +2,43 @@
 """Worst-case stack depth of every hypervisor entry point, checked against the stack size.
 
 Reads what the compiler says each C function's frame is (-fstack-usage: one .su file per
-object) and the call graph of the linked image (llvm-objdump -d: `bl` calls, `b` tail calls,
-`blr`/`br` through the INDIRECT table), then walks it from each entry point the assembly
-enters.  Fails when the graph has a cycle (recursion: no bound), when something it cannot
-bound is reachable (a frame of dynamic size, an indirect call nobody listed, an assembly
-routine without a figure), or when an entry point's worst case, with the guest frame the
-vectors push, exceeds STACK_SIZE (arch/arm64/include/arch/cpu.h).
+object) and the call graph of the linked image (llvm-objdump -d), then walks it from each
+entry point the assembly enters.  Fails when the graph has a cycle (recursion: no bound), when
+something it cannot bound is reachable (a frame of dynamic size, an indirect call nobody
+listed, an assembly routine without a figure), or when an entry point's worst case, with the
+guest frame the trap entry pushes, exceeds STACK_SIZE (arch/<isa>/include/arch/cpu.h).
+
+Both ISAs the hypervisor runs on, each with its own tables below: arm64 (`bl` calls, `b` and
+`cbz`/... tail calls, `blr`/`br` through INDIRECT) and riscv64 (`jal`/`auipc ra + jalr ra`
+calls, `j`/`auipc t1 + jr t1` and branches to another function as tail calls, any other
+`jalr`/`jr` through INDIRECT).  The ISA is the ELF header's unless --arch says.
 
     stackdepth.py --elf build/tern.elf --header arch/arm64/include/arch/cpu.h \
-                  [--report build/stack-usage.txt] build/**/*.su
+                  [--arch arm64|riscv64] [--report build/stack-usage.txt] build/**/*.su
 """
 
 import argparse
+import bisect
 import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# The C functions boot.S and vectors.S enter, and what lies on the stack below them then.
+# What lies on the stack below an entry point when the assembly enters it (both ISAs):
 #   "top":   the very top of the core's stack
 #   "idle":  the top of the core's stack below the guest frame's place, which set_stack and
 #            arch_cpu_return_to_idle keep free: arch_vcpu_run builds the frame there
 #            (GUEST_FRAME_SIZE)
 #   "guest": the guest frame the vector pushed at the top (GUEST_FRAME_SIZE)
-#   "nested": an exception at EL2, which can come at any depth of the hypervisor's own code:
-#            the guest frame's worth of registers pushed below the deepest other entry point
-ENTRIES = {
+#   "nested": an exception in the hypervisor itself, which can come at any depth of its own
+#            code: the guest frame's worth of registers pushed below the deepest other entry
+#            point
+
+# ---- arm64 ------------------------------------------------------------------------------
+
+# The C functions boot.S and vectors.S enter.
+ARM64_ENTRIES = {
     "arm64_boot_primary": "idle",
     "arm64_boot_secondary": "idle",
     "cpu_idle": "idle",
@@ -41,20 +51,56 @@ ENTRIES = {
 }
 
 # Calls through function pointers: the only ones are the emulated devices' MMIO handlers,
-# registered at boot (core/mmio.c, mmio_register) and called by mmio_emulate.
-INDIRECT = {
-    "mmio_emulate": ("uart_access", "vgicd_access", "vgicr_access"),
+# registered at boot (core/mmio.c, mmio_register) and called by mmio_emulate, and the
+# partition UART's register model behind uart_access (platform.uart_model).
+ARM64_INDIRECT = {
+    "mmio_emulate": ("uart_access", "vpci_access", "vgicd_access", "vgicr_access"),
     "uart_access": ("vpl011_access", "vns16550_access"),
 }
 
 # Assembly that moves the stack pointer back to the top of the core's stack and never
 # returns: whatever called it has left the stack, so a chain ends there.
-STACK_RESETS = {
+ARM64_STACK_RESETS = {
     "arch_cpu_return_to_idle": "boot.S: back to cpu_idle on an empty stack",
     "guest_enter": "vectors.S: sp = the guest frame at the top, then eret",
 }
 
-BRANCHES = {"b", "cbz", "cbnz", "tbz", "tbnz"}
+# Assembly that C calls and that returns, with the bytes of stack it uses: none so far.
+ARM64_ASSEMBLY = {}
+
+ARM64_BRANCHES = {"b", "cbz", "cbnz", "tbz", "tbnz"}
+
+# ---- riscv64 ----------------------------------------------------------------------------
+
+# The C functions boot.S enters.  A trap from a guest (trap_entry) saves the guest frame at
+# the top; one taken in HS-mode (from_hs) pushes 256 bytes of registers wherever the stack
+# is, which the nested entry's guest frame (272) covers.
+RISCV64_ENTRIES = {
+    "riscv_boot_primary": "idle",
+    "riscv_boot_secondary": "idle",
+    "cpu_idle": "idle",
+    "riscv_guest_trap": "guest",
+    "riscv_hyp_panic": "nested",
+}
+
+# As on arm64: mmio_emulate's MMIO handlers (the partition UART, the emulated PCI ECAM, the
+# virtual APLIC) and uart_access's register models.
+RISCV64_INDIRECT = {
+    "mmio_emulate": ("uart_access", "vpci_access", "vaplic_access"),
+    "uart_access": ("vpl011_access", "vns16550_access"),
+}
+
+RISCV64_STACK_RESETS = {
+    "arch_cpu_return_to_idle": "boot.S: back to cpu_idle on an empty stack",
+    "guest_enter": "boot.S: the guest's registers from the frame at the top, then sret",
+}
+
+RISCV64_ASSEMBLY = {
+    "riscv_fetch_guest_insn": (0, "boot.S: two HLVX reads with stvec pointed at its own code"),
+}
+
+RISCV64_BRANCHES = {"beq", "bne", "blt", "bge", "bltu", "bgeu", "beqz", "bnez", "blez", "bgez",
+                    "bltz", "bgtz", "bgt", "ble", "bgtu", "bleu"}
 
 
 class StackError(Exception):
@@ -111,8 +157,8 @@ INSN = re.compile(r"^\s*([0-9a-f]+):\s+(?:(?:[0-9a-f]{2} ){4}\s*)?([a-z][\w.]*)\
 TARGET = re.compile(r"<([^>+]+)(\+0x[0-9a-f]+)?>")
 
 
-def parse_objdump(text):
-    """Functions and their branches from `llvm-objdump -d` of the linked image."""
+def parse_objdump_arm64(text):
+    """Functions and their branches from `llvm-objdump -d` of the linked arm64 image."""
     functions = {}
     current = None
     recent = []     # the last few instructions of the current function, for jump tables
@@ -138,7 +184,7 @@ def parse_objdump(text):
                 current.strays.append(f"bl {t.group(1)}{t.group(2)}")
             else:
                 current.calls.append(t.group(1))
-        elif base in BRANCHES and t and t.group(1) != current.name:
+        elif base in ARM64_BRANCHES and t and t.group(1) != current.name:
             if t.group(2):
                 current.strays.append(f"{mnemonic} {t.group(1)}{t.group(2)}")
             else:
@@ -151,6 +197,137 @@ def parse_objdump(text):
             if not any(op == "adr" and args.startswith(reg + ",") for op, args in recent):
                 current.indirect_tails += 1
         recent = (recent + [(mnemonic, operands)])[-8:]
+    return functions
+
+
+# riscv64: the operands llvm-objdump prints.  `jalr 48(ra)` is `jalr ra, 48(ra)`, `jr a5` is
+# `jalr zero, 0(a5)`; older versions print `jalr rd, rs1, imm`.
+ADDRESS = re.compile(r"(?:^|[\s,])0x([0-9a-f]+)(?:\s+<[^>]*>)?$")
+RV_INSN = re.compile(r"^\s*([0-9a-f]+):\s+(?:(?:[0-9a-f]{2} ){2,4}\s*)?([a-z][\w.]*)\s*(.*)$")
+RV_OFFSET_BASE = re.compile(r"(-?\d+)\((\w+)\)")
+RV_LINKLESS = {"zero", "x0"}
+
+
+def _rv_jalr(mnemonic, operands):
+    """(rd, rs1, offset) of a jalr or jr."""
+    ops = [o.strip() for o in operands.split(",")]
+    rd = "zero" if mnemonic == "jr" else "ra"
+    if mnemonic == "jalr" and len(ops) > 1 and not ops[1].lstrip("-").isdigit():
+        rd = ops.pop(0)
+    m = RV_OFFSET_BASE.fullmatch(ops[0])
+    if m:
+        return rd, m.group(2), int(m.group(1))
+    return rd, ops[0], int(ops[1], 0) if len(ops) > 1 else 0
+
+
+def _rv_auipc_target(prev, rs1, offset):
+    """The address `auipc rs1, hi` just before at `prev` and a jalr's offset make, or None."""
+    if prev is None:
+        return None
+    pc, mnemonic, operands = prev
+    ops = [o.strip() for o in operands.split(",")]
+    if mnemonic != "auipc" or len(ops) != 2 or ops[0] != rs1:
+        return None
+    hi = int(ops[1], 0) & 0xfffff        # printed as the unsigned 20-bit field
+    if hi & 0x80000:
+        hi -= 0x100000
+    return pc + (hi << 12) + offset
+
+
+def _rv_jump_table(reg, recent):
+    """clang's jump table: `auipc t, hi; addi t, t, lo; add y, index, t; ld reg, 0(y); jr reg`:
+    the register was just loaded from a PC-relative table indexed by a register."""
+    for i, (_, mnemonic, operands) in enumerate(recent):
+        ops = [o.strip() for o in operands.split(",")]
+        if mnemonic != "ld" or len(ops) != 2 or ops[0] != reg:
+            continue
+        m = RV_OFFSET_BASE.fullmatch(ops[1])
+        if not m or m.group(1) != "0":
+            continue
+        y = m.group(2)
+        auipcs = {o.split(",")[0].strip() for _, op, o in recent[:i] if op == "auipc"}
+        for _, op, o in recent[:i]:
+            a = [x.strip() for x in o.split(",")]
+            if op == "add" and len(a) == 3 and a[0] == y and y in a[1:] and \
+                    (set(a[1:]) - {y}) & auipcs:
+                return True
+    return False
+
+
+def parse_objdump_riscv64(text):
+    """Functions and their branches from `llvm-objdump -d` of the linked riscv64 image.
+
+    Branch targets are resolved by address, not by objdump's annotation: the assembler keeps
+    local labels (.Lpcrel_hi*, .LBB*) in the symbol table, which are no functions, and calls
+    come as `auipc ra, hi; jalr lo(ra)` pairs that objdump does not annotate."""
+    bodies = {}         # name -> [(address, mnemonic, operands)]
+    current = None
+    for line in text.splitlines():
+        m = HEADER.match(line)
+        if m:
+            name = m.group(2)
+            if name.startswith(".L") or name.startswith("$"):
+                continue        # a local label inside a function
+            if name in bodies:
+                raise StackError(f"symbol {name} appears twice in the image: give one another name")
+            current = name
+            bodies[name] = (int(m.group(1), 16), [])
+            continue
+        m = RV_INSN.match(line)
+        if m and current is not None:
+            bodies[current][1].append((int(m.group(1), 16), m.group(2), m.group(3)))
+
+    starts = sorted((address, name) for name, (address, _) in bodies.items())
+    by_address = dict(starts)
+    addresses = [a for a, _ in starts]
+
+    def where(target):
+        """(function, offset) of an address, or (None, address) below every function."""
+        i = bisect.bisect_right(addresses, target) - 1
+        if i < 0:
+            return None, target
+        return starts[i][1], target - starts[i][0]
+
+    functions = {}
+    for name, (address, insns) in bodies.items():
+        fn = functions[name] = Function(name, address)
+
+        def branch(mnemonic, target, call):
+            owner, offset = where(target)
+            if owner is None:
+                fn.strays.append(f"{mnemonic} {target:#x}")
+            elif offset:
+                if owner != name:
+                    fn.strays.append(f"{mnemonic} {owner}+{offset:#x}")
+            elif call:
+                fn.calls.append(owner)          # a call to itself included: recursion
+            elif owner != name:
+                fn.tails.append(owner)          # a jump to its own start is a loop
+
+        recent = []     # the last few instructions, for auipc pairs and jump tables
+        for at, mnemonic, operands in insns:
+            prev = recent[-1] if recent else None
+            t = ADDRESS.search(operands)
+            if mnemonic in ("jal", "call") and t:
+                rd = operands.split(",")[0].strip() if "," in operands else "ra"
+                branch(mnemonic, int(t.group(1), 16), rd not in RV_LINKLESS)
+            elif mnemonic in ("j", "tail") and t:
+                branch(mnemonic, int(t.group(1), 16), False)
+            elif mnemonic in RISCV64_BRANCHES and t:
+                branch(mnemonic, int(t.group(1), 16), False)
+            elif mnemonic in ("jalr", "jr"):
+                rd, rs1, offset = _rv_jalr(mnemonic, operands)
+                call = rd not in RV_LINKLESS
+                target = _rv_auipc_target(prev, rs1, offset)
+                if target is not None:
+                    branch(f"auipc+{mnemonic}", target, call)
+                elif call:
+                    fn.indirect_calls += 1
+                elif rs1 == "ra" and offset == 0:
+                    pass        # jr ra: a return
+                elif not _rv_jump_table(rs1, recent):
+                    fn.indirect_tails += 1
+            recent = (recent + [(at, mnemonic, operands)])[-8:]
     return functions
 
 
@@ -167,12 +344,14 @@ class Chain:
 
 
 class Analysis:
-    def __init__(self, frames, functions, entries=None, indirect=None, resets=None):
+    def __init__(self, frames, functions, entries=None, indirect=None, resets=None,
+                 assembly=None):
         self.frames = frames
         self.functions = functions
-        self.entries = ENTRIES if entries is None else entries
-        self.indirect = INDIRECT if indirect is None else indirect
-        self.resets = STACK_RESETS if resets is None else resets
+        self.entries = ARM64_ENTRIES if entries is None else entries
+        self.indirect = ARM64_INDIRECT if indirect is None else indirect
+        self.resets = ARM64_STACK_RESETS if resets is None else resets
+        self.assembly = ARM64_ASSEMBLY if assembly is None else assembly
         self.memo = {}
         self.active = []
 
@@ -201,9 +380,13 @@ class Analysis:
             cycle = self.active[self.active.index(f):] + [f]
             raise StackError("recursion, so no bound: " + " -> ".join(cycle))
         frame = self.frames.get(f)
+        if frame is None and f in self.assembly:
+            size, why = self.assembly[f]
+            frame = Frame(size, "static", why)
         if frame is None:
-            raise StackError(f"no stack figure for {f} (assembly?): give it one, or list it "
-                             "in STACK_RESETS if it leaves the stack (tools/stackdepth.py)")
+            raise StackError(f"no stack figure for {f} (assembly?): give it one in ASSEMBLY, "
+                             "or list it in STACK_RESETS if it leaves the stack "
+                             "(tools/stackdepth.py)")
         if frame.qualifier not in ("static", "dynamic,bounded"):
             raise StackError(f"{f} ({frame.where}) has a frame of unbounded size ({frame.qualifier})")
         self.active.append(f)
@@ -251,9 +434,10 @@ class Result:
         return self.below + self.chain.depth
 
 
-def analyse(frames, functions, stack_size, guest_frame, entries=None, indirect=None, resets=None):
+def analyse(frames, functions, stack_size, guest_frame, entries=None, indirect=None, resets=None,
+            assembly=None):
     """Each entry point's worst case; raises StackError if any is unbounded or over budget."""
-    a = Analysis(frames, functions, entries, indirect, resets)
+    a = Analysis(frames, functions, entries, indirect, resets, assembly)
     a.check_entries()
     results = []
     for entry, kind in a.entries.items():
@@ -288,10 +472,45 @@ def report(results, stack_size, guest_frame, top=None):
     return lines
 
 
+@dataclass(frozen=True)
+class Isa:
+    machine: int            # the ELF header's e_machine
+    objdump_args: tuple     # what llvm-objdump needs to decode every instruction the build emits
+    parse: object           # objdump text -> {name: Function}
+    entries: dict
+    indirect: dict
+    resets: dict
+    assembly: dict
+
+
+ISAS = {
+    "arm64": Isa(183, (), parse_objdump_arm64, ARM64_ENTRIES, ARM64_INDIRECT,
+                 ARM64_STACK_RESETS, ARM64_ASSEMBLY),
+    # rv64imac (the build's -march); the CSR instructions need nothing, the H extension's
+    # (hfence, hlv, written as .word) show as <unknown> and branch nowhere.
+    "riscv64": Isa(243, ("--mattr=+m,+a,+c",), parse_objdump_riscv64, RISCV64_ENTRIES,
+                   RISCV64_INDIRECT, RISCV64_STACK_RESETS, RISCV64_ASSEMBLY),
+}
+
+
+def elf_arch(path):
+    """The ISA of an ELF file, from its header's e_machine."""
+    with open(path, "rb") as f:
+        header = f.read(20)
+    if len(header) < 20 or header[:4] != b"\x7fELF":
+        raise StackError(f"{path} is not an ELF file")
+    machine = int.from_bytes(header[18:20], "little" if header[5] == 1 else "big")
+    for name, isa in ISAS.items():
+        if isa.machine == machine:
+            return name
+    raise StackError(f"{path}: no tables for ELF machine {machine} (ISAS, tools/stackdepth.py)")
+
+
 def run(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--elf", required=True, type=Path, help="the linked hypervisor")
     ap.add_argument("--header", required=True, type=Path, help="cpu.h: STACK_SIZE, GUEST_FRAME_SIZE")
+    ap.add_argument("--arch", choices=sorted(ISAS), help="the image's ISA (default: its ELF header's)")
     ap.add_argument("--objdump", default="llvm-objdump")
     ap.add_argument("--report", type=Path, help="write every entry point's deepest chain here")
     ap.add_argument("su", nargs="+", type=Path, help=".su files of the hypervisor's C objects")
@@ -307,9 +526,11 @@ def run(argv=None):
         # reached is an error below.
         frames = merge_frames((str(p), parse_su(p.read_text(), str(p)))
                               for p in args.su if p.exists())
-        dis = subprocess.run([args.objdump, "-d", "--no-show-raw-insn", str(args.elf)],
-                             check=True, capture_output=True, text=True).stdout
-        results = analyse(frames, parse_objdump(dis), stack_size, guest_frame)
+        isa = ISAS[args.arch or elf_arch(args.elf)]
+        dis = subprocess.run([args.objdump, "-d", "--no-show-raw-insn", *isa.objdump_args,
+                              str(args.elf)], check=True, capture_output=True, text=True).stdout
+        results = analyse(frames, isa.parse(dis), stack_size, guest_frame, isa.entries,
+                          isa.indirect, isa.resets, isa.assembly)
     except (StackError, OSError, subprocess.CalledProcessError) as e:
         print(f"stackdepth: error: {e}", file=sys.stderr)
         return 1

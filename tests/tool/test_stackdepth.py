@@ -1,12 +1,18 @@
 """tools/stackdepth.py: worst-case stack per entry point, from synthetic .su and objdump text."""
 
+import dataclasses
 import stat
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from stackdepth import (StackError, analyse, merge_frames, parse_header, parse_objdump,
-                        parse_su, run)
+import stackdepth
+from stackdepth import (StackError, analyse, elf_arch, merge_frames, parse_header,
+                        parse_objdump_arm64 as parse_objdump, parse_objdump_riscv64, parse_su,
+                        run)
+
+HYPERVISOR = Path(__file__).resolve().parents[2] / "hypervisor"
 
 
 def dis(text):
@@ -221,11 +227,26 @@ def fake_objdump(tmp_path, image):
     return tool
 
 
+def fake_elf(path, machine):
+    """The first 20 bytes of a little-endian ELF64 header: enough for its e_machine."""
+    path.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(9) + (2).to_bytes(2, "little")
+                     + machine.to_bytes(2, "little"))
+    return path
+
+
+def test_isa_from_the_elf_header(tmp_path):
+    assert elf_arch(fake_elf(tmp_path / "a.elf", 183)) == "arm64"
+    assert elf_arch(fake_elf(tmp_path / "r.elf", 243)) == "riscv64"
+    with pytest.raises(StackError, match="no tables for ELF machine 62"):
+        elf_arch(fake_elf(tmp_path / "x.elf", 62))
+    (tmp_path / "t.txt").write_text("not an image")
+    with pytest.raises(StackError, match="not an ELF file"):
+        elf_arch(tmp_path / "t.txt")
+
+
 def test_command_line_report_and_exit_status(tmp_path, capsys, monkeypatch):
-    import stackdepth
-    monkeypatch.setattr(stackdepth, "ENTRIES", ENTRIES)
-    monkeypatch.setattr(stackdepth, "STACK_RESETS", RESETS)
-    monkeypatch.setattr(stackdepth, "INDIRECT", {})
+    monkeypatch.setitem(stackdepth.ISAS, "arm64", dataclasses.replace(
+        stackdepth.ISAS["arm64"], entries=ENTRIES, resets=RESETS, indirect={}))
     su = []
     for name, text in SU.items():
         (tmp_path / f"{name}.c.su").write_text(text)
@@ -236,7 +257,8 @@ def test_command_line_report_and_exit_status(tmp_path, capsys, monkeypatch):
     objdump = fake_objdump(tmp_path, IMAGE)
     out = tmp_path / "stack-usage.txt"
 
-    argv = ["--elf", "tern.elf", "--header", str(header), "--objdump", str(objdump),
+    elf = fake_elf(tmp_path / "tern.elf", 183)
+    argv = ["--elf", str(elf), "--header", str(header), "--objdump", str(objdump),
             "--report", str(out)] + su
     assert run(argv) == 0
     printed = capsys.readouterr().out
@@ -248,3 +270,199 @@ def test_command_line_report_and_exit_status(tmp_path, capsys, monkeypatch):
     assert run(argv) == 1
     assert "stack overflow possible" in capsys.readouterr().err
     assert not out.exists()                                # a failed check leaves no report
+
+
+# riscv64: the same program as IMAGE, as llvm-objdump prints a riscv64 image.  Calls and tail
+# calls from C are auipc + jalr pairs without a target annotation; the assembler's local
+# labels (.Lpcrel_hi*, .LBB*) show as symbols inside functions.
+RV_IMAGE = dis("""
+    build/riscv64/tern.elf:	file format elf64-littleriscv
+
+    Disassembly of section .text:
+
+    0000000080200000 <_start>:
+    80200000:      	auipc	ra, 0
+    80200004:      	jalr	64(ra)
+    80200008:      	auipc	t1, 0
+    8020000c:      	jr	248(t1)
+
+    0000000080200010 <.Lpcrel_hi0>:
+    80200010:      	auipc	t0, 1
+    80200014:      	addi	t0, t0, -16
+    80200018:      	j	0x80200010 <.Lpcrel_hi0>
+
+    0000000080200040 <set_stack>:
+    80200040:      	addi	sp, t0, -272
+    80200044:      	ret
+
+    0000000080200060 <trap_entry>:
+    80200060:      	mv	a0, sp
+    80200062:      	jal	0x80200200 <handler>
+    80200066:      	j	0x80200080 <guest_enter>
+
+    0000000080200080 <guest_enter>:
+    80200080:      	sret
+
+    0000000080200100 <boot>:
+    80200100:      	addi	sp, sp, -32
+    80200102:      	sd	ra, 24(sp)
+    80200104:      	auipc	ra, 0
+    80200108:      	jalr	508(ra)
+    8020010c:      	bnez	a0, 0x80200100 <boot>
+    80200110:      	auipc	ra, 0
+    80200114:      	jalr	752(ra)
+
+    0000000080200200 <handler>:
+    80200200:      	addi	sp, sp, -16
+    80200202:      	slli	a0, a0, 3
+
+    0000000080200204 <.LBB1_1>:
+    80200204:      	auipc	a1, 1
+    80200208:      	addi	a1, a1, -512
+    8020020c:      	add	a0, a0, a1
+    8020020e:      	ld	a0, 0(a0)
+    80200210:      	jr	a0
+    80200212:      	addi	sp, sp, 16
+    80200214:      	auipc	t1, 0
+    80200218:      	jr	236(t1)
+
+    0000000080200300 <work>:
+    80200300:      	addi	sp, sp, -96
+    80200304:      	jal	0x80200340 <leaf>
+    80200308:      	beqz	a0, 0x80200310 <.LBB2_1>
+    8020030c:      	ret
+
+    0000000080200310 <.LBB2_1>:
+    80200310:      	<unknown>
+    80200314:      	ret
+
+    0000000080200340 <leaf>:
+    80200340:      	ret
+
+    0000000080200400 <reset_stack>:
+    80200400:      	mv	sp, a1
+    80200402:      	j	0x80200100 <boot>
+""")
+
+
+def rv_check(image=RV_IMAGE, su=SU, stack=16384, entries=ENTRIES, indirect=None, assembly=None):
+    return {r.entry: r for r in analyse(frames_of(su), parse_objdump_riscv64(image), stack, 272,
+                                        entries=entries, indirect=indirect or {}, resets=RESETS,
+                                        assembly=assembly or {})}
+
+
+def test_riscv64_objdump_branches():
+    fns = parse_objdump_riscv64(RV_IMAGE)
+    assert not [name for name in fns if name.startswith(".L")]
+    assert fns["_start"].calls == ["set_stack"] and fns["_start"].tails == ["boot"]
+    assert fns["trap_entry"].calls == ["handler"] and fns["trap_entry"].tails == ["guest_enter"]
+    assert fns["boot"].calls == ["work", "reset_stack"]
+    assert fns["boot"].tails == []                    # a branch to its own start is a loop
+    assert fns["handler"].tails == ["work"]           # auipc t1 + jr: a tail call
+    assert fns["handler"].indirect_tails == 0         # auipc + addi + add + ld + jr: a jump table
+    assert fns["work"].calls == ["leaf"] and fns["work"].tails == []
+    assert fns["reset_stack"].tails == ["boot"]
+    assert not any(f.strays or f.indirect_calls or f.indirect_tails for f in fns.values())
+
+
+def test_riscv64_auipc_pairs_either_way_and_branches_out():
+    """The 20-bit upper immediate is printed unsigned: 1048575 is -1, a call 4 KiB back."""
+    fns = parse_objdump_riscv64(RV_IMAGE + dis("""
+        0000000080201000 <far>:
+        80201000:      	auipc	ra, 1048575
+        80201004:      	jalr	64(ra)
+        80201008:      	auipc	t1, 1048575
+        8020100c:      	jalr	zero, 248(t1)
+        80201010:      	auipc	t0, 0
+        80201014:      	jalr	t0, -3280(t0)
+        80201018:      	bltu	a0, a1, 0x80200340 <leaf>
+        8020101c:      	jal	zero, 0x80200340 <leaf>
+    """))
+    assert fns["far"].calls == ["set_stack", "leaf"]  # t0: the alternate link register
+    assert fns["far"].tails == ["boot", "leaf", "leaf"]
+
+
+def test_riscv64_indirect_calls_returns_and_strays():
+    fns = parse_objdump_riscv64(dis("""
+        0000000080203000 <mmio_emulate>:
+        80203000:      	ld	a5, 16(a4)
+        80203004:      	jalr	a5
+        80203006:      	jalr	t0, 0(a5)
+        8020300a:      	jr	ra
+        8020300c:      	ret
+        8020300e:      	jr	a5
+        80203010:      	jal	0x80203304 <other+0x4>
+        80203014:      	bnez	a0, 0x80203302 <other+0x2>
+        80203018:      	auipc	ra, 0
+        8020301c:      	jalr	-4120(ra)
+
+        0000000080203300 <other>:
+        80203300:      	ret
+    """))
+    f = fns["mmio_emulate"]
+    assert (f.indirect_calls, f.indirect_tails) == (2, 1)
+    assert f.strays == ["jal other+0x4", "bnez other+0x2", "auipc+jalr 0x80202000"]
+
+
+def test_riscv64_depths_and_tail_calls():
+    r = rv_check()
+    assert r["boot"].chain.depth == 32 + 96 + 16
+    assert [n for n, _ in r["boot"].chain.path] == ["boot", "work", "leaf"]
+    assert r["handler"].total == 272 + 96 + 16       # its frame is gone before the tail call
+
+
+def test_riscv64_recursion_is_reported():
+    image = RV_IMAGE.replace("80200304:      	jal	0x80200340 <leaf>",
+                             "80200304:      	jal	0x80200340 <leaf>\n"
+                             "80200306:      	auipc	ra, 0\n"
+                             "8020030a:      	jalr	-262(ra)")
+    assert parse_objdump_riscv64(image)["work"].calls == ["leaf", "handler"]
+    with pytest.raises(StackError, match=r"recursion, so no bound: work -> handler -> work"):
+        rv_check(image)
+
+
+def test_riscv64_indirect_jalr_unlisted_is_an_error_and_listed_resolves():
+    image = RV_IMAGE.replace("80200340:      	ret", "80200340:      	jalr	a5") + dis("""
+        0000000080200700 <deep>:
+        80200700:      	ret
+    """)
+    with pytest.raises(StackError, match="leaf calls through a pointer"):
+        rv_check(image)
+    su = dict(SU, deep="core/x.c:1:deep\t1000\tstatic\n")
+    assert rv_check(image, su, indirect={"leaf": ("deep",)})["boot"].chain.depth == \
+        32 + 96 + 16 + 1000
+
+
+def test_riscv64_assembly_called_from_c_needs_a_figure():
+    image = RV_IMAGE.replace("80200340:      	ret", "80200340:      	jal	0x80200700 <fetch>") + dis("""
+        0000000080200700 <fetch>:
+        80200700:      	csrr	t2, stvec
+        80200704:      	ret
+    """)
+    with pytest.raises(StackError, match="no stack figure for fetch"):
+        rv_check(image)
+    r = rv_check(image, assembly={"fetch": (8, "boot.S")})
+    assert r["boot"].chain.path[-1] == ("fetch", 8)
+    assert r["boot"].chain.depth == 32 + 96 + 16 + 8
+
+
+def built_su(build):
+    """The .su files of one build directory, not those of the builds nested in it."""
+    nested = [d for d in build.iterdir() if d.is_dir() and (d / "tern.elf").exists()]
+    return [str(p) for p in build.rglob("*.su")
+            if not any(n in p.parents for n in nested) and "lint" not in p.parts]
+
+
+@pytest.mark.parametrize("arch, build", [("arm64", "build"), ("riscv64", "build/riscv64")])
+def test_the_built_image(arch, build, tmp_path, capsys):
+    """The check on the image `make -s all` built, if it did: every entry point bounded."""
+    build = HYPERVISOR / build
+    if not (build / "tern.elf").exists():
+        pytest.skip(f"{build}/tern.elf not built")
+    out = tmp_path / "stack-usage.txt"
+    argv = ["--elf", str(build / "tern.elf"), "--report", str(out),
+            "--header", str(HYPERVISOR / "arch" / arch / "include" / "arch" / "cpu.h")]
+    assert run(argv + built_su(build)) == 0, capsys.readouterr().err
+    report = out.read_text()
+    for entry in stackdepth.ISAS[arch].entries:
+        assert f"\n  {entry}: " in report
