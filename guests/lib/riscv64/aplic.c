@@ -20,6 +20,7 @@
 #define CPU_INTC_S_EXTERNAL 9
 
 static uintptr_t base;
+static bool msi_mode;   /* read once: a partition's APLIC registers trap */
 
 /* The first APLIC whose interrupts (direct mode) or MSIs reach supervisor level. */
 bool aplic_init(void)
@@ -36,6 +37,7 @@ bool aplic_init(void)
 
 		if (reg && ac >= 1 && ac <= 2 && len >= 4 * ac && supervisor) {
 			base = (uintptr_t)fdt_read_cells(reg, ac);
+			msi_mode = mmio_read32(base + DOMAINCFG) & DOMAINCFG_DM;
 			return true;
 		}
 	}
@@ -44,12 +46,12 @@ bool aplic_init(void)
 
 bool aplic_msi_mode(void)
 {
-	return mmio_read32(base + DOMAINCFG) & DOMAINCFG_DM;
+	return msi_mode;
 }
 
 void aplic_route(unsigned source, unsigned hart, unsigned id)
 {
-	bool msi = aplic_msi_mode();
+	bool msi = msi_mode;
 
 	mmio_write32(base + CLRIENUM, source);
 	mmio_write32(base + SOURCECFG(source), SM_LEVEL_HIGH);

@@ -13,7 +13,7 @@
 /* From the device tree; false if there is no APLIC that raises supervisor interrupts. */
 bool aplic_init(void);
 
-/* Whether the domain delivers by MSI (domaincfg.DM). */
+/* Whether the domain delivers by MSI (domaincfg.DM, as aplic_init read it). */
 bool aplic_msi_mode(void);
 
 /*
