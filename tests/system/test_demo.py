@@ -27,13 +27,17 @@ def test_demo_riscv64_table_trapless_rows_equal_native(tmp_path, capsys):
     traps = runs["tern direct"]["traps"]
     trapless = sorted(t for t, c in traps.items() if c["traps_per_interrupt"] == 0)
     assert trapless == sorted(("sstc-wfi", "sstc-busy", "ipi-wfi", "ipi-busy", "edu-wfi",
-                               "edu-busy")), traps
+                               "edu-busy", "intx-wfi", "intx-busy")), traps
     for test in trapless:
         r = direct[test]
         assert (r["min"], r["max"], r["avg"]) == \
             (native[test]["min"], native[test]["max"], native[test]["avg"]), (test, r)
     trapped = runs["tern wfi=trap"]["traps"]["sbi-timer-busy"]
     assert trapped["traps_per_interrupt"] > 0 and "sbi_time" in trapped["traps_by_cause"]
+    # edu's INTx through the emulated APLIC: the interrupt and the guest's claims trap.
+    intx = runs["tern wfi=trap"]["traps"]["intx-busy"]
+    assert intx["traps_by_cause"].get("exit_irq", 0) >= 1, intx
+    assert intx["traps_by_cause"].get("exit_mmio", 0) >= 1, intx
     assert "traps" not in runs["native"]
     # The table printed: riscv64's only, its trap column.
     assert "guests/build/riscv64/lat.img" in printed and "guests/build/lat.img" not in printed
