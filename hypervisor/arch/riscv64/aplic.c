@@ -481,9 +481,16 @@ static enum mmio_result vaplic_access(struct vcpu *v, uint64_t offset, unsigned 
 		vcpu_count(v, STAT_APLIC_IGNORED);
 	if (!write)
 		*value = word;
-	/* What changes delivery: writes, and a claim (a read of claimi). */
-	if (write || (offset >= IDC && offset % IDC_SIZE == CLAIMI))
+	/*
+	 * What changes delivery: a write (configuration: every vCPU looks again), and a claim,
+	 * which changes only the claiming IDC's hart (a source targets one hart): a guest's
+	 * interrupt handler kicks none of its siblings.
+	 */
+	if (write)
 		update_all(p);
+	else if (offset >= IDC && (offset - IDC) % IDC_SIZE == CLAIMI && !trapless(p) &&
+		 (offset - IDC) / IDC_SIZE < p->num_vcpus)
+		update_vcpu(&p->vcpu[(offset - IDC) / IDC_SIZE]);
 	return MMIO_DONE;
 }
 
