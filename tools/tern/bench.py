@@ -356,23 +356,38 @@ def per_sample(few, more, samples):
     return (int(total) if float(total).is_integer() else round(total, 2)), causes
 
 
-def count_traps(runs, label, tests, shift, samples=TRAP_SAMPLES, vcpus=2, pci=()):
-    """Per test, the hypervisor's entries per sample (per measured interrupt) in a riscv64
-    partition, each test run alone on the main run's board: ({test: {"traps_per_interrupt":
-    N, "traps_by_cause": {...}}}, None), or (None, why)."""
+def traps_per_interrupt(tests, run_counters, samples=TRAP_SAMPLES):
+    """Per test, the hypervisor's entries per sample (per measured interrupt): the test alone
+    with `samples` and twice as many, the counters' difference over `samples`.
+    run_counters(test, n) -> (tern-stats of the measured partition, None) or (None, failure).
+    Returns ({test: {"traps_per_interrupt": N, "traps_by_cause": {...}}}, None), or what was
+    counted so far and the first failure."""
     out = {}
     for test in tests:
         stats = []
         for n in (samples, 2 * samples):
-            result, _ = runs.guest(f"{label}-traps-{test}-{n}", LAT_RISCV64,
-                                   f"lat.samples={n} lat.tests={test}", shift, vcpus=vcpus,
-                                   pci=pci, arch="riscv64")
-            if not result.ok or "rt" not in result.stats:
-                return None, f"counting traps of {test} ({n} samples): {result.reason or 'no tern-stats'}"
-            stats.append(result.stats["rt"])
+            counters, failure = run_counters(test, n)
+            if counters is None:
+                return out, failure
+            stats.append(counters)
         total, causes = per_sample(stats[0], stats[1], samples)
         out[test] = {"traps_per_interrupt": total, "traps_by_cause": causes}
     return out, None
+
+
+def count_traps(runs, label, tests, shift, samples=TRAP_SAMPLES, vcpus=2, pci=()):
+    """traps_per_interrupt of a riscv64 partition on the main run's board: (counts, None), or
+    (None, why)."""
+    def run_counters(test, n):
+        result, _ = runs.guest(f"{label}-traps-{test}-{n}", LAT_RISCV64,
+                               f"lat.samples={n} lat.tests={test}", shift, vcpus=vcpus,
+                               pci=pci, arch="riscv64")
+        if not result.ok or "rt" not in result.stats:
+            return None, f"counting traps of {test} ({n} samples): {result.reason or 'no tern-stats'}"
+        return result.stats["rt"], None
+
+    out, why = traps_per_interrupt(tests, run_counters, samples)
+    return (None, why) if why else (out, None)
 
 
 def run_scenario(scenario, system, shift, plan, runs):

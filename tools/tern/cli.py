@@ -23,7 +23,7 @@ import time
 import traceback
 from pathlib import Path
 
-from . import build, layout, qemu, results, runner
+from . import bench, build, layout, qemu, results, runner
 from .config import CPU_MODELS, PCI_DISK_MODELS, PCI_MODELS, format_size, load_system
 from .errors import (EXIT_INTERNAL, EXIT_SIGNAL_BASE, Interrupted, TernError, ToolError,
                      UsageError, one_line, quote, show_path)
@@ -42,13 +42,10 @@ DEMO_BOARD_CPUS = 2
 # at icount shift 0, where the guest's `cycle` counts instructions.
 DEMO_ARCHES = ("arm64", "riscv64")
 DEMO_IMAGE_RISCV64 = runner.REPO_ROOT / "guests" / "build" / "riscv64" / "lat.img"
-DEMO_TESTS_RISCV64 = ("sstc-wfi", "sstc-busy", "sbi-timer-wfi", "sbi-timer-busy", "ipi-wfi",
-                      "ipi-busy", "sbi-ipi-wfi", "sbi-ipi-busy", "edu-wfi", "edu-busy",
-                      "intx-wfi", "intx-busy")
-# Without Sstc or an IMSIC guest file, a trap-and-emulate partition runs the SBI timer and IPI
-# tests, and edu's INTx through its emulated APLIC.
-DEMO_TRAP_TESTS_RISCV64 = ("sbi-timer-wfi", "sbi-timer-busy", "sbi-ipi-wfi", "sbi-ipi-busy",
-                           "intx-wfi", "intx-busy")
+# The bench's riscv64 tests: without Sstc or an IMSIC guest file, a trap-and-emulate
+# partition runs the SBI timer and IPI tests, and edu's INTx through its emulated APLIC.
+DEMO_TESTS_RISCV64 = bench.RISCV64_TESTS
+DEMO_TRAP_TESTS_RISCV64 = bench.RISCV64_PARTITION_TESTS["trap"]
 DEMO_CORES_RISCV64 = (1, 2)
 DEMO_ICOUNT_RISCV64 = 0
 # QEMU 7.2 runs the generic timer at 62.5 MHz: one tick is 16 ns of virtual time.
@@ -446,24 +443,14 @@ def _demo_run(args, arch, label, wfi, irq, tests, rundir, samples, quiet):
 
 
 def _demo_traps(args, label, wfi, irq, tests, rundir):
-    """riscv64: per test, the hypervisor's entries per interrupt (bench.count_traps' method:
-    the test alone with N and 2N samples; the counters' difference over N).  Returns
-    ({test: {...}}, failed RunResult or None)."""
-    from . import bench
+    """riscv64: per test, the hypervisor's entries per interrupt (bench.traps_per_interrupt).
+    Returns ({test: {...}}, failed RunResult or None)."""
+    def run_counters(test, samples):
+        result, _, counters = _demo_run(args, "riscv64", label, wfi, irq, (test,),
+                                        rundir / f"traps-{test}-{samples}", samples, True)
+        return (counters, None) if result.ok and counters else (None, result)
 
-    n = bench.TRAP_SAMPLES
-    out = {}
-    for test in tests:
-        stats = []
-        for samples in (n, 2 * n):
-            result, _, counters = _demo_run(args, "riscv64", label, wfi, irq, (test,),
-                                            rundir / f"traps-{test}-{samples}", samples, True)
-            if not result.ok or not counters:
-                return out, result
-            stats.append(counters)
-        total, causes = bench.per_sample(stats[0], stats[1], n)
-        out[test] = {"traps_per_interrupt": total, "traps_by_cause": causes}
-    return out, None
+    return bench.traps_per_interrupt(tests, run_counters)
 
 
 def _demo_table(args, arch, workdir, quiet):
@@ -512,7 +499,7 @@ def _demo_table(args, arch, workdir, quiet):
                 if row[0] in planned.get(row[1], ()) or row[0] not in known]
     print(results.format_table(headers, rows))
     if riscv:
-        n = _trap_samples()
+        n = bench.TRAP_SAMPLES
         print(f"traps/interrupt: the hypervisor's entries per sample, by cause (tern-stats; each "
               f"test alone with {n} and {2 * n} samples, the difference divided by {n}); "
               "native: no hypervisor")
@@ -522,11 +509,6 @@ def _demo_table(args, arch, workdir, quiet):
                              **({"traps": traps[label]} if label in traps else {})}
                      for label in runs}}
     return part, statuses
-
-
-def _trap_samples():
-    from . import bench
-    return bench.TRAP_SAMPLES
 
 
 def demo_trap_cells(traps, label, test):
@@ -570,7 +552,7 @@ def cmd_demo(args):
 
 
 def cmd_bench(args):
-    from . import bench, report
+    from . import report
 
     plan = bench.QUICK if args.quick else bench.FULL
     scenarios = bench.SCENARIOS
