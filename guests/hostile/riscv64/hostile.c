@@ -28,6 +28,7 @@
  *  - busy: no misdeed, the control neighbour (it only computes, with a timer armed).
  * Output: PROBE-JSON lines with "test":"hostile-<action>" (tools/tern/results.py parses them).
  */
+#include "aplic.h"
 #include "bootargs.h"
 #include "console.h"
 #include "imsic.h"
@@ -108,13 +109,6 @@ static void busy(void)
 	       "\"pass\":true}\n", (unsigned long)rounds);
 }
 
-/* The APLIC's registers a guest programs a source with (RISC-V AIA, chapter 4). */
-#define APLIC_DOMAINCFG     0x0000
-#define APLIC_SOURCECFG(s)  (0x0004 + 4 * ((s) - 1))
-#define APLIC_SETIPNUM      0x1cdc
-#define APLIC_SETIENUM      0x1edc
-#define APLIC_GENMSI        0x3000
-#define APLIC_TARGET(s)     (0x3004 + 4 * ((s) - 1))
 #define UART_SOURCE         10
 
 static void aplic_foreign(void)
@@ -122,20 +116,20 @@ static void aplic_foreign(void)
 	uintptr_t aplic = APLIC_S_BASE;
 
 	trying("aplic-foreign", aplic + APLIC_SOURCECFG(UART_SOURCE));
-	mmio_write32(aplic + APLIC_DOMAINCFG, 1u << 8);
-	mmio_write32(aplic + APLIC_SOURCECFG(UART_SOURCE), 6);         /* level high */
+	mmio_write32(aplic + APLIC_DOMAINCFG, APLIC_DOMAINCFG_IE);
+	mmio_write32(aplic + APLIC_SOURCECFG(UART_SOURCE), APLIC_SM_LEVEL_HIGH);
 	mmio_write32(aplic + APLIC_TARGET(UART_SOURCE), 5);            /* hart 0, identity 5 */
 	mmio_write32(aplic + APLIC_SETIENUM, UART_SOURCE);
 	mmio_write32(aplic + APLIC_SETIPNUM, UART_SOURCE);
-	mmio_write32(aplic + APLIC_GENMSI, 7u << 18 | 5);              /* hart 7: not its own */
+	mmio_write32(aplic + APLIC_GENMSI, 7u << APLIC_TARGET_HART_SHIFT | 5); /* hart 7: not its own */
 	uint32_t sourcecfg = mmio_read32(aplic + APLIC_SOURCECFG(UART_SOURCE));
 	uint32_t target = mmio_read32(aplic + APLIC_TARGET(UART_SOURCE));
 	uint32_t own = mmio_read32(aplic + APLIC_SOURCECFG(32));        /* INTA: its own */
-	mmio_write32(aplic + APLIC_SOURCECFG(32), 6);
+	mmio_write32(aplic + APLIC_SOURCECFG(32), APLIC_SM_LEVEL_HIGH);
 	uint32_t own_after = mmio_read32(aplic + APLIC_SOURCECFG(32));
 	printf("PROBE-JSON {\"test\":\"hostile-aplic-foreign\",\"phase\":\"after\",\"sourcecfg\":%u,"
 	       "\"target\":%u,\"own\":%u,\"own_after\":%u,\"pass\":%s}\n", sourcecfg, target, own,
-	       own_after, sourcecfg == 0 && target == 0 && own_after == 6 ? "true" : "false");
+	       own_after, sourcecfg == 0 && target == 0 && own_after == APLIC_SM_LEVEL_HIGH ? "true" : "false");
 	mmio_write32(aplic + APLIC_SOURCECFG(32), 0);
 }
 

@@ -2,21 +2,6 @@
 
 #include "fdt.h"
 
-/* The APLIC's registers (RISC-V AIA specification, chapter 4). */
-#define DOMAINCFG       0x0000
-#define DOMAINCFG_IE    (1u << 8)
-#define DOMAINCFG_DM    (1u << 2)
-#define SOURCECFG(s)    (0x0004 + 4 * ((s) - 1))
-#define SM_LEVEL_HIGH   6
-#define SETIENUM        0x1edc
-#define CLRIENUM        0x1fdc
-#define TARGET(s)       (0x3004 + 4 * ((s) - 1))
-#define TARGET_HART_SHIFT 18
-#define IDC(hart)       (0x4000 + 32 * (hart))
-#define IDELIVERY       0x00
-#define ITHRESHOLD      0x08
-#define CLAIMI          0x1c
-
 #define CPU_INTC_S_EXTERNAL 9
 
 static uintptr_t base;
@@ -37,7 +22,7 @@ bool aplic_init(void)
 
 		if (reg && ac >= 1 && ac <= 2 && len >= 4 * ac && supervisor) {
 			base = (uintptr_t)fdt_read_cells(reg, ac);
-			msi_mode = mmio_read32(base + DOMAINCFG) & DOMAINCFG_DM;
+			msi_mode = mmio_read32(base + APLIC_DOMAINCFG) & APLIC_DOMAINCFG_DM;
 			return true;
 		}
 	}
@@ -53,24 +38,25 @@ void aplic_route(unsigned source, unsigned hart, unsigned id)
 {
 	bool msi = msi_mode;
 
-	mmio_write32(base + CLRIENUM, source);
-	mmio_write32(base + SOURCECFG(source), SM_LEVEL_HIGH);
-	mmio_write32(base + TARGET(source), (uint32_t)hart << TARGET_HART_SHIFT | (msi ? id : 1));
+	mmio_write32(base + APLIC_CLRIENUM, source);
+	mmio_write32(base + APLIC_SOURCECFG(source), APLIC_SM_LEVEL_HIGH);
+	mmio_write32(base + APLIC_TARGET(source),
+		     (uint32_t)hart << APLIC_TARGET_HART_SHIFT | (msi ? id : 1));
 	if (!msi) {
-		mmio_write32(base + IDC(hart) + ITHRESHOLD, 0);
-		mmio_write32(base + IDC(hart) + IDELIVERY, 1);
+		mmio_write32(base + APLIC_IDC(hart) + APLIC_ITHRESHOLD, 0);
+		mmio_write32(base + APLIC_IDC(hart) + APLIC_IDELIVERY, 1);
 	}
-	mmio_write32(base + DOMAINCFG, DOMAINCFG_IE | (msi ? DOMAINCFG_DM : 0));
-	mmio_write32(base + SETIENUM, source);
+	mmio_write32(base + APLIC_DOMAINCFG, APLIC_DOMAINCFG_IE | (msi ? APLIC_DOMAINCFG_DM : 0));
+	mmio_write32(base + APLIC_SETIENUM, source);
 }
 
 void aplic_unroute(unsigned source)
 {
-	mmio_write32(base + CLRIENUM, source);
-	mmio_write32(base + SOURCECFG(source), 0);
+	mmio_write32(base + APLIC_CLRIENUM, source);
+	mmio_write32(base + APLIC_SOURCECFG(source), 0);
 }
 
 unsigned aplic_claim(unsigned hart)
 {
-	return mmio_read32(base + IDC(hart) + CLAIMI) >> 16;
+	return mmio_read32(base + APLIC_IDC(hart) + APLIC_CLAIMI) >> 16;
 }

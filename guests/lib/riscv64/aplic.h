@@ -10,6 +10,23 @@
 
 #include "riscv.h"
 
+/* The APLIC's registers (RISC-V AIA specification, chapter 4), from its base. */
+#define APLIC_DOMAINCFG         0x0000
+#define APLIC_DOMAINCFG_IE      (1u << 8)
+#define APLIC_DOMAINCFG_DM      (1u << 2)       /* MSI delivery mode */
+#define APLIC_SOURCECFG(s)      (0x0004 + 4 * ((s) - 1))
+#define APLIC_SM_LEVEL_HIGH     6
+#define APLIC_SETIPNUM          0x1cdc
+#define APLIC_SETIENUM          0x1edc
+#define APLIC_CLRIENUM          0x1fdc
+#define APLIC_GENMSI            0x3000
+#define APLIC_TARGET(s)         (0x3004 + 4 * ((s) - 1))
+#define APLIC_TARGET_HART_SHIFT 18
+#define APLIC_IDC(hart)         (0x4000 + 32 * (hart))
+#define APLIC_IDELIVERY         0x00
+#define APLIC_ITHRESHOLD        0x08
+#define APLIC_CLAIMI            0x1c
+
 /* From the device tree; false if there is no APLIC that raises supervisor interrupts. */
 bool aplic_init(void);
 
