@@ -123,13 +123,19 @@ static bool host_input(uint32_t s)
 }
 
 /*
- * A level source is sent once per rising edge: a line still high after draining goes again.
- * Only then: QEMU 7.2's APLIC makes a level source pending on setipnum whatever its input.
+ * Make source s pending on the board.  A level source can be pending only while its input is
+ * high, as the APLIC specification has it: QEMU 7.2's APLIC does not check, so it is done here.
  */
+static void host_set_pending(uint32_t s, bool level)
+{
+	if (!level || host_input(s))
+		host_write(SETIPNUM, s);
+}
+
+/* A level source is sent once per rising edge: a line still high after draining goes again. */
 void aplic_console_retrigger(void)
 {
-	if (host_input(console_source))
-		host_write(SETIPNUM_LE, console_source);
+	host_set_pending(console_source, true);
 }
 
 static bool bit_of(const uint32_t *words, uint32_t s)
@@ -277,10 +283,10 @@ static void set_pending(struct partition *p, uint32_t s, bool on)
 	struct vaplic *va = &riscv_part(p)->vaplic;
 	bool level = bit_of(va->level, s);
 
-	if (trapless(p)) {
-		/* A level source is pending only while its input is high (QEMU 7.2 does not check). */
-		if (!on || !level || host_input(s))
-			host_write(on ? SETIPNUM : CLRIPNUM, s);
+	if (trapless(p) && on) {
+		host_set_pending(s, level);
+	} else if (trapless(p)) {
+		host_write(CLRIPNUM, s);
 	} else if (!on) {
 		(void)atomic_fetch_and(&va->pending[s / 32u], ~(1u << (s % 32u)));
 	} else if (va->sourcecfg[s] != 0u && !level) {
