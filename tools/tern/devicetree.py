@@ -284,6 +284,11 @@ def _riscv_intc_label(vcpu):
     return f"cpu{vcpu}_intc"
 
 
+def _riscv_s_external(num_vcpus):
+    """interrupts-extended cells naming each vCPU's supervisor external interrupt."""
+    return ", ".join(f"<&{_riscv_intc_label(i)} {RISCV_IRQ_S_EXTERNAL}>" for i in range(num_vcpus))
+
+
 def _riscv_imsic_node(num_vcpus):
     """The IMSIC's S-level files, one per vCPU at the bare board's stride: vCPU i's file is
     where hart i's is on the board (the hypervisor backs it with a guest file of its core).
@@ -292,8 +297,7 @@ def _riscv_imsic_node(num_vcpus):
     in between (guest files on the board) are not the partition's.
     """
     base = layout.RISCV64_IMSIC_S_BASE
-    targets = ", ".join(f"<&{_riscv_intc_label(i)} {RISCV_IRQ_S_EXTERNAL}>"
-                        for i in range(num_vcpus))
+    targets = _riscv_s_external(num_vcpus)
     return [
         f"\t\timsics@{base:x} {{",
         '\t\t\tcompatible = "qemu,imsics", "riscv,imsics";',
@@ -319,9 +323,7 @@ def _riscv_aplic_node(num_vcpus, msi_mode):
     if msi_mode:
         parent = [f"\t\t\tmsi-parent = <{RISCV_IMSIC_PHANDLE}>;"]
     else:
-        targets = ", ".join(f"<&{_riscv_intc_label(i)} {RISCV_IRQ_S_EXTERNAL}>"
-                            for i in range(num_vcpus))
-        parent = [f"\t\t\tinterrupts-extended = {targets};"]
+        parent = [f"\t\t\tinterrupts-extended = {_riscv_s_external(num_vcpus)};"]
     return [
         f"\t\taplic@{base:x} {{",
         '\t\t\tcompatible = "riscv,aplic";',
