@@ -122,6 +122,13 @@ void power_left(struct partition *p, struct vcpu *v)
 	spin_unlock(&p->lock);
 }
 
+bool power_must_leave(const struct partition *p, const struct vcpu *v)
+{
+	return atomic_load_explicit(&v->stop, memory_order_relaxed) ||
+	       state(p) != PARTITION_RUNNING ||
+	       atomic_load_explicit(&p->request, memory_order_relaxed) != 0u;
+}
+
 bool power_others_off(struct partition *p, const struct vcpu *self)
 {
 	for (uint32_t i = 0; i < p->num_vcpus; i++) {

@@ -263,3 +263,37 @@ def test_a_neighbour_flooding_its_uart_is_dropped_and_counted(tmp_path):
     assert len(result.partitions["rt"].lat) == 1, result.explain()
     assert result.partitions["rt"].state == "off", result.explain()
     assert result.partitions["bad"].lines.count("x") > 100, result.explain()
+
+
+@pytest.mark.parametrize("irq, race, end", [
+    ("direct", "fence-i", "srst"),
+    ("trap", "fence-i", "srst"),
+    ("direct", "sfence-asid", "fault"),
+    ("trap", "sfence-asid", "srst"),
+    ("direct", "fence-all", "srst"),
+    ("trap", "fence-all", "fault"),
+    ("direct", "ipi", "fault"),
+    ("trap", "ipi", "srst"),
+])
+def test_a_partition_ends_while_its_harts_wait_for_remote_fences(tmp_path, irq, race, end):
+    # Two harts of three loop on a remote fence (or IPI) aimed at hart 0, which ends the
+    # partition, at every restart: a hart waiting for a fence gives up when its partition
+    # ends, so the partition ends each time and nothing else waits. Each restart is another
+    # chance for the race (before the fix most runs hung in one of them). No icount: the
+    # siblings' loops have no timer deadline.
+    restarts = 4
+    bad = partition("bad", [2, 3, 4], HOSTILE,
+                    f"hostile.action=fence-race hostile.race={race} hostile.end={end}", irq,
+                    max_restarts=restarts, on_fault="restart")
+    result = run_system(system(tmp_path, lat_partition("sstc-busy", cpus=(1,)), bad, cpus=5),
+                        timeout=90)
+    assert not result.timed_out, result.explain()
+    assert result.panic is None, result.explain()
+    acting = [r for r in result.partitions["bad"].probe if r.get("phase") == "acting"]
+    assert acting == [{"test": "hostile-fence-race", "phase": "acting", "harts": 3,
+                       "race": race}] * (restarts + 1), result.explain()
+    assert f"tern: partition bad: restart limit {restarts} reached" in result.log, \
+        result.explain()
+    assert result.partitions["bad"].state == "stopped", result.explain()
+    assert len(result.partitions["rt"].lat) == 1, result.explain()
+    assert result.partitions["rt"].state == "off", result.explain()

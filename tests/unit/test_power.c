@@ -441,3 +441,28 @@ void test_power_threads(void)
 	CHECK(atomic_load(&restarts) >= STRESS_RESTARTS); /* it really went round */
 	fprintf(stderr, "  power threads: %u lives, %u ends\n", atomic_load(&lives), atomic_load(&ends));
 }
+
+/* What ends a vCPU's wait for another core: its stop, its partition's end, a request. */
+void test_power_must_leave(void)
+{
+	struct partition *p = fresh(2);
+	struct vcpu *v0 = &p->vcpu[0], *v1 = &p->vcpu[1];
+	uint32_t kick;
+
+	atomic_store(&v1->power, VCPU_ON);
+	CHECK(!power_must_leave(p, v1));
+	atomic_store(&p->request, PARTITION_REQ_STOP);
+	CHECK(power_must_leave(p, v1));
+	atomic_store(&p->request, 0);
+	CHECK(power_begin_end(p, v0, &kick));
+	CHECK(power_must_leave(p, v1)); /* asked to stop */
+	CHECK(power_must_leave(p, v0)); /* the ending core itself: its partition is ENDING */
+	atomic_store(&v1->stop, false);
+	CHECK(power_must_leave(p, v1)); /* ENDING alone is enough */
+	fresh(2);
+	atomic_store(&v1->power, VCPU_ON);
+	CHECK(!power_cpu_off(p, v0)); /* v1 stays on: the partition runs on */
+	CHECK_EQ(state(), PARTITION_RUNNING);
+	CHECK(power_must_leave(p, v0)); /* its own CPU_OFF */
+	CHECK(!power_must_leave(p, v1));
+}

@@ -71,6 +71,7 @@
 	TEST(test_power_race_three_cpu_offs) \
 	TEST(test_power_race_cpu_on_and_end) \
 	TEST(test_power_begin_end_once) \
+	TEST(test_power_must_leave) \
 	TEST(test_power_end_and_restart) \
 	TEST(test_power_others_off) \
 	TEST(test_power_threads) \

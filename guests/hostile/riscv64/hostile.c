@@ -25,6 +25,11 @@
  *  - msi-foreign: QEMU's edu (the partition owns the PCIe bus) with its MSI aimed at the
  *    IMSIC file of a hart the partition does not have, and enabled: the hypervisor refuses
  *    the enable and stops the partition; the device never writes there.
+ *  - fence-race: every other hart of the partition calls, in a loop, an SBI call that waits
+ *    for (or signals) hart 0 (hostile.race: fence-i, sfence-asid, fence-all or ipi) while hart
+ *    0 ends the partition (hostile.end: srst, a reboot, or fault, a store past its RAM), and
+ *    again at every restart. A hart waiting for a remote fence must give up when its
+ *    partition ends: the partition ends, nothing else waits, the console serves everyone.
  *  - busy: no misdeed, the control neighbour (it only computes, with a timer armed).
  * Output: PROBE-JSON lines with "test":"hostile-<action>" (tools/tern/results.py parses them).
  */
@@ -111,6 +116,78 @@ static void busy(void)
 
 #define UART_SOURCE         10
 
+#define SBI_EXT_RFENCE          0x52464e43
+#define SBI_RFENCE_FENCE_I      0
+#define SBI_RFENCE_SFENCE_ASID  2
+#define RACE_WARMUP_CALLS       100
+
+enum race { RACE_FENCE_I, RACE_SFENCE_ASID, RACE_FENCE_ALL, RACE_IPI };
+
+static volatile unsigned long race_calls[MAX_CPUS];
+
+/* remote_sfence_vma_asid takes five arguments: sbi_call passes three. */
+static long sfence_asid_hart0(void)
+{
+	register unsigned long a0 __asm__("a0") = 1;      /* hart_mask: hart 0 */
+	register unsigned long a1 __asm__("a1") = 0;      /* hart_mask_base */
+	register unsigned long a2 __asm__("a2") = 0;      /* start_addr */
+	register unsigned long a3 __asm__("a3") = ~0UL;   /* size: all */
+	register unsigned long a4 __asm__("a4") = 1;      /* asid */
+	register unsigned long a6 __asm__("a6") = SBI_RFENCE_SFENCE_ASID;
+	register unsigned long a7 __asm__("a7") = SBI_EXT_RFENCE;
+
+	__asm__ volatile("ecall" : "+r"(a0), "+r"(a1) : "r"(a2), "r"(a3), "r"(a4), "r"(a6), "r"(a7)
+			 : "memory");
+	return (long)a0;
+}
+
+/* On a sibling hart, for ever: the call `race` names, aimed at hart 0. */
+static void race_loop(uint64_t race)
+{
+	unsigned long hart;
+
+	__asm__ volatile("mv %0, tp" : "=r"(hart)); /* the library keeps the hart id there */
+	for (;;) {
+		if (race == RACE_FENCE_I)
+			(void)sbi_call(SBI_EXT_RFENCE, SBI_RFENCE_FENCE_I, 1, 0, 0);
+		else if (race == RACE_SFENCE_ASID)
+			(void)sfence_asid_hart0();
+		else if (race == RACE_FENCE_ALL)
+			(void)sbi_call(SBI_EXT_RFENCE, SBI_RFENCE_FENCE_I, 0, ~0UL, 0);
+		else
+			(void)sbi_send_ipi_one(0);
+		race_calls[hart % MAX_CPUS]++;
+	}
+}
+
+static void fence_race(void)
+{
+	static const char *const names[] = { "fence-i", "sfence-asid", "fence-all", "ipi" };
+	struct strview race_arg = { "fence-i", 7 }, end = { "srst", 4 };
+	unsigned harts[MAX_CPUS];
+	unsigned n = cpu_harts(harts, MAX_CPUS);
+	uint64_t race = RACE_FENCE_I;
+
+	(void)bootarg("hostile.race", &race_arg);
+	(void)bootarg("hostile.end", &end);
+	for (uint64_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strview_eq(race_arg, names[i]))
+			race = i;
+	for (unsigned i = 1; i < n; i++)
+		(void)cpu_start(harts[i], race_loop, race);
+	/* Each sibling is in its loop: from now on one of them is always in or near the call. */
+	for (unsigned i = 1; i < n; i++)
+		while (race_calls[harts[i] % MAX_CPUS] < RACE_WARMUP_CALLS)
+			;
+	printf("PROBE-JSON {\"test\":\"hostile-fence-race\",\"phase\":\"acting\",\"harts\":%u,"
+	       "\"race\":\"%s\"}\n", n, names[race]);
+	if (strview_eq(end, "fault"))
+		store_outside("fence-race", (uintptr_t)(ram_base() + ram_size()));
+	else
+		(void)sbi_call(SBI_EXT_SRST, 0, 1, 0, 0); /* cold reboot: only its partition */
+	printf("PROBE-JSON {\"test\":\"hostile-fence-race\",\"phase\":\"after\",\"pass\":false}\n");
+}
+
 static void aplic_foreign(void)
 {
 	uintptr_t aplic = APLIC_S_BASE;
@@ -189,6 +266,8 @@ void guest_main(void)
 		uart_flood();
 	else if (strview_eq(action, "reset-loop"))
 		(void)sbi_call(SBI_EXT_SRST, 0, 1, 0, 0); /* cold reboot */
+	else if (strview_eq(action, "fence-race"))
+		fence_race();
 	else if (strview_eq(action, "busy"))
 		busy();
 	else

@@ -15,6 +15,7 @@
 #include <tern/mmio.h>
 #include <tern/partition.h>
 #include <tern/platform.h>
+#include <tern/power.h>
 
 #define SBI_EXT_LEGACY_PUTCHAR 0x01u
 #define SBI_EXT_BASE 0x10u
@@ -253,7 +254,9 @@ void riscv_post(const struct vcpu *target, uint32_t what)
 /*
  * The harts hart_mask names from hart_mask_base (all of them for a base of -1), each sent
  * `what`; SBI_ERR_INVALID_PARAM, and nothing sent, if one is not the partition's.  With
- * `wait`, until each has taken it or is not on: only the partition's own cores are waited for.
+ * `wait`, until each has taken it or is not on: only the partition's own cores are waited for,
+ * and only while this vCPU has no reason to leave: the core ending the partition takes no
+ * posted work, so a wait for it would never end.
  */
 static int64_t post_to_harts(struct vcpu *v, uint64_t mask, uint64_t base, uint32_t what, bool wait)
 {
@@ -272,7 +275,8 @@ static int64_t post_to_harts(struct vcpu *v, uint64_t mask, uint64_t base, uint3
 		riscv_post(&p->vcpu[base + (unsigned)__builtin_ctzll(m)], what);
 	for (uint64_t m = wait ? mask : 0u; m != 0u; m &= m - 1u) {
 		const struct vcpu *t = &p->vcpu[base + (unsigned)__builtin_ctzll(m)];
-		while ((atomic_load(&cpus[t->pcpu].posted) & what) && atomic_load(&t->power) == VCPU_ON) {
+		while ((atomic_load(&cpus[t->pcpu].posted) & what) && atomic_load(&t->power) == VCPU_ON &&
+		       !power_must_leave(p, v)) {
 			take_posted(this_cpu()); /* two harts fencing each other both get through */
 			arch_cpu_relax();
 		}

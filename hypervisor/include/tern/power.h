@@ -45,6 +45,13 @@ bool power_cpu_off(struct partition *p, struct vcpu *v);
 bool power_begin_end(struct partition *p, const struct vcpu *self, uint32_t *to_kick);
 /* A vCPU that was asked to stop, or the ending core itself, has left its guest: OFF. */
 void power_left(struct partition *p, struct vcpu *v);
+/*
+ * Must `v`, on its own core, stop waiting for another core and leave the guest as soon as it
+ * can?  True once it is asked to stop, its partition has left RUNNING (another core is ending
+ * it), or the console asked the partition for something.  Every cross-core wait a guest can
+ * start ends when this is true, so no guest can keep its partition from ending.
+ */
+bool power_must_leave(const struct partition *p, const struct vcpu *v);
 /* Is every vCPU of `p` but `self` OFF? */
 bool power_others_off(struct partition *p, const struct vcpu *self);
 /* ENDING -> `to` (OFF, STOPPED or RESTARTING), once every vCPU is OFF. */
