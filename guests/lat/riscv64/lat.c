@@ -802,6 +802,28 @@ static void print_edu_error(const struct lat_test *t, const struct lat_config *c
 	print_json_end();
 }
 
+/*
+ * lat.sip_check=1: what `sip` shows of the SBI timer, with its interrupt disabled so nothing
+ * takes it: STIP pending once a deadline has passed, clear after set_timer(-1).  The bare board
+ * (OpenSBI) shows both; see docs/design.md, "QEMU 7.2 and the VS timer", for a partition.
+ */
+static void sip_check(void)
+{
+	uint64_t enabled = csr_read(CSR_SIE);
+	bool pending = false;
+
+	csr_clear(CSR_SIE, SIP_STIP);
+	sbi_set_timer(counter_time());
+	for (uint64_t end = deadline_after_us(10000); !pending && !deadline_passed(end);)
+		pending = (csr_read(CSR_SIP) & SIP_STIP) != 0;
+	sbi_set_timer(~0UL);
+	bool cleared = (csr_read(CSR_SIP) & SIP_STIP) == 0;
+	csr_write(CSR_SIE, enabled);
+	printf("PROBE-JSON {\"test\":\"sbi-timer-sip\",\"pending\":%s,\"cleared\":%s,\"pass\":%s}\n",
+	       pending ? "true" : "false", cleared ? "true" : "false",
+	       (pending && cleared) ? "true" : "false");
+}
+
 void guest_main(void)
 {
 	const struct lat_test *selected[MAX_SELECTED];
@@ -824,6 +846,8 @@ void guest_main(void)
 	unsigned long notice_us = bootarg_ulong("lat.notice_us", 0, 0, 600000000);
 	if (start_delay_us)
 		start_delay(start_delay_us, notice_us);
+	if (bootarg_ulong("lat.sip_check", 0, 0, 1))
+		sip_check();
 
 	unsigned count = select_tests(all_tests, NUM_TESTS, selected);
 	for (unsigned i = 0; i < count; i++) {

@@ -144,10 +144,15 @@ void arch_cpu_relax(void)
 {
 	uint64_t deadline = csr_read(CSR_STIMECMP);
 	uint64_t enabled = csr_read(sie);
-	uint64_t soon = arch_counter() + RELAX_TICKS;
+	uint64_t now = arch_counter();
+	uint64_t soon = now + RELAX_TICKS;
 
-	/* Written even when the deadline is earlier: QEMU raises STIP on a write, not at reset. */
-	csr_write(CSR_STIMECMP, soon < deadline ? soon : deadline);
+	/*
+	 * Written even when the deadline is earlier: QEMU raises STIP on a write, not at reset.
+	 * A deadline already passed (a trap-less vCPU's nudge, a trap-and-emulate guest's timer
+	 * due when it returns) would make this no pause at all.
+	 */
+	csr_write(CSR_STIMECMP, (deadline > now && deadline < soon) ? deadline : soon);
 	csr_set(sie, SIE_STIE);
 	__asm__ volatile("wfi" ::: "memory");
 	csr_write(sie, enabled);

@@ -96,8 +96,11 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	else
 		vaplic_update(v); /* what its APLIC holds for this hart, pending while it was off */
 	csr_set(sstatus, SSTATUS_SPP | SSTATUS_FS_INITIAL);
-	/* While the guest runs, the core's kicks and its SBI timer reach the hypervisor. */
-	csr_write(sie, SIE_SEIE | SIE_STIE);
+	/*
+	 * While the guest runs, the core's kicks reach the hypervisor, and a trap-and-emulate
+	 * guest's SBI timer.  A trap-less guest's timer is its own: the core's only nudges QEMU.
+	 */
+	csr_write(sie, trapless ? SIE_SEIE : SIE_SEIE | SIE_STIE);
 
 	(void)memset(r, 0, sizeof(*r));
 	if (!v->partition->first_entry)
@@ -331,6 +334,25 @@ static struct sbi_result sbi_base(uint32_t fn, const struct guest_regs *r)
 }
 
 /*
+ * A trap-less vCPU's SBI timer fires through vstimecmp, with no trap.  QEMU 7.2 can lose it:
+ * every return to VS-mode re-evaluates the core's pending interrupts with the VS timer's
+ * state read before taking QEMU's global lock, so a VS timer that fires meanwhile (its
+ * callback holds that lock) is cleared again as "nothing pending", and a guest waiting in a
+ * native WFI, or spinning, never takes it (docs/design.md, "QEMU 7.2 and the VS timer").  The
+ * core's own timer, armed a while after the guest's deadline with its interrupt left disabled,
+ * makes QEMU evaluate again once the VS timer has fired: no trap, nothing pending for the
+ * hypervisor, and a lost VS timer interrupt arrives then.  The guest's next set_timer moves it.
+ */
+#define VSTIMER_NUDGE_US 1000u
+
+static uint64_t vstimer_nudge(uint64_t deadline)
+{
+	uint64_t after = VSTIMER_NUDGE_US * arch_counter_freq() / 1000000u;
+
+	return (deadline > ~0ULL - after) ? ~0ULL : deadline + after;
+}
+
+/*
  * Trap-and-emulate: the core's own timer stands in for the guest's, and its interrupt sets
  * VSTIP (boot.S's fast path).  Trap-less partitions have Sstc: the call sets their vstimecmp.
  */
@@ -341,6 +363,8 @@ static struct sbi_result sbi_time(const struct vcpu *v, uint32_t fn, const struc
 		return result(SBI_ERR_NOT_SUPPORTED, 0);
 	if (v->partition->cfg->flags & TERN_PF_IRQ_DIRECT) {
 		csr_write(CSR_VSTIMECMP, r->x[10]); /* trap-less: the guest's own timer fires */
+		csr_write(CSR_STIMECMP, vstimer_nudge(r->x[10]));
+		csr_clear(hvip, HVIP_VSTIP); /* set only if a trapped WFI found the nudge due */
 	} else {
 		csr_clear(hvip, HVIP_VSTIP);
 		csr_write(CSR_STIMECMP, r->x[10]);
