@@ -732,7 +732,7 @@ static uint64_t call(enum conduit c, uint64_t fn, uint64_t arg1, uint64_t arg2, 
 	return 0;
 }
 
-enum expect { NOT_SUPPORTED, PSCI_ERROR, VERSION_1_0 };
+enum expect { NOT_SUPPORTED, PSCI_ERROR, VERSION_1_1 };
 
 /* Arguments only known at run time. */
 enum fixup { FIX_NONE, FIX_A2_RAM_END, FIX_XEN_MESSAGE };
@@ -765,7 +765,7 @@ static const struct malformed malformed_calls[] = {
 	{ "psci-range-unknown", HVC0, false, 0x8400ffff, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
 	{ "all-ones", SMC0, false, 0xffffffff, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
 	/* SMCCC takes the function ID from W0: junk above it does not matter. */
-	{ "version-junk-high", HVC0, false, 0xdeadbeef84000000ULL, 0, 0, 0, VERSION_1_0, FIX_NONE },
+	{ "version-junk-high", HVC0, false, 0xdeadbeef84000000ULL, 0, 0, 0, VERSION_1_1, FIX_NONE },
 	/* Immediates SMCCC does not use, and Xen's. */
 	{ "hvc-imm-1", HVC1, false, 0x86000000, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
 	{ "hvc-imm-ffff", HVC_FFFF, false, 0x86000000, 0, 0, 0, NOT_SUPPORTED, FIX_NONE },
@@ -798,7 +798,7 @@ static bool ret_ok(enum expect e, int64_t ret)
 	case NOT_SUPPORTED: return ret == PSCI_NOT_SUPPORTED;
 	/* Any PSCI error code (-1 .. -9), in all of x0. */
 	case PSCI_ERROR: return ret < 0 && ret >= -9;
-	case VERSION_1_0: return ret == 0x10000;
+	case VERSION_1_1: return ret == 0x10001;
 	}
 	return false;
 }
