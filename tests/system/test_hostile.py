@@ -609,6 +609,8 @@ def check_race(result, race):
     assert done["phase"] == "done" and done["pass"], f"{done}\n{result.explain()}"
     if race == "on-off":
         assert done["cpu_on"].get("0", 0) > 0 and done["all_off"], f"{done}\n{result.explain()}"
+        # A vCPU still starting is ALREADY_ON (-4), as on the board; never ON_PENDING (-5).
+        assert "-5" not in done["cpu_on"], f"{done}\n{result.explain()}"
     if race == "on-vs-reset":
         resets = len(reset_lines(result))
         assert resets >= 1 and stat(result, "hostile", "restarts") == resets, result.explain()

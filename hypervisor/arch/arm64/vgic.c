@@ -989,7 +989,7 @@ static void set_pending(struct vcpu *v, struct vcpu *t, uint32_t val, bool set)
 	struct vgic_redist *r = vgic_redist_of(t);
 	/* A direct vCPU's SGI 15 is the hypervisor's control SGI (as in vgic_send_sgi). */
 	uint32_t sgis = is_direct(t) ? GUEST_SGIS : 0xffff;
-	uint32_t ppis = val & OWNED_PPIS;
+	uint32_t ppis = val & (uint32_t)OWNED_PPIS;
 	uintptr_t rd = gic_redistributor(t->pcpu);
 
 	if (!set) {
@@ -1024,7 +1024,7 @@ static void set_active(struct vcpu *t, uint32_t val, bool set)
 				     val & DIRECT_GROUP1);
 		return;
 	}
-	val &= 0xffff | OWNED_PPIS;
+	val &= 0xffffu | (uint32_t)OWNED_PPIS;
 	/* The later write wins over one its core has not applied yet. */
 	(void)atomic_fetch_and(set ? &r->deactivate : &r->activate, ~val);
 	post_state(t, set ? &r->activate : &r->deactivate, val);
