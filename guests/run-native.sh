@@ -10,9 +10,9 @@ QEMU=${QEMU:-qemu-system-aarch64}
 QEMU_RISCV64=${QEMU_RISCV64:-qemu-system-riscv64}
 ICOUNT="-icount shift=4,align=off,sleep=off"
 failed=0
-PROBE_EL2="probe.tests=smp,psci,prio,sgi-foreign,psci-foreign,hvc-unknown"
+PROBE_EL2="probe.tests=smp,psci,timer-pending,prio,sgi-foreign,psci-foreign,hvc-unknown"
 # Entered at EL1 with neither EL2 nor EL3 below, SMC is UNDEFINED, so no hvc-unknown there.
-PROBE_EL1="probe.tests=smp,psci,prio,sgi-foreign,psci-foreign"
+PROBE_EL1="probe.tests=smp,psci,timer-pending,prio,sgi-foreign,psci-foreign"
 # lat's device tests: QEMU's edu PCI device, with the 32-bit PCI layout a Tern board has.
 EDU="-device edu,addr=2.0"
 

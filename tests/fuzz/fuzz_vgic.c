@@ -71,7 +71,7 @@ ORACLE static void build_allowed(uint32_t pi)
 		for (uint32_t intid = 0; intid < 32; intid++) {
 			if (!(own & BIT(intid)))
 				continue;
-			for (unsigned r = 0; r < 4; r++) /* enables and pending, set and clear */
+			for (unsigned r = 0; r < ARRAY_SIZE(pairs); r++) /* enable, pending, active */
 				allow_bit(sgi, pairs[r], intid);
 			if (direct)
 				sgi[GICD_IPRIORITYR + intid] = 0xff;

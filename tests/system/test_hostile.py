@@ -334,7 +334,7 @@ def test_malformed_calls_return_errors(tmp_path, references):
     assert record["unexpected"] == [] and record["exceptions"] == record["impdef_undef"], record
     unknown = [n for n, c in calls.items() if c["via"] != "psci" and n != "version-junk-high"]
     assert all(calls[n]["ret"] == -1 for n in unknown), calls
-    assert calls["version-junk-high"]["ret"] == 0x10000, calls     # the ID is W0 only
+    assert calls["version-junk-high"]["ret"] == 0x10001, calls     # the ID is W0 only
     assert calls["cpu-on-entry-neighbour"]["ret"] == -9, calls     # INVALID_ADDRESS
     assert calls["system-reset2-junk"]["ret"] == -1, calls         # not implemented: no reset
     assert result.stats["hostile"]["restarts"] == 0, result.stats
@@ -609,6 +609,8 @@ def check_race(result, race):
     assert done["phase"] == "done" and done["pass"], f"{done}\n{result.explain()}"
     if race == "on-off":
         assert done["cpu_on"].get("0", 0) > 0 and done["all_off"], f"{done}\n{result.explain()}"
+        # A vCPU still starting is ALREADY_ON (-4), as on the board; never ON_PENDING (-5).
+        assert "-5" not in done["cpu_on"], f"{done}\n{result.explain()}"
     if race == "on-vs-reset":
         resets = len(reset_lines(result))
         assert resets >= 1 and stat(result, "hostile", "restarts") == resets, result.explain()

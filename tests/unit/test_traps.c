@@ -91,17 +91,22 @@ void test_traps_psci_info_calls(void)
 
 	traps_board();
 	at(PC, EL1H);
-	CHECK_EQ(call(PSCI_VERSION, 1, 2, 3), 0x10000);
+	CHECK_EQ(call(PSCI_VERSION, 1, 2, 3), 0x10001); /* 1.1, as QEMU 7.2's firmware says */
 	CHECK(regs->x[1] == 1 && regs->x[2] == 2 && regs->x[3] == 3);
 	CHECK_EQ(regs->elr, PC); /* an HVC returns past itself */
 	CHECK_EQ(v0->stats[STAT_EXIT_HVC], 1);
-	CHECK_EQ(call(0xffffffff00000000ull | PSCI_VERSION, 0, 0, 0), 0x10000); /* W0 names it */
+	CHECK_EQ(call(0xffffffff00000000ull | PSCI_VERSION, 0, 0, 0), 0x10001); /* W0 names it */
 	CHECK_EQ(call(PSCI_MIGRATE_INFO_TYPE, 0, 0, 0), 2);
 	for (unsigned i = 0; i < ARRAY_SIZE(supported); i++)
 		CHECK_EQ(call(PSCI_FEATURES, supported[i], 0, 0), 0);
 	CHECK_EQ(call(PSCI_FEATURES, 0x84000001, 0, 0), NOT_SUPPORTED); /* CPU_SUSPEND */
 	CHECK_EQ(call(PSCI_FEATURES, 0x80000000, 0, 0), NOT_SUPPORTED);
 	CHECK_EQ(call(PSCI_FEATURES, 0xffffffff00000000ull | PSCI_VERSION, 0, 0), 0); /* SMC32 */
+	/* What 1.1 adds (SYSTEM_RESET2, MEM_PROTECT, MEM_PROTECT_CHECK_RANGE): the board has none. */
+	static const uint32_t new_in_1_1[] = { 0x84000012, 0xc4000012, 0x84000013, 0x84000014,
+					       0xc4000014 };
+	for (unsigned i = 0; i < ARRAY_SIZE(new_in_1_1); i++)
+		CHECK_EQ(call(PSCI_FEATURES, new_in_1_1[i], 0, 0), NOT_SUPPORTED);
 }
 
 /* Anything but the PSCI functions above: NOT_SUPPORTED, and nothing happens. */
@@ -168,7 +173,7 @@ void test_traps_smc_and_hvc(void)
 	at(PC, EL1H);
 	regs->x[0] = PSCI_VERSION;
 	CHECK_EQ(trap(EC_SMC64, ESR_IL, 0, 0), FAKE_RETURNED);
-	CHECK_EQ(regs->x[0], 0x10000);
+	CHECK_EQ(regs->x[0], 0x10001);
 	CHECK_EQ(regs->elr, PC + 4);
 	CHECK_EQ(v0->stats[STAT_EXIT_SMC], 1);
 	regs->x[0] = PSCI_VERSION;

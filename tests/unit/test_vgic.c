@@ -695,6 +695,129 @@ void test_vgic_sgis(void)
 	CHECK(atomic_load(&vgic_redist_of(t1)->pending) & ((1u << 15) | (1u << 9)));
 }
 
+/* ---- pending and active state of SGIs and PPIs (GICR_IS/ICPENDR0, IS/ICACTIVER0) ---- */
+
+#define PEND(i) GICR(i, SGI_FRAME + GICD_ISPENDR)
+#define UNPEND(i) GICR(i, SGI_FRAME + GICD_ICPENDR)
+#define ACT(i) GICR(i, SGI_FRAME + GICD_ISACTIVER)
+#define DEACT(i) GICR(i, SGI_FRAME + GICD_ICACTIVER)
+
+static unsigned last_dir(unsigned core)
+{
+	return fake_dir_count[core] ? fake_dir_log[core][(fake_dir_count[core] - 1) % FAKE_DIR_LOG] : 0;
+}
+
+/*
+ * Trap-and-inject: a disabled timer PPI whose line is high reads pending, as on the board; once
+ * taken it is the list register's state; SGIs wherever they wait.
+ */
+void test_vgic_pending_state_trap(void)
+{
+	vgic_board();
+	uint8_t *sgi0 = fake_gicr[0] + GICR_SGI_BASE;
+
+	/* The vtimer fired while the guest keeps PPI 27 disabled: pending in the GIC only. */
+	set_phys32(sgi0, GICD_ISPENDR, BIT(PPI_VTIMER) | BIT(PPI_HYP_TIMER));
+	CHECK_EQ(rd(t0, PEND(0), 4), BIT(PPI_VTIMER));
+	CHECK_EQ(rd(t0, UNPEND(0), 4), BIT(PPI_VTIMER));
+	CHECK_EQ(rd(t1, PEND(0), 4), BIT(PPI_VTIMER));     /* a sibling sees the line too */
+	CHECK_EQ(rd(t0, ACT(0), 4), 0);
+	/* Enabled and taken: pending in a list register (acknowledged in the GIC), then active. */
+	set_phys32(sgi0, GICD_ISPENDR, 0);
+	wr(t0, GICR(0, SGI_FRAME + GICD_ISENABLER), 4, 0xffff | OWNED_PPIS);
+	irq(0, PPI_VTIMER);
+	CHECK_EQ(rd(t0, PEND(0), 4), BIT(PPI_VTIMER));
+	fake_lrs[0][lr_holding(0, PPI_VTIMER)] ^= ICH_LR_PENDING | ICH_LR_ACTIVE;
+	CHECK_EQ(rd(t0, PEND(0), 4), 0);
+	CHECK_EQ(rd(t0, ACT(0), 4), BIT(PPI_VTIMER));
+	CHECK_EQ(rd(t0, DEACT(0), 4), BIT(PPI_VTIMER));
+	/* SGIs: raised by a sibling, not yet taken; held while disabled; in a list register. */
+	CHECK_EQ(FAKE_ON(1, vgic_send_sgi(t1, (4ull << 24) | 1)), FAKE_RETURNED);
+	CHECK_EQ(rd(t0, PEND(0), 4), BIT(4));
+	CHECK_EQ(rd(t1, PEND(0), 4), BIT(4));
+	fake_deliver_all_kicks(8);
+	CHECK(lr_holding(0, 4) >= 0);
+	wr(t0, GICR(0, SGI_FRAME + GICD_ICENABLER), 4, BIT(6));
+	sgi_to_self(t0, 6);
+	CHECK_EQ(rd(t0, PEND(0), 4), BIT(4) | BIT(6));
+	CHECK_EQ(rd(t1, PEND(0), 4), 0);                    /* only vCPU 0's core holds them */
+	/* Cleared: held, in a list register; its active linked timer too, deactivated in the GIC. */
+	fake_dir_count[0] = 0;
+	wr(t0, UNPEND(0), 4, BIT(4) | BIT(6));
+	CHECK_EQ(rd(t0, PEND(0), 4), 0);
+	CHECK_EQ(cpus[0].vgic.sgi_held, 0);
+	CHECK_EQ(lr_holding(0, 4), -1);
+	CHECK_EQ(fake_dir_count[0], 0);                      /* SGIs are virtual */
+	wr(t0, DEACT(0), 4, BIT(PPI_VTIMER));
+	CHECK_EQ(rd(t0, ACT(0), 4), 0);
+	CHECK_EQ(lr_holding(0, PPI_VTIMER), -1);
+	CHECK_EQ(last_dir(0), PPI_VTIMER);
+	/* A pending linked one cleared leaves its list register and the GIC's active state. */
+	irq(0, PPI_PTIMER);
+	wr(t0, UNPEND(0), 4, BIT(PPI_PTIMER));
+	CHECK_EQ(lr_holding(0, PPI_PTIMER), -1);
+	CHECK_EQ(last_dir(0), PPI_PTIMER);
+	CHECK_EQ(phys32(sgi0, GICD_ISPENDR), 0);
+	/* Set pending: an owned PPI in the GIC, where it is taken as if it had fired. */
+	wr(t0, PEND(0), 4, BIT(PPI_PTIMER) | BIT(PPI_MAINTENANCE));
+	CHECK_EQ(phys32(sgi0, GICD_ISPENDR), BIT(PPI_PTIMER));
+	CHECK_EQ(ignored(t0), 1);
+	/* Set active: a virtual SGI, and a linked PPI never taken (active in the GIC first). */
+	wr(t0, ACT(0), 4, BIT(7) | BIT(PPI_VTIMER));
+	CHECK_EQ(rd(t0, ACT(0), 4), BIT(7) | BIT(PPI_VTIMER));
+	CHECK_EQ(phys32(sgi0, GICD_ISACTIVER), BIT(PPI_VTIMER));
+	int n = lr_holding(0, PPI_VTIMER);
+	CHECK(n >= 0 && (fake_lrs[0][n] & ICH_LR_HW) && !(fake_lrs[0][n] & ICH_LR_PENDING));
+	CHECK(!(fake_lrs[0][lr_holding(0, 7)] & (ICH_LR_HW | ICH_LR_PENDING)));
+}
+
+/* Another vCPU's list registers are its core's: a clear is posted and applied there. */
+void test_vgic_pending_state_posted(void)
+{
+	vgic_board();
+	wr(t1, GICR(1, SGI_FRAME + GICD_ISENABLER), 4, 0xffff | OWNED_PPIS);
+	irq(1, PPI_VTIMER);
+	sgi_to_self(t1, 2);
+	uint64_t lrs[FAKE_MAX_LRS];
+	memcpy(lrs, fake_lrs[1], sizeof(lrs));
+	atomic_store(&fake_kicks, 0);
+	wr(t0, UNPEND(1), 4, BIT(2));
+	wr(t0, DEACT(1), 4, BIT(PPI_VTIMER));
+	wr(t0, ACT(1), 4, BIT(PPI_VTIMER));                 /* the later write wins */
+	CHECK(!memcmp(lrs, fake_lrs[1], sizeof(lrs)));
+	CHECK_EQ(atomic_load(&fake_kicks), 1u << 1);
+	CHECK_EQ(fake_deliver_kick(1), FAKE_RETURNED);
+	CHECK_EQ(lr_holding(1, 2), -1);
+	CHECK_EQ(fake_lrs[1][lr_holding(1, PPI_VTIMER)] & (ICH_LR_PENDING | ICH_LR_ACTIVE),
+		 ICH_LR_PENDING | ICH_LR_ACTIVE);
+	CHECK_EQ(rd(t1, ACT(1), 4), BIT(PPI_VTIMER));
+	/* A vCPU that never ran: nothing stale is applied when it enters. */
+	wr(t0, UNPEND(2), 4, BIT(3));
+	start_vcpu(trap, 2);
+	CHECK_EQ(atomic_load(&vgic_redist_of(t2)->unpend), 0);
+}
+
+/* Direct: the vCPU's core's redistributor holds its SGIs' and PPIs' state; SGI 15 is not its. */
+void test_vgic_pending_state_direct(void)
+{
+	vgic_board();
+	uint8_t *sgi3 = fake_gicr[3] + GICR_SGI_BASE, *sgi4 = fake_gicr[4] + GICR_SGI_BASE;
+
+	set_phys32(sgi3, GICD_ISPENDR, BIT(PPI_VTIMER) | BIT(5) | BIT(SGI_KICK) | BIT(PPI_HYP_TIMER));
+	set_phys32(sgi3, GICD_ISACTIVER, BIT(PPI_PTIMER) | BIT(PPI_MAINTENANCE));
+	CHECK_EQ(rd(d0, PEND(0), 4), BIT(PPI_VTIMER) | BIT(5));
+	CHECK_EQ(rd(d0, ACT(0), 4), BIT(PPI_PTIMER));
+	set_phys32(sgi4, GICD_ISPENDR, BIT(1));
+	CHECK_EQ(rd(d0, PEND(1), 4), BIT(1));
+	wr(d0, DEACT(0), 4, 0xffffffff);
+	CHECK_EQ(phys32(sgi3, GICD_ISACTIVER), BIT(PPI_MAINTENANCE));
+	wr(d0, ACT(1), 4, 0xffffffff);
+	CHECK_EQ(phys32(sgi4, GICD_ISACTIVER), DIRECT_GROUP1);
+	wr(d0, PEND(0), 4, BIT(PPI_PTIMER));
+	CHECK_EQ(phys32(sgi3, GICD_ISPENDR) & BIT(PPI_PTIMER), BIT(PPI_PTIMER));
+	CHECK_EQ(ignored(d0), 0);
+}
+
 /* ---- a vCPU leaving its core ---- */
 
 void test_vgic_quiesce(void)

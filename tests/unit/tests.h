@@ -130,6 +130,9 @@
 	TEST(test_vgic_sgi_held_while_disabled) \
 	TEST(test_vgic_wfi) \
 	TEST(test_vgic_sgis) \
+	TEST(test_vgic_pending_state_trap) \
+	TEST(test_vgic_pending_state_posted) \
+	TEST(test_vgic_pending_state_direct) \
 	TEST(test_vgic_quiesce) \
 	TEST(test_vgic_active_priority_registers) \
 	TEST(test_vgic_quiesce_direct) \

@@ -17,7 +17,6 @@
 #define PSCI_INVALID_PARAMETERS (-2)
 #define PSCI_DENIED             (-3)
 #define PSCI_ALREADY_ON         (-4)
-#define PSCI_ON_PENDING         (-5)
 #define PSCI_INVALID_ADDRESS    (-9)
 #define PSCI_MIGRATE_NOT_NEEDED 2          /* no Trusted OS to migrate */
 #define AFFINITY_ON             0
@@ -88,8 +87,9 @@ static int64_t psci_cpu_on(struct vcpu *v, uint64_t mpidr, uint64_t entry, uint6
 		return PSCI_INVALID_PARAMETERS;
 	switch (vcpu_cpu_on(v, (uint32_t)target, entry, context)) {
 	case POWER_OK:              return PSCI_SUCCESS;
-	case POWER_ALREADY_ON:      return PSCI_ALREADY_ON;
-	case POWER_ON_PENDING:      return PSCI_ON_PENDING;
+	/* A core still starting is already on for QEMU's firmware and KVM alike: never ON_PENDING. */
+	case POWER_ALREADY_ON:
+	case POWER_ON_PENDING:      return PSCI_ALREADY_ON;
 	case POWER_INVALID_ADDRESS: return PSCI_INVALID_ADDRESS;
 	case POWER_DENIED:
 	default:                    return PSCI_DENIED;
@@ -122,7 +122,7 @@ static void arm64_handle_call(struct vcpu *v, struct guest_regs *r)
 
 	switch (fn) {
 	case PSCI_VERSION:
-		ret = 0x10000; /* 1.0 */
+		ret = 0x10001; /* 1.1, the board's (QEMU 7.2); what 1.1 adds it does not have either */
 		break;
 	case PSCI_CPU_ON_32:
 	case PSCI_CPU_ON_64:

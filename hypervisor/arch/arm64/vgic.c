@@ -316,6 +316,81 @@ static void reprioritise(struct arm64_cpu *c)
 	arm_maintenance(c);
 }
 
+/* What no list register holds any more: its physical interrupt, if linked, is done with. */
+static void lr_release(unsigned n, uint64_t lr)
+{
+	gic_write_lr(n, 0);
+	if (lr & ICH_LR_HW)
+		write_sysreg(icc_dir_el1, (lr >> ICH_LR_PINTID_SHIFT) & 0x3ff);
+}
+
+/*
+ * Give SGI/PPI `intid` a list register of its own, pending and/or active (a GICR_ISACTIVER0
+ * write, or a queued one made active).  A hardware-linked one is active in the GIC while a
+ * list register or the queue holds it, so that its line is not taken twice: one that was
+ * never taken is made active there first.  With no list register free, an activation is
+ * dropped and counted.
+ */
+static void place_state(struct arm64_cpu *c, uint32_t intid, bool pending, bool was_taken)
+{
+	uint64_t free = free_lrs();
+	bool hw = vgic_owned_hw(c, intid);
+
+	if (!free) {
+		if (pending)
+			virq_queue_push(&c->vgic.queue, intid, virq_prio(c, intid));
+		else if (hw && was_taken)
+			write_sysreg(icc_dir_el1, intid);
+		vcpu_count(c->vcpu, STAT_GIC_IGNORED);
+		return;
+	}
+	if (hw && !was_taken)
+		mmio_write32(c->gicr + GICR_SGI_BASE + GICD_ISACTIVER, (uint32_t)BIT(intid));
+	uint64_t lr = (make_lr(c, intid) & ~ICH_LR_PENDING) | ICH_LR_ACTIVE;
+	gic_write_lr((unsigned)__builtin_ctzll(free), pending ? lr | ICH_LR_PENDING : lr);
+}
+
+/*
+ * On the vCPU's own core: GICR_ICPENDR0, ICACTIVER0 and ISACTIVER0 for what only this core
+ * holds, its list registers, queue and held SGIs (a trap-and-inject vCPU's).  A linked
+ * interrupt that leaves them is deactivated in the GIC: a level line still high is then
+ * pending again, as on the board.
+ */
+static void apply_state(struct arm64_cpu *c, uint32_t unpend, uint32_t deactivate, uint32_t activate)
+{
+	struct virq_queue *q = &c->vgic.queue;
+	uint32_t in_lrs = 0;
+
+	c->vgic.sgi_held &= ~unpend;
+	for (unsigned n = 0; n < gic_nr_lrs; n++) {
+		uint64_t lr = gic_read_lr(n);
+		uint32_t id = (uint32_t)(lr & ICH_LR_VINTID_MASK);
+		if (id >= 32 || !(lr & (ICH_LR_PENDING | ICH_LR_ACTIVE)))
+			continue;
+		in_lrs |= (uint32_t)BIT(id);
+		if (unpend & BIT(id))
+			lr &= ~ICH_LR_PENDING;
+		if (deactivate & BIT(id))
+			lr &= ~ICH_LR_ACTIVE;
+		if (activate & BIT(id))
+			lr |= ICH_LR_ACTIVE;
+		if (lr & (ICH_LR_PENDING | ICH_LR_ACTIVE))
+			gic_write_lr(n, lr);
+		else
+			lr_release(n, lr);
+	}
+	for (uint32_t bits = (unpend | activate) & ~in_lrs; bits; bits &= bits - 1) {
+		uint32_t id = (uint32_t)__builtin_ctz(bits);
+		bool queued = virq_queue_remove(q, id);
+		bool pending = queued && !(unpend & BIT(id));
+		if (activate & BIT(id))
+			place_state(c, id, pending, queued);
+		else if (queued && vgic_owned_hw(c, id))
+			write_sysreg(icc_dir_el1, id);
+	}
+	refill(c);
+}
+
 /* On the vCPU's own core: act on what other cores changed of its state (vgic_post). */
 static void vgic_sync(struct arm64_cpu *c)
 {
@@ -328,6 +403,9 @@ static void vgic_sync(struct arm64_cpu *c)
 	}
 	if (sync & (VGIC_SYNC_TEMPLATES | VGIC_SYNC_ENABLES))
 		apply_physical(c, r);
+	if (sync & VGIC_SYNC_STATE)
+		apply_state(c, atomic_exchange(&r->unpend, 0), atomic_exchange(&r->deactivate, 0),
+			    atomic_exchange(&r->activate, 0));
 	if (sync & VGIC_SYNC_ENABLES) {
 		uint32_t release = c->vgic.sgi_held & atomic_load(&r->enabled);
 		c->vgic.sgi_held &= ~release;
@@ -424,6 +502,10 @@ void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v)
 	write_sysreg(ich_hcr_el2, c->direct ? 0ULL : ICH_HCR_EN);
 	gic_set_eoimode(!c->direct);
 	isb();
+	/* Its list registers are empty: state changes posted while it was off concern nothing. */
+	atomic_store(&r->unpend, 0);
+	atomic_store(&r->deactivate, 0);
+	atomic_store(&r->activate, 0);
 	/* Everything of its virtual state, whatever was posted before it ran. */
 	atomic_store(&r->sync, VGIC_SYNC_TEMPLATES | VGIC_SYNC_ENABLES);
 	vgic_kicked(c);
@@ -601,6 +683,9 @@ void arch_partition_irqs_reset(struct partition *p)
 		r->waker = GICR_WAKER_SLEEP;
 		(void)memset(r->prio, 0, sizeof(r->prio));
 		atomic_store(&r->pending, 0);
+		atomic_store(&r->unpend, 0);
+		atomic_store(&r->deactivate, 0);
+		atomic_store(&r->activate, 0);
 		atomic_store(&r->sync, 0);
 		/* A direct vCPU's SGIs sent while it was off wait in its core's redistributor. */
 		uintptr_t rd = gic_redistributor(p->vcpu[i].pcpu);
@@ -858,6 +943,93 @@ static void set_enables(struct vcpu *caller, struct vcpu *t, uint32_t bits, bool
 		vgic_post(t, VGIC_SYNC_ENABLES);
 }
 
+/*
+ * GICR_ISPENDR0 (`active` false) or ISACTIVER0 of vCPU `t`, as on the board.  A direct
+ * vCPU's SGIs and PPIs are its core's redistributor's.  A trap-and-inject vCPU's owned PPI
+ * not yet taken is pending there (a level one while its line is high, enabled or not); once
+ * taken, like every SGI, it is in the list registers, queue or held SGIs of its core, which
+ * only that core can read: another vCPU's frame shows what is known outside it, the SGIs
+ * raised for it not yet taken and its PPIs' pending state in the GIC.
+ */
+static uint32_t redist_state(const struct vcpu *t, bool active)
+{
+	const struct arm64_cpu *c = this_cpu();
+	uintptr_t rd = gic_redistributor(t->pcpu);
+	uint32_t phys = rd ? mmio_read32(rd + GICR_SGI_BASE + (active ? GICD_ISACTIVER : GICD_ISPENDR)) : 0;
+
+	if (is_direct(t))
+		return phys & DIRECT_GROUP1;
+	/* A linked PPI active in the GIC is one the hypervisor took: its list register says how. */
+	uint32_t state = active ? 0 : (phys & OWNED_PPIS) | atomic_load(&vgic_redist_of(t)->pending);
+	if (c->vcpu != t)
+		return state;
+	for (unsigned n = 0; n < gic_nr_lrs; n++) {
+		uint64_t lr = gic_read_lr(n);
+		uint32_t id = (uint32_t)(lr & ICH_LR_VINTID_MASK);
+		if (id < 32 && (lr & (active ? ICH_LR_ACTIVE : ICH_LR_PENDING)))
+			state |= (uint32_t)BIT(id);
+	}
+	if (!active)
+		state |= c->vgic.sgi_held | (uint32_t)c->vgic.queue.pending[0];
+	return state;
+}
+
+/* Post GICR_ICPENDR0/IC/ISACTIVER0 bits to a trap-and-inject vCPU's core (apply_state). */
+static void post_state(struct vcpu *t, _Atomic uint32_t *word, uint32_t bits)
+{
+	if (!bits)
+		return;
+	atomic_fetch_or(word, bits);
+	vgic_post(t, VGIC_SYNC_STATE);
+}
+
+/* GICR_ISPENDR0 / ICPENDR0 writes: the vCPU's SGIs and owned PPIs, as on the board. */
+static void set_pending(struct vcpu *v, struct vcpu *t, uint32_t val, bool set)
+{
+	struct vgic_redist *r = vgic_redist_of(t);
+	/* A direct vCPU's SGI 15 is the hypervisor's control SGI (as in vgic_send_sgi). */
+	uint32_t sgis = is_direct(t) ? GUEST_SGIS : 0xffff;
+	uint32_t ppis = val & (uint32_t)OWNED_PPIS;
+	uintptr_t rd = gic_redistributor(t->pcpu);
+
+	if (!set) {
+		/* In the GIC, where its line is: a command to its core's redistributor, atomic there. */
+		uint32_t own = ppis | (is_direct(t) ? val & sgis : 0);
+		if (own && rd)
+			mmio_write32(rd + GICR_SGI_BASE + GICD_ICPENDR, own);
+		if (!is_direct(t)) {
+			(void)atomic_fetch_and(&r->pending, ~(val & sgis));
+			post_state(t, &r->unpend, val & (sgis | OWNED_PPIS));
+		}
+		return;
+	}
+	for (uint32_t bits = val & sgis; bits; bits &= bits - 1)
+		deliver_sgi(t, (uint32_t)__builtin_ctz(bits));
+	/* Pending in the GIC where its line is: taken (or not, while disabled) as if it fired. */
+	if (ppis && rd)
+		mmio_write32(rd + GICR_SGI_BASE + GICD_ISPENDR, ppis);
+	if (val & ~(sgis | OWNED_PPIS))
+		vcpu_count(v, STAT_GIC_IGNORED);
+}
+
+/* GICR_ISACTIVER0 / ICACTIVER0 writes: the GIC's state for a direct vCPU, else posted. */
+static void set_active(struct vcpu *t, uint32_t val, bool set)
+{
+	struct vgic_redist *r = vgic_redist_of(t);
+	uintptr_t rd = gic_redistributor(t->pcpu);
+
+	if (is_direct(t)) {
+		if ((val & DIRECT_GROUP1) && rd)
+			mmio_write32(rd + GICR_SGI_BASE + (set ? GICD_ISACTIVER : GICD_ICACTIVER),
+				     val & DIRECT_GROUP1);
+		return;
+	}
+	val &= 0xffffu | (uint32_t)OWNED_PPIS;
+	/* The later write wins over one its core has not applied yet. */
+	(void)atomic_fetch_and(set ? &r->deactivate : &r->activate, ~val);
+	post_state(t, set ? &r->activate : &r->deactivate, val);
+}
+
 static enum mmio_result vgicr_priority(struct vcpu *v, struct vcpu *t, uint32_t idx,
 				       unsigned size, bool write, uint64_t *value)
 {
@@ -916,25 +1088,18 @@ static enum mmio_result vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t
 		*value = atomic_load(&r->enabled);
 		return MMIO_DONE;
 	case GICD_ISPENDR:
-		if (write) {
-			/* A direct vCPU's SGI 15 is the hypervisor's control SGI (as in vgic_send_sgi). */
-			uint32_t allowed = is_direct(t) ? GUEST_SGIS : 0xffff;
-			for (uint32_t sgis = val & allowed; sgis; sgis &= sgis - 1)
-				deliver_sgi(t, (uint32_t)__builtin_ctz(sgis));
-			if (val & ~allowed)
-				vcpu_count(v, STAT_GIC_IGNORED);
-		}
-		*value = 0;
-		return MMIO_DONE;
 	case GICD_ICPENDR:
-		if (write) {
-			/* A command to its core's redistributor, atomic there: nothing to post. */
-			uint32_t own = OWNED_PPIS | (is_direct(t) ? GUEST_SGIS : 0);
-			uintptr_t rd = gic_redistributor(t->pcpu);
-			if ((val & own) && rd)
-				mmio_write32(rd + GICR_SGI_BASE + GICD_ICPENDR, val & own);
-		}
-		*value = 0;
+		if (write)
+			set_pending(v, t, val, off == GICD_ISPENDR);
+		else
+			*value = redist_state(t, false);
+		return MMIO_DONE;
+	case GICD_ISACTIVER:
+	case GICD_ICACTIVER:
+		if (write)
+			set_active(t, val, off == GICD_ISACTIVER);
+		else
+			*value = redist_state(t, true);
 		return MMIO_DONE;
 	case GICD_ICFGR:
 		*value = 0xaaaaaaaau; /* SGIs are edge-triggered, fixed */
@@ -944,11 +1109,9 @@ static enum mmio_result vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t
 			r->icfgr1 = val;
 		*value = r->icfgr1;
 		return MMIO_DONE;
-	case GICD_ISACTIVER:
-	case GICD_ICACTIVER:
 	case GICD_IGRPMODR:
 	case GICD_NSACR:
-		*value = 0; /* active state lives in the list registers; no secure state */
+		*value = 0; /* no secure state */
 		return MMIO_DONE;
 	default:
 		if (write)

@@ -9,6 +9,7 @@
 /* What a vCPU's own core must re-read of its virtual interrupt state (vgic_redist.sync). */
 #define VGIC_SYNC_TEMPLATES BIT(0)  /* priorities, groups or routes changed */
 #define VGIC_SYNC_ENABLES   BIT(1)  /* its SGI/PPI enables changed */
+#define VGIC_SYNC_STATE     BIT(2)  /* pending or active state to clear or set (unpend, ...) */
 
 /*
  * The virtual redistributor of one vCPU.  It lives with the partition, not with the core:
@@ -24,6 +25,13 @@ struct vgic_redist {
 	uint32_t waker;                   /* GICR_WAKER.ProcessorSleep */
 	uint8_t prio[32];                 /* GICR_IPRIORITYR */
 	_Atomic uint32_t pending;         /* SGIs raised for it, not yet taken by its core */
+	/*
+	 * GICR_ICPENDR0, ICACTIVER0 and ISACTIVER0 writes (trap-and-inject) its core has yet to
+	 * apply to its list registers and queue, which only that core may touch.
+	 */
+	_Atomic uint32_t unpend;
+	_Atomic uint32_t deactivate;
+	_Atomic uint32_t activate;
 	_Atomic uint32_t sync;            /* VGIC_SYNC_* */
 };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * PSCI 1.0 function IDs (SMC32 and SMC64 variants where both exist): what guests call
+ * PSCI 1.1 function IDs (SMC32 and SMC64 variants where both exist): what guests call
  * (traps.c), what the hypervisor calls of the firmware (cpu.c), and what the host tests send.
  */
 #ifndef ARCH_PSCI_H
