@@ -178,6 +178,8 @@ def test_raw_allowed_still_reads_headers(tmp_path):
     (b"", r"^empty: .*/x$"),
     (b"\x1f\x8b\x08" + bytes(100), r"^gzip-compressed: .*/x \(tern loads Images, ELFs and raw "
                                     r"binaries as they are: decompress it first\)$"),
+    (b"\x27\x05\x19\x56" + bytes(100), r"^a U-Boot uImage: .*/x \(tern loads Images, ELFs and "
+                                        r"raw binaries: give it the image inside\)$"),
 ])
 def test_raw_refused(tmp_path, data, message):
     (tmp_path / "x").write_bytes(data)

@@ -38,8 +38,10 @@ RISCV_IMAGE_MAGIC = b"RSC\x05"
 # address, the firmware's end rounded up to 2 MiB (hw/riscv/boot.c), 0x8020_0000 after
 # OpenSBI: where a partition's Image goes too.
 RAW_TEXT_OFFSET = {"arm64": LEGACY_TEXT_OFFSET, "riscv64": 0x200000}
-# gzip: QEMU's arm64 loader inflates it, tern does not (and the riscv64 one loads it as bytes).
+# Headers QEMU's -kernel knows that tern does not read: a gzip file (the arm64 loader inflates
+# it) and a U-Boot uImage (both boards unwrap it).  Taken as raw they would not run: refused.
 GZIP_MAGIC = b"\x1f\x8b"
+UIMAGE_MAGIC = b"\x27\x05\x19\x56"
 
 ELF_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
 ELF_PHDR = struct.Struct("<IIQQQQQQ")
@@ -203,6 +205,9 @@ def inspect(path, archs=(ARM64,), raw_arch=None):
     if head[:2] == GZIP_MAGIC:
         raise ImageError("gzip-compressed: {path} (tern loads Images, ELFs and raw binaries "
                          "as they are: decompress it first)", path)
+    if head[:4] == UIMAGE_MAGIC:
+        raise ImageError("a U-Boot uImage: {path} (tern loads Images, ELFs and raw binaries: "
+                         "give it the image inside)", path)
     return require_arch(GuestImage(path=path, kind="raw", file_size=file_size, arch=raw_arch,
                                    text_offset=RAW_TEXT_OFFSET[raw_arch]), archs)
 
