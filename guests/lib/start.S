@@ -18,6 +18,7 @@
 	.globl _head
 _head:
 	b	primary_entry           /* code0 */
+#ifndef RAW_IMAGE
 	.long	0                       /* code1 */
 	.quad	0x80000                 /* text_offset */
 	.quad	_image_size             /* image_size, bss included */
@@ -25,6 +26,7 @@ _head:
 	.quad	0, 0, 0                 /* res2-res4 */
 	.ascii	"ARM\x64"               /* magic */
 	.long	0                       /* res5: no PE header */
+#endif
 
 	.text
 primary_entry:

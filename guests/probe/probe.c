@@ -706,6 +706,137 @@ static bool test_sysreg_impdef(void)
 	return true;
 }
 
+/*
+ * What the core's ID registers advertise beyond FP/SIMD must work as on the board: SVE at the
+ * longest vector length the core has, SME's streaming mode, pointer authentication (PACGA with
+ * a key the guest sets). And a new life of the partition finds the registers a previous one
+ * filled zero: probe.tests=cpu-features,fp-reset does it across a SYSTEM_RESET.
+ */
+#define CPACR_FPEN      (3ul << 20)
+#define CPACR_ZEN       (3ul << 16)
+#define CPACR_SMEN      (3ul << 24)
+#define ZCR_LEN_MAX     0xful
+#define SVE_MAX_VL      256     /* bytes: the architecture's longest vector */
+#define FP_DUMP_BYTES   (17 * SVE_MAX_VL / 8 + 32 * SVE_MAX_VL)
+#define PAC_KEY_LO      0x0123456789abcdefull
+#define PAC_KEY_HI      0xfedcba9876543210ull
+
+void fp_dump(uint8_t *buf, uint64_t sve);
+void fp_fill(uint64_t sve, uint64_t sme);
+uint64_t sve_vl(void);
+uint64_t sve_sum(void);
+uint64_t sme_svl(void);
+uint64_t pac_ga(uint64_t value, uint64_t modifier);
+
+static uint8_t fp_buf[FP_DUMP_BYTES] __attribute__((aligned(16)));
+
+struct cpu_features {
+	bool sve, sme, pauth;
+};
+
+static struct cpu_features cpu_features(void)
+{
+	uint64_t pfr0 = read_sysreg(id_aa64pfr0_el1);
+	uint64_t pfr1 = read_sysreg(id_aa64pfr1_el1);
+	uint64_t isar1 = read_sysreg(id_aa64isar1_el1);
+	struct cpu_features f = {
+		.sve = ((pfr0 >> 32) & 0xf) != 0,
+		.sme = ((pfr1 >> 24) & 0xf) != 0,
+		.pauth = ((isar1 >> 24) & 0xf) != 0 || ((isar1 >> 28) & 0xf) != 0, /* GPA, GPI */
+	};
+	return f;
+}
+
+static void fp_enable(struct cpu_features f)
+{
+	write_sysreg(cpacr_el1, read_sysreg(cpacr_el1) | CPACR_FPEN | (f.sve ? CPACR_ZEN : 0) |
+		     (f.sme ? CPACR_SMEN : 0));
+	isb();
+	if (f.sve)
+		write_sysreg(S3_0_C1_C2_0, ZCR_LEN_MAX); /* ZCR_EL1 */
+	if (f.sme)
+		write_sysreg(S3_0_C1_C2_6, ZCR_LEN_MAX); /* SMCR_EL1: LEN as ZCR_EL1's */
+	isb();
+}
+
+/* The pointer authentication keys (APIA, APIB, APDA, APDB, APGA; low and high halves) ORed. */
+static uint64_t pac_keys_or(void)
+{
+	return read_sysreg(S3_0_C2_C1_0) | read_sysreg(S3_0_C2_C1_1) | read_sysreg(S3_0_C2_C1_2) |
+	       read_sysreg(S3_0_C2_C1_3) | read_sysreg(S3_0_C2_C2_0) | read_sysreg(S3_0_C2_C2_1) |
+	       read_sysreg(S3_0_C2_C2_2) | read_sysreg(S3_0_C2_C2_3) | read_sysreg(S3_0_C2_C3_0) |
+	       read_sysreg(S3_0_C2_C3_1);
+}
+
+static bool test_cpu_features(void)
+{
+	unsigned cpu = cpu_index();
+	uint32_t before = sync_excs[cpu];
+	struct cpu_features f = cpu_features();
+	uint64_t keys = f.pauth ? pac_keys_or() : 0;
+
+	fp_enable(f);
+	uint64_t svcr = f.sme ? read_sysreg(S3_3_C4_C2_2) : 0;
+	uint64_t tpidr2 = f.sme ? read_sysreg(S3_3_C13_C0_5) : 0;
+	uint64_t fpcr = read_sysreg(fpcr), fpsr = read_sysreg(fpsr);
+	uint64_t vl = f.sve ? sve_vl() : 16;
+	unsigned residue = 0;
+
+	fp_dump(fp_buf, f.sve);
+	for (uint64_t i = 0; i < (f.sve ? 17 * vl / 8 + 32 * vl : 512); i++)
+		residue += fp_buf[i] != 0;
+	uint64_t sum = f.sve ? sve_sum() : 0;
+	uint64_t svl = f.sme ? sme_svl() : 0;
+	uint64_t pac = 0;
+	if (f.pauth) {
+		write_sysreg(S3_0_C2_C3_0, PAC_KEY_LO); /* APGAKeyLo_EL1 */
+		write_sysreg(S3_0_C2_C3_1, PAC_KEY_HI);
+		isb();
+		pac = pac_ga(0x1234, 0x5678);
+	}
+	uint32_t excs = sync_excs[cpu] - before;
+	bool pass = excs == 0 && residue == 0 && fpcr == 0 && fpsr == 0 && svcr == 0 && tpidr2 == 0 &&
+		    keys == 0 && sum == (f.sve ? vl : 0) && (!f.pauth || pac != 0);
+
+	printf("PROBE-JSON {\"test\":\"cpu-features\",\"sve\":%s,\"sve_vl\":%lu,\"sve_sum\":%lu,"
+	       "\"sme\":%s,\"sme_svl\":%lu,\"pauth\":%s,\"pac\":\"0x%lx\",\"residue_bytes\":%u,"
+	       "\"fpcr\":\"0x%lx\",\"fpsr\":\"0x%lx\",\"svcr\":\"0x%lx\",\"tpidr2\":\"0x%lx\","
+	       "\"pac_keys\":\"0x%lx\",\"exceptions\":%u,\"pass\":%s}\n",
+	       json_bool(f.sve), (unsigned long)(f.sve ? vl : 0), (unsigned long)sum, json_bool(f.sme),
+	       (unsigned long)svl, json_bool(f.pauth), (unsigned long)pac, residue,
+	       (unsigned long)fpcr, (unsigned long)fpsr, (unsigned long)svcr, (unsigned long)tpidr2,
+	       (unsigned long)keys, excs, json_bool(pass));
+	return pass;
+}
+
+/*
+ * Fill every FP/SIMD, SVE and SME register (ZA left on), TPIDR2_EL0 and the pointer
+ * authentication keys, then SYSTEM_RESET while the uptime is under probe.reset_until_us
+ * (as the reset test): the next life's cpu-features must find none of it.
+ */
+static void test_fp_reset(void)
+{
+	uint64_t until = us_to_ticks(bootarg_ulong("probe.reset_until_us", 2000, 1, 1000000000));
+	struct cpu_features f = cpu_features();
+
+	if (counter_virt() >= until) {
+		printf("PROBE-JSON {\"test\":\"fp-reset\",\"phase\":\"after\",\"pass\":true}\n");
+		return;
+	}
+	fp_enable(f);
+	fp_fill(f.sve, f.sme);
+	if (f.sme)
+		write_sysreg(S3_3_C13_C0_5, PAC_KEY_LO); /* TPIDR2_EL0 */
+	if (f.pauth) {
+		write_sysreg(S3_0_C2_C1_0, PAC_KEY_LO);
+		write_sysreg(S3_0_C2_C2_3, PAC_KEY_HI);
+		write_sysreg(S3_0_C2_C3_1, PAC_KEY_HI);
+	}
+	printf("PROBE-JSON {\"test\":\"fp-reset\",\"phase\":\"resetting\"}\n");
+	int32_t ret = psci_call(PSCI_SYSTEM_RESET, 0, 0, 0);
+	printf("PROBE-JSON {\"test\":\"fp-reset\",\"phase\":\"returned\",\"ret\":%d,\"pass\":false}\n", ret);
+}
+
 /* QEMU's edu (docs/specs/edu.txt): a DMA engine between its 4 KiB buffer and bus addresses. */
 #define EDU_VENDOR      0x1234
 #define EDU_DEVICE      0x11e8
@@ -941,6 +1072,10 @@ void guest_main(void)
 			test_spin_masked();
 		} else if (strview_eq(item, "reset")) {
 			test_reset();
+		} else if (strview_eq(item, "cpu-features")) {
+			test_cpu_features();
+		} else if (strview_eq(item, "fp-reset")) {
+			test_fp_reset();
 		} else if (strview_eq(item, "pci-reset")) {
 			test_pci_reset();
 		} else if (strview_eq(item, "spin")) {

@@ -31,9 +31,10 @@ def linux_lines(result):
     return [line[len("[linux] "):] for line in result.log if line.startswith("[linux] TERN-LINUX")]
 
 
-def system(tmp_path, *parts, pci=""):
+def system(tmp_path, *parts, pci="", cpu="cortex-a53"):
     path = tmp_path / "system.toml"
-    path.write_text(f'[board]\ncpus = 4\nmemory = "1GiB"\npci = [{pci}]\n\n' + "\n".join(parts))
+    path.write_text(f'[board]\ncpus = 4\ncpu = "{cpu}"\nmemory = "1GiB"\npci = [{pci}]\n\n'
+                    + "\n".join(parts))
     return path
 
 
@@ -49,6 +50,20 @@ def test_linux_boots_beside_the_latency_guest(tmp_path):
     assert all(r["samples"] == 200 for r in result.partitions["rt"].lat)
     for name in ("rt", "linux"):
         assert result.stats[name]["faults"] == 0, result.stats[name]
+
+
+def test_linux_boots_on_cpu_max(tmp_path):
+    # QEMU's max core has SVE, SME and pointer authentication, which Debian's kernel uses from
+    # its first instructions (and its C library's string functions from user space's).
+    result = run_system(system(tmp_path, linux("cyclictest tern.loops=20"), cpu="max"),
+                        timeout=180)
+    assert result.ok, result.explain()
+    lines = linux_lines(result)
+    ready = [READY.search(line) for line in lines if READY.search(line)]
+    assert ready and ready[0].group(1) == "2", result.explain()
+    stats = [line for line in lines if line.startswith("TERN-LINUX: cyclictest ")]
+    assert stats and "samples=20" in stats[0], result.explain()
+    assert result.stats["linux"]["faults"] == 0, result.stats["linux"]
 
 
 def test_linux_reads_a_file_from_its_virtio_disk_through_the_smmu(tmp_path):

@@ -113,7 +113,7 @@ def test_image_path_resolves_against_the_toml_directory(tmp_path):
     ('[[partition]]\nname = "a"\ncpus = [1]\n',
      'partition[0].memory: missing (give the RAM size, like "64MiB")'),
     ('[[partition]]\nname = "a"\ncpus = [1]\nmemory = "4MiB"\n',
-     "partition[0].image: missing (path of the guest's Image or ELF)"),
+     "partition[0].image: missing (path of the guest's Image, ELF or raw binary)"),
     ("[board]\ncpus = 9\n" + partition(), "board.cpus: must be a whole number from 1 to 8 (got 9)"),
     ('[board]\ncpu = "cortex-a72"\n' + partition(),
      'board.cpu: unknown CPU "cortex-a72" (use cortex-a53, cortex-a57 or max)'),
@@ -184,10 +184,25 @@ def test_no_such_image(tmp_path):
     assert message == f"partition[0].image: no such file: {tmp_path}/nope/missing.img"
 
 
-def test_not_an_image(tmp_path):
-    (tmp_path / "junk.img").write_bytes(b"hello world" * 10)
-    message = error_of(tmp_path, partition(image='"junk.img"'))
-    assert message == f"partition[0].image: not an arm64 Image or ELF: {tmp_path}/junk.img"
+def test_a_file_without_a_header_is_a_raw_binary_at_the_boards_kernel_offset(tmp_path):
+    # QEMU's -kernel loads any file it finds no header in, as it is, at RAM base + 0x80000.
+    (tmp_path / "raw.bin").write_bytes(b"\x1f\x20\x03\xd5" * 40)       # NOPs
+    system = load_system(write_toml(tmp_path, partition(image='"raw.bin"')))
+    image = system.partitions[0].image
+    assert (image.kind, image.arch, image.mem_size) == ("raw", "arm64", 160)
+    pl = place(system).partitions[0]
+    assert pl.image_ipa == pl.entry_ipa == 0x4008_0000
+    assert pl.image_size == 160
+
+
+def test_an_empty_or_compressed_image_is_refused(tmp_path):
+    (tmp_path / "empty.img").write_bytes(b"")
+    message = error_of(tmp_path, partition(image='"empty.img"'))
+    assert message == f"partition[0].image: empty: {tmp_path}/empty.img"
+    (tmp_path / "Image.gz").write_bytes(b"\x1f\x8b\x08\x00" + bytes(60))
+    message = error_of(tmp_path, partition(image='"Image.gz"'))
+    assert message == (f"partition[0].image: gzip-compressed: {tmp_path}/Image.gz (tern loads "
+                       "Images, ELFs and raw binaries as they are: decompress it first)")
 
 
 def test_elf_for_another_machine(tmp_path):
@@ -323,6 +338,23 @@ def test_cli_reports_an_unknown_key_in_one_line(tmp_path, stub_image):
     proc = run_cli("run", "sys.toml", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr == "tern: error: sys.toml: partition[0].bogus: unknown key\n"
+
+
+@pytest.mark.parametrize("make, kind", [
+    (lambda path: write_image(path), "Image"),
+    (lambda path: write_elf(path, [(0x4008_0000, 0x4008_0000, b"\0" * 64, 64)], 0x4008_0000),
+     "ELF"),
+    (lambda path: path.write_bytes(b"\x1f\x20\x03\xd5" * 64), "raw"),
+])
+def test_cli_check_says_which_format_it_saw(tmp_path, make, kind):
+    make(tmp_path / "g.img")
+    write_toml(tmp_path, partition(image='"g.img"'))
+    proc = run_cli("check", "sys.toml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("  ")]
+    assert rows[0].split()[0] == kind, proc.stdout
+    assert "0x40080000-" in rows[0], proc.stdout
+    assert ("no header: at RAM base + 0x80000" in rows[0]) == (kind == "raw"), proc.stdout
 
 
 def test_cli_reports_a_missing_file(tmp_path):
@@ -739,10 +771,15 @@ def test_arm64_image_refused_on_a_riscv64_board(tmp_path, stub_image):
         f"partition[0].image: {tmp_path}/a.elf is an arm64 ELF, not riscv64"
 
 
-def test_not_an_image_on_a_riscv64_board(tmp_path):
+def test_a_flat_binary_on_a_riscv64_board_goes_where_the_firmware_enters_a_kernel(tmp_path):
+    # QEMU's riscv virt loads a headerless -kernel at the kernel start address after the
+    # firmware, 0x8020_0000, as a partition's Image goes.
     (tmp_path / "flat.img").write_bytes(b"\x13" * 256)      # a flat binary: no header
-    assert error_of(tmp_path, RISCV64_BOARD + partition(image='"flat.img"')) == \
-        f"partition[0].image: not a riscv64 Image or ELF: {tmp_path}/flat.img"
+    system = load_system(write_toml(tmp_path, RISCV64_BOARD + partition(image='"flat.img"')))
+    assert (system.partitions[0].image.kind, system.partitions[0].image.arch) == \
+        ("raw", "riscv64")
+    pl = place(system).partitions[0]
+    assert pl.image_ipa == pl.entry_ipa == 0x8020_0000
 
 
 def test_riscv64_elf_with_a_segment_outside_ram(tmp_path):

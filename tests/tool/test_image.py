@@ -151,3 +151,37 @@ def test_arm64_refused_where_only_riscv64_goes(tmp_path):
     (tmp_path / "x").write_bytes(b"\0" * 64)
     with pytest.raises(ImageError, match=r"^not a riscv64 Image or ELF: .*/x$"):
         inspect(tmp_path / "x", ("riscv64",))
+
+
+@pytest.mark.parametrize("arch, ram_base, offset", [("arm64", 0x4000_0000, 0x80000),
+                                                    ("riscv64", 0x8000_0000, 0x200000)])
+def test_raw_binary_where_allowed(tmp_path, arch, ram_base, offset):
+    # What QEMU's -kernel does with a file it finds no header in: loads it as it is.
+    (tmp_path / "x").write_bytes(b"\x01\x02" * 50)
+    img = inspect(tmp_path / "x", ARCHS, raw_arch=arch)
+    assert (img.kind, img.arch, img.mem_size, img.text_offset) == ("raw", arch, 100, offset)
+    assert img.load_address(ram_base) == img.entry(ram_base) == ram_base + offset
+    assert not img.needs_flattening
+    assert img.payload() == (tmp_path / "x").read_bytes()
+
+
+def test_raw_allowed_still_reads_headers(tmp_path):
+    # A header still decides; one for another architecture is still refused.
+    assert inspect(write_image(tmp_path / "a.img"), ("arm64",), raw_arch="arm64").kind == "Image"
+    with pytest.raises(ImageError, match=r"a.img is an arm64 Image, not riscv64$"):
+        inspect(tmp_path / "a.img", ("riscv64",), raw_arch="riscv64")
+    write_image(tmp_path / "b.img", magic=b"ARM\x65")      # no magic: raw
+    assert inspect(tmp_path / "b.img", raw_arch="arm64").kind == "raw"
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"", r"^empty: .*/x$"),
+    (b"\x1f\x8b\x08" + bytes(100), r"^gzip-compressed: .*/x \(tern loads Images, ELFs and raw "
+                                    r"binaries as they are: decompress it first\)$"),
+    (b"\x27\x05\x19\x56" + bytes(100), r"^a U-Boot uImage: .*/x \(tern loads Images, ELFs and "
+                                        r"raw binaries: give it the image inside\)$"),
+])
+def test_raw_refused(tmp_path, data, message):
+    (tmp_path / "x").write_bytes(data)
+    with pytest.raises(ImageError, match=message):
+        inspect(tmp_path / "x", raw_arch="arm64")

@@ -124,6 +124,31 @@ def test_native_picks_the_board_from_the_image(tmp_path, monkeypatch):
     assert "qemu-system-riscv64" in (tmp_path / "w1" / "qemu.sh").read_text()
 
 
+def test_native_raw_binary_runs_on_the_board_named(tmp_path, monkeypatch, capsys):
+    """A raw binary says nothing of its architecture: arm64 unless --arch says riscv64; an
+    Image or ELF for another board than --arch is refused before QEMU runs."""
+    from tern_test_files import write_image
+    commands = []
+
+    def fake_run_qemu(command, timeout, quiet, log_path, pid_path=None, **_):
+        commands.append(command)
+        return runner.QemuRun(lines=[], returncode=0, timed_out=False, stderr=[])
+
+    monkeypatch.setattr(runner, "run_qemu", fake_run_qemu)
+    monkeypatch.setattr(runner.qemu, "require_qemu", lambda arch: None)
+    raw = tmp_path / "raw.bin"
+    raw.write_bytes(b"\x13" * 64)
+    assert cli.main(["native", str(raw), "--workdir", str(tmp_path / "w1")]) == 0
+    assert cli.main(["native", str(raw), "--arch", "riscv64",
+                     "--workdir", str(tmp_path / "w2")]) == 0
+    assert [c[0] for c in commands] == ["qemu-system-aarch64", "qemu-system-riscv64"]
+    assert all(c[-2:] == ["-kernel", str(raw)] for c in commands), commands
+    capsys.readouterr()
+    assert cli.main(["native", str(write_image(tmp_path / "a.img")), "--arch", "riscv64"]) == 2
+    assert "a.img is an arm64 Image, not riscv64" in capsys.readouterr().err
+    assert len(commands) == 2
+
+
 def test_native_riscv64_refuses_an_arm_cpu(tmp_path):
     from tern_test_files import write_riscv_image
     image = write_riscv_image(tmp_path / "rv.img")

@@ -28,6 +28,7 @@ from .config import CPU_MODELS, PCI_DISK_MODELS, PCI_MODELS, format_size, load_s
 from .errors import (EXIT_INTERNAL, EXIT_SIGNAL_BASE, Interrupted, TernError, ToolError,
                      UsageError, one_line, quote, show_path)
 from .files import NotAFile, check_regular
+from .image import ARCHS
 
 DEMO_IMAGE = runner.REPO_ROOT / "guests" / "build" / "lat.img"
 DEMO_TESTS = ("vtimer-wfi", "vtimer-busy", "ptimer-wfi", "ptimer-busy", "edu-wfi", "edu-busy")
@@ -241,7 +242,12 @@ def _parser():
                        "(an arm64 one on the arm virt board, a riscv64 one on the riscv virt "
                        "board)", parents=[debug])
     p.add_argument("image", type=Path, metavar="IMAGE",
-                   help="Image or ELF, arm64 or riscv64 (its header says which)")
+                   help="Image or ELF, arm64 or riscv64 (its header says which), or a raw "
+                        "binary (loaded as QEMU's -kernel loads one: arm64 at RAM base + "
+                        "0x80000, riscv64 at 0x80200000)")
+    p.add_argument("--arch", choices=ARCHS,
+                   help="the board for a raw binary (default arm64); an Image or ELF says its "
+                        "own")
     p.add_argument("--bootargs", default="", metavar="S", help="kernel command line")
     p.add_argument("--cpus", type=_cores, default=2, metavar="N", help="cores (default 2)")
     p.add_argument("--cpu", choices=CPU_MODELS,
@@ -326,7 +332,8 @@ def cmd_run(args):
 def cmd_native(args):
     result = runner.run_native(args.image, bootargs=args.bootargs, cpus=args.cpus,
                                icount=args.icount, timeout=args.timeout, quiet=args.quiet,
-                               workdir=args.workdir, cpu=args.cpu, pci=args.pci)
+                               workdir=args.workdir, cpu=args.cpu, pci=args.pci,
+                               arch=args.arch)
     return _finish(result)
 
 

@@ -371,7 +371,7 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
                                           f"(got {format_size(memory)})")
 
     if "image" not in entry:
-        raise ConfigError(f"{at}.image", "missing (path of the guest's Image or ELF)")
+        raise ConfigError(f"{at}.image", "missing (path of the guest's Image, ELF or raw binary)")
     image_value = entry["image"]
     if not isinstance(image_value, str) or not image_value:
         raise ConfigError(f"{at}.image", f"must be a file path (got {_show(image_value)})")
@@ -379,7 +379,7 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
     shown = show_path(os.path.normpath(image_path))
     _file_size(image_path, f"{at}.image")
     try:
-        image = inspect(image_path, (board.arch,))
+        image = inspect(image_path, (board.arch,), raw_arch=board.arch)
     except ImageError as e:
         raise ConfigError(f"{at}.image", e.message(shown)) from None
     except NotAFile as e:
@@ -389,7 +389,7 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
     # Only the headers have been read: what the image needs is checked before anything
     # reads more of it (an Image is loaded whole; an ELF's segments span mem_size).
     if image.mem_size > memory:
-        what = "is" if image.kind == "Image" else "needs"
+        what = "needs" if image.kind == "ELF" else "is"
         raise ConfigError(f"{at}.image", f"{shown} {what} "
                                          f"{format_size(image.mem_size, round_up=True)}, more "
                                          f"than the partition's {format_size(memory)} of RAM")

@@ -7,7 +7,9 @@ whole file) and which architecture it is for; `GuestImage.write_payload()` strea
 bytes to load there.  An
 Image is loaded as it is; an ELF is flattened into one contiguous blob (gaps
 and bss zero-filled) because QEMU's loader must put it at host addresses that
-differ from the addresses the ELF was linked for.
+differ from the addresses the ELF was linked for.  A file with neither header is a raw
+binary where a caller allows one (a partition's image, `tern native --arch`): QEMU's
+`-kernel` loads such a file as it is at a fixed offset from RAM base, and so does tern.
 """
 
 import io
@@ -31,6 +33,15 @@ LEGACY_TEXT_OFFSET = 0x80000
 # The RISC-V Image header (Documentation/riscv/boot-image-header.rst) has the same size and
 # the same text_offset and image_size fields; its magic2 sits where arm64's magic does.
 RISCV_IMAGE_MAGIC = b"RSC\x05"
+# Where QEMU 7.2's -kernel puts a file with no header it knows, from RAM base: arm64 as an
+# Image without image_size (hw/arm/boot.c, KERNEL64_LOAD_ADDR); riscv64 at the kernel start
+# address, the firmware's end rounded up to 2 MiB (hw/riscv/boot.c), 0x8020_0000 after
+# OpenSBI: where a partition's Image goes too.
+RAW_TEXT_OFFSET = {"arm64": LEGACY_TEXT_OFFSET, "riscv64": 0x200000}
+# Headers QEMU's -kernel knows that tern does not read: a gzip file (the arm64 loader inflates
+# it) and a U-Boot uImage (both boards unwrap it).  Taken as raw they would not run: refused.
+GZIP_MAGIC = b"\x1f\x8b"
+UIMAGE_MAGIC = b"\x27\x05\x19\x56"
 
 ELF_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
 ELF_PHDR = struct.Struct("<IIQQQQQQ")
@@ -78,8 +89,9 @@ class Segment:
 class GuestImage:
     """Where a guest image goes and what it occupies.
 
-    kind is "Image" (position independent: loaded at RAM base + text_offset)
-    or "ELF" (fixed physical addresses from its program headers); arch is "arm64" or
+    kind is "Image" (position independent: loaded at RAM base + text_offset),
+    "ELF" (fixed physical addresses from its program headers) or "raw" (no header: loaded as
+    it is at RAM base + text_offset, the board loader's RAW_TEXT_OFFSET); arch is "arm64" or
     "riscv64".
     """
 
@@ -95,20 +107,20 @@ class GuestImage:
     @property
     def mem_size(self):
         """Bytes of RAM the loaded image covers, bss included."""
-        if self.kind == "Image":
+        if self.kind != "ELF":
             return max(self.header_image_size, self.file_size)
         start = min(s.paddr for s in self.segments)
         return max(s.paddr + s.memsz for s in self.segments) - start
 
     def load_address(self, ram_ipa):
         """Guest-physical address of the image's first byte."""
-        if self.kind == "Image":
+        if self.kind != "ELF":
             return ram_ipa + self.text_offset
         return min(s.paddr for s in self.segments)
 
     def entry(self, ram_ipa):
         """Guest-physical address of the first instruction."""
-        if self.kind == "Image":
+        if self.kind != "ELF":
             return self.load_address(ram_ipa)
         return self.elf_entry
 
@@ -128,12 +140,12 @@ class GuestImage:
         """Write the bytes to place at load_address() to `out` (a new, seekable binary file
         at position 0), CHUNK by CHUNK: an ELF's segments at their offsets, the gaps and
         bss left as holes, which read as zeros."""
-        total = self.file_size if self.kind == "Image" else self.mem_size
+        total = self.file_size if self.kind != "ELF" else self.mem_size
         f, info = open_regular(self.path)
         with f:
             if info.st_size != self.file_size:
                 raise ImageError("changed since it was inspected: {path}", self.path)
-            if self.kind == "Image":
+            if self.kind != "ELF":
                 pieces = [(0, 0, self.file_size)]
             else:
                 base = min(s.paddr for s in self.segments)
@@ -161,10 +173,11 @@ def _formats(archs):
     return f"{_a(' or '.join(archs))} Image or ELF"
 
 
-def inspect(path, archs=(ARM64,)):
+def inspect(path, archs=(ARM64,), raw_arch=None):
     """Read the header of `path` and describe the image; raises ImageError (also for an
     image of an architecture not in `archs`), or files.NotAFile when `path` is not a
-    regular file."""
+    regular file.  A file that is neither an Image nor an ELF is a raw binary for
+    `raw_arch` when that is given (it must be one of `archs`), else refused."""
     path = Path(path)
     f, info = open_regular(path)
     with f:
@@ -185,7 +198,18 @@ def inspect(path, archs=(ARM64,)):
             return require_arch(GuestImage(path=path, kind="Image", file_size=file_size,
                                            text_offset=text_offset, header_image_size=image_size,
                                            arch=RISCV64), archs)
-    raise ImageError(f"not {_formats(archs)}: {{path}}", path)
+    if raw_arch is None:
+        raise ImageError(f"not {_formats(archs)}: {{path}}", path)
+    if not head:
+        raise ImageError("empty: {path}", path)
+    if head[:2] == GZIP_MAGIC:
+        raise ImageError("gzip-compressed: {path} (tern loads Images, ELFs and raw binaries "
+                         "as they are: decompress it first)", path)
+    if head[:4] == UIMAGE_MAGIC:
+        raise ImageError("a U-Boot uImage: {path} (tern loads Images, ELFs and raw binaries: "
+                         "give it the image inside)", path)
+    return require_arch(GuestImage(path=path, kind="raw", file_size=file_size, arch=raw_arch,
+                                   text_offset=RAW_TEXT_OFFSET[raw_arch]), archs)
 
 
 def require_arch(image, archs):

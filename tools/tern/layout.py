@@ -495,7 +495,7 @@ def describe(system, layout):
              span(pl.ram_ipa, pl.ram_size),
              f"RAM; cores {cores}; wfi {wfi}{devices}{_restart_policy(p)}"),
             (f"  {p.image.kind}", span(pl.image_hpa, pl.image_size), format_size(pl.image_size),
-             span(pl.image_ipa, pl.image_size), f"entry 0x{pl.entry_ipa:x}"),
+             span(pl.image_ipa, pl.image_size), f"entry 0x{pl.entry_ipa:x}{_raw_note(p.image)}"),
             ("  dtb", span(pl.dtb_hpa, pl.dtb_area), format_size(pl.dtb_area),
              span(pl.dtb_ipa, pl.dtb_area), f"{board.dtb_register} at entry"),
         ] + ([("  initrd", span(pl.initrd_hpa, pl.initrd_size), format_size(pl.initrd_size),
@@ -514,6 +514,13 @@ def describe(system, layout):
                  format_size(pl.initrd_size), "-", "pristine, for restarts")]))
     groups.sort(key=lambda g: g[0])
     return [row for _, rows in groups for row in rows]
+
+
+def _raw_note(image):
+    """What a raw binary's row adds: it had no header, so it is where the board puts one."""
+    if image.kind != "raw":
+        return ""
+    return f"; no header: at RAM base + 0x{image.text_offset:x}, as the board's -kernel puts it"
 
 
 def _restart_policy(p):

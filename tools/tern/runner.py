@@ -37,7 +37,7 @@ from pathlib import Path
 from . import build, files, qemu, results
 from .config import GiB, load_system
 from .errors import EXIT_FAILED, EXIT_OK, EXIT_PANIC, EXIT_TIMEOUT, ToolError, show_path
-from .image import ARCHS, RISCV64, ImageError, inspect
+from .image import ARCHS, ARM64, RISCV64, ImageError, inspect
 from .layout import place
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -443,7 +443,7 @@ def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, work
 
 
 def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True,
-               workdir=None, cpu=None, memory=2 * GiB, pci=(), initrd=None, dtb=None):
+               workdir=None, cpu=None, memory=2 * GiB, pci=(), initrd=None, dtb=None, arch=None):
     """Boot `image` directly on the board of its architecture (no hypervisor).
 
     arm64: the guest enters at EL1 with QEMU's own device tree, where PSCI is "hvc".
@@ -451,11 +451,12 @@ def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT,
     by QEMU's OpenSBI.  Success is QEMU exiting with status 0 (the guest powered the
     board off).  pci: QEMU PCI device models put on the board's PCIe bus, as [board] pci
     does.  cpu: a QEMU CPU model (default cortex-a53; riscv64 only runs on
-    qemu.RISCV64_CPU).
+    qemu.RISCV64_CPU).  arch: the board for a raw binary, which has no header to say
+    (default arm64); an Image or ELF for another is refused.
     """
     image = Path(image)
     try:
-        arch = inspect(image, ARCHS).arch
+        arch = inspect(image, (arch,) if arch else ARCHS, raw_arch=arch or ARM64).arch
     except (ImageError, files.NotAFile) as e:
         raise ToolError(f"image: {e}") from None
     if arch == RISCV64 and cpu not in (None, qemu.RISCV64_CPU):

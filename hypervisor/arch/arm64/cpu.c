@@ -15,7 +15,6 @@
 #define SCTLR_EL1_RESET     0x30d00800u
 #define CNTHCTL_EL1PCTEN    BIT(0)
 #define CNTHCTL_EL1PCEN     BIT(1)
-#define CPTR_EL2_RES1       0x33ffu   /* and no traps: FP/SIMD belong to the guest */
 
 struct arm64_cpu cpus[MAX_CPUS];
 uint8_t cpu_stacks[MAX_CPUS][STACK_SIZE] __attribute__((aligned(16), section(".noinit")));
@@ -43,9 +42,46 @@ static void cpu_early(unsigned id)
 	isb();
 }
 
+/*
+ * FP/SIMD, SVE and SME belong to the guest, as the core is the vCPU's alone: nothing traps,
+ * and EL2 lets EL1 choose any vector length up to the core's longest, as the bare board does.
+ * A trap bit of a feature the core lacks is RES1.
+ */
+static void cpu_features_init(struct arm64_cpu *c)
+{
+	uint64_t isar1 = read_sysreg(id_aa64isar1_el1);
+	uint64_t isar2 = read_sysreg(id_aa64isar2_el1);
+	uint64_t cptr = CPTR_EL2_RES1;
+
+	c->sve = ID_FIELD(read_sysreg(id_aa64pfr0_el1), ID_AA64PFR0_SVE) != 0;
+	c->sme = ID_FIELD(read_sysreg(id_aa64pfr1_el1), ID_AA64PFR1_SME) != 0;
+	c->pauth = ID_FIELD(isar1, ID_AA64ISAR1_APA) != 0 || ID_FIELD(isar1, ID_AA64ISAR1_API) != 0 ||
+		   ID_FIELD(isar1, ID_AA64ISAR1_GPA) != 0 || ID_FIELD(isar1, ID_AA64ISAR1_GPI) != 0 ||
+		   ID_FIELD(isar2, ID_AA64ISAR2_APA3) != 0 || ID_FIELD(isar2, ID_AA64ISAR2_GPA3) != 0;
+	if (!c->sve)
+		cptr |= CPTR_EL2_TZ;
+	if (!c->sme)
+		cptr |= CPTR_EL2_TSM;
+	write_sysreg(cptr_el2, cptr);
+	isb();
+	if (c->sve)
+		write_sysreg(zcr_el2, ZCR_LEN_MAX);
+	if (c->sme) {
+		uint64_t smfr0 = read_sysreg(id_aa64smfr0_el1);
+		uint64_t smcr = ZCR_LEN_MAX;
+
+		/* Streaming mode's full instruction set and SME2's ZT0, where the core has them. */
+		if (smfr0 & ID_AA64SMFR0_FA64)
+			smcr |= SMCR_FA64;
+		if (ID_FIELD(smfr0, ID_AA64SMFR0_SMEVER) != 0)
+			smcr |= SMCR_EZT0;
+		write_sysreg(smcr_el2, smcr);
+	}
+}
+
 static void cpu_local_init(struct arm64_cpu *c)
 {
-	write_sysreg(cptr_el2, CPTR_EL2_RES1);
+	cpu_features_init(c);
 	write_sysreg(hstr_el2, 0);
 	/* The guest owns the core's PMU too: EL2 keeps none of its counters. */
 	write_sysreg(mdcr_el2, (read_sysreg(pmcr_el0) >> 11) & 0x1f);
@@ -173,8 +209,41 @@ static void sgi_fast_path_setup(struct arm64_cpu *c, const struct partition *p)
 	c->sgi_shift = first;
 }
 
+/*
+ * Zero the FP/SIMD, SVE and SME registers: a new life of the partition (or a vCPU switched on
+ * again) finds nothing of the previous one.  Leaving streaming mode and switching ZA off comes
+ * first: it zeroes the streaming vectors, and ZA reads zero when the guest next enables it.
+ * The vectors are zeroed at EL2's vector length, the core's longest (ZCR_EL2).
+ */
+static void reset_fp(const struct arm64_cpu *c)
+{
+	if (c->sme) {
+		write_sysreg(svcr, 0);
+		isb();
+	}
+	if (c->sve) {
+		__asm__ volatile(".arch_extension sve\n\t"
+				 ".irp n, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, "
+				 "17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31\n\t"
+				 "dup z\\n\\().b, #0\n\t"
+				 ".endr\n\t"
+				 ".irp n, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15\n\t"
+				 "pfalse p\\n\\().b\n\t"
+				 ".endr\n\t"
+				 "wrffr p0.b" ::: "memory");
+	} else {
+		__asm__ volatile(".arch_extension simd\n\t"
+				 ".irp n, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, "
+				 "17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31\n\t"
+				 "movi v\\n\\().2d, #0\n\t"
+				 ".endr" ::: "memory");
+	}
+	write_sysreg(fpcr, 0);
+	write_sysreg(fpsr, 0);
+}
+
 /* Everything of EL1 the guest may have changed, back to a cold core's state. */
-static void reset_el1(void)
+static void reset_el1(const struct arm64_cpu *c)
 {
 	write_sysreg(sctlr_el1, SCTLR_EL1_RESET);
 	write_sysreg(cpacr_el1, 0);
@@ -197,6 +266,26 @@ static void reset_el1(void)
 	write_sysreg(cntv_ctl_el0, 0);
 	write_sysreg(cntp_ctl_el0, 0);
 	write_sysreg(mdscr_el1, 0);
+	if (c->sve)
+		write_sysreg(zcr_el1, 0);
+	if (c->sme) {
+		write_sysreg(smcr_el1, 0);
+		write_sysreg(smpri_el1, 0);
+		write_sysreg(tpidr2_el0, 0);
+	}
+	if (c->pauth) {
+		write_sysreg(apiakeylo_el1, 0);
+		write_sysreg(apiakeyhi_el1, 0);
+		write_sysreg(apibkeylo_el1, 0);
+		write_sysreg(apibkeyhi_el1, 0);
+		write_sysreg(apdakeylo_el1, 0);
+		write_sysreg(apdakeyhi_el1, 0);
+		write_sysreg(apdbkeylo_el1, 0);
+		write_sysreg(apdbkeyhi_el1, 0);
+		write_sysreg(apgakeylo_el1, 0);
+		write_sysreg(apgakeyhi_el1, 0);
+	}
+	reset_fp(c);
 }
 
 void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
@@ -219,13 +308,16 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	 */
 	if (!direct)
 		hcr |= HCR_IMO;
+	/* Pointer authentication's instructions and keys are the guest's, as the core is. */
+	if (c->pauth)
+		hcr |= HCR_API | HCR_APK;
 	if (!(p->cfg->flags & TERN_PF_WFI_NATIVE))
 		hcr |= HCR_TWI | HCR_TWE;
 	c->direct = direct;
 	sgi_fast_path_setup(c, p);
 	write_sysreg(icc_igrpen1_el1, 1); /* off while the core idled */
 	vgic_vcpu_reset(c, v);
-	reset_el1();
+	reset_el1(c);
 	write_sysreg(vmpidr_el2, BIT(31) | v->index);
 	write_sysreg(vpidr_el2, read_sysreg(midr_el1));
 	write_sysreg(vttbr_el2, arm64_part(p)->vttbr);

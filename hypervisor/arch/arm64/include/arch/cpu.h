@@ -65,6 +65,10 @@ struct arm64_cpu {
 	uint64_t mpidr;
 	uintptr_t gicr;          /* this core's physical redistributor */
 	bool direct;             /* the vCPU takes its interrupts from the GIC itself */
+	/* What this core's ID registers offer its guest beyond FP/SIMD. */
+	bool sve;
+	bool sme;
+	bool pauth;
 	struct vgic_cpu vgic;
 };
 

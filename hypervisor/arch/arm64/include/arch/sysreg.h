@@ -53,15 +53,17 @@ void fake_barrier(const char *what);
 #define dsb(opt) fake_barrier("dsb " #opt)
 #define wfi() fake_barrier("wfi")
 #else
+/* Through a second macro, so a register named by its encoding (below) is spelt out. */
+#define SYSREG_STR(reg) #reg
 #define read_sysreg(reg) ({                                        \
 	uint64_t __v;                                               \
-	__asm__ volatile("mrs %0, " #reg : "=r"(__v));              \
+	__asm__ volatile("mrs %0, " SYSREG_STR(reg) : "=r"(__v));   \
 	__v;                                                        \
 })
 
 #define write_sysreg(reg, v) do {                                  \
 	uint64_t __v = (uint64_t)(v);                               \
-	__asm__ volatile("msr " #reg ", %0" : : "r"(__v) : "memory"); \
+	__asm__ volatile("msr " SYSREG_STR(reg) ", %0" : : "r"(__v) : "memory"); \
 } while (0)
 
 #define isb() __asm__ volatile("isb" : : : "memory")
@@ -81,6 +83,58 @@ void fake_barrier(const char *what);
 #define HCR_TSW  BIT(22)
 #define HCR_TIDCP BIT(20)
 #define HCR_RW   BIT(31)
+#define HCR_APK  BIT(40)
+#define HCR_API  BIT(41)
+
+/*
+ * CPTR_EL2 (HCR_EL2.E2H = 0): RES1 bits, and the traps a core without the feature has as
+ * RES1 too: TZ (SVE), TSM (SME).  FP/SIMD (TFP) is never trapped.
+ */
+#define CPTR_EL2_RES1 0x22ffu
+#define CPTR_EL2_TZ   BIT(8)
+#define CPTR_EL2_TSM  BIT(12)
+
+/* ID register fields (4 bits each) that say what a guest may use beyond FP/SIMD. */
+#define ID_FIELD(reg, shift)   (((reg) >> (shift)) & 0xfu)
+#define ID_AA64PFR0_SVE        32
+#define ID_AA64PFR1_SME        24
+#define ID_AA64ISAR1_APA       4
+#define ID_AA64ISAR1_API       8
+#define ID_AA64ISAR1_GPA       24
+#define ID_AA64ISAR1_GPI       28
+#define ID_AA64ISAR2_GPA3      8
+#define ID_AA64ISAR2_APA3      12
+#define ID_AA64SMFR0_SMEVER    56
+#define ID_AA64SMFR0_FA64      BIT(63)
+
+/* ZCR_EL2/SMCR_EL2: LEN all ones asks for the longest vector the core has. */
+#define ZCR_LEN_MAX   0xfu
+#define SMCR_EZT0     BIT(30)
+#define SMCR_FA64     BIT(31)
+
+/*
+ * Registers the assembler knows only with SVE, SME or pointer authentication enabled, by
+ * their encodings (the hypervisor is built for the base architecture).
+ */
+#define id_aa64isar2_el1 S3_0_C0_C6_2
+#define id_aa64smfr0_el1 S3_0_C0_C4_5
+#define zcr_el1       S3_0_C1_C2_0
+#define zcr_el2       S3_4_C1_C2_0
+#define smcr_el1      S3_0_C1_C2_6
+#define smcr_el2      S3_4_C1_C2_6
+#define smpri_el1     S3_0_C1_C2_4
+#define svcr          S3_3_C4_C2_2
+#define tpidr2_el0    S3_3_C13_C0_5
+#define apiakeylo_el1 S3_0_C2_C1_0
+#define apiakeyhi_el1 S3_0_C2_C1_1
+#define apibkeylo_el1 S3_0_C2_C1_2
+#define apibkeyhi_el1 S3_0_C2_C1_3
+#define apdakeylo_el1 S3_0_C2_C2_0
+#define apdakeyhi_el1 S3_0_C2_C2_1
+#define apdbkeylo_el1 S3_0_C2_C2_2
+#define apdbkeyhi_el1 S3_0_C2_C2_3
+#define apgakeylo_el1 S3_0_C2_C3_0
+#define apgakeyhi_el1 S3_0_C2_C3_1
 
 
 #define CNTHP_CTL_ENABLE BIT(0)
