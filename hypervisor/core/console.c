@@ -221,8 +221,12 @@ static bool drain(uint32_t budget)
 	while (idle < count && emitted < budget) {
 		struct console_ring *r = rings[next_ring % count];
 		uint32_t n = emit_line(r);
-		if (partial)
-			return true; /* the FIFO is full: the rest when it has room */
+		/*
+		 * The FIFO is full, mid-line or before a line's first byte (nothing emitted
+		 * from a ring that has one): the rest when it has room, never "no more".
+		 */
+		if (partial || (!n && atomic_load(&r->head) != atomic_load(&r->tail)))
+			return true;
 		next_ring = (next_ring + 1) % count;
 		emitted += n;
 		idle = n ? 0 : idle + 1;

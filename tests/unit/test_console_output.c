@@ -85,6 +85,21 @@ void test_console_full_fifo_leaves_lines_to_the_console_core(void)
 	CHECK(!strcmp(fake_uart_out, "[a] first\r\n[a] second\r\n"));
 }
 
+void test_console_a_full_fifo_between_lines_is_not_an_empty_ring(void)
+{
+	fresh();
+	fake_uart_full = true;
+	CHECK(put(ring_a(), "[a] ", "waiting"));
+	CHECK_EQ(fake_kicks, 1u << 0);
+	/* The console core finds the FIFO still full: the line waits, it must say so. */
+	fake_cpu = 0;
+	CHECK(console_drain());
+	CHECK_EQ(fake_uart_len, 0);
+	fake_uart_full = false;
+	CHECK(!console_drain());
+	CHECK(!strcmp(fake_uart_out, "[a] waiting\r\n"));
+}
+
 void test_console_a_line_cut_by_the_fifo_is_finished_first(void)
 {
 	fresh();

@@ -26,6 +26,7 @@
 	TEST(test_printf_truncates) \
 	TEST(test_console_line_goes_out_at_once_when_the_uart_is_free) \
 	TEST(test_console_full_fifo_leaves_lines_to_the_console_core) \
+	TEST(test_console_a_full_fifo_between_lines_is_not_an_empty_ring) \
 	TEST(test_console_a_line_cut_by_the_fifo_is_finished_first) \
 	TEST(test_console_a_flood_cannot_keep_another_ring_out) \
 	TEST(test_console_a_waiting_ring_keeps_its_lines) \
