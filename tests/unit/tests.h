@@ -32,6 +32,7 @@
 	TEST(test_console_a_waiting_ring_keeps_its_lines) \
 	TEST(test_console_guest_output_beyond_its_share_is_dropped_and_counted) \
 	TEST(test_console_the_hypervisors_lines_get_through_a_flood) \
+	TEST(test_console_a_flood_gets_no_more_than_the_uart_carries) \
 	TEST(test_vpl011_lines_are_tagged) \
 	TEST(test_vpl011_long_line_is_split) \
 	TEST(test_vpl011_registers) \
