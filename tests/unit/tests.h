@@ -43,6 +43,7 @@
 	TEST(test_riscv_insn_loads_and_stores) \
 	TEST(test_riscv_insn_refuses_other_accesses) \
 	TEST(test_riscv_insn_transformed) \
+	TEST(test_riscv_insn_tinst_kinds) \
 	TEST(test_riscv_insn_load_results) \
 	TEST(test_console_line_without_prefix) \
 	TEST(test_console_boot_lines) \

@@ -461,7 +461,9 @@ static void inject_exception(struct vcpu *v, struct guest_regs *r, uint64_t caus
 /*
  * A load or store outside the partition's G-stage map: an emulated device's register, or a
  * fault that ends the partition.  The instruction comes decoded in htinst when the core
- * provides it, else it is read from the guest (QEMU 7.2 leaves htinst 0).
+ * provides it, else it is read from the guest (QEMU 7.2 leaves htinst 0).  A pseudoinstruction
+ * there says the access was the guest's own page-table walk reading a PTE outside its memory
+ * (htval names the PTE): the partition's fault, whatever device sits at that address.
  */
 static void guest_page_fault(struct vcpu *v, struct guest_regs *r, uint64_t cause)
 {
@@ -476,10 +478,22 @@ static void guest_page_fault(struct vcpu *v, struct guest_regs *r, uint64_t caus
 	if (cause == EXC_INST_GUEST_PAGE_FAULT)
 		partition_fault(v, "fetch outside its memory: gpa=0x%llx pc=0x%llx",
 				(unsigned long long)gpa, (unsigned long long)r->sepc);
-	if (tinst & 1u)
+	switch (riscv_tinst_kind(tinst)) {
+	case TINST_ACCESS:
 		decoded = riscv_decode_transformed(tinst, &m);
-	else
+		break;
+	case TINST_NONE:
 		decoded = riscv_fetch_guest_insn(r->sepc, &insn) && riscv_decode_mmio(insn, &m);
+		break;
+	case TINST_PAGE_WALK:
+		partition_fault(v, "page-table walk outside its memory: gpa=0x%llx va=0x%llx pc=0x%llx",
+				(unsigned long long)(gpa & ~3ULL), (unsigned long long)gva,
+				(unsigned long long)r->sepc);
+		break;
+	default:
+		decoded = false;
+		break;
+	}
 	if (!decoded || m.write != store)
 		partition_fault(v, "%s outside its memory: gpa=0x%llx pc=0x%llx insn=0x%x",
 				store ? "store" : "load", (unsigned long long)gpa,
