@@ -263,3 +263,33 @@ def test_a_neighbour_flooding_its_uart_is_dropped_and_counted(tmp_path):
     assert len(result.partitions["rt"].lat) == 1, result.explain()
     assert result.partitions["rt"].state == "off", result.explain()
     assert result.partitions["bad"].lines.count("x") > 100, result.explain()
+
+
+def hostile_record(result_or_partition, test):
+    records = [r for r in result_or_partition.probe if r.get("test") == test]
+    assert records, result_or_partition
+    return records[-1]
+
+
+@pytest.fixture(scope="module")
+def native_vu_wfi():
+    native = run_native(HOSTILE, bootargs="hostile.action=vu-wfi", cpus=1)
+    assert native.ok, native.explain()
+    return hostile_record(native, "hostile-vu-wfi")
+
+
+@pytest.mark.parametrize("irq", ["direct", "trap"])
+@pytest.mark.parametrize("wfi", ["native", "trap"])
+def test_a_wfi_in_guest_user_mode_is_an_illegal_instruction_as_on_the_board(
+        tmp_path, native_vu_wfi, irq, wfi):
+    # VU-mode WFI traps to the hypervisor whatever hstatus.VTW says; on the board (TW = 0) the
+    # same WFI in U-mode is an illegal instruction for the kernel's handler, never a wait.
+    assert native_vu_wfi["pass"], native_vu_wfi
+    path = system(tmp_path, partition("bad", [1], HOSTILE, "hostile.action=vu-wfi", irq, wfi),
+                  cpus=2)
+    result = run_system(path)
+    assert result.ok, result.explain()
+    record = hostile_record(result.partitions["bad"], "hostile-vu-wfi")
+    assert record == native_vu_wfi, (record, native_vu_wfi)
+    assert result.stats["bad"]["exit_wfi"] == 0 and result.stats["bad"]["faults"] == 0, \
+        result.stats

@@ -26,6 +26,9 @@
  *    IMSIC file of a hart the partition does not have, and enabled: the hypervisor refuses
  *    the enable and stops the partition; the device never writes there.
  *  - busy: no misdeed, the control neighbour (it only computes, with a timer armed).
+ *  - vu-wfi: a WFI in its own user mode (U, or VU in a partition), a timer armed in case it
+ *    waits: on the board (mstatus.TW = 0) an illegal instruction for its own handler at the
+ *    WFI, never a wait; a partition's must be the same.
  * Output: PROBE-JSON lines with "test":"hostile-<action>" (tools/tern/results.py parses them).
  */
 #include "aplic.h"
@@ -37,6 +40,7 @@
 #include "runtime.h"
 #include "sbi.h"
 #include "timer.h"
+#include "trap.h"
 
 const char guest_name[] = "hostile";
 
@@ -110,6 +114,79 @@ static void busy(void)
 }
 
 #define UART_SOURCE         10
+
+/*
+ * run_user(fn): fn in user mode, until it makes an ecall, which user_sync turns into a return
+ * from run_user in supervisor mode (sp, ra and the saved registers are still the caller's).
+ * user_wfi: the WFI under test, then that ecall.
+ */
+void run_user(void (*fn)(void));
+void user_wfi(void);
+__asm__(".text\n"
+	".balign 4\n"
+	".globl run_user\n"
+	"run_user:\n"
+	"	li	t0, 0x120\n"            /* sstatus.SPP and SPIE: to U, with SIE off after */
+	"	csrc	sstatus, t0\n"
+	"	csrw	sepc, a0\n"
+	"	sret\n"
+	".balign 4\n"
+	".globl user_wfi\n"
+	"user_wfi:\n"
+	"	wfi\n"
+	"	ecall\n"
+	"1:	j	1b\n");
+
+#define SSTATUS_SPP    (1UL << 8)
+#define SSTATUS_SPIE   (1UL << 5)
+#define EXC_ILLEGAL    2
+#define EXC_U_ECALL    8
+
+static volatile uint64_t user_cause = ~0UL, user_sepc, user_stval, user_sstatus;
+static volatile unsigned user_timer_irqs;
+
+static void user_sync(struct trap_frame *f)
+{
+	if (f->scause == EXC_U_ECALL && !(f->sstatus & SSTATUS_SPP)) {
+		f->sstatus = (f->sstatus | SSTATUS_SPP) & ~SSTATUS_SPIE;
+		f->sepc = f->x[1];      /* run_user's return address */
+		return;
+	}
+	if (user_cause == ~0UL) {
+		user_cause = f->scause;
+		user_sepc = f->sepc;
+		user_stval = f->stval;
+		user_sstatus = f->sstatus;
+	}
+	f->sepc += 4;
+}
+
+static void user_irq(struct trap_frame *f)
+{
+	(void)f;
+	timer_stop();
+	user_timer_irqs++;
+}
+
+static void vu_wfi(void)
+{
+	trap_set_sync_handler(user_sync);
+	trap_set_irq_handler(user_irq);
+	timer_arm(deadline_after_us(20000)); /* if the WFI waits, this ends it */
+	csr_set(CSR_SIE, SIP_STIP);
+	run_user(user_wfi);
+	csr_clear(CSR_SIE, SIP_STIP);
+	timer_stop();
+	trap_set_sync_handler(NULL);
+	trap_set_irq_handler(NULL);
+	bool pass = user_cause == EXC_ILLEGAL && user_sepc == (uintptr_t)user_wfi &&
+		    !(user_sstatus & SSTATUS_SPP) && user_timer_irqs == 0;
+	printf("PROBE-JSON {\"test\":\"hostile-vu-wfi\",\"phase\":\"done\",\"cause\":%ld,"
+	       "\"at_wfi\":%s,\"from_user\":%s,\"stval\":\"0x%lx\",\"timer_irqs\":%u,"
+	       "\"pass\":%s}\n", (long)user_cause, user_sepc == (uintptr_t)user_wfi ? "true" : "false",
+	       (user_sstatus & SSTATUS_SPP) ? "false" : "true", (unsigned long)user_stval,
+	       user_timer_irqs, pass ? "true" : "false");
+}
 
 static void aplic_foreign(void)
 {
@@ -191,6 +268,8 @@ void guest_main(void)
 		(void)sbi_call(SBI_EXT_SRST, 0, 1, 0, 0); /* cold reboot */
 	else if (strview_eq(action, "busy"))
 		busy();
+	else if (strview_eq(action, "vu-wfi"))
+		vu_wfi();
 	else
 		printf("PROBE-JSON {\"test\":\"hostile\",\"error\":\"unknown action\",\"pass\":false}\n");
 	printf("PROBE-DONE\n");

@@ -141,6 +141,9 @@ trap_entry:
 	csrr	t0, stval
 	li	t1, 0x10500073		/* ... for a WFI */
 	bne	t0, t1, 1f
+	csrr	t0, sstatus
+	andi	t0, t0, 1 << 8		/* sstatus.SPP: from VS-mode; VU-mode's is illegal */
+	beqz	t0, 1f
 	csrr	t0, sepc
 	addi	t0, t0, 4
 	csrw	sepc, t0

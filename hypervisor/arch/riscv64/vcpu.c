@@ -535,14 +535,19 @@ static void guest_wfi(struct vcpu *v, struct guest_regs *r)
 	core_interrupts(v, csr_read(sip) & (SIP_SEIP | SIP_STIP));
 }
 
-/* A virtual instruction exception: a trapped WFI, or what a guest may not do (an illegal one for it). */
+/*
+ * A virtual instruction exception: a trapped WFI, or what a guest may not do (an illegal one for
+ * it).  A WFI from the guest's user mode traps whatever hstatus.VTW says; on the board the same
+ * WFI (mstatus.TW = 0) is an illegal instruction for the kernel, never a wait.
+ */
 static void guest_virtual_instruction(struct vcpu *v, struct guest_regs *r)
 {
 	uint32_t insn = (uint32_t)csr_read(stval);
+	bool from_vs = (csr_read(sstatus) & SSTATUS_SPP) != 0u;
 
 	if (insn == 0u && !riscv_fetch_guest_insn(r->sepc, &insn))
 		insn = 0;
-	if (insn == INSN_WFI) {
+	if (insn == INSN_WFI && from_vs) {
 		guest_wfi(v, r);
 		return;
 	}
