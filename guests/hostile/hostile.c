@@ -82,6 +82,12 @@ const char guest_name[] = "hostile";
 #define FIRST_PARTITION_HPA     0x44000000UL
 
 #define SETTLE_US               2000    /* long enough for a stray SGI to show up */
+/*
+ * After a flood, before the result line: the partition's console share has to come back for
+ * a line that long, at the rate the board's UART carries (11520 bytes/s: 17 ms for 200 bytes).
+ * Waited in WFI: a spinning core shows in a neighbour's latency under icount, an idle one not.
+ */
+#define FLOOD_SETTLE_US         30000
 #define WAIT_US                 1000000
 
 /*
@@ -1053,10 +1059,13 @@ static void uart_flood(void)
 	cpu_result[0] = flood(until);
 	bool finished = wait_secondaries(cpu_finished, WAIT_US);
 	/*
-	 * The flood may have filled whatever buffers the console has: give them time to drain
-	 * before the result, which is written through the library's polled console.
+	 * The flood may have filled whatever buffers the console has and used up its share of
+	 * the UART: give them time to drain and it time to come back before the result, which
+	 * is written through the library's polled console.
 	 */
 	spin_us(SETTLE_US);
+	gic_enable_private(INTID_VTIMER);
+	vtimer_sleep_until(counter_virt() + us_to_ticks(FLOOD_SETTLE_US));
 
 	uint64_t total = 0;
 	for (unsigned cpu = 0; cpu < n_cpus; cpu++)

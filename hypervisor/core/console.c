@@ -16,6 +16,7 @@
 #include <tern/arch.h>
 #include <tern/console.h>
 #include <tern/lib.h>
+#include <tern/platform.h>
 
 #define NO_CORE        (~0u)
 #define MAX_RINGS      16u
@@ -112,13 +113,13 @@ static bool within_rate(struct console_ring *r, size_t bytes)
 	uint64_t now = arch_counter();
 	uint64_t elapsed = now - r->credited_at;
 	uint64_t cost = bytes * freq;
+	uint64_t rate = platform.uart_rate;
 
 	/* Refill; an interval longer than a full refill takes is as good as one. */
-	if (elapsed >= cap / CONSOLE_RATE)
+	if (elapsed >= cap / rate)
 		r->credit = cap;
 	else
-		r->credit = r->credit + elapsed * CONSOLE_RATE < cap ? r->credit + elapsed * CONSOLE_RATE
-								     : cap;
+		r->credit = r->credit + elapsed * rate < cap ? r->credit + elapsed * rate : cap;
 	r->credited_at = now;
 	if (r->credit < cost)
 		return false;
@@ -221,8 +222,12 @@ static bool drain(uint32_t budget)
 	while (idle < count && emitted < budget) {
 		struct console_ring *r = rings[next_ring % count];
 		uint32_t n = emit_line(r);
-		if (partial)
-			return true; /* the FIFO is full: the rest when it has room */
+		/*
+		 * The FIFO is full, mid-line or before a line's first byte (nothing emitted
+		 * from a ring that has one): the rest when it has room, never "no more".
+		 */
+		if (partial || (!n && atomic_load(&r->head) != atomic_load(&r->tail)))
+			return true;
 		next_ring = (next_ring + 1) % count;
 		emitted += n;
 		idle = n ? 0 : idle + 1;

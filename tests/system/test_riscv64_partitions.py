@@ -297,3 +297,85 @@ def test_a_partition_ends_while_its_harts_wait_for_remote_fences(tmp_path, irq, 
     assert result.partitions["bad"].state == "stopped", result.explain()
     assert len(result.partitions["rt"].lat) == 1, result.explain()
     assert result.partitions["rt"].state == "off", result.explain()
+
+
+def hostile_record(result_or_partition, test):
+    records = [r for r in result_or_partition.probe if r.get("test") == test]
+    assert records, result_or_partition
+    return records[-1]
+
+
+@pytest.fixture(scope="module")
+def native_vu_wfi():
+    native = run_native(HOSTILE, bootargs="hostile.action=vu-wfi", cpus=1)
+    assert native.ok, native.explain()
+    return hostile_record(native, "hostile-vu-wfi")
+
+
+@pytest.mark.parametrize("irq", ["direct", "trap"])
+@pytest.mark.parametrize("wfi", ["native", "trap"])
+def test_a_wfi_in_guest_user_mode_is_an_illegal_instruction_as_on_the_board(
+        tmp_path, native_vu_wfi, irq, wfi):
+    # VU-mode WFI traps to the hypervisor whatever hstatus.VTW says; on the board (TW = 0) the
+    # same WFI in U-mode is an illegal instruction for the kernel's handler, never a wait.
+    assert native_vu_wfi["pass"], native_vu_wfi
+    path = system(tmp_path, partition("bad", [1], HOSTILE, "hostile.action=vu-wfi", irq, wfi),
+                  cpus=2)
+    result = run_system(path)
+    assert result.ok, result.explain()
+    record = hostile_record(result.partitions["bad"], "hostile-vu-wfi")
+    assert record == native_vu_wfi, (record, native_vu_wfi)
+    assert result.stats["bad"]["exit_wfi"] == 0 and result.stats["bad"]["faults"] == 0, \
+        result.stats
+
+
+@pytest.fixture(scope="module")
+def native_hsm_suspend():
+    native = run_native(HOSTILE, bootargs="hostile.action=hsm-suspend", cpus=2)
+    assert native.ok, native.explain()
+    return hostile_record(native, "hostile-hsm-suspend")
+
+
+@pytest.mark.parametrize("irq", ["direct", "trap"])
+def test_sbi_hsm_suspend_as_on_the_board(tmp_path, native_hsm_suspend, irq):
+    # Both default suspend types woken by the guest's timer, a sibling SUSPENDED until an
+    # SBI IPI, the other types refused: OpenSBI's answers on the bare board, call for call.
+    assert native_hsm_suspend["pass"], native_hsm_suspend
+    path = system(tmp_path, partition("p", [1, 2], HOSTILE, "hostile.action=hsm-suspend", irq),
+                  cpus=3)
+    result = run_system(path)
+    assert result.ok, result.explain()
+    record = hostile_record(result.partitions["p"], "hostile-hsm-suspend")
+    assert record == native_hsm_suspend, (record, native_hsm_suspend)
+    assert result.stats["p"]["faults"] == 0, result.stats
+
+
+@pytest.mark.parametrize("end", ["srst", "stop", "restart"])
+def test_a_hart_suspended_for_ever_ends_with_its_partition(tmp_path, end):
+    # Hart 1 suspends with nothing enabled, for ever. Its sibling's SRST shutdown, or the
+    # console's stop (after a restart, for "restart"), must still end the partition.
+    then = "srst" if end == "srst" else "wait"
+    path = system(tmp_path,
+                  partition("p", [1, 2], HOSTILE,
+                            f"hostile.action=hsm-suspend-forever hostile.then={then}"),
+                  cpus=3)
+    seen = []
+
+    def console(line):
+        if not line.startswith("[p] ") or '"phase":"suspended"' not in line:
+            return None
+        seen.append(line)
+        if end == "restart" and len(seen) == 1:
+            return "restart p\r"
+        return "stop p\r" if end != "srst" else None
+
+    result = run_system(path, console=console, timeout=60)
+    assert result.ok, result.explain()
+    records = [r for r in result.partitions["p"].probe
+               if r.get("test") == "hostile-hsm-suspend-forever"]
+    lives = 2 if end == "restart" else 1
+    assert [r["phase"] for r in records] == ["suspended"] * lives, result.explain()
+    assert all(r["status"] == 4 for r in records), records
+    assert result.partitions["p"].state == "off", result.explain()
+    if end == "restart":
+        assert "tern: partition p reset" in result.log, result.explain()

@@ -81,6 +81,25 @@ void test_riscv_insn_transformed(void)
 	CHECK(!riscv_decode_transformed(0x00000073, &m)); /* ecall */
 }
 
+/*
+ * A guest page fault of the guest's own page-table walk (a PTE outside its memory) carries a
+ * pseudoinstruction: never a load or store to emulate, nor a reason to read the guest's
+ * instruction (its own access never reached the G-stage).
+ */
+void test_riscv_insn_tinst_kinds(void)
+{
+	CHECK_EQ(riscv_tinst_kind(0), TINST_NONE);
+	CHECK_EQ(riscv_tinst_kind(0x01202023), TINST_ACCESS);  /* sw s2, 0(x0) */
+	CHECK_EQ(riscv_tinst_kind(0x2601), TINST_ACCESS);      /* c.lw, transformed */
+	CHECK_EQ(riscv_tinst_kind(0x00002000), TINST_PAGE_WALK); /* Sv32 PTE read */
+	CHECK_EQ(riscv_tinst_kind(0x00003000), TINST_PAGE_WALK); /* Sv39/48/57 PTE read */
+	CHECK_EQ(riscv_tinst_kind(0x00002020), TINST_PAGE_WALK); /* A/D update, 32-bit */
+	CHECK_EQ(riscv_tinst_kind(0x00003020), TINST_PAGE_WALK); /* A/D update, 64-bit */
+	CHECK_EQ(riscv_tinst_kind(0x00001000), TINST_OTHER);     /* reserved */
+	CHECK_EQ(riscv_tinst_kind(0x0000000a), TINST_OTHER);
+	CHECK_EQ(riscv_tinst_kind(0x100002000ull), TINST_OTHER); /* bits above 31 */
+}
+
 void test_riscv_insn_load_results(void)
 {
 	struct mmio_insn m = { 1, 10, 4, false, true };

@@ -26,11 +26,13 @@
 	TEST(test_printf_truncates) \
 	TEST(test_console_line_goes_out_at_once_when_the_uart_is_free) \
 	TEST(test_console_full_fifo_leaves_lines_to_the_console_core) \
+	TEST(test_console_a_full_fifo_between_lines_is_not_an_empty_ring) \
 	TEST(test_console_a_line_cut_by_the_fifo_is_finished_first) \
 	TEST(test_console_a_flood_cannot_keep_another_ring_out) \
 	TEST(test_console_a_waiting_ring_keeps_its_lines) \
 	TEST(test_console_guest_output_beyond_its_share_is_dropped_and_counted) \
 	TEST(test_console_the_hypervisors_lines_get_through_a_flood) \
+	TEST(test_console_a_flood_gets_no_more_than_the_uart_carries) \
 	TEST(test_vpl011_lines_are_tagged) \
 	TEST(test_vpl011_long_line_is_split) \
 	TEST(test_vpl011_registers) \
@@ -41,6 +43,7 @@
 	TEST(test_riscv_insn_loads_and_stores) \
 	TEST(test_riscv_insn_refuses_other_accesses) \
 	TEST(test_riscv_insn_transformed) \
+	TEST(test_riscv_insn_tinst_kinds) \
 	TEST(test_riscv_insn_load_results) \
 	TEST(test_console_line_without_prefix) \
 	TEST(test_console_boot_lines) \

@@ -31,6 +31,17 @@
  *    again at every restart. A hart waiting for a remote fence must give up when its
  *    partition ends: the partition ends, nothing else waits, the console serves everyone.
  *  - busy: no misdeed, the control neighbour (it only computes, with a timer armed).
+ *  - vu-wfi: a WFI in its own user mode (U, or VU in a partition), a timer armed in case it
+ *    waits: on the board (mstatus.TW = 0) an illegal instruction for its own handler at the
+ *    WFI, never a wait; a partition's must be the same.
+ *  - hsm-suspend: SBI HSM hart_suspend, checked against what the board's OpenSBI does: the
+ *    reserved and platform-specific types refused, a retentive and a non-retentive default
+ *    suspend each woken by its timer (the non-retentive resumed at its address with a0, a1,
+ *    satp and sstatus.SIE as the SBI says), and hart 1 SUSPENDED to hart_get_status until an
+ *    SBI IPI wakes it.
+ *  - hsm-suspend-forever: hart 1 suspends with nothing enabled, for ever; once hart 0 sees it
+ *    SUSPENDED it says so and, with hostile.then=srst, shuts the partition down (SRST), else
+ *    suspends for ever too (the console stops or restarts it). The partition must end.
  * Output: PROBE-JSON lines with "test":"hostile-<action>" (tools/tern/results.py parses them).
  */
 #include "aplic.h"
@@ -42,6 +53,7 @@
 #include "runtime.h"
 #include "sbi.h"
 #include "timer.h"
+#include "trap.h"
 
 const char guest_name[] = "hostile";
 
@@ -188,6 +200,244 @@ static void fence_race(void)
 	printf("PROBE-JSON {\"test\":\"hostile-fence-race\",\"phase\":\"after\",\"pass\":false}\n");
 }
 
+/*
+ * run_user(fn): fn in user mode, until it makes an ecall, which user_sync turns into a return
+ * from run_user in supervisor mode (sp, ra and the saved registers are still the caller's).
+ * user_wfi: the WFI under test, then that ecall.
+ */
+void run_user(void (*fn)(void));
+void user_wfi(void);
+__asm__(".text\n"
+	".balign 4\n"
+	".globl run_user\n"
+	"run_user:\n"
+	"	li	t0, 0x120\n"            /* sstatus.SPP and SPIE: to U, with SIE off after */
+	"	csrc	sstatus, t0\n"
+	"	csrw	sepc, a0\n"
+	"	sret\n"
+	".balign 4\n"
+	".globl user_wfi\n"
+	"user_wfi:\n"
+	"	wfi\n"
+	"	ecall\n"
+	"1:	j	1b\n");
+
+#define SSTATUS_SPP    (1UL << 8)
+#define SSTATUS_SPIE   (1UL << 5)
+#define EXC_ILLEGAL    2
+#define EXC_U_ECALL    8
+
+static volatile uint64_t user_cause = ~0UL, user_sepc, user_stval, user_sstatus;
+static volatile unsigned user_timer_irqs;
+
+static void user_sync(struct trap_frame *f)
+{
+	if (f->scause == EXC_U_ECALL && !(f->sstatus & SSTATUS_SPP)) {
+		f->sstatus = (f->sstatus | SSTATUS_SPP) & ~SSTATUS_SPIE;
+		f->sepc = f->x[1];      /* run_user's return address */
+		return;
+	}
+	if (user_cause == ~0UL) {
+		user_cause = f->scause;
+		user_sepc = f->sepc;
+		user_stval = f->stval;
+		user_sstatus = f->sstatus;
+	}
+	f->sepc += 4;
+}
+
+static void user_irq(struct trap_frame *f)
+{
+	(void)f;
+	timer_stop();
+	user_timer_irqs++;
+}
+
+static void vu_wfi(void)
+{
+	trap_set_sync_handler(user_sync);
+	trap_set_irq_handler(user_irq);
+	timer_arm(deadline_after_us(20000)); /* if the WFI waits, this ends it */
+	csr_set(CSR_SIE, SIP_STIP);
+	run_user(user_wfi);
+	csr_clear(CSR_SIE, SIP_STIP);
+	timer_stop();
+	trap_set_sync_handler(NULL);
+	trap_set_irq_handler(NULL);
+	bool pass = user_cause == EXC_ILLEGAL && user_sepc == (uintptr_t)user_wfi &&
+		    !(user_sstatus & SSTATUS_SPP) && user_timer_irqs == 0;
+	printf("PROBE-JSON {\"test\":\"hostile-vu-wfi\",\"phase\":\"done\",\"cause\":%ld,"
+	       "\"at_wfi\":%s,\"from_user\":%s,\"stval\":\"0x%lx\",\"timer_irqs\":%u,"
+	       "\"pass\":%s}\n", (long)user_cause, user_sepc == (uintptr_t)user_wfi ? "true" : "false",
+	       (user_sstatus & SSTATUS_SPP) ? "false" : "true", (unsigned long)user_stval,
+	       user_timer_irqs, pass ? "true" : "false");
+}
+
+#define SBI_HSM_SUSPEND        3
+#define SBI_HSM_SUSPENDED      4
+#define SUSPEND_NON_RETENTIVE  0x80000000UL
+
+static long hart_suspend(unsigned long type, uintptr_t resume, unsigned long opaque)
+{
+	return sbi_call(SBI_EXT_HSM, SBI_HSM_SUSPEND, type, resume, opaque).error;
+}
+
+/*
+ * A non-retentive suspend (type in a0) that resumes at suspend_resume: the callee-saved
+ * registers, sp, ra, gp, tp and stvec are kept in `ctx` (opaque) and put back there, with
+ * what the resume found (a0, a1, satp, sstatus); returns 0, or the call's error.
+ */
+struct resume_ctx {
+	uint64_t regs[16];      /* ra sp gp tp s0-s11 */
+	uint64_t stvec;
+	uint64_t a0, a1, satp, sstatus;
+	uint64_t resumed;
+};
+
+long suspend_non_retentive(unsigned long type, struct resume_ctx *ctx);
+__asm__(".text\n"
+	".balign 4\n"
+	".globl suspend_non_retentive\n"
+	"suspend_non_retentive:\n"
+	"	sd ra, 0(a1)\n	sd sp, 8(a1)\n	sd gp, 16(a1)\n	sd tp, 24(a1)\n"
+	"	sd s0, 32(a1)\n	sd s1, 40(a1)\n	sd s2, 48(a1)\n	sd s3, 56(a1)\n"
+	"	sd s4, 64(a1)\n	sd s5, 72(a1)\n	sd s6, 80(a1)\n	sd s7, 88(a1)\n"
+	"	sd s8, 96(a1)\n	sd s9, 104(a1)\n	sd s10, 112(a1)\n	sd s11, 120(a1)\n"
+	"	csrr t0, stvec\n	sd t0, 128(a1)\n"
+	"	mv a2, a1\n"
+	"	lla a1, suspend_resume\n"
+	"	li a7, 0x48534d\n"
+	"	li a6, 3\n"
+	"	ecall\n"
+	"	ret\n"                   /* refused: a0 = its error */
+	".balign 4\n"
+	"suspend_resume:\n"
+	"	sd a0, 136(a1)\n	sd a1, 144(a1)\n"
+	"	csrr t0, satp\n	sd t0, 152(a1)\n"
+	"	csrr t0, sstatus\n	sd t0, 160(a1)\n"
+	"	li t0, 1\n	sd t0, 168(a1)\n"
+	"	ld t0, 128(a1)\n	csrw stvec, t0\n"
+	"	ld ra, 0(a1)\n	ld sp, 8(a1)\n	ld gp, 16(a1)\n	ld tp, 24(a1)\n"
+	"	ld s0, 32(a1)\n	ld s1, 40(a1)\n	ld s2, 48(a1)\n	ld s3, 56(a1)\n"
+	"	ld s4, 64(a1)\n	ld s5, 72(a1)\n	ld s6, 80(a1)\n	ld s7, 88(a1)\n"
+	"	ld s8, 96(a1)\n	ld s9, 104(a1)\n	ld s10, 112(a1)\n	ld s11, 120(a1)\n"
+	"	li a0, 0\n"
+	"	ret\n");
+
+_Static_assert(__builtin_offsetof(struct resume_ctx, stvec) == 128, "asm offsets");
+_Static_assert(__builtin_offsetof(struct resume_ctx, resumed) == 168, "asm offsets");
+
+/*
+ * Woken by its own timer: `time` past the deadline once it returns.  (Not sip.STIP: QEMU 7.2
+ * does not show a guest's Sstc timer there, in VS-mode, though it delivers it.)
+ */
+static bool woken_by_timer(uint64_t deadline)
+{
+	bool woken = deadline_passed(deadline);
+
+	timer_stop();
+	csr_clear(CSR_SIE, SIP_STIP);
+	return woken;
+}
+
+static volatile long sibling_result = 1;
+
+static void sibling_suspend(uint64_t context)
+{
+	(void)context;
+	csr_write(CSR_SIE, SIP_SSIP);
+	sibling_result = hart_suspend(0, 0, 0);
+	csr_clear(CSR_SIP, SIP_SSIP);
+	csr_write(CSR_SIE, 0);
+}
+
+/* Hart `hart`'s HSM status once it is `want` (a timer deadline ahead: icount moves on), or after 1 s. */
+static long status_once(unsigned hart, long want)
+{
+	uint64_t end = deadline_after_us(1000000);
+	long status;
+
+	do {
+		timer_arm(deadline_after_us(10));
+		status = sbi_hart_status(hart);
+	} while (status != want && !deadline_passed(end));
+	timer_stop();
+	return status;
+}
+
+static void hsm_suspend(void)
+{
+	unsigned harts[MAX_CPUS];
+	unsigned n = cpu_harts(harts, MAX_CPUS);
+	uintptr_t resume = (uintptr_t)guest_exit;  /* a valid address: never reached */
+	long reserved = hart_suspend(1, 0, 0);
+	long reserved_nr = hart_suspend(SUSPEND_NON_RETENTIVE | 1, resume, 0);
+	long platform = hart_suspend(0x10000000, 0, 0);
+	long platform_nr = hart_suspend(SUSPEND_NON_RETENTIVE | 0x10000000, resume, 0);
+
+	uint64_t deadline = deadline_after_us(2000);
+	csr_write(CSR_SIE, SIP_STIP);
+	timer_arm(deadline);
+	long retentive = hart_suspend(0, 0, 0);
+	bool retentive_timer = woken_by_timer(deadline);
+
+	static struct resume_ctx ctx;
+	deadline = deadline_after_us(2000);
+	csr_write(CSR_SIE, SIP_STIP);
+	timer_arm(deadline);
+	long non_retentive = suspend_non_retentive(SUSPEND_NON_RETENTIVE, &ctx);
+	bool non_retentive_timer = woken_by_timer(deadline);
+	bool resumed_as_spec = ctx.resumed && ctx.a0 == cpu_index() && ctx.a1 == (uintptr_t)&ctx &&
+			       ctx.satp == 0 && !(ctx.sstatus & SSTATUS_SIE);
+
+	long status = -100, woken = -100;
+	if (n >= 2 && cpu_start(1, sibling_suspend, 0) == SBI_SUCCESS) {
+		status = status_once(1, SBI_HSM_SUSPENDED);
+		(void)sbi_send_ipi_one(1);
+		uint64_t end = deadline_after_us(1000000);
+		while (!cpu_idle(1) && !deadline_passed(end))
+			timer_arm(deadline_after_us(10));
+		timer_stop();
+		woken = sibling_result;
+	}
+	bool pass = reserved == SBI_ERR_INVALID_PARAM && reserved_nr == SBI_ERR_INVALID_PARAM &&
+		    platform == SBI_ERR_NOT_SUPPORTED && platform_nr == SBI_ERR_NOT_SUPPORTED &&
+		    retentive == 0 && retentive_timer && non_retentive == 0 && non_retentive_timer &&
+		    resumed_as_spec && status == SBI_HSM_SUSPENDED && woken == 0;
+	printf("PROBE-JSON {\"test\":\"hostile-hsm-suspend\",\"phase\":\"done\",\"reserved\":%ld,"
+	       "\"reserved_nr\":%ld,\"platform\":%ld,\"platform_nr\":%ld,\"retentive\":%ld,"
+	       "\"retentive_timer\":%s,\"non_retentive\":%ld,\"non_retentive_timer\":%s,"
+	       "\"resumed_as_spec\":%s,\"sibling_status\":%ld,\"sibling_woken\":%ld,\"pass\":%s}\n",
+	       reserved, reserved_nr, platform, platform_nr, retentive,
+	       retentive_timer ? "true" : "false", non_retentive,
+	       non_retentive_timer ? "true" : "false", resumed_as_spec ? "true" : "false",
+	       status, woken, pass ? "true" : "false");
+}
+
+static void suspend_for_ever(uint64_t context)
+{
+	(void)context;
+	csr_write(CSR_SIE, 0);
+	(void)hart_suspend(0, 0, 0);
+	printf("PROBE-JSON {\"test\":\"hostile-hsm-suspend-forever\",\"phase\":\"woken\","
+	       "\"pass\":false}\n");
+}
+
+static void hsm_suspend_forever(void)
+{
+	struct strview then = { "wait", 4 };
+	long status = -100;
+
+	(void)bootarg("hostile.then", &then);
+	if (cpu_start(1, suspend_for_ever, 0) == SBI_SUCCESS)
+		status = status_once(1, SBI_HSM_SUSPENDED);
+	printf("PROBE-JSON {\"test\":\"hostile-hsm-suspend-forever\",\"phase\":\"suspended\","
+	       "\"status\":%ld}\n", status);
+	if (strview_eq(then, "srst"))
+		(void)sbi_call(SBI_EXT_SRST, 0, 0, 0, 0); /* shutdown */
+	suspend_for_ever(0);
+}
+
 static void aplic_foreign(void)
 {
 	uintptr_t aplic = APLIC_S_BASE;
@@ -270,6 +520,12 @@ void guest_main(void)
 		fence_race();
 	else if (strview_eq(action, "busy"))
 		busy();
+	else if (strview_eq(action, "vu-wfi"))
+		vu_wfi();
+	else if (strview_eq(action, "hsm-suspend"))
+		hsm_suspend();
+	else if (strview_eq(action, "hsm-suspend-forever"))
+		hsm_suspend_forever();
 	else
 		printf("PROBE-JSON {\"test\":\"hostile\",\"error\":\"unknown action\",\"pass\":false}\n");
 	printf("PROBE-DONE\n");

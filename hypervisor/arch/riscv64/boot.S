@@ -85,12 +85,15 @@ arch_cpu_return_to_idle:
  * virtual address `gva`, read as its fetch translates it (HLVX: VS-stage, then G-stage).  A
  * translation that fails (another vCPU changed the guest's page tables meanwhile) traps to
  * the local handler at 2: instead of the hypervisor's, which returns false.  The trap
- * clobbers sepc, scause, stval and hstatus.SPV: the caller has read them, hstatus is put back.
+ * clobbers sepc, scause, stval, hstatus.SPV and GVA, and sstatus.SPP (now HS), SPIE and SIE:
+ * the caller has read the first three, hstatus and sstatus are put back.  A guest's user mode
+ * (SPP = 0) would otherwise be resumed, or see its injected exception taken, as its kernel.
  */
 	.global riscv_fetch_guest_insn
 riscv_fetch_guest_insn:
 	csrr	t2, stvec
 	csrr	t3, hstatus
+	csrr	t6, sstatus
 	la	t4, 2f
 	csrw	stvec, t4
 	.word	0x643542f3		/* hlvx.hu t0, (a0) */
@@ -108,6 +111,7 @@ riscv_fetch_guest_insn:
 2:	li	a0, 0
 3:	csrw	stvec, t2
 	csrw	hstatus, t3
+	csrw	sstatus, t6
 	ret
 
 /*
@@ -137,6 +141,9 @@ trap_entry:
 	csrr	t0, stval
 	li	t1, 0x10500073		/* ... for a WFI */
 	bne	t0, t1, 1f
+	csrr	t0, sstatus
+	andi	t0, t0, 1 << 8		/* sstatus.SPP: from VS-mode; VU-mode's is illegal */
+	beqz	t0, 1f
 	csrr	t0, sepc
 	addi	t0, t0, 4
 	csrw	sepc, t0

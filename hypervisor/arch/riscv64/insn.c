@@ -67,6 +67,22 @@ bool riscv_decode_transformed(uint64_t htinst, struct mmio_insn *out)
 	return true;
 }
 
+enum riscv_tinst riscv_tinst_kind(uint64_t htinst)
+{
+	enum riscv_tinst kind = TINST_OTHER;
+
+	if (htinst == 0u)
+		kind = TINST_NONE;
+	else if ((htinst & 1u) != 0u)
+		kind = TINST_ACCESS;
+	else if (htinst == 0x2000u || htinst == 0x3000u || htinst == 0x2020u || htinst == 0x3020u)
+		kind = TINST_PAGE_WALK; /* 32- or 64-bit PTE read, or its A/D update */
+	else {
+		/* reserved or custom */
+	}
+	return kind;
+}
+
 uint64_t riscv_load_result(const struct mmio_insn *m, uint64_t value)
 {
 	if (m->size == 8u)

@@ -30,6 +30,16 @@ bool riscv_decode_mmio(uint32_t insn, struct mmio_insn *out);
  */
 bool riscv_decode_transformed(uint64_t htinst, struct mmio_insn *out);
 
+/* What htinst says about a guest page fault (Privileged spec, "Transformed Instruction or Pseudoinstruction for mtinst or htinst"). */
+enum riscv_tinst {
+	TINST_NONE,      /* 0: nothing; the guest's instruction must be read */
+	TINST_ACCESS,    /* bit 0 set: the guest's own load or store, transformed */
+	TINST_PAGE_WALK, /* a pseudoinstruction: a PTE read or write of the guest's VS-stage walk */
+	TINST_OTHER,     /* anything else (a custom value): no access the hypervisor may emulate */
+};
+
+enum riscv_tinst riscv_tinst_kind(uint64_t htinst);
+
 /* A loaded value as the destination register gets it. */
 uint64_t riscv_load_result(const struct mmio_insn *m, uint64_t value);
 

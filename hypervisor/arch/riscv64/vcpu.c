@@ -47,7 +47,16 @@
 struct sbi_result {
 	int64_t error;
 	uint64_t value;
+	bool resumed;  /* the guest's registers and pc are set already (a non-retentive resume) */
 };
+
+#define HSM_STATUS_SUSPENDED      4u
+/*
+ * hart_suspend types (SBI v2.0): bit 31 says non-retentive; below it, 0 is the default state,
+ * 1 - 0x0fffffff are reserved, from 0x10000000 on the platform's own (this one has none).
+ */
+#define HSM_SUSPEND_NON_RETENTIVE 0x80000000u
+#define HSM_SUSPEND_PLATFORM      0x10000000u
 
 /* The guest interrupt file hstatus.VGEIN selects, as at power-on: nothing enabled or pending. */
 static void guest_file_reset(void)
@@ -74,6 +83,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 
 	c->vcpu = v;
 	atomic_store(&c->posted, 0); /* meant for the vCPU's previous life */
+	atomic_store(&c->suspended, false); /* it may have left from a suspend */
 	csr_write(CSR_HENVCFG, trapless ? HENVCFG_STCE : 0);
 	csr_write(CSR_VSTIMECMP, ~0ULL);
 	arch_vcpu_quiesce(v); /* the SBI timer's stand-in disarmed (QEMU resets stimecmp to 0) */
@@ -136,7 +146,7 @@ static void console_bytes(struct vcpu *v, const char *s, uint64_t n)
 
 static struct sbi_result result(int64_t error, uint64_t value)
 {
-	return (struct sbi_result){ error, value };
+	return (struct sbi_result){ error, value, false };
 }
 
 /* DBCN write(num_bytes, base_lo, base_hi): at most a page a call, the guest loops for more. */
@@ -190,7 +200,7 @@ static int64_t hsm_error(enum power_result power)
 	return error;
 }
 
-/* HSM hart_get_status: STARTED 0, STOPPED 1, START_PENDING 2. */
+/* HSM hart_get_status: STARTED 0, STOPPED 1, START_PENDING 2 (SUSPENDED 4: hsm_get_status). */
 static uint64_t hsm_status(enum vcpu_power power)
 {
 	uint64_t status;
@@ -209,8 +219,67 @@ static uint64_t hsm_status(enum vcpu_power power)
 	return status;
 }
 
+static struct sbi_result hsm_get_status(struct vcpu *v, uint32_t hart)
+{
+	uint64_t status = hsm_status(vcpu_power_of(v, hart));
+
+	if (status == 0u && atomic_load(&cpus[v->partition->vcpu[hart].pcpu].suspended))
+		status = HSM_STATUS_SUSPENDED;
+	return result(SBI_SUCCESS, status);
+}
+
+static void core_interrupts(struct vcpu *v, uint64_t pending);
+
+/*
+ * An interrupt of the guest's that is pending and that it enabled (vsie, whatever vsstatus.SIE
+ * says, as for WFI): hip's VS bits hold hvip's, the guest file's (hstatus.VGEIN) and
+ * vstimecmp's; hie's are the guest's enables.
+ */
+static bool guest_interrupt_pending(void)
+{
+	return (csr_read(hip) & csr_read(hie) & (HVIP_VSSIP | HVIP_VSTIP | HVIP_VSEIP)) != 0u;
+}
+
+/*
+ * HSM hart_suspend(type, resume_addr, opaque), the default types: the vCPU waits on its core
+ * until an interrupt of its own is pending and enabled.  The core's own interrupts end each
+ * WFI and are taken on the way (the SBI timer's stand-in becomes VSTIP, a posted IPI VSSIP);
+ * a kick asking the vCPU to stop leaves from there (vcpu_check_requests), so a guest that
+ * suspends for ever still ends with its partition.  Retentive: the call returns.
+ * Non-retentive: the guest resumes at resume_addr as hart_start enters it (a0 = hart id,
+ * a1 = opaque, satp 0, interrupts off), its other registers as they were.
+ */
+static struct sbi_result hsm_suspend(struct vcpu *v, struct guest_regs *r)
+{
+	struct riscv_cpu *c = this_cpu();
+	uint32_t type = (uint32_t)r->x[10];
+	uint32_t base = type & ~HSM_SUSPEND_NON_RETENTIVE;
+	bool retentive = (type & HSM_SUSPEND_NON_RETENTIVE) == 0u;
+
+	if (base != 0u && base < HSM_SUSPEND_PLATFORM)
+		return result(SBI_ERR_INVALID_PARAM, 0);
+	if (!retentive && guest_ram(v->partition, r->x[11], 4) == NULL)
+		return result(SBI_ERR_INVALID_ADDRESS, 0);
+	if (base != 0u)
+		return result(SBI_ERR_NOT_SUPPORTED, 0);
+	atomic_store(&c->suspended, true);
+	while (!guest_interrupt_pending()) {
+		__asm__ volatile("wfi" ::: "memory");
+		core_interrupts(v, csr_read(sip) & (SIP_SEIP | SIP_STIP));
+	}
+	atomic_store(&c->suspended, false);
+	if (retentive)
+		return result(SBI_SUCCESS, 0);
+	csr_write(vsatp, 0);
+	csr_clear(vsstatus, SSTATUS_SIE);
+	r->sepc = r->x[11];
+	r->x[10] = v->index;
+	r->x[11] = r->x[12];
+	return (struct sbi_result){ SBI_SUCCESS, 0, true };
+}
+
 /* Harts are the partition's own vCPUs, named by index: hart id = vCPU index. */
-static struct sbi_result sbi_hsm(struct vcpu *v, uint32_t fn, const struct guest_regs *r)
+static struct sbi_result sbi_hsm(struct vcpu *v, uint32_t fn, struct guest_regs *r)
 {
 	uint64_t hart = r->x[10];
 	bool own = hart < v->partition->num_vcpus;
@@ -223,9 +292,11 @@ static struct sbi_result sbi_hsm(struct vcpu *v, uint32_t fn, const struct guest
 	} else if (fn == 0u) { /* hart_start(hartid, start_addr, opaque) */
 		res = result(hsm_error(vcpu_cpu_on(v, (uint32_t)hart, r->x[11], r->x[12])), 0);
 	} else if (fn == 2u) {
-		res = result(SBI_SUCCESS, hsm_status(vcpu_power_of(v, (uint32_t)hart)));
+		res = hsm_get_status(v, (uint32_t)hart);
+	} else if (fn == 3u) {
+		res = hsm_suspend(v, r);
 	} else {
-		/* suspend (3) and anything newer: not offered */
+		/* anything newer: not offered */
 	}
 	return res;
 }
@@ -404,7 +475,7 @@ static enum stat_id sbi_stat(uint64_t ext)
 	return STAT_SBI_OTHER;
 }
 
-static struct sbi_result guest_sbi_call(struct vcpu *v, const struct guest_regs *r)
+static struct sbi_result guest_sbi_call(struct vcpu *v, struct guest_regs *r)
 {
 	uint64_t ext = r->x[17];
 	uint32_t fn = (uint32_t)r->x[16];
@@ -489,7 +560,9 @@ static void inject_exception(struct vcpu *v, struct guest_regs *r, uint64_t caus
 /*
  * A load or store outside the partition's G-stage map: an emulated device's register, or a
  * fault that ends the partition.  The instruction comes decoded in htinst when the core
- * provides it, else it is read from the guest (QEMU 7.2 leaves htinst 0).
+ * provides it, else it is read from the guest (QEMU 7.2 leaves htinst 0).  A pseudoinstruction
+ * there says the access was the guest's own page-table walk reading a PTE outside its memory
+ * (htval names the PTE): the partition's fault, whatever device sits at that address.
  */
 static void guest_page_fault(struct vcpu *v, struct guest_regs *r, uint64_t cause)
 {
@@ -504,10 +577,22 @@ static void guest_page_fault(struct vcpu *v, struct guest_regs *r, uint64_t caus
 	if (cause == EXC_INST_GUEST_PAGE_FAULT)
 		partition_fault(v, "fetch outside its memory: gpa=0x%llx pc=0x%llx",
 				(unsigned long long)gpa, (unsigned long long)r->sepc);
-	if (tinst & 1u)
+	switch (riscv_tinst_kind(tinst)) {
+	case TINST_ACCESS:
 		decoded = riscv_decode_transformed(tinst, &m);
-	else
+		break;
+	case TINST_NONE:
 		decoded = riscv_fetch_guest_insn(r->sepc, &insn) && riscv_decode_mmio(insn, &m);
+		break;
+	case TINST_PAGE_WALK:
+		partition_fault(v, "page-table walk outside its memory: gpa=0x%llx va=0x%llx pc=0x%llx",
+				(unsigned long long)(gpa & ~3ULL), (unsigned long long)gva,
+				(unsigned long long)r->sepc);
+		break;
+	default:
+		decoded = false;
+		break;
+	}
 	if (!decoded || m.write != store)
 		partition_fault(v, "%s outside its memory: gpa=0x%llx pc=0x%llx insn=0x%x",
 				store ? "store" : "load", (unsigned long long)gpa,
@@ -549,14 +634,19 @@ static void guest_wfi(struct vcpu *v, struct guest_regs *r)
 	core_interrupts(v, csr_read(sip) & (SIP_SEIP | SIP_STIP));
 }
 
-/* A virtual instruction exception: a trapped WFI, or what a guest may not do (an illegal one for it). */
+/*
+ * A virtual instruction exception: a trapped WFI, or what a guest may not do (an illegal one for
+ * it).  A WFI from the guest's user mode traps whatever hstatus.VTW says; on the board the same
+ * WFI (mstatus.TW = 0) is an illegal instruction for the kernel, never a wait.
+ */
 static void guest_virtual_instruction(struct vcpu *v, struct guest_regs *r)
 {
 	uint32_t insn = (uint32_t)csr_read(stval);
+	bool from_vs = (csr_read(sstatus) & SSTATUS_SPP) != 0u;
 
 	if (insn == 0u && !riscv_fetch_guest_insn(r->sepc, &insn))
 		insn = 0;
-	if (insn == INSN_WFI) {
+	if (insn == INSN_WFI && from_vs) {
 		guest_wfi(v, r);
 		return;
 	}
@@ -575,12 +665,15 @@ void riscv_guest_trap(struct guest_regs *r)
 			vcpu_count(v, STAT_SBI_DBCN);
 			console_byte(v, (char)r->x[10]);
 			r->x[10] = 0;
+			r->sepc += 4u;
 		} else {
 			struct sbi_result res = guest_sbi_call(v, r);
-			r->x[10] = (uint64_t)res.error;
-			r->x[11] = res.value;
+			if (!res.resumed) {
+				r->x[10] = (uint64_t)res.error;
+				r->x[11] = res.value;
+				r->sepc += 4u;
+			}
 		}
-		r->sepc += 4u;
 		break;
 	case EXC_INST_GUEST_PAGE_FAULT:
 	case EXC_LOAD_GUEST_PAGE_FAULT:

@@ -16,12 +16,12 @@
 #define CONSOLE_RING_SIZE 16384u   /* a power of two; a line is at most CONSOLE_LINE_MAX */
 #define CONSOLE_LINE_MAX  1100u    /* prefix + text + newline */
 /*
- * A partition's share of the board UART: bursts of up to CONSOLE_BURST bytes, CONSOLE_RATE
- * bytes per second of counter time on average (a real UART at 115200 baud carries 11520).
- * A line beyond it is dropped and counted: a flood costs its own partition's lines only.
+ * A partition's share of the board UART: bursts of up to CONSOLE_BURST bytes, on average no
+ * more bytes per second of counter time than the UART carries (platform.uart_rate), so the
+ * console core's drain keeps up with a flood instead of spending its core on it.  A line
+ * beyond it is dropped and counted: a flood costs its own partition's lines only.
  */
 #define CONSOLE_BURST     16384u
-#define CONSOLE_RATE      65536u
 
 struct console_ring {
 	struct spinlock lock;       /* producers: the cores of the ring's partition */

@@ -32,6 +32,7 @@ struct platform_desc {
 	paddr_t uart_base;          /* hypervisor console, and the partitions' view of their UART */
 	const struct vuart_model *uart_model; /* the partitions' UART: the board's own kind */
 	uint32_t uart_intid;
+	uint32_t uart_rate;         /* bytes a second the console UART carries: a partition's share */
 	paddr_t ram_base;           /* also every partition's RAM IPA */
 	uint64_t ram_max;           /* board RAM never extends further than this from ram_base */
 	paddr_t hyp_base;           /* hypervisor-owned RAM */

@@ -24,6 +24,7 @@ const struct platform_desc platform = {
 	.uart_base = 0x10000000u,
 	.uart_model = &vns16550_model,
 	.uart_intid = 10,
+	.uart_rate = 115200 / 10, /* 115200 baud, a start and a stop bit a byte */
 	.ram_base = 0x80000000u,
 	.ram_max = GiB(2),
 	.hyp_base = 0x80000000u,     /* OpenSBI's 2 MiB, then the hypervisor */

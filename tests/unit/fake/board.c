@@ -29,6 +29,7 @@ const struct platform_desc platform = {
 	.uart_base = (uintptr_t)uart_window,
 	.uart_model = &vpl011_model,
 	.uart_intid = 33,
+	.uart_rate = 115200 / 10, /* 115200 baud, a start and a stop bit a byte */
 	.ram_base = (uintptr_t)fake_ram,
 	.ram_max = FAKE_RAM_SIZE,
 	.hyp_base = (uintptr_t)fake_ram,

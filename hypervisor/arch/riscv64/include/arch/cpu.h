@@ -38,6 +38,7 @@ struct riscv_cpu {
 	uint64_t fast_wfi;
 	struct vcpu *vcpu;
 	_Atomic uint32_t posted;   /* POSTED_*, taken by this core */
+	_Atomic bool suspended;    /* its vCPU waits in SBI HSM hart_suspend (read by its siblings) */
 };
 
 /* The guest's registers, saved at the top of its core's stack on every trap. */
