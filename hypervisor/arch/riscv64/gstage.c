@@ -122,7 +122,7 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	bool mapped = gstage_map(rp->gstage_root, c->ram_ipa, c->ram_hpa, c->ram_size, PTE_LEAF_RAM);
 	/* An emulated ECAM stays unmapped: its accesses trap to core/pci.c. */
 	for (uint32_t r = 0; mapped && r < c->num_regions; r++) {
-		if (!pci_ecam_emulated(c->region[r].hpa))
+		if (!pci_ecam_emulated(c->region[r].hpa, c->region[r].size))
 			mapped = gstage_map(rp->gstage_root, c->region[r].ipa, c->region[r].hpa,
 					    c->region[r].size, PTE_LEAF_DEVICE);
 	}
