@@ -6,7 +6,8 @@
  * Oracle: a refusal is one line; an accepted blob really is what the hypervisor relies on,
  * checked again here independently: partitions within the board's RAM and apart from each
  * other and the hypervisor, cores their own, devices and interrupts from the allow-lists and
- * given once, pristine copies outside every partition and apart.
+ * given once, every part of a board device (its ranges and interrupts) to one partition, an
+ * ECAM only whole, pristine copies outside every partition and apart.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ typedef unsigned __int128 u128;
 
 static struct config_limits limits;
 static struct config_device devices[8];
+static struct config_irq irqs[16];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -40,7 +42,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		devices[i].base = platform.devices[i].base;
 		devices[i].size = platform.devices[i].size;
 		devices[i].dma = platform.devices[i].flags & PLATFORM_DMA;
+		devices[i].ecam = platform.devices[i].flags & PLATFORM_ECAM;
+		devices[i].device = platform.devices[i].device;
 	}
+	for (uint32_t i = 0; i < platform.num_device_irqs; i++)
+		irqs[i] = (struct config_irq){ platform.device_irqs[i].id, platform.device_irqs[i].device };
 	limits = (struct config_limits){
 		.max_cpus = platform.max_cpus,
 		.ram = { platform.ram_base, platform.ram_max },
@@ -49,7 +55,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		.ipa_limit = 1ull << 32, /* arch_ipa_limit() on arm64 */
 		.devices = devices,
 		.num_devices = platform.num_devices,
-		.irqs = platform.device_irqs,
+		.irqs = irqs,
 		.num_irqs = platform.num_device_irqs,
 		.iommu = true,
 	};
@@ -64,6 +70,30 @@ static bool within(uint64_t base, uint64_t size, uint64_t lo, uint64_t lsize)
 static bool apart(uint64_t a, uint64_t asize, uint64_t b, uint64_t bsize)
 {
 	return (u128)a + asize <= b || (u128)b + bsize <= a;
+}
+
+/* Whether a partition other than i has a range or an interrupt of board device `device`. */
+ORACLE static bool device_elsewhere(const struct tern_config *cfg, uint32_t i, uint32_t device)
+{
+	for (uint32_t j = 0; j < cfg->num_partitions; j++) {
+		const struct tern_config_partition *q = &cfg->partition[j];
+		if (j == i)
+			continue;
+		for (uint32_t s = 0; s < q->num_regions && s < TERN_MAX_REGIONS; s++) {
+			for (uint32_t d = 0; d < platform.num_devices; d++) {
+				const struct platform_range *dev = &platform.devices[d];
+				if (dev->device == device &&
+				    within(q->region[s].hpa, q->region[s].size, dev->base, dev->size))
+					return true;
+			}
+		}
+		for (uint32_t k = 0; k < platform.num_device_irqs; k++) {
+			uint32_t id = platform.device_irqs[k].id;
+			if (platform.device_irqs[k].device == device && (q->spis[id / 32] & (1u << (id % 32))))
+				return true;
+		}
+	}
+	return false;
 }
 
 ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
@@ -101,8 +131,15 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 			const struct tern_config_region *g = &p->region[r];
 			bool allowed = false;
 			CHECK(g->ipa == g->hpa && g->size && g->hpa % 4096 == 0 && g->size % 4096 == 0);
-			for (uint32_t d = 0; d < platform.num_devices; d++)
-				allowed |= within(g->hpa, g->size, platform.devices[d].base, platform.devices[d].size);
+			for (uint32_t d = 0; d < platform.num_devices; d++) {
+				const struct platform_range *dev = &platform.devices[d];
+				if (!within(g->hpa, g->size, dev->base, dev->size))
+					continue;
+				allowed = true;
+				if (dev->flags & PLATFORM_ECAM)
+					CHECK(g->hpa == dev->base && g->size == dev->size);
+				CHECK(!device_elsewhere(cfg, i, dev->device));
+			}
 			CHECK(allowed);
 			for (uint32_t j = 0; j < cfg->num_partitions; j++) {
 				const struct tern_config_partition *q = &cfg->partition[j];
@@ -116,8 +153,12 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 			for (uint32_t bits = p->spis[w]; bits; bits &= bits - 1) {
 				uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
 				bool allowed = false;
-				for (uint32_t k = 0; k < platform.num_device_irqs; k++)
-					allowed |= platform.device_irqs[k] == intid;
+				for (uint32_t k = 0; k < platform.num_device_irqs; k++) {
+					if (platform.device_irqs[k].id != intid)
+						continue;
+					allowed = true;
+					CHECK(!device_elsewhere(cfg, i, platform.device_irqs[k].device));
+				}
 				CHECK(allowed);
 			}
 			CHECK(!(spis[w] & p->spis[w]));

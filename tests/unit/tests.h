@@ -18,7 +18,8 @@
 	TEST(test_config_accepts_devices) \
 	TEST(test_config_refuses_devices_off_the_allow_list) \
 	TEST(test_config_dma_needs_the_iommu) \
-	TEST(test_config_ecam_in_whole_buses) \
+	TEST(test_config_ecam_only_whole) \
+	TEST(test_config_one_device_one_owner) \
 	TEST(test_config_checks_board_ram) \
 	TEST(test_config_checks_restart_policy) \
 	TEST(test_config_rejects_device_errors) \
