@@ -265,6 +265,11 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 	if (!cfg->ram_size || cfg->ram_size > lim->ram.size || !IS_ALIGNED(cfg->ram_size, MiB(1)))
 		return fail(err, errlen, "board RAM size 0x%llx (whole MiB, up to 0x%llx)",
 			    (unsigned long long)cfg->ram_size, (unsigned long long)lim->ram.size);
+	/* A blob is not trusted with the board's size: what is not there faults when touched. */
+	if (cfg->ram_size > lim->ram_found)
+		return fail(err, errlen, "board RAM size 0x%llx, but the board has 0x%llx (the "
+			    "firmware's device tree)", (unsigned long long)cfg->ram_size,
+			    (unsigned long long)lim->ram_found);
 	const struct config_range ram = { lim->ram.base, cfg->ram_size };
 	if (!inside(lim->reserved.base, lim->reserved.size, ram.base, ram.size))
 		return fail(err, errlen, "board RAM 0x%llx+0x%llx does not hold the hypervisor's",

@@ -8,6 +8,7 @@
 #include <tern/arch.h>
 #include <tern/config.h>
 #include <tern/console.h>
+#include <tern/fdt.h>
 #include <tern/lib.h>
 #include <tern/mmio.h>
 #include <tern/partition.h>
@@ -409,6 +410,29 @@ static void board_limits(struct config_limits *lim, struct config_device *device
 	};
 }
 
+/*
+ * The board's RAM from its base, as the firmware describes it (the tree in RAM, below
+ * platform.ram_max: no more of it is read before its own size is checked).
+ */
+static int firmware_ram(paddr_t fdt, uint64_t *size, char *err, size_t errlen)
+{
+	paddr_t end = platform.ram_base + platform.ram_max;
+
+	if (fdt < platform.ram_base || fdt >= end || !IS_ALIGNED(fdt, 8)) {
+		(void)snprintf(err, errlen, "none in RAM (0x%llx)", (unsigned long long)fdt);
+		return -1;
+	}
+	if (fdt_ram_from((const void *)(uintptr_t)fdt, end - fdt < FDT_MAX_SIZE ? end - fdt : FDT_MAX_SIZE,
+			 platform.ram_base, size, err, errlen))
+		return -1;
+	if (*size == 0u) {
+		(void)snprintf(err, errlen, "no memory node holds 0x%llx",
+			       (unsigned long long)platform.ram_base);
+		return -1;
+	}
+	return 0;
+}
+
 static void partition_create(struct partition *p, uint32_t index, const struct tern_config_partition *c)
 {
 	p->cfg = c;
@@ -429,16 +453,23 @@ static void partition_create(struct partition *p, uint32_t index, const struct t
 	}
 }
 
-void tern_main(void)
+void tern_main(paddr_t fdt)
 {
 	const struct tern_config *cfg = (const struct tern_config *)(uintptr_t)platform.config_hpa;
 	struct config_device devices[8];
 	struct config_irq irqs[16];
 	struct config_limits limits;
+	uint64_t ram_found;
 	char err[160];
 
 	tern_log("Tern hypervisor on %s", platform.name);
+	/* Before anything else in RAM is written: the tree is where the firmware left it. */
+	if (firmware_ram(fdt, &ram_found, err, sizeof(err))) {
+		tern_log("error: the firmware's device tree: %s", err);
+		arch_board_off();
+	}
 	board_limits(&limits, devices, ARRAY_SIZE(devices), irqs, ARRAY_SIZE(irqs));
+	limits.ram_found = ram_found;
 	if (config_validate(cfg, platform.config_max, &limits, err, sizeof(err))) {
 		tern_log("error: system description: %s", err);
 		arch_board_off();

@@ -64,9 +64,9 @@ def partition(name="rt", ram_hpa=0x84000000, cpus=(1,), **more):
     return abi.PartitionRecord(**fields)
 
 
-def blob(*partitions, board_cpus=2):
+def blob(*partitions, board_cpus=2, ram_size=1 << 30):
     return abi.pack(abi.ConfigBlob(board_cpus=board_cpus, partitions=list(partitions),
-                                   ram_size=1 << 30))
+                                   ram_size=ram_size))
 
 
 def test_boots_in_hs_mode_and_refuses_a_missing_description(tmp_path):
@@ -84,6 +84,41 @@ def test_boots_in_hs_mode_and_refuses_a_missing_description(tmp_path):
 ])
 def test_the_system_check_runs_on_the_target(tmp_path, record, error):
     log, rc = run_board(tmp_path, blob(record))
+    lines = tern_lines(log)
+    assert len(lines) == 2 and lines[1].startswith("tern: error: system description: "), log
+    assert error in lines[1], log
+    assert rc == 0, log
+
+
+ECAM = abi.Region(0x30000000, 0x30000000, 0x10000000)
+MEMORY_WINDOW = abi.Region(0x40000000, 0x40000000, 0x40000000)
+
+
+@pytest.mark.parametrize("blob_args, error", [
+    # The board has 1 GiB (QEMU's -m, in its device tree): a blob's word is not taken for it.
+    (dict(ram_size=2 << 30), "board RAM size 0x80000000, but the board has 0x40000000 "
+                             "(the firmware's device tree)"),
+    # A part of the emulated ECAM would be mapped past its MSI steering.
+    (dict(records=[partition(flags=abi.PF_UNCONFINED_DMA,
+                             regions=[(0x30100000, 0x30100000, 0x100000)])]),
+     "partition rt: region 0x30100000+0x100000 is part of the ECAM at 0x30000000+0x10000000"),
+    # One PCIe bridge, two owners: the ECAM to one, the memory window to the other.
+    (dict(records=[partition(flags=abi.PF_UNCONFINED_DMA, regions=[ECAM]),
+                   partition(name="other", cpus=(2,), ram_hpa=0x86000000,
+                             pristine_image_hpa=0x8A400000, pristine_dtb_hpa=0x8A600000,
+                             flags=abi.PF_UNCONFINED_DMA, regions=[MEMORY_WINDOW])],
+          board_cpus=3),
+     "partition other: region 0x40000000 is part of a device rt has a part of"),
+    (dict(records=[partition(flags=abi.PF_UNCONFINED_DMA, regions=[ECAM]),
+                   partition(name="other", cpus=(2,), ram_hpa=0x86000000,
+                             pristine_image_hpa=0x8A400000, pristine_dtb_hpa=0x8A600000,
+                             spis={33})],
+          board_cpus=3),
+     "partition other: interrupt 33 is part of a device rt has a part of"),
+], ids=["ram-beyond-the-board", "ecam-part", "bridge-split-window", "bridge-split-intx"])
+def test_the_board_check_refuses_what_the_tool_never_writes(tmp_path, blob_args, error):
+    records = blob_args.pop("records", [partition()])
+    log, rc = run_board(tmp_path, blob(*records, **blob_args), cpus=3)
     lines = tern_lines(log)
     assert len(lines) == 2 and lines[1].startswith("tern: error: system description: "), log
     assert error in lines[1], log

@@ -17,6 +17,7 @@ static const struct config_irq irqs[] = { { 35, 0 }, { 36, 0 }, { 37, 0 }, { 38,
 static const struct config_limits limits = {
 	.max_cpus = 8,
 	.ram = { 0x40000000, 3ull << 30 },
+	.ram_found = 2ull << 30,
 	.reserved = { 0x40000000, 0x4000000 },
 	.ram_ipa = RAM_IPA,
 	.ipa_limit = 1ull << 32,
@@ -382,6 +383,18 @@ void test_config_checks_board_ram(void)
 	make_valid(2);
 	hdr.ram_size = 32ull << 20;
 	CHECK(expect_error("does not hold the hypervisor"));
+	/* Within what the platform allows, but more than the board has: the board's word counts. */
+	make_valid(2);
+	hdr.ram_size = (2ull << 30) + (1ull << 20);
+	CHECK(expect_error("board RAM size 0x80100000, but the board has 0x80000000 (the firmware's "
+			   "device tree)"));
+	make_valid(2);
+	struct config_limits small = limits;
+	small.ram_found = 1ull << 30;
+	CHECK_EQ(config_validate(&hdr, sizeof(raw), &small, err, sizeof(err)), -1);
+	CHECK(strstr(err, "board RAM size 0x80000000, but the board has 0x40000000") != NULL);
+	hdr.ram_size = 1ull << 30;
+	CHECK_EQ(config_validate(&hdr, sizeof(raw), &small, err, sizeof(err)), 0);
 	/* Partition RAM must be board RAM: not the GIC, not past the end of RAM. */
 	make_valid(2);
 	part(1).ram_hpa = 0x08000000;

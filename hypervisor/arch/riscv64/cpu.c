@@ -95,7 +95,7 @@ unsigned riscv_guest_files(void)
 	return (unsigned)__builtin_popcountll(files);
 }
 
-void riscv_boot_primary(unsigned id, uint64_t entry_time)
+void riscv_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt)
 {
 	boot_times.entry = entry_time;
 	cpu_early(id);
@@ -109,7 +109,7 @@ void riscv_boot_primary(unsigned id, uint64_t entry_time)
 	aplic_init();
 	/* HS-mode runs on physical addresses (satp bare): nothing to turn on. */
 	boot_times.mmu_on = arch_counter();
-	tern_main();
+	tern_main(fdt);
 }
 
 void riscv_boot_secondary(unsigned id)

@@ -33,6 +33,7 @@ struct config_irq {
 struct config_limits {
 	uint32_t max_cpus;          /* cores the hypervisor supports on this board */
 	struct config_range ram;    /* where board RAM may be: base and largest size */
+	uint64_t ram_found;         /* RAM the board has from ram.base (the firmware's device tree) */
 	struct config_range reserved; /* hypervisor-owned RAM no partition may use */
 	ipaddr_t ram_ipa;           /* the board RAM base every partition sees */
 	uint64_t ipa_limit;         /* stage-2 input range */

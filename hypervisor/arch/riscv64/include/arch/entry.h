@@ -14,7 +14,7 @@ void trap_entry(void);
 __attribute__((noreturn)) void guest_enter(struct guest_regs *r);
 
 /* C entry points boot.S branches to. */
-__attribute__((noreturn)) void riscv_boot_primary(unsigned id, uint64_t entry_time);
+__attribute__((noreturn)) void riscv_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt);
 __attribute__((noreturn)) void riscv_boot_secondary(unsigned id);
 __attribute__((noreturn)) void riscv_hyp_panic(const uint64_t *regs);
 /* Claim this core's pending kicks (its S-level IMSIC file); whether there was one. */
