@@ -26,12 +26,17 @@ MiB = 1 << 20
 TIMEOUT = 60
 
 
-def run_board(tmp_path, blob=None, cpus=2, loads=()):
-    """Boot the board with the hypervisor, a config blob and (file, address) loads; the serial
-    log and QEMU's exit code."""
+def run_board(tmp_path, blob=None, cpus=2, loads=(), aia_guests=None):
+    """Boot the board with the hypervisor, a config blob and (file, address) loads (and
+    `aia_guests` guest interrupt files a hart, if not tern's 4); the serial log and QEMU's exit
+    code."""
     for path in (HYPERVISOR, *(f for f, _ in loads)):
         assert path.exists(), f"missing {path}: run `make all` first"
     cmd = qemu.riscv64_board_args(cpus, 1 << 30) + ["-kernel", str(HYPERVISOR)]
+    if aia_guests is not None:
+        machine = cmd.index(qemu.RISCV64_MACHINE)
+        cmd[machine] = qemu.RISCV64_MACHINE.replace("aia-guests=4", f"aia-guests={aia_guests}")
+        assert cmd[machine] != qemu.RISCV64_MACHINE or aia_guests == 4
     # No icount: these are functional checks, and under icount QEMU's round-robin gives a
     # spinning hart (sbi-smoke's hart 0, polling HSM status) the CPU until a timer deadline,
     # of which nothing sets one here: the hart it waits for never runs.
@@ -146,6 +151,20 @@ def test_a_partition_gets_the_sbi(tmp_path):
     assert "[rt] SBI-DONE" in log, log
     lines = tern_lines(log)
     assert lines[-2:] == ["tern: partition rt off", "tern: all partitions ended, board off"], log
+    assert rc == 0, log
+
+
+@pytest.mark.parametrize("flags", [0, abi.PF_IRQ_DIRECT], ids=["trap", "direct"])
+@pytest.mark.parametrize("aia_guests", [1, 2, 3, 5])
+def test_harts_find_their_files_whatever_the_guest_files(tmp_path, aia_guests, flags):
+    # QEMU gives each hart 2^ceil(log2(guests + 1)) pages of IMSIC files: a kick (HSM's start
+    # of vCPU 1, an IPI) and a trap-less vCPU's own file must be found on its own hart.
+    record = partition(cpus=(1, 2), image_size=SBI_SMOKE.stat().st_size, flags=flags)
+    log, rc = run_board(tmp_path, blob(record, board_cpus=3), cpus=3, loads=image_loads(record),
+                        aia_guests=aia_guests)
+    assert sbi_results(log) == SBI_SMOKE_RESULTS, log
+    assert "[rt] SBI-DONE" in log, log
+    assert tern_lines(log)[-1] == "tern: all partitions ended, board off", log
     assert rc == 0, log
 
 

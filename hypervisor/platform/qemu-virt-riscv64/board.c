@@ -41,7 +41,7 @@ const struct platform_desc platform = {
 		.timebase_hz = 10000000,
 		.imsic_s_base = 0x28000000u,
 		.imsic_num_ids = 255,
-		.imsic_hart_stride = 0x8000u, /* aia-guests=4: 8 files of 4 KiB per hart */
+		.imsic_vcpu_stride = 0x8000u, /* 8 files of 4 KiB per vCPU, as aia-guests=4 lays out harts */
 		.aplic_s_base = 0x0d000000u,
 		.aplic_num_sources = 96,
 	},

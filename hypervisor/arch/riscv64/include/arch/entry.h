@@ -21,6 +21,8 @@ __attribute__((noreturn)) void riscv_hyp_panic(const uint64_t *regs);
 bool riscv_take_kicks(void);
 /* The guest interrupt files each hart has (0 without the AIA's IMSIC). */
 unsigned riscv_guest_files(void);
+/* Hart `hart`'s S-level IMSIC file on the board; its guest files follow it. */
+paddr_t riscv_imsic_hart_file(unsigned hart);
 /*
  * The instruction at the guest's virtual address `gva`, as its fetch translates it; false if
  * that faults (its page tables changed meanwhile).
