@@ -40,7 +40,7 @@ static uint32_t be32(const uint8_t *p)
 /* `cells` (1 or 2) big-endian cells at p. */
 static uint64_t cells_value(const uint8_t *p, uint32_t cells)
 {
-	return cells == 2u ? ((uint64_t)be32(p) << 32) | be32(p + 4) : be32(p);
+	return cells == 2u ? ((uint64_t)be32(p) << 32) | be32(&p[4]) : be32(p);
 }
 
 /* What the walk keeps: the root's cell sizes, the current memory node, the ranges found. */
@@ -64,8 +64,9 @@ static int add_ranges(struct fdt_state *s, char *err, size_t errlen)
 		return fdt_fail(err, errlen, "a memory node's reg is %u bytes (entries of %u)", s->reg_len,
 			    entry);
 	for (uint32_t off = 0; off < s->reg_len; off += entry) {
-		uint64_t base = cells_value(s->reg + off, s->address_cells);
-		uint64_t size = cells_value(s->reg + off + 4u * s->address_cells, s->size_cells);
+		uint32_t size_at = off + (4u * s->address_cells);
+		uint64_t base = cells_value(&s->reg[off], s->address_cells);
+		uint64_t size = cells_value(&s->reg[size_at], s->size_cells);
 		if (size == 0u)
 			continue;
 		if (base > UINT64_MAX - size)
@@ -97,7 +98,7 @@ static int property(struct fdt_state *s, uint32_t depth, const char *name, const
 		else
 			s->size_cells = cells;
 	} else if (depth == 2u && !strcmp(name, "device_type")) {
-		s->memory = len == 7u && !memcmp(value, "memory", 7);
+		s->memory = len == 7u && value[6] == 0u && !strcmp((const char *)value, "memory");
 	} else if (depth == 2u && !strcmp(name, "reg")) {
 		s->reg = value;
 		s->reg_len = len;
@@ -115,7 +116,7 @@ static int walk(struct fdt_state *s, const uint8_t *b, uint32_t pos, uint32_t en
 	for (;;) {
 		if (end - pos < 4u)
 			return fdt_fail(err, errlen, "the structure block ends without FDT_END");
-		uint32_t token = be32(b + pos);
+		uint32_t token = be32(&b[pos]);
 		uint32_t at = pos;
 		pos += 4u;
 		if (token == FDT_NOP)
@@ -126,7 +127,7 @@ static int walk(struct fdt_state *s, const uint8_t *b, uint32_t pos, uint32_t en
 			return 0;
 		}
 		if (token == FDT_BEGIN_NODE) {
-			size_t n = strnlen((const char *)(b + pos), end - pos);
+			size_t n = strnlen((const char *)&b[pos], end - pos);
 			if (n == end - pos || ALIGN_UP(n + 1u, 4u) > end - pos)
 				return fdt_fail(err, errlen, "node name at 0x%x runs past the structure block", at);
 			pos += (uint32_t)ALIGN_UP(n + 1u, 4u);
@@ -150,19 +151,19 @@ static int walk(struct fdt_state *s, const uint8_t *b, uint32_t pos, uint32_t en
 		} else if (token == FDT_PROP) {
 			if (end - pos < 8u)
 				return fdt_fail(err, errlen, "property at 0x%x runs past the structure block", at);
-			uint32_t len = be32(b + pos);
-			uint32_t nameoff = be32(b + pos + 4u);
+			uint32_t len = be32(&b[pos]);
+			uint32_t nameoff = be32(&b[pos + 4u]);
 			pos += 8u;
 			if (len > end - pos || ALIGN_UP((uint64_t)len, 4u) > end - pos)
 				return fdt_fail(err, errlen, "property at 0x%x runs past the structure block", at);
 			if (nameoff >= strings_size ||
-			    strnlen((const char *)(strings + nameoff), strings_size - nameoff) ==
+			    strnlen((const char *)&strings[nameoff], strings_size - nameoff) ==
 			    strings_size - nameoff)
 				return fdt_fail(err, errlen, "property at 0x%x: its name is not in the strings block",
 					    at);
 			if (depth == 0u)
 				return fdt_fail(err, errlen, "property at 0x%x outside any node", at);
-			if (property(s, depth, (const char *)(strings + nameoff), b + pos, len, err, errlen))
+			if (property(s, depth, (const char *)&strings[nameoff], &b[pos], len, err, errlen))
 				return -1;
 			pos += (uint32_t)ALIGN_UP((uint64_t)len, 4u);
 		} else {
@@ -171,7 +172,7 @@ static int walk(struct fdt_state *s, const uint8_t *b, uint32_t pos, uint32_t en
 	}
 }
 
-int fdt_ram_from(const void *fdt, size_t avail, uint64_t base, uint64_t *size, char *err,
+int fdt_ram_from(const uint8_t *fdt, size_t avail, uint64_t base, uint64_t *size, char *err,
 		 size_t errlen)
 {
 	const uint8_t *b = fdt;
@@ -181,13 +182,13 @@ int fdt_ram_from(const void *fdt, size_t avail, uint64_t base, uint64_t *size, c
 		return fdt_fail(err, errlen, "%zu bytes, smaller than a header", avail);
 	if (be32(b) != FDT_MAGIC)
 		return fdt_fail(err, errlen, "none (magic 0x%x)", be32(b));
-	uint32_t total = be32(b + 4);
-	uint32_t off_struct = be32(b + 8);
-	uint32_t off_strings = be32(b + 12);
-	uint32_t version = be32(b + 20);
-	uint32_t last_compatible = be32(b + 24);
-	uint32_t size_strings = be32(b + 32);
-	uint32_t size_struct = be32(b + 36);
+	uint32_t total = be32(&b[4]);
+	uint32_t off_struct = be32(&b[8]);
+	uint32_t off_strings = be32(&b[12]);
+	uint32_t version = be32(&b[20]);
+	uint32_t last_compatible = be32(&b[24]);
+	uint32_t size_strings = be32(&b[32]);
+	uint32_t size_struct = be32(&b[36]);
 	if (total < FDT_HEADER_SIZE || total > avail || total > FDT_MAX_SIZE)
 		return fdt_fail(err, errlen, "total size 0x%x (at most 0x%llx)", total,
 			    (unsigned long long)(avail < FDT_MAX_SIZE ? avail : FDT_MAX_SIZE));
@@ -205,12 +206,13 @@ int fdt_ram_from(const void *fdt, size_t avail, uint64_t base, uint64_t *size, c
 	/* The specification's defaults for a root without the properties. */
 	s.address_cells = 2;
 	s.size_cells = 1;
-	if (walk(&s, b, off_struct, off_struct + size_struct, b + off_strings, size_strings, err,
+	if (walk(&s, b, off_struct, off_struct + size_struct, &b[off_strings], size_strings, err,
 		 errlen))
 		return -1;
 	/* From base, as far as ranges that touch one another go. */
 	uint64_t end = base;
-	for (bool grew = true; grew;) {
+	bool grew = true;
+	while (grew) {
 		grew = false;
 		for (uint32_t r = 0; r < s.num_ranges; r++) {
 			if (s.range_base[r] <= end && s.range_base[r] + s.range_size[r] > end) {

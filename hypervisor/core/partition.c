@@ -422,7 +422,7 @@ static int firmware_ram(paddr_t fdt, uint64_t *size, char *err, size_t errlen)
 		(void)snprintf(err, errlen, "none in RAM (0x%llx)", (unsigned long long)fdt);
 		return -1;
 	}
-	if (fdt_ram_from((const void *)(uintptr_t)fdt, end - fdt < FDT_MAX_SIZE ? end - fdt : FDT_MAX_SIZE,
+	if (fdt_ram_from((const uint8_t *)(uintptr_t)fdt, end - fdt < FDT_MAX_SIZE ? end - fdt : FDT_MAX_SIZE,
 			 platform.ram_base, size, err, errlen))
 		return -1;
 	if (*size == 0u) {

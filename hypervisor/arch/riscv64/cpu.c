@@ -122,7 +122,7 @@ void riscv_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt)
 		arch_board_off();
 	}
 	imsic_hart_stride = IMSIC_FILE_SIZE;
-	while (imsic_hart_stride < (uint64_t)(guest_files + 1u) * IMSIC_FILE_SIZE)
+	while (imsic_hart_stride < ((uint64_t)guest_files + 1u) * IMSIC_FILE_SIZE)
 		imsic_hart_stride <<= 1;
 	kicks_init();
 	aplic_init();

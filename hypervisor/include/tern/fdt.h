@@ -17,7 +17,7 @@
  * the tree at `fdt` describe; `avail` bytes from `fdt` may be read.  Returns 0 with *size set
  * (0 if no range holds `base`), or -1 with a one-line reason in `err`.
  */
-int fdt_ram_from(const void *fdt, size_t avail, uint64_t base, uint64_t *size, char *err,
+int fdt_ram_from(const uint8_t *fdt, size_t avail, uint64_t base, uint64_t *size, char *err,
 		 size_t errlen);
 
 #endif
