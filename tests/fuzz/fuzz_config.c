@@ -50,6 +50,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	limits = (struct config_limits){
 		.max_cpus = platform.max_cpus,
 		.ram = { platform.ram_base, platform.ram_max },
+		/* A board with less RAM than the platform allows: the firmware's word beats the blob's. */
+		.ram_found = platform.ram_max - (1ull << 30),
 		.reserved = { platform.hyp_base, platform.hyp_size },
 		.ram_ipa = platform.ram_base,
 		.ipa_limit = 1ull << 32, /* arch_ipa_limit() on arm64 */
@@ -105,7 +107,7 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 	CHECK(cfg->size == sizeof(*cfg) + cfg->num_partitions * sizeof(cfg->partition[0]));
 	CHECK(cfg->size <= size);
 	CHECK(cfg->board_cpus >= 1 && cfg->board_cpus <= platform.max_cpus);
-	CHECK(ram && ram <= platform.ram_max && ram % (1u << 20) == 0);
+	CHECK(ram && ram <= platform.ram_max && ram <= limits.ram_found && ram % (1u << 20) == 0);
 	CHECK(within(platform.hyp_base, platform.hyp_size, ram_base, ram));
 	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
 		const struct tern_config_partition *p = &cfg->partition[i];
