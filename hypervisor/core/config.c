@@ -56,13 +56,46 @@ static const struct config_device *device_of(const struct config_limits *lim, ui
 	return NULL;
 }
 
-static bool irq_allowed(const struct config_limits *lim, uint32_t intid)
+/* The allow-listed interrupt `intid`, or NULL. */
+static const struct config_irq *irq_of(const struct config_limits *lim, uint32_t intid)
 {
 	for (uint32_t i = 0; i < lim->num_irqs; i++) {
-		if (lim->irqs[i] == intid)
+		if (lim->irqs[i].id == intid)
+			return &lim->irqs[i];
+	}
+	return NULL;
+}
+
+/* Whether p has any range or interrupt of board device `device` (p already checked). */
+static bool has_device(const struct tern_config_partition *p, const struct config_limits *lim,
+		       uint32_t device)
+{
+	for (uint32_t r = 0; r < p->num_regions; r++) {
+		const struct config_device *d = device_of(lim, p->region[r].hpa, p->region[r].size);
+		if (d && d->device == device)
+			return true;
+	}
+	for (uint32_t i = 0; i < lim->num_irqs; i++) {
+		if (lim->irqs[i].device == device && has_spi(p, lim->irqs[i].id))
 			return true;
 	}
 	return false;
+}
+
+/*
+ * One device, one owner: a device split between partitions (a PCIe bridge's ECAM to one, its
+ * memory window to another) lets one drive what the other's IOMMU context and interrupts
+ * serve, a path from one partition's device into another's RAM.  The earlier partition
+ * (before i) with a part of `device`, or NULL.
+ */
+static const char *other_owner(const struct tern_config *cfg, uint32_t i,
+			       const struct config_limits *lim, uint32_t device)
+{
+	for (uint32_t j = 0; j < i; j++) {
+		if (has_device(&cfg->partition[j], lim, device))
+			return cfg->partition[j].name;
+	}
+	return NULL;
 }
 
 /* Devices passed through: MMIO regions and SPIs the board allows, each given to one partition. */
@@ -92,10 +125,16 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 			return fail(err, errlen, "partition %s: region 0x%llx+0x%llx is not a device "
 				    "this board lets a partition own", n, base,
 				    (unsigned long long)g->size);
-		/* A function is silenced when its owner ends by walking whole buses. */
-		if (dev->ecam && !IS_ALIGNED((g->hpa - dev->base) | g->size, MiB(1)))
-			return fail(err, errlen, "partition %s: region 0x%llx+0x%llx is not whole buses "
-				    "of the ECAM", n, base, (unsigned long long)g->size);
+		/*
+		 * An ECAM whole: the hypervisor emulates (where it must steer MSIs) and silences
+		 * one from its base, and the bus's DMA follows its owner; a part would be mapped
+		 * past both.
+		 */
+		if (dev->ecam && (g->hpa != dev->base || g->size != dev->size))
+			return fail(err, errlen, "partition %s: region 0x%llx+0x%llx is part of the "
+				    "ECAM at 0x%llx+0x%llx (an ECAM is given whole)", n, base,
+				    (unsigned long long)g->size, (unsigned long long)dev->base,
+				    (unsigned long long)dev->size);
 		/* Without an IOMMU, only where the description says it accepts DMA anywhere. */
 		if (dev->dma && !(lim->iommu && (cfg->flags & TERN_CF_SMMUV3)) &&
 		    !(p->flags & TERN_PF_UNCONFINED_DMA))
@@ -109,12 +148,17 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 						    n, base, q->name);
 			}
 		}
+		const char *other = other_owner(cfg, i, lim, dev->device);
+		if (other)
+			return fail(err, errlen, "partition %s: region 0x%llx is part of a device %s has "
+				    "a part of (a device goes to one partition whole)", n, base, other);
 	}
 	for (uint32_t w = 0; w < TERN_IRQ_WORDS; w++) {
 		uint32_t bits = p->spis[w];
 		for (; bits; bits &= bits - 1) {
 			uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
-			if (!irq_allowed(lim, intid))
+			const struct config_irq *irq = irq_of(lim, intid);
+			if (!irq)
 				return fail(err, errlen, "partition %s: interrupt %u is not one of a device "
 					    "this board lets a partition own", n, intid);
 			for (uint32_t j = 0; j < i; j++) {
@@ -122,6 +166,11 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 					return fail(err, errlen, "partition %s: interrupt %u already given to %s",
 						    n, intid, cfg->partition[j].name);
 			}
+			const char *other = other_owner(cfg, i, lim, irq->device);
+			if (other)
+				return fail(err, errlen, "partition %s: interrupt %u is part of a device %s "
+					    "has a part of (a device goes to one partition whole)", n, intid,
+					    other);
 		}
 	}
 	return 0;
@@ -216,6 +265,11 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 	if (!cfg->ram_size || cfg->ram_size > lim->ram.size || !IS_ALIGNED(cfg->ram_size, MiB(1)))
 		return fail(err, errlen, "board RAM size 0x%llx (whole MiB, up to 0x%llx)",
 			    (unsigned long long)cfg->ram_size, (unsigned long long)lim->ram.size);
+	/* A blob is not trusted with the board's size: what is not there faults when touched. */
+	if (cfg->ram_size > lim->ram_found)
+		return fail(err, errlen, "board RAM size 0x%llx, but the board has 0x%llx (the "
+			    "firmware's device tree)", (unsigned long long)cfg->ram_size,
+			    (unsigned long long)lim->ram_found);
 	const struct config_range ram = { lim->ram.base, cfg->ram_size };
 	if (!inside(lim->reserved.base, lim->reserved.size, ram.base, ram.size))
 		return fail(err, errlen, "board RAM 0x%llx+0x%llx does not hold the hypervisor's",

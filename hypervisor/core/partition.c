@@ -8,6 +8,7 @@
 #include <tern/arch.h>
 #include <tern/config.h>
 #include <tern/console.h>
+#include <tern/fdt.h>
 #include <tern/lib.h>
 #include <tern/mmio.h>
 #include <tern/partition.h>
@@ -379,17 +380,21 @@ static enum mmio_result uart_access(struct vcpu *v, uint64_t offset, unsigned si
 }
 
 /* The board's allow-lists, from the platform, for the config check. */
-static void board_limits(const struct tern_config *cfg, struct config_limits *lim,
-			 struct config_device *devices, uint32_t max_devices)
+static void board_limits(struct config_limits *lim, struct config_device *devices,
+			 uint32_t max_devices, struct config_irq *irqs, uint32_t max_irqs)
 {
 	uint32_t n = platform.num_devices < max_devices ? platform.num_devices : max_devices;
+	uint32_t m = platform.num_device_irqs < max_irqs ? platform.num_device_irqs : max_irqs;
 
 	for (uint32_t i = 0; i < n; i++) {
 		devices[i].base = platform.devices[i].base;
 		devices[i].size = platform.devices[i].size;
 		devices[i].dma = platform.devices[i].flags & PLATFORM_DMA;
 		devices[i].ecam = platform.devices[i].flags & PLATFORM_ECAM;
+		devices[i].device = platform.devices[i].device;
 	}
+	for (uint32_t i = 0; i < m; i++)
+		irqs[i] = (struct config_irq){ platform.device_irqs[i].id, platform.device_irqs[i].device };
 	*lim = (struct config_limits){
 		.max_cpus = platform.max_cpus < TERN_MAX_CPUS ? platform.max_cpus : TERN_MAX_CPUS,
 		.ram = { platform.ram_base, platform.ram_max },
@@ -398,12 +403,34 @@ static void board_limits(const struct tern_config *cfg, struct config_limits *li
 		.ipa_limit = arch_ipa_limit(),
 		.devices = devices,
 		.num_devices = n,
-		.irqs = platform.device_irqs,
-		.num_irqs = platform.num_device_irqs,
+		.irqs = irqs,
+		.num_irqs = m,
 		.iommu = arch_iommu_present(),
 		.direct_wfi_trap = arch_direct_wfi_trap(),
 	};
-	(void)cfg;
+}
+
+/*
+ * The board's RAM from its base, as the firmware describes it (the tree in RAM, below
+ * platform.ram_max: no more of it is read before its own size is checked).
+ */
+static int firmware_ram(paddr_t fdt, uint64_t *size, char *err, size_t errlen)
+{
+	paddr_t end = platform.ram_base + platform.ram_max;
+
+	if (fdt < platform.ram_base || fdt >= end || !IS_ALIGNED(fdt, 8)) {
+		(void)snprintf(err, errlen, "none in RAM (0x%llx)", (unsigned long long)fdt);
+		return -1;
+	}
+	if (fdt_ram_from((const uint8_t *)(uintptr_t)fdt, end - fdt < FDT_MAX_SIZE ? end - fdt : FDT_MAX_SIZE,
+			 platform.ram_base, size, err, errlen))
+		return -1;
+	if (*size == 0u) {
+		(void)snprintf(err, errlen, "no memory node holds 0x%llx",
+			       (unsigned long long)platform.ram_base);
+		return -1;
+	}
+	return 0;
 }
 
 static void partition_create(struct partition *p, uint32_t index, const struct tern_config_partition *c)
@@ -426,15 +453,23 @@ static void partition_create(struct partition *p, uint32_t index, const struct t
 	}
 }
 
-void tern_main(void)
+void tern_main(paddr_t fdt)
 {
 	const struct tern_config *cfg = (const struct tern_config *)(uintptr_t)platform.config_hpa;
 	struct config_device devices[8];
+	struct config_irq irqs[16];
 	struct config_limits limits;
+	uint64_t ram_found;
 	char err[160];
 
 	tern_log("Tern hypervisor on %s", platform.name);
-	board_limits(cfg, &limits, devices, ARRAY_SIZE(devices));
+	/* Before anything else in RAM is written: the tree is where the firmware left it. */
+	if (firmware_ram(fdt, &ram_found, err, sizeof(err))) {
+		tern_log("error: the firmware's device tree: %s", err);
+		arch_board_off();
+	}
+	board_limits(&limits, devices, ARRAY_SIZE(devices), irqs, ARRAY_SIZE(irqs));
+	limits.ram_found = ram_found;
 	if (config_validate(cfg, platform.config_max, &limits, err, sizeof(err))) {
 		tern_log("error: system description: %s", err);
 		arch_board_off();

@@ -157,10 +157,11 @@ void pci_quiesce_range(paddr_t base, uint64_t size)
  */
 static paddr_t vecam_base;
 
-bool pci_ecam_emulated(paddr_t base)
+bool pci_ecam_emulated(paddr_t base, uint64_t size)
 {
 	for (uint32_t d = 0; d < platform.num_devices; d++) {
-		if ((platform.devices[d].flags & PLATFORM_ECAM_EMULATED) && platform.devices[d].base == base)
+		const struct platform_range *r = &platform.devices[d];
+		if ((r->flags & PLATFORM_ECAM_EMULATED) && base < r->base + r->size && r->base < base + size)
 			return true;
 	}
 	return false;

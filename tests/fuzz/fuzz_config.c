@@ -6,7 +6,8 @@
  * Oracle: a refusal is one line; an accepted blob really is what the hypervisor relies on,
  * checked again here independently: partitions within the board's RAM and apart from each
  * other and the hypervisor, cores their own, devices and interrupts from the allow-lists and
- * given once, pristine copies outside every partition and apart.
+ * given once, every part of a board device (its ranges and interrupts) to one partition, an
+ * ECAM only whole, pristine copies outside every partition and apart.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ typedef unsigned __int128 u128;
 
 static struct config_limits limits;
 static struct config_device devices[8];
+static struct config_irq irqs[16];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -40,16 +42,22 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		devices[i].base = platform.devices[i].base;
 		devices[i].size = platform.devices[i].size;
 		devices[i].dma = platform.devices[i].flags & PLATFORM_DMA;
+		devices[i].ecam = platform.devices[i].flags & PLATFORM_ECAM;
+		devices[i].device = platform.devices[i].device;
 	}
+	for (uint32_t i = 0; i < platform.num_device_irqs; i++)
+		irqs[i] = (struct config_irq){ platform.device_irqs[i].id, platform.device_irqs[i].device };
 	limits = (struct config_limits){
 		.max_cpus = platform.max_cpus,
 		.ram = { platform.ram_base, platform.ram_max },
+		/* A board with less RAM than the platform allows: the firmware's word beats the blob's. */
+		.ram_found = platform.ram_max - (1ull << 30),
 		.reserved = { platform.hyp_base, platform.hyp_size },
 		.ram_ipa = platform.ram_base,
 		.ipa_limit = 1ull << 32, /* arch_ipa_limit() on arm64 */
 		.devices = devices,
 		.num_devices = platform.num_devices,
-		.irqs = platform.device_irqs,
+		.irqs = irqs,
 		.num_irqs = platform.num_device_irqs,
 		.iommu = true,
 	};
@@ -66,6 +74,30 @@ static bool apart(uint64_t a, uint64_t asize, uint64_t b, uint64_t bsize)
 	return (u128)a + asize <= b || (u128)b + bsize <= a;
 }
 
+/* Whether a partition other than i has a range or an interrupt of board device `device`. */
+ORACLE static bool device_elsewhere(const struct tern_config *cfg, uint32_t i, uint32_t device)
+{
+	for (uint32_t j = 0; j < cfg->num_partitions; j++) {
+		const struct tern_config_partition *q = &cfg->partition[j];
+		if (j == i)
+			continue;
+		for (uint32_t s = 0; s < q->num_regions && s < TERN_MAX_REGIONS; s++) {
+			for (uint32_t d = 0; d < platform.num_devices; d++) {
+				const struct platform_range *dev = &platform.devices[d];
+				if (dev->device == device &&
+				    within(q->region[s].hpa, q->region[s].size, dev->base, dev->size))
+					return true;
+			}
+		}
+		for (uint32_t k = 0; k < platform.num_device_irqs; k++) {
+			uint32_t id = platform.device_irqs[k].id;
+			if (platform.device_irqs[k].device == device && (q->spis[id / 32] & (1u << (id % 32))))
+				return true;
+		}
+	}
+	return false;
+}
+
 ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 {
 	const uint64_t ram_base = platform.ram_base, ram = cfg->ram_size;
@@ -75,7 +107,7 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 	CHECK(cfg->size == sizeof(*cfg) + cfg->num_partitions * sizeof(cfg->partition[0]));
 	CHECK(cfg->size <= size);
 	CHECK(cfg->board_cpus >= 1 && cfg->board_cpus <= platform.max_cpus);
-	CHECK(ram && ram <= platform.ram_max && ram % (1u << 20) == 0);
+	CHECK(ram && ram <= platform.ram_max && ram <= limits.ram_found && ram % (1u << 20) == 0);
 	CHECK(within(platform.hyp_base, platform.hyp_size, ram_base, ram));
 	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
 		const struct tern_config_partition *p = &cfg->partition[i];
@@ -101,8 +133,15 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 			const struct tern_config_region *g = &p->region[r];
 			bool allowed = false;
 			CHECK(g->ipa == g->hpa && g->size && g->hpa % 4096 == 0 && g->size % 4096 == 0);
-			for (uint32_t d = 0; d < platform.num_devices; d++)
-				allowed |= within(g->hpa, g->size, platform.devices[d].base, platform.devices[d].size);
+			for (uint32_t d = 0; d < platform.num_devices; d++) {
+				const struct platform_range *dev = &platform.devices[d];
+				if (!within(g->hpa, g->size, dev->base, dev->size))
+					continue;
+				allowed = true;
+				if (dev->flags & PLATFORM_ECAM)
+					CHECK(g->hpa == dev->base && g->size == dev->size);
+				CHECK(!device_elsewhere(cfg, i, dev->device));
+			}
 			CHECK(allowed);
 			for (uint32_t j = 0; j < cfg->num_partitions; j++) {
 				const struct tern_config_partition *q = &cfg->partition[j];
@@ -116,8 +155,12 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 			for (uint32_t bits = p->spis[w]; bits; bits &= bits - 1) {
 				uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
 				bool allowed = false;
-				for (uint32_t k = 0; k < platform.num_device_irqs; k++)
-					allowed |= platform.device_irqs[k] == intid;
+				for (uint32_t k = 0; k < platform.num_device_irqs; k++) {
+					if (platform.device_irqs[k].id != intid)
+						continue;
+					allowed = true;
+					CHECK(!device_elsewhere(cfg, i, platform.device_irqs[k].device));
+				}
 				CHECK(allowed);
 			}
 			CHECK(!(spis[w] & p->spis[w]));

@@ -26,12 +26,17 @@ MiB = 1 << 20
 TIMEOUT = 60
 
 
-def run_board(tmp_path, blob=None, cpus=2, loads=()):
-    """Boot the board with the hypervisor, a config blob and (file, address) loads; the serial
-    log and QEMU's exit code."""
+def run_board(tmp_path, blob=None, cpus=2, loads=(), aia_guests=None):
+    """Boot the board with the hypervisor, a config blob and (file, address) loads (and
+    `aia_guests` guest interrupt files a hart, if not tern's 4); the serial log and QEMU's exit
+    code."""
     for path in (HYPERVISOR, *(f for f, _ in loads)):
         assert path.exists(), f"missing {path}: run `make all` first"
     cmd = qemu.riscv64_board_args(cpus, 1 << 30) + ["-kernel", str(HYPERVISOR)]
+    if aia_guests is not None:
+        machine = cmd.index(qemu.RISCV64_MACHINE)
+        cmd[machine] = qemu.RISCV64_MACHINE.replace("aia-guests=4", f"aia-guests={aia_guests}")
+        assert cmd[machine] != qemu.RISCV64_MACHINE or aia_guests == 4
     # No icount: these are functional checks, and under icount QEMU's round-robin gives a
     # spinning hart (sbi-smoke's hart 0, polling HSM status) the CPU until a timer deadline,
     # of which nothing sets one here: the hart it waits for never runs.
@@ -64,9 +69,9 @@ def partition(name="rt", ram_hpa=0x84000000, cpus=(1,), **more):
     return abi.PartitionRecord(**fields)
 
 
-def blob(*partitions, board_cpus=2):
+def blob(*partitions, board_cpus=2, ram_size=1 << 30):
     return abi.pack(abi.ConfigBlob(board_cpus=board_cpus, partitions=list(partitions),
-                                   ram_size=1 << 30))
+                                   ram_size=ram_size))
 
 
 def test_boots_in_hs_mode_and_refuses_a_missing_description(tmp_path):
@@ -84,6 +89,41 @@ def test_boots_in_hs_mode_and_refuses_a_missing_description(tmp_path):
 ])
 def test_the_system_check_runs_on_the_target(tmp_path, record, error):
     log, rc = run_board(tmp_path, blob(record))
+    lines = tern_lines(log)
+    assert len(lines) == 2 and lines[1].startswith("tern: error: system description: "), log
+    assert error in lines[1], log
+    assert rc == 0, log
+
+
+ECAM = abi.Region(0x30000000, 0x30000000, 0x10000000)
+MEMORY_WINDOW = abi.Region(0x40000000, 0x40000000, 0x40000000)
+
+
+@pytest.mark.parametrize("blob_args, error", [
+    # The board has 1 GiB (QEMU's -m, in its device tree): a blob's word is not taken for it.
+    (dict(ram_size=2 << 30), "board RAM size 0x80000000, but the board has 0x40000000 "
+                             "(the firmware's device tree)"),
+    # A part of the emulated ECAM would be mapped past its MSI steering.
+    (dict(records=[partition(flags=abi.PF_UNCONFINED_DMA,
+                             regions=[(0x30100000, 0x30100000, 0x100000)])]),
+     "partition rt: region 0x30100000+0x100000 is part of the ECAM at 0x30000000+0x10000000"),
+    # One PCIe bridge, two owners: the ECAM to one, the memory window to the other.
+    (dict(records=[partition(flags=abi.PF_UNCONFINED_DMA, regions=[ECAM]),
+                   partition(name="other", cpus=(2,), ram_hpa=0x86000000,
+                             pristine_image_hpa=0x8A400000, pristine_dtb_hpa=0x8A600000,
+                             flags=abi.PF_UNCONFINED_DMA, regions=[MEMORY_WINDOW])],
+          board_cpus=3),
+     "partition other: region 0x40000000 is part of a device rt has a part of"),
+    (dict(records=[partition(flags=abi.PF_UNCONFINED_DMA, regions=[ECAM]),
+                   partition(name="other", cpus=(2,), ram_hpa=0x86000000,
+                             pristine_image_hpa=0x8A400000, pristine_dtb_hpa=0x8A600000,
+                             spis={33})],
+          board_cpus=3),
+     "partition other: interrupt 33 is part of a device rt has a part of"),
+], ids=["ram-beyond-the-board", "ecam-part", "bridge-split-window", "bridge-split-intx"])
+def test_the_board_check_refuses_what_the_tool_never_writes(tmp_path, blob_args, error):
+    records = blob_args.pop("records", [partition()])
+    log, rc = run_board(tmp_path, blob(*records, **blob_args), cpus=3)
     lines = tern_lines(log)
     assert len(lines) == 2 and lines[1].startswith("tern: error: system description: "), log
     assert error in lines[1], log
@@ -111,6 +151,20 @@ def test_a_partition_gets_the_sbi(tmp_path):
     assert "[rt] SBI-DONE" in log, log
     lines = tern_lines(log)
     assert lines[-2:] == ["tern: partition rt off", "tern: all partitions ended, board off"], log
+    assert rc == 0, log
+
+
+@pytest.mark.parametrize("flags", [0, abi.PF_IRQ_DIRECT], ids=["trap", "direct"])
+@pytest.mark.parametrize("aia_guests", [1, 2, 3, 5])
+def test_harts_find_their_files_whatever_the_guest_files(tmp_path, aia_guests, flags):
+    # QEMU gives each hart 2^ceil(log2(guests + 1)) pages of IMSIC files: a kick (HSM's start
+    # of vCPU 1, an IPI) and a trap-less vCPU's own file must be found on its own hart.
+    record = partition(cpus=(1, 2), image_size=SBI_SMOKE.stat().st_size, flags=flags)
+    log, rc = run_board(tmp_path, blob(record, board_cpus=3), cpus=3, loads=image_loads(record),
+                        aia_guests=aia_guests)
+    assert sbi_results(log) == SBI_SMOKE_RESULTS, log
+    assert "[rt] SBI-DONE" in log, log
+    assert tern_lines(log)[-1] == "tern: all partitions ended, board off", log
     assert rc == 0, log
 
 

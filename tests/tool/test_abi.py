@@ -310,3 +310,4 @@ def test_riscv64_board_constants_match_its_board_c(repo_root):
     assert value("max_cpus") == MAX_CPUS
     assert value("timebase_hz") == layout.RISCV64_TIMEBASE_HZ
     assert value("imsic_s_base") == layout.RISCV64_IMSIC_S_BASE
+    assert value("imsic_vcpu_stride") == layout.RISCV64_IMSIC_STRIDE

@@ -8,15 +8,16 @@
 
 /* QEMU virt's allow-lists (platform/qemu-virt/board.c): the PCIe host bridge. */
 static const struct config_device devices[] = {
-	{ 0x10000000, 0x2eff0000, true, false },
-	{ 0x3eff0000, 0x10000, true, false },
-	{ 0x3f000000, 0x1000000, true, true },
+	{ .base = 0x10000000, .size = 0x2eff0000, .dma = true, .device = 0 },
+	{ .base = 0x3eff0000, .size = 0x10000, .dma = true, .device = 0 },
+	{ .base = 0x3f000000, .size = 0x1000000, .dma = true, .ecam = true, .device = 0 },
 };
-static const uint32_t irqs[] = { 35, 36, 37, 38 };
+static const struct config_irq irqs[] = { { 35, 0 }, { 36, 0 }, { 37, 0 }, { 38, 0 } };
 
 static const struct config_limits limits = {
 	.max_cpus = 8,
 	.ram = { 0x40000000, 3ull << 30 },
+	.ram_found = 2ull << 30,
 	.reserved = { 0x40000000, 0x4000000 },
 	.ram_ipa = RAM_IPA,
 	.ipa_limit = 1ull << 32,
@@ -293,17 +294,82 @@ void test_config_dma_needs_the_iommu(void)
 	CHECK(expect_error("unknown flags 0x8"));
 }
 
-/* Part of a bus would stay live when its owner ends: the quiesce walk takes whole buses. */
-void test_config_ecam_in_whole_buses(void)
+/*
+ * An ECAM is given whole: the emulated one (riscv64) is trapped and silenced from its base,
+ * and a part elsewhere would be mapped straight through, past the MSI steering.
+ */
+void test_config_ecam_only_whole(void)
 {
 	make_valid(1);
 	give_pcie(0);
-	part(0).region[0].size = 0x200000;                   /* buses 0 and 1 */
 	CHECK_EQ(validate(), 0);
-	part(0).region[0].size = 0x180000;
-	CHECK(expect_error("region 0x3f000000+0x180000 is not whole buses of the ECAM"));
+	part(0).region[0].size = 0x200000;                   /* buses 0 and 1 */
+	CHECK(expect_error("region 0x3f000000+0x200000 is part of the ECAM at "
+			   "0x3f000000+0x1000000 (an ECAM is given whole)"));
+	part(0).region[0] = (struct tern_config_region){ 0x3f100000, 0x3f100000, 0xf00000, TERN_RF_DEVICE, 0 };
+	CHECK(expect_error("region 0x3f100000+0xf00000 is part of the ECAM"));
 	part(0).region[0] = (struct tern_config_region){ 0x3f008000, 0x3f008000, 0x100000, TERN_RF_DEVICE, 0 };
-	CHECK(expect_error("is not whole buses"));
+	CHECK(expect_error("is part of the ECAM"));
+}
+
+/* A board device's ranges and interrupts go to one partition: each of them, split, is refused. */
+void test_config_one_device_one_owner(void)
+{
+	static const struct tern_config_region io = { 0x3eff0000, 0x3eff0000, 0x10000, TERN_RF_DEVICE, 0 };
+
+	/* The ECAM to one, the memory window to another: the bus's DMA follows the ECAM. */
+	make_valid(2);
+	give_pcie(0);
+	part(0).num_regions = 1;
+	part(0).spis[1] = 0;
+	part(1).num_regions = 1;
+	part(1).region[0] = (struct tern_config_region){ 0x10000000, 0x10000000, 0x2eff0000, TERN_RF_DEVICE, 0 };
+	CHECK(expect_error("partition linux: region 0x10000000 is part of a device rt has a part of "
+			   "(a device goes to one partition whole)"));
+	/* The windows to one, the ECAM to the other. */
+	make_valid(2);
+	give_pcie(1);
+	part(1).region[0] = io;
+	part(0).num_regions = 1;
+	part(0).region[0] = (struct tern_config_region){ 0x3f000000, 0x3f000000, 0x1000000, TERN_RF_DEVICE, 0 };
+	CHECK(expect_error("partition linux: region 0x3eff0000 is part of a device rt has a part of"));
+	/* Interrupts only, or interrupts against ranges. */
+	make_valid(2);
+	give_pcie(0);
+	part(0).spis[1] = 0;
+	part(1).spis[1] = 1u << 3;
+	CHECK(expect_error("partition linux: interrupt 35 is part of a device rt has a part of"));
+	make_valid(2);
+	part(0).spis[1] = 1u << 4;
+	part(1).spis[1] = 1u << 5;
+	CHECK(expect_error("partition linux: interrupt 37 is part of a device rt has a part of"));
+	make_valid(2);
+	part(0).spis[1] = 1u << 4;
+	part(1).num_regions = 1;
+	part(1).region[0] = io;
+	CHECK(expect_error("partition linux: region 0x3eff0000 is part of a device rt has a part of"));
+	/* Two devices of a board may go to two partitions. */
+	static const struct config_device two[] = {
+		{ .base = 0x10000000, .size = 0x1000000, .device = 0 },
+		{ .base = 0x20000000, .size = 0x1000000, .device = 1 },
+	};
+	static const struct config_irq two_irqs[] = { { 35, 0 }, { 36, 1 } };
+	struct config_limits lim = limits;
+	lim.devices = two;
+	lim.num_devices = 2;
+	lim.irqs = two_irqs;
+	lim.num_irqs = 2;
+	make_valid(2);
+	part(0).num_regions = 1;
+	part(0).region[0] = (struct tern_config_region){ 0x10000000, 0x10000000, 0x1000, TERN_RF_DEVICE, 0 };
+	part(0).spis[1] = 1u << 3;
+	part(1).num_regions = 1;
+	part(1).region[0] = (struct tern_config_region){ 0x20000000, 0x20000000, 0x1000, TERN_RF_DEVICE, 0 };
+	part(1).spis[1] = 1u << 4;
+	CHECK_EQ(config_validate(&hdr, sizeof(raw), &lim, err, sizeof(err)), 0);
+	part(1).region[0].hpa = part(1).region[0].ipa = 0x10001000;
+	CHECK_EQ(config_validate(&hdr, sizeof(raw), &lim, err, sizeof(err)), -1);
+	CHECK(strstr(err, "region 0x10001000 is part of a device rt has a part of") != NULL);
 }
 
 void test_config_checks_board_ram(void)
@@ -317,6 +383,18 @@ void test_config_checks_board_ram(void)
 	make_valid(2);
 	hdr.ram_size = 32ull << 20;
 	CHECK(expect_error("does not hold the hypervisor"));
+	/* Within what the platform allows, but more than the board has: the board's word counts. */
+	make_valid(2);
+	hdr.ram_size = (2ull << 30) + (1ull << 20);
+	CHECK(expect_error("board RAM size 0x80100000, but the board has 0x80000000 (the firmware's "
+			   "device tree)"));
+	make_valid(2);
+	struct config_limits small = limits;
+	small.ram_found = 1ull << 30;
+	CHECK_EQ(config_validate(&hdr, sizeof(raw), &small, err, sizeof(err)), -1);
+	CHECK(strstr(err, "board RAM size 0x80000000, but the board has 0x40000000") != NULL);
+	hdr.ram_size = 1ull << 30;
+	CHECK_EQ(config_validate(&hdr, sizeof(raw), &small, err, sizeof(err)), 0);
 	/* Partition RAM must be board RAM: not the GIC, not past the end of RAM. */
 	make_valid(2);
 	part(1).ram_hpa = 0x08000000;
@@ -362,10 +440,9 @@ void test_config_rejects_device_errors(void)
 	CHECK(expect_error("interrupt 37 already given to rt"));
 	make_valid(1);
 	give_pcie(0);
-	part(0).region[1].hpa = 0x3f800000; /* overlaps region 0 of the same partition */
-	part(0).region[1].ipa = 0x3f800000;
-	part(0).region[1].size = 0x100000;
-	CHECK(expect_error("already given to rt"));
+	part(0).num_regions = 3; /* overlaps region 1 of the same partition */
+	part(0).region[2] = (struct tern_config_region){ 0x10100000, 0x10100000, 0x100000, TERN_RF_DEVICE, 0 };
+	CHECK(expect_error("region 0x10100000 already given to rt"));
 	make_valid(1);
 	give_pcie(0);
 	part(0).region[0].ipa = 0x20000000;

@@ -123,6 +123,38 @@ void test_partition_boot_errors(void)
 	fake_partition_init_error = NULL;
 }
 
+/* The board's size is the firmware's: no tree, a broken one, or less RAM than the blob says. */
+void test_partition_boot_needs_the_firmware_tree(void)
+{
+	uint8_t *fdt = fake_ram + FAKE_HYP_SIZE - 0x2000;
+
+	fake_config_begin(2);
+	add_partition("rt", "1", 0);
+	CHECK_EQ(fake_boot_with_fdt(0, 0), FAKE_EXIT_BOARD_OFF);
+	CHECK(console_has("tern: error: the firmware's device tree: none in RAM (0x0)\r\n"));
+
+	fake_uart_clear();
+	memset(fdt, 0, 0x2000);
+	CHECK_EQ(fake_boot_with_fdt(0, (uintptr_t)fdt), FAKE_EXIT_BOARD_OFF);
+	CHECK(console_has("tern: error: the firmware's device tree: none (magic 0x0)\r\n"));
+
+	fake_uart_clear();
+	(void)fake_fdt_board(fdt, 0x2000, platform.ram_base + 0x1000, FAKE_RAM_SIZE);
+	CHECK_EQ(fake_boot_with_fdt(0, (uintptr_t)fdt), FAKE_EXIT_BOARD_OFF);
+	CHECK(console_has("tern: error: the firmware's device tree: no memory node holds 0x"));
+
+	/* A blob claiming the whole board when the firmware says it has half of it. */
+	fake_uart_clear();
+	(void)fake_fdt_board(fdt, 0x2000, platform.ram_base, FAKE_RAM_SIZE / 2);
+	CHECK_EQ(fake_boot_with_fdt(0, (uintptr_t)fdt), FAKE_EXIT_BOARD_OFF);
+	CHECK(console_has("tern: error: system description: board RAM size 0x2000000, but the board "
+			  "has 0x1000000 (the firmware's device tree)\r\n"));
+
+	fake_uart_clear();
+	(void)fake_fdt_board(fdt, 0x2000, platform.ram_base, FAKE_RAM_SIZE);
+	CHECK(fake_boot_with_fdt(0, (uintptr_t)fdt) != FAKE_EXIT_BOARD_OFF);
+}
+
 void test_partition_boot_core_fails(void)
 {
 	fake_config_begin(2);

@@ -281,6 +281,11 @@ void test_vpci_owner_and_limits(void)
 		CHECK_EQ(cfg(v, (d << 15) + 0x44, 4, true, &value), MMIO_DONE);
 	CHECK_EQ(cfg(v, (VPCI_MAX_MSI << 15) + 0x44, 4, true, &value), MMIO_UNHANDLED);
 	CHECK(console_has("MSI on more functions than the hypervisor steers"));
-	CHECK(pci_ecam_emulated((uintptr_t)fake_ecam));
-	CHECK(!pci_ecam_emulated(FAKE_MEM_WINDOW));
+	CHECK(pci_ecam_emulated((uintptr_t)fake_ecam, FAKE_ECAM_SIZE));
+	CHECK(!pci_ecam_emulated(FAKE_MEM_WINDOW, 0x1000));
+	/* Any part of it stays unmapped, not only a range from its base. */
+	CHECK(pci_ecam_emulated((uintptr_t)fake_ecam + (1u << 20), 1u << 20));
+	CHECK(pci_ecam_emulated((uintptr_t)fake_ecam - 0x1000, 0x2000));
+	CHECK(!pci_ecam_emulated((uintptr_t)fake_ecam + FAKE_ECAM_SIZE, 0x1000));
+	CHECK(!pci_ecam_emulated((uintptr_t)fake_ecam - 0x1000, 0x1000));
 }

@@ -18,8 +18,14 @@
 	TEST(test_config_accepts_devices) \
 	TEST(test_config_refuses_devices_off_the_allow_list) \
 	TEST(test_config_dma_needs_the_iommu) \
-	TEST(test_config_ecam_in_whole_buses) \
+	TEST(test_config_ecam_only_whole) \
+	TEST(test_config_one_device_one_owner) \
 	TEST(test_config_checks_board_ram) \
+	TEST(test_fdt_reads_the_board_memory) \
+	TEST(test_fdt_refuses_a_malformed_header) \
+	TEST(test_fdt_refuses_a_malformed_structure) \
+	TEST(test_fdt_refuses_bad_memory_nodes) \
+	TEST(test_fdt_survives_every_bit_flip) \
 	TEST(test_config_checks_restart_policy) \
 	TEST(test_config_rejects_device_errors) \
 	TEST(test_printf_formats) \
@@ -82,6 +88,7 @@
 	TEST(test_partition_console_core_choice) \
 	TEST(test_partition_console_core_all_direct) \
 	TEST(test_partition_boot_errors) \
+	TEST(test_partition_boot_needs_the_firmware_tree) \
 	TEST(test_partition_boot_core_fails) \
 	TEST(test_partition_uart_region) \
 	TEST(test_partition_fault_stops) \

@@ -17,9 +17,10 @@ _start:
 	.ascii	"ARM\x64"
 	.long	0
 
-/* x0 = board device tree (unused: the board is described by platform/). */
+/* x0 = the board's device tree, which tern_main reads the RAM size from. */
 primary_entry:
 	mrs	x20, cntpct_el0		/* boot timestamp, before anything else */
+	mov	x21, x0
 	msr	daifset, #0xf
 	mrs	x1, CurrentEL
 	cmp	x1, #(2 << 2)
@@ -43,6 +44,7 @@ primary_entry:
 	bl	set_stack
 	mov	x0, x19
 	mov	x1, x20
+	mov	x2, x21
 	b	arm64_boot_primary
 
 /* Started by arch_cpu_start() through the firmware's PSCI CPU_ON: x0 = core index. */

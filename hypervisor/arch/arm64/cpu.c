@@ -92,7 +92,7 @@ static void cpu_local_init(struct arm64_cpu *c)
 	gic_cpu_init(c);
 }
 
-void arm64_boot_primary(unsigned id, uint64_t entry_time)
+void arm64_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt)
 {
 	boot_times.entry = entry_time;
 	cpu_early(id);
@@ -105,7 +105,7 @@ void arm64_boot_primary(unsigned id, uint64_t entry_time)
 	}
 	gic_dist_init();
 	cpu_local_init(&cpus[id]);
-	tern_main();
+	tern_main(fdt);
 }
 
 void arm64_boot_secondary(unsigned id)

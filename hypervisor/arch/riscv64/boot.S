@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Entry from OpenSBI (fw_dynamic / fw_jump) in HS-mode, as an S-mode kernel is entered:
- * a0 = hart id, a1 = the board's device tree (unused: the board is described by platform/).
+ * a0 = hart id, a1 = the board's device tree, which tern_main reads the RAM size from.
  */
 #include <arch/cpu.h>
 
@@ -13,6 +13,7 @@ _start:
 	csrw	sie, zero
 	csrw	sstatus, zero
 	mv	s0, a0
+	mv	s3, a1
 	li	t0, MAX_CPUS
 	bgeu	s0, t0, park
 	la	t0, __bss_start
@@ -35,6 +36,7 @@ _start:
 	call	set_stack
 	mv	a0, s0
 	mv	a1, s1
+	mv	a2, s3
 	tail	riscv_boot_primary
 
 /* `cycle` at the first instruction (cpu.c says it at board off: tern-boot-cycle). */

@@ -7,6 +7,7 @@
 #include <arch/cpu.h>
 #include <arch/csr.h>
 #include <arch/entry.h>
+#include <arch/partition.h>
 #include <tern/arch.h>
 #include <tern/config_abi.h>
 #include <tern/console.h>
@@ -95,21 +96,39 @@ unsigned riscv_guest_files(void)
 	return (unsigned)__builtin_popcountll(files);
 }
 
-void riscv_boot_primary(unsigned id, uint64_t entry_time)
+/*
+ * From one hart's S-level file to the next on the board: QEMU virt gives each hart its S-level
+ * file and its guest files in a power-of-two number of pages (aia-guests=1: 2 pages, 2 or 3:
+ * 4, 4 to 7: 8).  Written once by the boot core before any other core starts.
+ */
+static uint64_t imsic_hart_stride;
+
+paddr_t riscv_imsic_hart_file(unsigned hart)
 {
+	return platform.arch.imsic_s_base + (uint64_t)hart * imsic_hart_stride;
+}
+
+void riscv_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt)
+{
+	unsigned guest_files;
+
 	boot_times.entry = entry_time;
 	cpu_early(id);
 	/* Kicks need the AIA's IMSIC, trap-less partitions its guest files. */
-	if (riscv_guest_files() == 0u) {
+	guest_files = riscv_guest_files();
+	if (guest_files == 0u) {
 		tern_log("error: this board has no IMSIC guest interrupt files "
 			 "(QEMU: -M virt,aia=aplic-imsic,aia-guests=1 or more)");
 		arch_board_off();
 	}
+	imsic_hart_stride = IMSIC_FILE_SIZE;
+	while (imsic_hart_stride < ((uint64_t)guest_files + 1u) * IMSIC_FILE_SIZE)
+		imsic_hart_stride <<= 1;
 	kicks_init();
 	aplic_init();
 	/* HS-mode runs on physical addresses (satp bare): nothing to turn on. */
 	boot_times.mmu_on = arch_counter();
-	tern_main();
+	tern_main(fdt);
 }
 
 void riscv_boot_secondary(unsigned id)
@@ -161,8 +180,7 @@ void arch_cpu_relax(void)
 
 void arch_cpu_kick(unsigned pcpu)
 {
-	volatile uint32_t *seteipnum = (volatile uint32_t *)(uintptr_t)(platform.arch.imsic_s_base +
-									 pcpu * platform.arch.imsic_hart_stride);
+	volatile uint32_t *seteipnum = (volatile uint32_t *)(uintptr_t)riscv_imsic_hart_file(pcpu);
 
 	__asm__ volatile("fence w, o" ::: "memory"); /* what the kick is about is visible first */
 	*seteipnum = KICK_ID;

@@ -83,13 +83,12 @@ static bool gstage_map(uint64_t *root, ipaddr_t gpa, paddr_t pa, uint64_t size, 
 /* vCPU i's S-level IMSIC file, in the partition's map and on the board (a guest file of its core). */
 static ipaddr_t vcpu_file_gpa(uint32_t i)
 {
-	return platform.arch.imsic_s_base + (uint64_t)i * platform.arch.imsic_hart_stride;
+	return platform.arch.imsic_s_base + (uint64_t)i * platform.arch.imsic_vcpu_stride;
 }
 
 paddr_t riscv_vcpu_file_hpa(const struct tern_config_partition *c, uint32_t i)
 {
-	return platform.arch.imsic_s_base + (uint64_t)c->cpus[i] * platform.arch.imsic_hart_stride +
-	       (uint64_t)VCPU_GUEST_FILE * IMSIC_FILE_SIZE;
+	return riscv_imsic_hart_file(c->cpus[i]) + (uint64_t)VCPU_GUEST_FILE * IMSIC_FILE_SIZE;
 }
 
 /* A device MSI to vCPU i's file (only trap-less partitions have files) goes to the guest file backing it. */
@@ -122,7 +121,7 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	bool mapped = gstage_map(rp->gstage_root, c->ram_ipa, c->ram_hpa, c->ram_size, PTE_LEAF_RAM);
 	/* An emulated ECAM stays unmapped: its accesses trap to core/pci.c. */
 	for (uint32_t r = 0; mapped && r < c->num_regions; r++) {
-		if (!pci_ecam_emulated(c->region[r].hpa))
+		if (!pci_ecam_emulated(c->region[r].hpa, c->region[r].size))
 			mapped = gstage_map(rp->gstage_root, c->region[r].ipa, c->region[r].hpa,
 					    c->region[r].size, PTE_LEAF_DEVICE);
 	}

@@ -15,7 +15,14 @@ struct config_device {
 	uint64_t base;
 	uint64_t size;
 	bool dma;                   /* its devices can do DMA: only behind the IOMMU */
-	bool ecam;                  /* a PCIe ECAM: given out in whole buses (1 MiB each) */
+	bool ecam;                  /* a PCIe ECAM: given whole or not at all */
+	uint32_t device;            /* the board device it is part of: one owner for all its parts */
+};
+
+/* A board device's interrupt a partition may be given. */
+struct config_irq {
+	uint32_t id;
+	uint32_t device;            /* as config_device.device */
 };
 
 /*
@@ -26,12 +33,13 @@ struct config_device {
 struct config_limits {
 	uint32_t max_cpus;          /* cores the hypervisor supports on this board */
 	struct config_range ram;    /* where board RAM may be: base and largest size */
+	uint64_t ram_found;         /* RAM the board has from ram.base (the firmware's device tree) */
 	struct config_range reserved; /* hypervisor-owned RAM no partition may use */
 	ipaddr_t ram_ipa;           /* the board RAM base every partition sees */
 	uint64_t ipa_limit;         /* stage-2 input range */
 	const struct config_device *devices;
 	uint32_t num_devices;
-	const uint32_t *irqs;       /* INTIDs a partition may be given (its devices') */
+	const struct config_irq *irqs; /* interrupts a partition may be given (its devices') */
 	uint32_t num_irqs;
 	bool iommu;                 /* the board has an IOMMU the hypervisor can take */
 	bool direct_wfi_trap;       /* direct delivery combines with trapped WFI */

@@ -122,8 +122,8 @@ void vcpu_check_requests(struct vcpu *v);
 /* Ask the partition's own core to restart or stop it (the console's commands). */
 void partition_request(struct partition *p, uint32_t request);
 
-/* Core entry points. */
-__attribute__((noreturn)) void tern_main(void);
+/* Core entry points.  tern_main: the boot core, given the firmware's device tree. */
+__attribute__((noreturn)) void tern_main(paddr_t fdt);
 __attribute__((noreturn)) void cpu_idle(unsigned pcpu);
 
 #endif

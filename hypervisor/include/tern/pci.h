@@ -31,8 +31,11 @@ struct partition;
  */
 void pci_quiesce_range(paddr_t base, uint64_t size);
 
-/* True if [base, ...) is an ECAM whose config accesses the hypervisor emulates (not mapped). */
-bool pci_ecam_emulated(paddr_t base);
+/*
+ * True if [base, base+size) touches an ECAM whose config accesses the hypervisor emulates:
+ * none of it may be mapped (the config check gives an ECAM only whole; this holds regardless).
+ */
+bool pci_ecam_emulated(paddr_t base, uint64_t size);
 
 /*
  * At boot: the board's emulated ECAM, if it has one, joins the MMIO table.  Config accesses

@@ -10,15 +10,26 @@
 #include <arch/platform.h>
 #include <tern/types.h>
 
-/* A board device range a partition may be given (platform_desc.devices). */
+/*
+ * A board device range a partition may be given (platform_desc.devices).  `device` names the
+ * board device it belongs to: every range and interrupt of one device goes to one partition.
+ */
 struct platform_range {
 	paddr_t base;
 	uint64_t size;
 	uint32_t flags;             /* PLATFORM_* */
+	uint32_t device;
+};
+
+/* A board device's interrupt a partition may be given, and the device (platform_range.device). */
+struct platform_irq {
+	uint32_t id;
+	uint32_t device;
 };
 
 #define PLATFORM_DMA  (1u << 0)     /* its devices can do DMA: given out only behind the IOMMU */
-#define PLATFORM_ECAM (1u << 1)     /* a PCIe ECAM: its functions are silenced when the owner ends */
+/* A PCIe ECAM: given whole only; its functions are silenced when the owner ends. */
+#define PLATFORM_ECAM (1u << 1)
 /*
  * Its config accesses trap and are emulated, not mapped: the MSI address a guest writes names
  * its own view of an interrupt controller, and no IOMMU translates the device's MSI writes.
@@ -47,7 +58,7 @@ struct platform_desc {
 	 */
 	const struct platform_range *devices;
 	uint32_t num_devices;
-	const uint32_t *device_irqs;
+	const struct platform_irq *device_irqs;
 	uint32_t num_device_irqs;
 	/* The interrupt controller's and IOMMU's addresses: only the arch code reads them. */
 	struct platform_arch arch;

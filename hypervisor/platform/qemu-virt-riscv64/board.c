@@ -10,14 +10,16 @@
  * The PCIe host bridge.  No IOMMU confines its DMA (QEMU 7.2), so a partition owns it only if
  * its description accepts that; its ECAM is emulated so that MSIs reach the owner's guest files.
  */
+#define PCIE 0u /* the only device a partition may own */
+
 static const struct platform_range devices[] = {
-	{ 0x03000000u, 0x00010000u, PLATFORM_DMA },                                  /* I/O window */
-	{ 0x30000000u, 0x10000000u, PLATFORM_DMA | PLATFORM_ECAM | PLATFORM_ECAM_EMULATED }, /* ECAM */
-	{ 0x40000000u, 0x40000000u, PLATFORM_DMA },                                  /* 32-bit memory window */
+	{ 0x03000000u, 0x00010000u, PLATFORM_DMA, PCIE },                                  /* I/O window */
+	{ 0x30000000u, 0x10000000u, PLATFORM_DMA | PLATFORM_ECAM | PLATFORM_ECAM_EMULATED, PCIE }, /* ECAM */
+	{ 0x40000000u, 0x40000000u, PLATFORM_DMA, PCIE },                                  /* 32-bit memory window */
 };
 
 /* The bridge's INTA..INTD lines at the APLIC (swizzled per slot, as on the bare board). */
-static const uint32_t device_irqs[] = { 32, 33, 34, 35 };
+static const struct platform_irq device_irqs[] = { { 32, PCIE }, { 33, PCIE }, { 34, PCIE }, { 35, PCIE } };
 
 const struct platform_desc platform = {
 	.name = "qemu-virt-riscv64",
@@ -40,7 +42,7 @@ const struct platform_desc platform = {
 		.timebase_hz = 10000000,
 		.imsic_s_base = 0x28000000u,
 		.imsic_num_ids = 255,
-		.imsic_hart_stride = 0x8000u, /* aia-guests=4: 8 files of 4 KiB per hart */
+		.imsic_vcpu_stride = 0x8000u, /* 8 files of 4 KiB per vCPU, as aia-guests=4 lays out harts */
 		.aplic_s_base = 0x0d000000u,
 		.aplic_num_sources = 96,
 	},

@@ -7,14 +7,16 @@
  * The PCIe host bridge: everything on its bus sits behind the SMMUv3, so its DMA can be
  * confined.  virtio-mmio transports (0x0a00_0000) are not listed: their DMA bypasses the SMMU.
  */
+#define PCIE 0u /* the only device a partition may own */
+
 static const struct platform_range devices[] = {
-	{ 0x10000000, 0x2eff0000, PLATFORM_DMA },                 /* 32-bit memory window */
-	{ 0x3eff0000, 0x00010000, PLATFORM_DMA },                 /* I/O window */
-	{ 0x3f000000, 0x01000000, PLATFORM_DMA | PLATFORM_ECAM }, /* ECAM, 16 buses */
+	{ 0x10000000, 0x2eff0000, PLATFORM_DMA, PCIE },                 /* 32-bit memory window */
+	{ 0x3eff0000, 0x00010000, PLATFORM_DMA, PCIE },                 /* I/O window */
+	{ 0x3f000000, 0x01000000, PLATFORM_DMA | PLATFORM_ECAM, PCIE }, /* ECAM, 16 buses */
 };
 
 /* The PCIe INTx lines (SPIs 3-6). */
-static const uint32_t device_irqs[] = { 35, 36, 37, 38 };
+static const struct platform_irq device_irqs[] = { { 35, PCIE }, { 36, PCIE }, { 37, PCIE }, { 38, PCIE } };
 
 const struct platform_desc platform = {
 	.name = "qemu-virt",

@@ -18,11 +18,12 @@ uint8_t fake_config[0x4000] __attribute__((aligned(8)));
 static uint8_t uart_window[0x1000] __attribute__((aligned(0x1000)));
 
 static const struct platform_range devices[] = {
-	{ FAKE_MEM_WINDOW, 0x01000000, PLATFORM_DMA },
-	{ (uintptr_t)fake_ecam, FAKE_ECAM_SIZE, PLATFORM_DMA | PLATFORM_ECAM | PLATFORM_ECAM_EMULATED },
+	{ FAKE_MEM_WINDOW, 0x01000000, PLATFORM_DMA, 0 },
+	{ (uintptr_t)fake_ecam, FAKE_ECAM_SIZE, PLATFORM_DMA | PLATFORM_ECAM | PLATFORM_ECAM_EMULATED, 0 },
 };
 
-static const uint32_t device_irqs[] = { 35, 36, 37, 38 };
+/* The bus's INTA, and three more devices of one line each: tests give SPIs to two partitions. */
+static const struct platform_irq device_irqs[] = { { 35, 0 }, { 36, 1 }, { 37, 2 }, { 38, 3 } };
 
 const struct platform_desc platform = {
 	.name = "fake",

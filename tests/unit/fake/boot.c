@@ -80,11 +80,20 @@ uint8_t *fake_partition_ram(const struct tern_config_partition *c)
 	return (uint8_t *)(uintptr_t)c->ram_hpa;
 }
 
-enum fake_exit fake_boot(unsigned cpu)
+enum fake_exit fake_boot_with_fdt(unsigned cpu, uintptr_t fdt)
 {
 	boot_cpu = cpu;
 	fake_cpu_init(cpu);
-	return FAKE_ON(cpu, tern_main());
+	return FAKE_ON(cpu, tern_main(fdt));
+}
+
+enum fake_exit fake_boot(unsigned cpu)
+{
+	/* Where the firmware would leave it: RAM the hypervisor's image does not use. */
+	uint8_t *fdt = fake_ram + FAKE_HYP_SIZE - 0x2000;
+
+	(void)fake_fdt_board(fdt, 0x2000, platform.ram_base, FAKE_RAM_SIZE);
+	return fake_boot_with_fdt(cpu, (uintptr_t)fdt);
 }
 
 void fake_start_secondaries(void)

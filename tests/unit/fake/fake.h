@@ -183,6 +183,27 @@ extern size_t fake_uart_room;
 void fake_uart_type(const char *s);
 extern bool fake_uart_rx_enabled;
 
+/* ---- flattened device trees (fdt_build.c) ---- */
+
+/* A tree being written: its structure block and strings, as dtc lays them out. */
+struct fdtb {
+	uint8_t st[4096];
+	uint32_t len;
+	char strings[512];
+	uint32_t strings_len;
+};
+void fdtb_begin(struct fdtb *b);
+void fdtb_node(struct fdtb *b, const char *name);
+void fdtb_end_node(struct fdtb *b);
+void fdtb_prop(struct fdtb *b, const char *name, const void *value, uint32_t len);
+void fdtb_prop_u32(struct fdtb *b, const char *name, uint32_t v);
+/* A property of `n` (at most 64) 64-bit values, each two cells. */
+void fdtb_prop_cells64(struct fdtb *b, const char *name, const uint64_t *v, unsigned n);
+/* The whole tree (header, empty reservation map, structure, strings) into out; its size, 0 if no room. */
+size_t fdtb_finish(struct fdtb *b, uint8_t *out, size_t cap);
+/* A board's tree as QEMU writes it, in outline: two-cell addresses and sizes, one memory node. */
+size_t fake_fdt_board(uint8_t *out, size_t cap, uint64_t ram_base, uint64_t ram_size);
+
 /* ---- config blobs, boot, kicks (boot.c) ---- */
 
 /* A blob at platform.config_hpa with `board_cpus` cores and no partitions yet. */
@@ -198,8 +219,14 @@ uint8_t *fake_partition_ram(const struct tern_config_partition *c);
 /* The byte pattern fake_config_add puts in partition `index`'s pristine image. */
 uint8_t fake_image_byte(uint32_t index, uint64_t offset);
 
-/* tern_main() on core `cpu` (the boot core); how it ended (FAKE_EXIT_RUN or _WAIT if it booted). */
+/*
+ * tern_main() on core `cpu` (the boot core), given the board's device tree (fake_fdt_board:
+ * all of fake_ram, in the hypervisor's part of it); how it ended (FAKE_EXIT_RUN or _WAIT if it
+ * booted).
+ */
 enum fake_exit fake_boot(unsigned cpu);
+/* The same with the tree at `fdt` (anything: the firmware's word is checked). */
+enum fake_exit fake_boot_with_fdt(unsigned cpu, uintptr_t fdt);
 /* Every other online core's first cpu_idle(), as arm64_boot_secondary runs it. */
 void fake_start_secondaries(void);
 /* cpu_idle(cpu) until it enters a guest or sleeps. */

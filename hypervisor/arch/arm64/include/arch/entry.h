@@ -9,7 +9,7 @@
 #include <arch/cpu.h>
 
 /* boot.S: every core's first C function, on the top of its stack (set_stack). */
-__attribute__((noreturn)) void arm64_boot_primary(unsigned id, uint64_t entry_time);
+__attribute__((noreturn)) void arm64_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt);
 __attribute__((noreturn)) void arm64_boot_secondary(unsigned id);
 /* Where a core started with PSCI CPU_ON begins. */
 void secondary_entry(void);
