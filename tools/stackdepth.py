@@ -76,14 +76,14 @@ ARM64_BRANCHES = {"b", "cbz", "cbnz", "tbz", "tbnz"}
 # ---- riscv64 ----------------------------------------------------------------------------
 
 # The C functions boot.S enters.  A trap from a guest (trap_entry) saves the guest frame at
-# the top; one taken in HS-mode (from_hs) pushes 256 bytes of registers wherever the stack
-# is, which the nested entry's guest frame (272) covers.
+# the top; one taken in HS-mode (from_hs) pushes 256 bytes of registers at the top of the
+# core's panic stack, which the panic entry's guest frame (272) covers.
 RISCV64_ENTRIES = {
     "riscv_boot_primary": "idle",
     "riscv_boot_secondary": "idle",
     "cpu_idle": "idle",
     "riscv_guest_trap": "guest",
-    "riscv_hyp_panic": "nested",
+    "riscv_hyp_panic": "panic",
 }
 
 # As on arm64: mmio_emulate's MMIO handlers (the partition UART, the emulated PCI ECAM, the
@@ -91,6 +91,7 @@ RISCV64_ENTRIES = {
 RISCV64_INDIRECT = {
     "mmio_emulate": ("uart_access", "vpci_access", "vaplic_access"),
     "uart_access": ("vpl011_access", "vns16550_access"),
+    "riscv_probe_exec": (),     # calls a `ret` in data, which must fault (the boot check)
 }
 
 RISCV64_STACK_RESETS = {
@@ -100,6 +101,9 @@ RISCV64_STACK_RESETS = {
 
 RISCV64_ASSEMBLY = {
     "riscv_fetch_guest_insn": (0, "boot.S: two HLVX reads with stvec pointed at its own code"),
+    "riscv_probe_load": (0, "boot.S: one load with stvec pointed at its own code"),
+    "riscv_probe_store": (0, "boot.S: one AMO with stvec pointed at its own code"),
+    "riscv_probe_exec": (0, "boot.S: one call with stvec pointed at its own code"),
 }
 
 RISCV64_BRANCHES = {"beq", "bne", "blt", "bge", "bltu", "bgeu", "beqz", "bnez", "blez", "bgez",
