@@ -71,6 +71,10 @@ void arm64_boot_primary(unsigned id, uint64_t entry_time)
 				   "or a stack's guard page is mapped");
 		arch_board_off();
 	}
+#ifdef TERN_TEST_HOOK_STACK_OVERFLOW
+	/* Test builds only (tests/system/test_hyp_map.py): a push past the end of this core's stack. */
+	__asm__ volatile("sub sp, sp, %0\n\tstr xzr, [sp]" : : "i"(STACK_SIZE) : "memory");
+#endif
 	gic_dist_init();
 	cpu_local_init(&cpus[id]);
 	tern_main();

@@ -135,12 +135,20 @@ void riscv_boot_primary(unsigned id, uint64_t entry_time)
 		console_panic_line("error: out of table pages for HS-mode's own map");
 		arch_board_off();
 	}
+#ifdef TERN_TEST_HOOK_WX_BROKEN
+	/* Test builds only (tests/system/test_hyp_map.py): the check below must refuse this. */
+	riscv_hyp_satp = 0;
+#endif
 	riscv_mmu_enable();
 	boot_times.mmu_on = arch_counter();
 	if (!hs_map_checked(id)) {
 		console_panic_line("error: HS-mode's map is not W^X, or a stack's guard page is mapped");
 		arch_board_off();
 	}
+#ifdef TERN_TEST_HOOK_STACK_OVERFLOW
+	/* Test builds only (tests/system/test_hyp_map.py): a push past the end of this core's stack. */
+	__asm__ volatile("li t0, %0\n\tsub sp, sp, t0\n\tsd zero, 0(sp)" : : "i"(STACK_SIZE) : "t0", "memory");
+#endif
 	/* Kicks need the AIA's IMSIC, trap-less partitions its guest files. */
 	if (riscv_guest_files() == 0u) {
 		tern_log("error: this board has no IMSIC guest interrupt files "
