@@ -47,6 +47,24 @@ extern const char hyp_text_end;
 extern const char hyp_rodata_end;
 extern const char _end;
 
+/*
+ * Eight stores a step, as boot.S clears bss: the tables are made while the board boots, where
+ * every instruction is boot time.
+ */
+static void table_clear(uint64_t *t)
+{
+	for (unsigned i = 0; i < 512u; i += 8u) {
+		t[i] = 0;
+		t[i + 1u] = 0;
+		t[i + 2u] = 0;
+		t[i + 3u] = 0;
+		t[i + 4u] = 0;
+		t[i + 5u] = 0;
+		t[i + 6u] = 0;
+		t[i + 7u] = 0;
+	}
+}
+
 /* The table behind a non-leaf entry, made on first use; NULL if the pool is empty or it is a leaf. */
 static uint64_t *table_below(uint64_t *entry)
 {
@@ -54,7 +72,7 @@ static uint64_t *table_below(uint64_t *entry)
 		if (hyp_pool_used == HYP_POOL_PAGES)
 			return NULL;
 		uint64_t *t = hyp_pool[hyp_pool_used++];
-		(void)memset(t, 0, 4096);
+		table_clear(t);
 		*entry = (((uintptr_t)t >> 12) << 10) | PTE_V;
 	}
 	if (*entry & MAP_RW)
@@ -73,16 +91,18 @@ static bool map(uint64_t pa, uint64_t size, uint64_t perms)
 		if (mid == NULL)
 			return false;
 		uint64_t *e = &mid[(a >> 21) & 511u];
-		if (IS_ALIGNED(a, MiB(2)) && end - a >= MiB(2) && !(*e & PTE_V)) {
+		uint64_t block_end = (a | (MiB(2) - 1u)) + 1u;
+		if (IS_ALIGNED(a, MiB(2)) && end >= block_end && !(*e & PTE_V)) {
 			*e = ((a >> 12) << 10) | PTE_LEAF | perms;
-			a += MiB(2);
+			a = block_end;
 			continue;
 		}
 		uint64_t *leaf = table_below(e);
 		if (leaf == NULL)
 			return false;
-		leaf[(a >> 12) & 511u] = ((a >> 12) << 10) | PTE_LEAF | perms;
-		a += KiB(4);
+		uint64_t stop = end < block_end ? end : block_end;
+		for (; a < stop; a += KiB(4))
+			leaf[(a >> 12) & 511u] = ((a >> 12) << 10) | PTE_LEAF | perms;
 	}
 	return true;
 }
