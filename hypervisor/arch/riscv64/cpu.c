@@ -106,7 +106,6 @@ unsigned riscv_guest_files(void)
 /* A `ret` in read-only data and one in writable data: calling either must fault. */
 static const uint32_t ret_ro = INSN_RET;
 static uint32_t ret_rw = INSN_RET;
-extern const char hyp_image_start;
 
 /*
  * The map as the hardware enforces it, on this core: its text and read-only data take no

@@ -41,12 +41,6 @@ static uint64_t hyp_pool[HYP_POOL_PAGES][512] __attribute__((aligned(4096), sect
 static unsigned hyp_pool_used;
 uint64_t riscv_hyp_satp;
 
-/* hyp.ld (only their addresses mean anything). */
-extern const char hyp_image_start;
-extern const char hyp_text_end;
-extern const char hyp_rodata_end;
-extern const char _end;
-
 /*
  * Eight stores a step, as boot.S clears bss: the tables are made while the board boots, where
  * every instruction is boot time.
@@ -107,23 +101,20 @@ static bool map(uint64_t pa, uint64_t size, uint64_t perms)
 	return true;
 }
 
-static uintptr_t addr(const void *p)
-{
-	return (uintptr_t)p;
-}
-
 bool riscv_mmu_init(void)
 {
-	uintptr_t stacks = addr(cpu_stacks);
+	uintptr_t text = (uintptr_t)&hyp_image_start;
+	uintptr_t text_end = (uintptr_t)&hyp_text_end;
+	uintptr_t rodata_end = (uintptr_t)&hyp_rodata_end;
+	uintptr_t stacks = (uintptr_t)&cpu_stacks[0];
 	uintptr_t stacks_end = stacks + sizeof(cpu_stacks);
 	/* hyp.ld puts page boundaries between text, read-only data and the rest. */
-	bool ok = map(addr(&hyp_image_start), addr(&hyp_text_end) - addr(&hyp_image_start), MAP_RX) &&
-		  map(addr(&hyp_text_end), addr(&hyp_rodata_end) - addr(&hyp_text_end), MAP_R) &&
-		  map(addr(&hyp_rodata_end), stacks - addr(&hyp_rodata_end), MAP_RW) &&
-		  map(stacks_end, addr(&_end) - stacks_end, MAP_RW);
+	bool ok = map(text, text_end - text, MAP_RX) && map(text_end, rodata_end - text_end, MAP_R) &&
+		  map(rodata_end, stacks - rodata_end, MAP_RW) &&
+		  map(stacks_end, (uintptr_t)&hyp_image_end - stacks_end, MAP_RW);
 
 	for (unsigned i = 0; ok && i < MAX_CPUS; i++)
-		ok = map(addr(cpu_stacks[i].stack), STACK_SIZE, MAP_RW);
+		ok = map((uintptr_t)cpu_stacks[i].stack, STACK_SIZE, MAP_RW);
 	/* The devices: its console, its interrupt controller (the APLIC's domain, every hart's IMSIC files). */
 	ok = ok && map(platform.config_hpa, platform.config_max, MAP_R) &&
 	     map(platform.uart_base, KiB(4), MAP_RW) &&
@@ -134,7 +125,7 @@ bool riscv_mmu_init(void)
 		if (platform.devices[d].flags & PLATFORM_ECAM)
 			ok = map(platform.devices[d].base, platform.devices[d].size, MAP_RW);
 	}
-	riscv_hyp_satp = SATP_SV39 | (addr(hyp_root) >> 12);
+	riscv_hyp_satp = SATP_SV39 | ((uintptr_t)hyp_root >> 12);
 	return ok;
 }
 
@@ -161,5 +152,5 @@ bool riscv_mmu_map_partition(const struct tern_config_partition *c)
 
 uintptr_t riscv_mmu_root(void)
 {
-	return addr(hyp_root);
+	return (uintptr_t)hyp_root;
 }

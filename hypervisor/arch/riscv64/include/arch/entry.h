@@ -8,6 +8,11 @@
 
 extern struct core_stack cpu_stacks[MAX_CPUS];
 extern uint8_t panic_stacks[MAX_CPUS][PANIC_STACK_SIZE];
+/* hyp.ld: where the image, its text and its read-only data begin and end (addresses only). */
+extern const char hyp_image_start;
+extern const char hyp_text_end;
+extern const char hyp_rodata_end;
+extern const char hyp_image_end;
 /* satp for HS-mode's own map (mmu.c), written by the boot core before any other starts. */
 extern uint64_t riscv_hyp_satp;
 
