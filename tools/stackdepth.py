@@ -34,6 +34,9 @@ from pathlib import Path
 #   "nested": an exception in the hypervisor itself, which can come at any depth of its own
 #            code: the guest frame's worth of registers pushed below the deepest other entry
 #            point
+#   "panic": the same exception, taken on the core's own panic stack (PANIC_STACK_SIZE: the
+#            faulting stack may be the fault, run into its guard page): the guest frame's
+#            worth of registers at its top
 
 # ---- arm64 ------------------------------------------------------------------------------
 
@@ -47,7 +50,7 @@ ARM64_ENTRIES = {
     "arm64_guest_fiq": "guest",
     "arm64_guest_wfi": "guest",
     "arm64_guest_async_abort": "guest",
-    "arm64_hyp_panic": "nested",
+    "arm64_hyp_panic": "panic",
 }
 
 # Calls through function pointers: the only ones are the emulated devices' MMIO handlers,
@@ -73,14 +76,14 @@ ARM64_BRANCHES = {"b", "cbz", "cbnz", "tbz", "tbnz"}
 # ---- riscv64 ----------------------------------------------------------------------------
 
 # The C functions boot.S enters.  A trap from a guest (trap_entry) saves the guest frame at
-# the top; one taken in HS-mode (from_hs) pushes 256 bytes of registers wherever the stack
-# is, which the nested entry's guest frame (272) covers.
+# the top; one taken in HS-mode (from_hs) pushes 256 bytes of registers at the top of the
+# core's panic stack, which the panic entry's guest frame (272) covers.
 RISCV64_ENTRIES = {
     "riscv_boot_primary": "idle",
     "riscv_boot_secondary": "idle",
     "cpu_idle": "idle",
     "riscv_guest_trap": "guest",
-    "riscv_hyp_panic": "nested",
+    "riscv_hyp_panic": "panic",
 }
 
 # As on arm64: mmio_emulate's MMIO handlers (the partition UART, the emulated PCI ECAM, the
@@ -88,6 +91,7 @@ RISCV64_ENTRIES = {
 RISCV64_INDIRECT = {
     "mmio_emulate": ("uart_access", "vpci_access", "vaplic_access"),
     "uart_access": ("vpl011_access", "vns16550_access"),
+    "riscv_probe_exec": (),     # calls a `ret` in data, which must fault (the boot check)
 }
 
 RISCV64_STACK_RESETS = {
@@ -97,6 +101,9 @@ RISCV64_STACK_RESETS = {
 
 RISCV64_ASSEMBLY = {
     "riscv_fetch_guest_insn": (0, "boot.S: two HLVX reads with stvec pointed at its own code"),
+    "riscv_probe_load": (0, "boot.S: one load with stvec pointed at its own code"),
+    "riscv_probe_store": (0, "boot.S: one AMO with stvec pointed at its own code"),
+    "riscv_probe_exec": (0, "boot.S: one call with stvec pointed at its own code"),
 }
 
 RISCV64_BRANCHES = {"beq", "bne", "blt", "bge", "bltu", "bgeu", "beqz", "bnez", "blez", "bgez",
@@ -428,6 +435,7 @@ class Result:
     below: int              # bytes on the stack when it is entered
     chain: Chain
     on_top_of: str = ""     # a nested entry: the deepest entry point it may interrupt
+    stack: int = 0          # the size of the stack it runs on
 
     @property
     def total(self):
@@ -435,25 +443,31 @@ class Result:
 
 
 def analyse(frames, functions, stack_size, guest_frame, entries=None, indirect=None, resets=None,
-            assembly=None):
+            assembly=None, panic_stack_size=None):
     """Each entry point's worst case; raises StackError if any is unbounded or over budget."""
     a = Analysis(frames, functions, entries, indirect, resets, assembly)
     a.check_entries()
     results = []
     for entry, kind in a.entries.items():
-        if kind != "nested":
+        if kind == "panic":
+            if panic_stack_size is None:
+                raise StackError(f"{entry} runs on the panic stack: the header defines no "
+                                 "PANIC_STACK_SIZE")
+            results.append(Result(entry, guest_frame, a.chain(entry), stack=panic_stack_size))
+        elif kind != "nested":
             below = guest_frame if kind in ("guest", "idle") else 0
-            results.append(Result(entry, below, a.chain(entry)))
-    deepest = max(results, key=lambda r: r.total, default=None)
+            results.append(Result(entry, below, a.chain(entry), stack=stack_size))
+    deepest = max((r for r in results if r.stack == stack_size), key=lambda r: r.total, default=None)
     for entry, kind in a.entries.items():
         if kind == "nested":
             below = (deepest.total if deepest else 0) + guest_frame
-            results.append(Result(entry, below, a.chain(entry), deepest.entry if deepest else ""))
-    results.sort(key=lambda r: (-r.total, r.entry))
-    over = [r for r in results if r.total > stack_size]
+            results.append(Result(entry, below, a.chain(entry), deepest.entry if deepest else "",
+                                  stack=stack_size))
+    results.sort(key=lambda r: (-r.total / r.stack, r.entry))
+    over = [r for r in results if r.total > r.stack]
     if over:
         raise StackError("stack overflow possible: " + "; ".join(
-            f"{r.entry} needs {r.total} bytes of {stack_size}: {format_path(r)}" for r in over))
+            f"{r.entry} needs {r.total} bytes of {r.stack}: {format_path(r)}" for r in over))
     return results
 
 
@@ -467,8 +481,9 @@ def report(results, stack_size, guest_frame, top=None):
              f"{guest_frame})",
              f"  {'entry point':26} {'below':>6} {'depth':>6} {'total':>6}  of stack"]
     for r in results[:top]:
+        of = "" if r.stack == stack_size else f" of the {r.stack}-byte panic stack"
         lines.append(f"  {r.entry:26} {r.below:6} {r.chain.depth:6} {r.total:6}  "
-                     f"{100 * r.total / stack_size:4.1f}%")
+                     f"{100 * r.total / r.stack:4.1f}%{of}")
     return lines
 
 
@@ -530,7 +545,7 @@ def run(argv=None):
         dis = subprocess.run([args.objdump, "-d", "--no-show-raw-insn", *isa.objdump_args,
                               str(args.elf)], check=True, capture_output=True, text=True).stdout
         results = analyse(frames, isa.parse(dis), stack_size, guest_frame, isa.entries,
-                          isa.indirect, isa.resets, isa.assembly)
+                          isa.indirect, isa.resets, isa.assembly, consts.get("PANIC_STACK_SIZE"))
     except (StackError, OSError, subprocess.CalledProcessError) as e:
         print(f"stackdepth: error: {e}", file=sys.stderr)
         return 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import stackdepth
-from stackdepth import (StackError, analyse, elf_arch, merge_frames, parse_header,
+from stackdepth import (StackError, analyse, elf_arch, merge_frames, parse_header, report,
                         parse_objdump_arm64 as parse_objdump, parse_objdump_riscv64, parse_su,
                         run)
 
@@ -180,6 +180,33 @@ def test_nested_entry_sits_below_the_deepest_other():
     assert r["panic"].below == r["handler"].total + 272
     assert r["panic"].total == 272 + 96 + 16 + 272 + 48
     assert r["panic"].on_top_of == "handler"
+
+
+def test_panic_entry_runs_on_its_own_stack_and_is_held_to_its_size():
+    # The exception entry leaves the faulting stack (it may be the fault: a stack run into its
+    # guard page), so the report counts from the top of the panic stack, not below the rest.
+    image = IMAGE + dis("""
+        0000000040080500 <panic_vector>:
+        40080500:      	bl	0x40080600 <panic>
+
+        0000000040080600 <panic>:
+        40080600:      	bl	0x40080300 <work>
+        40080604:      	ret
+    """)
+    su = dict(SU, panic="arch/cpu.c:9:panic\t48\tstatic\n")
+    entries = dict(ENTRIES, panic="panic")
+    args = (frames_of(su), parse_objdump(image), 16384, 272)
+    r = {x.entry: x for x in analyse(*args, entries=entries, indirect={}, resets=RESETS,
+                                     panic_stack_size=4096)}
+    assert (r["panic"].below, r["panic"].total, r["panic"].stack) == (272, 272 + 48 + 96 + 16, 4096)
+    assert r["handler"].stack == 16384 and not r["panic"].on_top_of
+    with pytest.raises(StackError, match=r"panic needs 432 bytes of 400"):
+        analyse(*args, entries=entries, indirect={}, resets=RESETS, panic_stack_size=400)
+    with pytest.raises(StackError, match="defines no PANIC_STACK_SIZE"):
+        analyse(*args, entries=entries, indirect={}, resets=RESETS)
+    lines = report(list(r.values()), 16384, 272)
+    assert any(line.split()[0] == "panic" and line.endswith("of the 4096-byte panic stack")
+               for line in lines[2:])
 
 
 def test_unlisted_indirect_call_is_an_error_and_the_table_resolves_it():

@@ -58,13 +58,14 @@ secondary_entry:
 
 /*
  * sp = top of core x0's stack, below the guest frame's place (arch_vcpu_run builds the frame
- * there while it runs below it); clobbers x1, x2.
+ * there while it runs below it); clobbers x1, x2.  Each core's stack has its guard page below
+ * it (struct core_stack).
  */
 set_stack:
 	adrp	x1, cpu_stacks
 	add	x1, x1, :lo12:cpu_stacks
 	add	x2, x0, #1
-	mov	x0, #STACK_SIZE
+	mov	x0, #(STACK_GUARD + STACK_SIZE)
 	madd	x1, x2, x0, x1
 	sub	x1, x1, #GUEST_FRAME_SIZE
 	mov	sp, x1

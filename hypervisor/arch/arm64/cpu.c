@@ -17,7 +17,9 @@
 #define CNTHCTL_EL1PCEN     BIT(1)
 
 struct arm64_cpu cpus[MAX_CPUS];
-uint8_t cpu_stacks[MAX_CPUS][STACK_SIZE] __attribute__((aligned(16), section(".noinit")));
+/* Page-aligned, in the image's first 2 MiB (hyp.ld): mmu.c leaves each guard page out. */
+struct core_stack cpu_stacks[MAX_CPUS] __attribute__((aligned(4096), section(".noinit.stacks")));
+uint8_t panic_stacks[MAX_CPUS][PANIC_STACK_SIZE] __attribute__((aligned(16), section(".noinit")));
 
 static uint64_t firmware_call(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
 {
@@ -35,7 +37,8 @@ static void cpu_early(unsigned id)
 	struct arm64_cpu *c = &cpus[id];
 
 	c->id = id;
-	c->stack_top = (uintptr_t)cpu_stacks[id] + STACK_SIZE;
+	c->stack_top = (uintptr_t)cpu_stacks[id].stack + STACK_SIZE;
+	c->panic_top = (uintptr_t)panic_stacks[id] + PANIC_STACK_SIZE;
 	c->mpidr = read_sysreg(mpidr_el1);
 	write_sysreg(tpidr_el2, (uintptr_t)c);
 	write_sysreg(vbar_el2, (uintptr_t)hyp_vectors);
@@ -100,9 +103,14 @@ void arm64_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt)
 	mmu_enable();
 	boot_times.mmu_on = arch_counter();
 	if (!mmu_text_protected()) {
-		console_panic_line("error: the hypervisor's text is writable at EL2 (W^X broken)");
+		console_panic_line("error: the hypervisor's text is writable at EL2 (W^X broken), "
+				   "or a stack's guard page is mapped");
 		arch_board_off();
 	}
+#ifdef TERN_TEST_HOOK_STACK_OVERFLOW
+	/* Test builds only (tests/system/test_hyp_map.py): a push past the end of this core's stack. */
+	__asm__ volatile("sub sp, sp, %0\n\tstr xzr, [sp]" : : "i"(STACK_SIZE) : "memory");
+#endif
 	gic_dist_init();
 	cpu_local_init(&cpus[id]);
 	tern_main(fdt);
@@ -349,14 +357,26 @@ static const char *current_partition_name(void)
 	return v ? v->partition->name : "-";
 }
 
-void arm64_hyp_panic(struct guest_regs *r, int async)
+#define EC_DABT_EL2 0x25u
+
+void arm64_hyp_panic(struct guest_regs *r, int async, uint64_t sp)
 {
+	struct arm64_cpu *c = this_cpu();
+	uint64_t esr = read_sysreg(esr_el2);
+	uint64_t far = read_sysreg(far_el2);
+	bool overflow = !async && (esr >> 26) == EC_DABT_EL2 &&
+			far - (uintptr_t)cpu_stacks[c->id].guard < STACK_GUARD;
+
+	if (c->panicking)
+		arch_board_off(); /* the report itself faulted */
+	c->panicking = true;
 	/* Straight to the UART: the console's rings and locks may be what went wrong. */
-	console_panic_line("PANIC cpu=%u partition=%s %s esr=0x%llx far=0x%llx elr=0x%llx spsr=0x%llx",
+	console_panic_line("PANIC cpu=%u partition=%s %s esr=0x%llx far=0x%llx elr=0x%llx spsr=0x%llx sp=0x%llx",
 			   arch_cpu_id(), current_partition_name(),
-			   async ? "interrupt/SError at EL2" : "exception at EL2",
-			   (unsigned long long)read_sysreg(esr_el2), (unsigned long long)read_sysreg(far_el2),
-			   (unsigned long long)r->elr, (unsigned long long)r->spsr);
+			   async ? "interrupt/SError at EL2"
+				 : overflow ? "stack overflow at EL2 (its guard page)" : "exception at EL2",
+			   (unsigned long long)esr, (unsigned long long)far,
+			   (unsigned long long)r->elr, (unsigned long long)r->spsr, (unsigned long long)sp);
 	for (int i = 0; i < 30; i += 3)
 		console_panic_line("PANIC x%02d=0x%016llx x%02d=0x%016llx x%02d=0x%016llx", i,
 				   (unsigned long long)r->x[i], i + 1, (unsigned long long)r->x[i + 1],

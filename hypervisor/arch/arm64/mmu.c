@@ -101,6 +101,9 @@ void mmu_init_tables(void)
 		     page | S1_AP_RO | PTE_XN);
 	fill_entries(hyp_l3, ro_end, 512, block + ro_end * KiB(4), KiB(4),
 		     page | S1_AP_RW | PTE_XN);
+	/* Below each core's stack: an overflow faults instead of writing the next core's. */
+	for (unsigned i = 0; i < MAX_CPUS; i++)
+		hyp_l3[l3_index((uintptr_t)cpu_stacks[i].guard, block)] = 0;
 }
 
 void mmu_enable(void)
@@ -130,7 +133,8 @@ bool mmu_text_protected(void)
 {
 	/* The hypervisor's code and the vectors it runs from: never writable (W^X). */
 	return !el2_writable((uintptr_t)&hyp_image_start) && !el2_writable((uintptr_t)hyp_vectors) &&
-	       el2_writable((uintptr_t)hyp_l1);
+	       el2_writable((uintptr_t)hyp_l1) &&
+	       !el2_writable((uintptr_t)cpu_stacks[this_cpu()->id].guard);
 }
 
 static uint64_t *s2_alloc(void)

@@ -266,13 +266,32 @@ guest_enter:
 	mov	sp, x0
 	b	guest_exit
 
+/*
+ * A hypervisor bug, reported from the core's panic stack with SP_EL0 as the stack pointer
+ * (the guest's SP_EL0 is lost: the board stops).  SP_EL2 may be the fault itself, a stack run
+ * into its guard page: a push there would fault again, lower each time, into the core below.
+ * A fault in the report comes back here on SP_EL0 and starts over from the top.
+ */
+.macro panic_entry async
+	msr	spsel, #0
+	mov	sp, x0			/* x0 parked in SP_EL0 */
+	mrs	x0, tpidr_el2
+	ldr	x0, [x0, #CPU_PANIC_TOP]
+	sub	x0, x0, #GUEST_FRAME_SIZE
+	stp	x2, x3, [x0, #16]
+	mov	x2, sp
+	stp	x2, x1, [x0]
+	mov	sp, x0
+	save_x4_to_x30_elr_spsr
+	msr	spsel, #1
+	mov	x2, sp			/* the SP_EL2 the exception came with */
+	msr	spsel, #0
+	mov	x0, sp
+	mov	x1, #\async
+	bl	arm64_hyp_panic
+.endm
+
 hyp_panic_sync:
-	save_all
-	mov	x0, sp
-	mov	x1, #0
-	bl	arm64_hyp_panic
+	panic_entry 0
 hyp_panic_async:
-	save_all
-	mov	x0, sp
-	mov	x1, #1
-	bl	arm64_hyp_panic
+	panic_entry 1

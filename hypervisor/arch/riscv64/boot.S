@@ -52,18 +52,25 @@ riscv_entry_cycle:
 secondary_entry:
 	csrw	sie, zero
 	csrw	sstatus, zero
+	/* The boot core's map before anything else: the stack's guard page too. */
+	la	t0, riscv_hyp_satp
+	ld	t0, 0(t0)
+	sfence.vma
+	csrw	satp, t0
+	sfence.vma
 	mv	s0, a0
 	call	set_stack
 	mv	a0, s0
 	tail	riscv_boot_secondary
 
 /*
- * sp = top of core a0's stack, below the guest frame's place; clobbers t0, t1.
+ * sp = top of core a0's stack, below the guest frame's place; clobbers t0, t1.  Each core's
+ * stack has its guard page below it (struct core_stack).
  */
 set_stack:
 	la	t0, cpu_stacks
 	addi	t1, a0, 1
-	li	a0, STACK_SIZE
+	li	a0, STACK_GUARD + STACK_SIZE
 	mul	t1, t1, a0
 	add	t0, t0, t1
 	addi	sp, t0, -GUEST_FRAME_SIZE
@@ -114,6 +121,52 @@ riscv_fetch_guest_insn:
 3:	csrw	stvec, t2
 	csrw	hstatus, t3
 	csrw	sstatus, t6
+	ret
+
+/*
+ * uint64_t riscv_probe_load/store/exec(uintptr_t va): the boot check of HS-mode's map.  The
+ * trap, if any, is taken at 1: (stvec pointed there for the try): it returns scause.  The
+ * store is an AMO that ORs zero, so memory is unchanged either way.
+ */
+	.global riscv_probe_load
+riscv_probe_load:
+	csrr	t2, stvec
+	la	t0, 1f
+	csrw	stvec, t0
+	lw	t0, 0(a0)
+	li	a0, 0
+	j	2f
+	.balign 4
+1:	csrr	a0, scause
+2:	csrw	stvec, t2
+	ret
+
+	.global riscv_probe_store
+riscv_probe_store:
+	csrr	t2, stvec
+	la	t0, 1f
+	csrw	stvec, t0
+	amoor.w	zero, zero, (a0)
+	li	a0, 0
+	j	2f
+	.balign 4
+1:	csrr	a0, scause
+2:	csrw	stvec, t2
+	ret
+
+	.global riscv_probe_exec
+riscv_probe_exec:
+	csrr	t2, stvec
+	la	t0, 1f
+	csrw	stvec, t0
+	mv	t3, ra
+	jalr	a0			/* a `ret` there comes back here */
+	li	a0, 0
+	j	2f
+	.balign 4
+1:	csrr	a0, scause
+2:	mv	ra, t3
+	csrw	stvec, t2
 	ret
 
 /*
@@ -204,9 +257,17 @@ guest_enter:
  */
 from_hs:
 	csrrw	tp, sscratch, tp	/* back: tp = this core, sscratch = 0 */
+	/*
+	 * On the core's panic stack: sp itself may be the fault (an overflow into the guard
+	 * page), and a push there would fault again and again, each time lower.
+	 */
+	sd	sp, CPU_SCRATCH(tp)
+	ld	sp, CPU_PANIC_TOP(tp)
 	addi	sp, sp, -256
-	.irp n, 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+	.irp n, 1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
 	sd	x\n, (\n * 8)(sp)
 	.endr
+	ld	t0, CPU_SCRATCH(tp)
+	sd	t0, (2 * 8)(sp)		/* the sp it had */
 	mv	a0, sp
 	tail	riscv_hyp_panic

@@ -27,7 +27,9 @@ struct sbiret {
 };
 
 struct riscv_cpu cpus[MAX_CPUS];
-uint8_t cpu_stacks[MAX_CPUS][STACK_SIZE] __attribute__((aligned(16), section(".noinit")));
+/* Page-aligned: the guard pages are left out of HS-mode's map (mmu.c). */
+struct core_stack cpu_stacks[MAX_CPUS] __attribute__((aligned(4096), section(".noinit")));
+uint8_t panic_stacks[MAX_CPUS][PANIC_STACK_SIZE] __attribute__((aligned(16), section(".noinit")));
 
 /* A call into the SBI firmware (OpenSBI) below the hypervisor. */
 static struct sbiret sbi_call(uint32_t ext, uint32_t fn, uint64_t a0, uint64_t a1, uint64_t a2)
@@ -47,7 +49,8 @@ static void cpu_early(unsigned id)
 	struct riscv_cpu *c = &cpus[id];
 
 	c->id = id;
-	c->stack_top = (uintptr_t)cpu_stacks[id] + STACK_SIZE;
+	c->stack_top = (uintptr_t)cpu_stacks[id].stack + STACK_SIZE;
+	c->panic_top = (uintptr_t)panic_stacks[id] + PANIC_STACK_SIZE;
 	__asm__ volatile("mv tp, %0" : : "r"(c));
 	csr_write(stvec, (uintptr_t)trap_entry);
 	csr_write(sscratch, 0);
@@ -108,6 +111,34 @@ paddr_t riscv_imsic_hart_file(unsigned hart)
 	return platform.arch.imsic_s_base + (uint64_t)hart * imsic_hart_stride;
 }
 
+#define INSN_RET 0x00008067u
+#define EXC_INST_PAGE_FAULT  12u
+#define EXC_LOAD_PAGE_FAULT  13u
+#define EXC_STORE_PAGE_FAULT 15u
+
+/* A `ret` in read-only data and one in writable data: calling either must fault. */
+static const uint32_t ret_ro = INSN_RET;
+static uint32_t ret_rw = INSN_RET;
+
+/*
+ * The map as the hardware enforces it, on this core: its text and read-only data take no
+ * store, its data no fetch, its stack's guard page and the firmware's memory below it not
+ * even a load (a page that cannot be read cannot be written: W without R is reserved); its
+ * own tables take stores (W^X: they are data).
+ */
+static bool hs_map_checked(unsigned id)
+{
+	return riscv_probe_store((uintptr_t)&hyp_image_start) == EXC_STORE_PAGE_FAULT &&
+	       riscv_probe_store((uintptr_t)trap_entry) == EXC_STORE_PAGE_FAULT &&
+	       riscv_probe_store((uintptr_t)&ret_ro) == EXC_STORE_PAGE_FAULT &&
+	       riscv_probe_exec((uintptr_t)&ret_ro) == EXC_INST_PAGE_FAULT &&
+	       riscv_probe_exec((uintptr_t)&ret_rw) == EXC_INST_PAGE_FAULT &&
+	       riscv_probe_load((uintptr_t)cpu_stacks[id].guard) == EXC_LOAD_PAGE_FAULT &&
+	       riscv_probe_load(platform.ram_base) == EXC_LOAD_PAGE_FAULT &&
+	       riscv_probe_store(riscv_mmu_root()) == 0u &&
+	       csr_read(satp) == riscv_hyp_satp;
+}
+
 void riscv_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt)
 {
 	unsigned guest_files;
@@ -124,10 +155,27 @@ void riscv_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt)
 	imsic_hart_stride = IMSIC_FILE_SIZE;
 	while (imsic_hart_stride < ((uint64_t)guest_files + 1u) * IMSIC_FILE_SIZE)
 		imsic_hart_stride <<= 1;
+	/* The map takes every hart's IMSIC files at the board's stride. */
+	if (!riscv_mmu_init()) {
+		console_panic_line("error: out of table pages for HS-mode's own map");
+		arch_board_off();
+	}
+#ifdef TERN_TEST_HOOK_WX_BROKEN
+	/* Test builds only (tests/system/test_hyp_map.py): the check below must refuse this. */
+	riscv_hyp_satp = 0;
+#endif
+	riscv_mmu_enable();
+	boot_times.mmu_on = arch_counter();
+	if (!hs_map_checked(id)) {
+		console_panic_line("error: HS-mode's map is not W^X, or a stack's guard page is mapped");
+		arch_board_off();
+	}
+#ifdef TERN_TEST_HOOK_STACK_OVERFLOW
+	/* Test builds only (tests/system/test_hyp_map.py): a push past the end of this core's stack. */
+	__asm__ volatile("li t0, %0\n\tsub sp, sp, t0\n\tsd zero, 0(sp)" : : "i"(STACK_SIZE) : "t0", "memory");
+#endif
 	kicks_init();
 	aplic_init();
-	/* HS-mode runs on physical addresses (satp bare): nothing to turn on. */
-	boot_times.mmu_on = arch_counter();
 	tern_main(fdt);
 }
 
@@ -335,9 +383,18 @@ void arch_sync_guest_memory(paddr_t pa, uint64_t size)
 
 void riscv_hyp_panic(const uint64_t *regs)
 {
-	console_panic_line("PANIC cpu=%u exception in HS-mode scause=0x%llx stval=0x%llx sepc=0x%llx",
-			   arch_cpu_id(), (unsigned long long)csr_read(scause),
-			   (unsigned long long)csr_read(stval), (unsigned long long)csr_read(sepc));
+	struct riscv_cpu *c = this_cpu();
+	uint64_t stval = csr_read(stval);
+	uintptr_t guard = (uintptr_t)cpu_stacks[c->id].guard;
+
+	if (c->panicking)
+		board_shutdown(); /* the report itself faulted */
+	c->panicking = true;
+	console_panic_line("PANIC cpu=%u %s scause=0x%llx stval=0x%llx sepc=0x%llx", (unsigned)c->id,
+			   stval - guard < STACK_GUARD ? "stack overflow in HS-mode (its guard page)"
+						       : "exception in HS-mode",
+			   (unsigned long long)csr_read(scause), (unsigned long long)stval,
+			   (unsigned long long)csr_read(sepc));
 	for (int i = 1; i < 31; i += 3)
 		console_panic_line("PANIC x%02d=0x%016llx x%02d=0x%016llx x%02d=0x%016llx", i,
 				   (unsigned long long)regs[i], i + 1, (unsigned long long)regs[i + 1],

@@ -133,6 +133,10 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 		(void)snprintf(err, errlen, "out of G-stage table pages");
 		return false;
 	}
+	if (!riscv_mmu_map_partition(c)) {
+		(void)snprintf(err, errlen, "out of table pages for HS-mode's map of its memory");
+		return false;
+	}
 	/* VMID = partition index + 1; each core serves one partition only. */
 	rp->hgatp = HGATP_SV39X4 | ((uint64_t)(p->index + 1) << 44) | ((uintptr_t)rp->gstage_root >> 12);
 	__asm__ volatile("fence rw, rw" ::: "memory");

@@ -16,11 +16,14 @@
 #define CPU_SGI_VCPUS   8240   /* direct vCPU: target-list bits of its partition's vCPUs, else 0 */
 #define CPU_SGI_SHIFT   8248   /* ... and how far to shift them to get physical Aff0 bits */
 #define CPU_FAST_SGI    8256   /* SGI writes handled by the vector (direct vCPUs) */
+#define CPU_PANIC_TOP   8264   /* the top of the core's panic stack (vectors.S: hyp_panic_*) */
 #define NR_INTIDS       1024   /* SGI, PPI, SPI and special INTIDs; LPIs are never enabled */
 #define GUEST_FRAME_SIZE 272   /* x0-x30, ELR_EL2, SPSR_EL2, padding */
 #define GUEST_ELR       248
 #define GUEST_SPSR      256
 #define STACK_SIZE      16384
+#define STACK_GUARD     4096   /* unmapped, below each core's stack: an overflow faults */
+#define PANIC_STACK_SIZE 4096  /* an exception at EL2 runs on its own: SP_EL2 may be the fault */
 #define MAX_CPUS        8
 
 #ifndef __ASSEMBLER__
@@ -50,6 +53,12 @@ struct vgic_cpu {
 
 struct vcpu;
 
+/* A core's stack, with the page below it left out of EL2's map (mmu.c). */
+struct core_stack {
+	uint8_t guard[STACK_GUARD];
+	uint8_t stack[STACK_SIZE];
+};
+
 struct arm64_cpu {
 	uint64_t lr_template[NR_INTIDS];
 	uint64_t fast_irqs;
@@ -61,6 +70,7 @@ struct arm64_cpu {
 	uint64_t sgi_vcpus;
 	uint64_t sgi_shift;
 	uint64_t fast_sgi;
+	uint64_t panic_top;
 	struct vcpu *vcpu;
 	uint64_t mpidr;
 	uintptr_t gicr;          /* this core's physical redistributor */
@@ -69,6 +79,7 @@ struct arm64_cpu {
 	bool sve;
 	bool sme;
 	bool pauth;
+	bool panicking;          /* a fault while reporting one ends the board at once */
 	struct vgic_cpu vgic;
 };
 
@@ -81,6 +92,8 @@ _Static_assert(__builtin_offsetof(struct arm64_cpu, fast_wfe) == CPU_FAST_WFE, "
 _Static_assert(__builtin_offsetof(struct arm64_cpu, sgi_vcpus) == CPU_SGI_VCPUS, "asm offset");
 _Static_assert(__builtin_offsetof(struct arm64_cpu, sgi_shift) == CPU_SGI_SHIFT, "asm offset");
 _Static_assert(__builtin_offsetof(struct arm64_cpu, fast_sgi) == CPU_FAST_SGI, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, panic_top) == CPU_PANIC_TOP, "asm offset");
+_Static_assert(sizeof(struct core_stack) == STACK_GUARD + STACK_SIZE, "asm stride");
 _Static_assert(sizeof(struct guest_regs) == GUEST_FRAME_SIZE, "asm frame");
 _Static_assert(__builtin_offsetof(struct guest_regs, elr) == GUEST_ELR, "asm frame");
 _Static_assert(__builtin_offsetof(struct guest_regs, spsr) == GUEST_SPSR, "asm frame");

@@ -13,7 +13,8 @@ __attribute__((noreturn)) void arm64_boot_primary(unsigned id, uint64_t entry_ti
 __attribute__((noreturn)) void arm64_boot_secondary(unsigned id);
 /* Where a core started with PSCI CPU_ON begins. */
 void secondary_entry(void);
-extern uint8_t cpu_stacks[MAX_CPUS][STACK_SIZE];
+extern struct core_stack cpu_stacks[MAX_CPUS];
+extern uint8_t panic_stacks[MAX_CPUS][PANIC_STACK_SIZE];
 
 /*
  * vectors.S: the guest left, its registers saved in `r` (guest_frame()); returning resumes it
@@ -25,7 +26,8 @@ void arm64_guest_fiq(struct guest_regs *r);
 void arm64_guest_wfi(struct guest_regs *r);
 void arm64_guest_async_abort(struct guest_regs *r, int kind);
 /* An exception at EL2 itself: a hypervisor bug. */
-__attribute__((noreturn)) void arm64_hyp_panic(struct guest_regs *r, int async);
+/* `sp`: the stack pointer the exception came with (the report runs on the panic stack). */
+__attribute__((noreturn)) void arm64_hyp_panic(struct guest_regs *r, int async, uint64_t sp);
 /* The vector table: 16 entries of 128 bytes. */
 extern char hyp_vectors[2048];
 /* Resume a guest from the frame at the top of this core's stack, abandoning everything below. */
@@ -34,7 +36,7 @@ __attribute__((noreturn)) void guest_enter(struct guest_regs *frame);
 /* mmu.c: the hypervisor's own map, built and switched on by each core at boot. */
 void mmu_init_tables(void);
 void mmu_enable(void);
-/* Is the hypervisor's text read-only at EL2 on this core (W^X)? */
+/* Is the hypervisor's text read-only at EL2 on this core (W^X), and its stack's guard page unmapped? */
 bool mmu_text_protected(void);
 
 #endif

@@ -12,6 +12,8 @@
 
 #define APLIC_MAX_SOURCES 128u   /* sources 1..127; the board has platform.arch.aplic_num_sources */
 #define APLIC_WORDS       (APLIC_MAX_SOURCES / 32u)
+/* A domain's registers up to the last core's interrupt delivery control (32 bytes each from 0x4000). */
+#define APLIC_DOMAIN_SIZE(harts) (0x4000u + 32u * (harts))
 
 /*
  * The identities of the hypervisor's own S-level file on each core: KICK_ID (cpu.c), the

@@ -13,9 +13,12 @@
 #define CPU_SCRATCH2    24
 #define CPU_FAST_TIMER  32     /* SBI timer interrupts handed to the guest by the fast path */
 #define CPU_FAST_WFI    40     /* trapped WFIs the fast path waited for */
+#define CPU_PANIC_TOP   48     /* the top of the core's panic stack (boot.S: from_hs) */
 #define GUEST_FRAME_SIZE 272   /* x0 (unused) - x31, sepc, padding: kept at the stack top */
 #define GUEST_SEPC      256
 #define STACK_SIZE      16384
+#define STACK_GUARD     4096   /* unmapped, below each core's stack: an overflow faults */
+#define PANIC_STACK_SIZE 4096  /* a trap in HS-mode runs on its own: sp may be the fault */
 #define MAX_CPUS        8
 
 #ifndef __ASSEMBLER__
@@ -36,9 +39,17 @@ struct riscv_cpu {
 	uint64_t scratch2;
 	uint64_t fast_timer;
 	uint64_t fast_wfi;
+	uint64_t panic_top;
 	struct vcpu *vcpu;
 	_Atomic uint32_t posted;   /* POSTED_*, taken by this core */
 	_Atomic bool suspended;    /* its vCPU waits in SBI HSM hart_suspend (read by its siblings) */
+	bool panicking;            /* a fault while reporting one ends the board at once */
+};
+
+/* A core's stack, with the page below it left out of HS-mode's map (mmu.c). */
+struct core_stack {
+	uint8_t guard[STACK_GUARD];
+	uint8_t stack[STACK_SIZE];
 };
 
 /* The guest's registers, saved at the top of its core's stack on every trap. */
@@ -54,6 +65,8 @@ _Static_assert(__builtin_offsetof(struct riscv_cpu, scratch) == CPU_SCRATCH, "as
 _Static_assert(__builtin_offsetof(struct riscv_cpu, scratch2) == CPU_SCRATCH2, "asm offset");
 _Static_assert(__builtin_offsetof(struct riscv_cpu, fast_timer) == CPU_FAST_TIMER, "asm offset");
 _Static_assert(__builtin_offsetof(struct riscv_cpu, fast_wfi) == CPU_FAST_WFI, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, panic_top) == CPU_PANIC_TOP, "asm offset");
+_Static_assert(sizeof(struct core_stack) == STACK_GUARD + STACK_SIZE, "asm stride");
 _Static_assert(sizeof(struct guest_regs) == GUEST_FRAME_SIZE, "asm frame");
 _Static_assert(__builtin_offsetof(struct guest_regs, sepc) == GUEST_SEPC, "asm frame");
 

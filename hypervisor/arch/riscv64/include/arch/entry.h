@@ -4,8 +4,17 @@
 #define ARCH_ENTRY_H
 
 #include <arch/cpu.h>
+#include <tern/config_abi.h>
 
-extern uint8_t cpu_stacks[MAX_CPUS][STACK_SIZE];
+extern struct core_stack cpu_stacks[MAX_CPUS];
+extern uint8_t panic_stacks[MAX_CPUS][PANIC_STACK_SIZE];
+/* hyp.ld: where the image, its text and its read-only data begin and end (addresses only). */
+extern const char hyp_image_start;
+extern const char hyp_text_end;
+extern const char hyp_rodata_end;
+extern const char hyp_image_end;
+/* satp for HS-mode's own map (mmu.c), written by the boot core before any other starts. */
+extern uint64_t riscv_hyp_satp;
 
 /* boot.S */
 void secondary_entry(void);
@@ -28,6 +37,21 @@ paddr_t riscv_imsic_hart_file(unsigned hart);
  * that faults (its page tables changed meanwhile).
  */
 bool riscv_fetch_guest_insn(uint64_t gva, uint32_t *insn);
+/*
+ * What HS-mode's map lets the hypervisor do at `va`, tried with the trap caught locally:
+ * 0 if a load, a store (an AMO that ORs zero: nothing changes) or a call (to a `ret` there)
+ * went through, else the trap's scause.
+ */
+uint64_t riscv_probe_load(uintptr_t va);
+uint64_t riscv_probe_store(uintptr_t va);
+uint64_t riscv_probe_exec(uintptr_t va);
+/* mmu.c: HS-mode's map of the hypervisor itself and the devices it drives; on, on this core. */
+bool riscv_mmu_init(void);
+void riscv_mmu_enable(void);
+/* ... and of a partition's RAM and pristine copies (after the config blob is checked). */
+bool riscv_mmu_map_partition(const struct tern_config_partition *c);
+/* The page of HS-mode's map that a store must reach (the boot check). */
+uintptr_t riscv_mmu_root(void);
 /* A trap from the guest, its registers in `r`; returning resumes it from `r`. */
 void riscv_guest_trap(struct guest_regs *r);
 
