@@ -157,6 +157,9 @@
 	TEST(test_traps_unhandled_abort_stops) \
 	TEST(test_traps_abort_without_syndrome_stops) \
 	TEST(test_traps_instruction_abort_stops) \
+	TEST(test_traps_outside_access_injected) \
+	TEST(test_traps_outside_access_vectors) \
+	TEST(test_traps_outside_access_not_injected) \
 	TEST(test_traps_aarch32) \
 	TEST(test_traps_unknown_class_stops) \
 	TEST(test_traps_async_aborts_stop) \
