@@ -4,7 +4,8 @@
  *
  * What the hypervisor must do with each:
  *  - ram-read, ram-write, mmio-foreign: an access outside the partition's RAM and devices.
- *    The partition is stopped with a `tern: fault` line; the access never completes.
+ *    With on_fault = "stop" the partition is stopped with a `tern: fault` line; the access
+ *    never completes.
  *  - gic-foreign, sgi-foreign, psci-foreign: interrupt-controller writes, SGIs and PSCI calls
  *    aimed at what the partition does not own. Ignored (or refused with an error code) and
  *    counted; the guest carries on.

@@ -6,8 +6,8 @@
  *  - ram-write: a store just past the partition's RAM; foreign-file: a store into the IMSIC
  *    file where a hart the partition does not have would find its own; aplic: a store into
  *    the APLIC's supervisor domain by a partition that owns no wired source (it has no
- *    APLIC). Each is outside the partition's map: it is stopped with a `tern: fault` line,
- *    the access never completes.
+ *    APLIC). Each is outside the partition's map: with on_fault = "stop" it is stopped with a
+ *    `tern: fault` line, the access never completes.
  *  - aplic-foreign: a partition that owns the PCIe bus, and so its INTx sources at its
  *    APLIC, programs source 10 (the board UART's: the hypervisor console's input) to send
  *    to its own hart and makes it pending, and asks genmsi for a hart it does not have. In
