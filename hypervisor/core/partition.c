@@ -301,13 +301,14 @@ void partition_fault(struct vcpu *v, const char *fmt, ...)
 bool partition_fault_to_guest(struct vcpu *v, const char *fmt, ...)
 {
 	struct partition *p = v->partition;
-	char what[160];
-	va_list ap;
 
 	if (p->cfg->fault_policy != TERN_FAULT_INJECT)
 		return false;
 	vcpu_count(v, STAT_FAULT_INJECTED);
 	if (v->stats[STAT_FAULT_INJECTED] <= FAULT_INJECTED_REPORTED) {
+		char what[160];
+		va_list ap;
+
 		va_start(ap, fmt);
 		(void)vsnprintf(what, sizeof(what), fmt, ap);
 		va_end(ap);

@@ -144,6 +144,8 @@
 	TEST(test_esr_condition_codes) \
 	TEST(test_esr_condition_from_it_block) \
 	TEST(test_esr_it_advance) \
+	TEST(test_esr_unmapped_access) \
+	TEST(test_esr_external_abort) \
 	TEST(test_traps_psci_info_calls) \
 	TEST(test_traps_unknown_calls) \
 	TEST(test_traps_psci_mpidr_outside) \

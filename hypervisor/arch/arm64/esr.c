@@ -82,8 +82,8 @@ bool esr_unmapped_access(uint64_t esr)
 uint64_t esr_external_abort(uint64_t esr, bool from_el1)
 {
 	bool data = ESR_EC(esr) == EC_DABT_LOW;
-	uint64_t ec = data ? (from_el1 ? EC_DABT_CUR : EC_DABT_LOW) :
-			     (from_el1 ? EC_IABT_CUR : EC_IABT_LOW);
+	uint64_t ec = data ? (from_el1 ? (uint64_t)EC_DABT_CUR : (uint64_t)EC_DABT_LOW) :
+			     (from_el1 ? (uint64_t)EC_IABT_CUR : (uint64_t)EC_IABT_LOW);
 	/* IL is 1 for an instruction abort and for a data abort without a valid ISS. */
 	uint64_t out = (ec << 26) | ESR_IL | FSC_EXTERNAL;
 

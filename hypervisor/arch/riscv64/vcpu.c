@@ -472,8 +472,9 @@ static bool inject_outside_access(struct vcpu *v, struct guest_regs *r, uint64_t
 				  uint64_t gpa)
 {
 	uint64_t gva = csr_read(stval);
-	uint64_t access = cause == EXC_INST_GUEST_PAGE_FAULT ? EXC_INST_ACCESS :
-			  cause == EXC_STORE_GUEST_PAGE_FAULT ? EXC_STORE_ACCESS : EXC_LOAD_ACCESS;
+	uint64_t access = cause == EXC_INST_GUEST_PAGE_FAULT ? (uint64_t)EXC_INST_ACCESS :
+			  cause == EXC_STORE_GUEST_PAGE_FAULT ? (uint64_t)EXC_STORE_ACCESS :
+			  (uint64_t)EXC_LOAD_ACCESS;
 
 	if (mmio_claimed(gpa) || partition_maps(v->partition, gpa) ||
 	    r->sepc == (csr_read(vstvec) & ~3ULL) ||
