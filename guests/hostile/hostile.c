@@ -4,7 +4,8 @@
  *
  * What the hypervisor must do with each:
  *  - ram-read, ram-write, mmio-foreign: an access outside the partition's RAM and devices.
- *    The partition is stopped with a `tern: fault` line; the access never completes.
+ *    With on_fault = "stop" the partition is stopped with a `tern: fault` line; the access
+ *    never completes.
  *  - gic-foreign, sgi-foreign, psci-foreign: interrupt-controller writes, SGIs and PSCI calls
  *    aimed at what the partition does not own. Ignored (or refused with an error code) and
  *    counted; the guest carries on.
@@ -22,6 +23,10 @@
  *    no crash.
  *  - power-race: PSCI power calls of several vCPUs racing each other. PSCI answers, a clean
  *    end, no hang.
+ *  - access-outside: a load, a store and a branch to an address where the board has nothing
+ *    (hostile.addr, default 0x0b000000), each taken by its own handler. With on_fault =
+ *    "inject" the guest's synchronous external abort, exactly as on the bare board (which the
+ *    test compares): it carries on.
  * and one that is not a misdeed: busy, the control neighbour for the tests (it only computes).
  * hostile.cpus=N has an action use N vCPUs, hostile.mmu=on turns the MMU on (lib/mmu.c).
  *
@@ -1707,6 +1712,88 @@ static void wait_for_start(void)
 #define FAULTS          (1u << 0)       /* never returns under Tern */
 #define AT_ONCE         (1u << 1)       /* the misdeed first, every boot: no boot lines, no at_us */
 
+/* ---- access-outside: the board's own abort ---- */
+
+#define OUTSIDE_DEFAULT         0x0b000000UL    /* between virtio-mmio and the platform bus */
+#define ESR_EC_OF(esr)          (((esr) >> 26) & 0x3f)
+#define EC_IABT_SAME            0x21u
+#define EC_DABT_SAME            0x25u
+#define FSC_SYNC_EXTERNAL       0x10u
+
+/* A fetch abort returns to the caller of the branch (x30); a data abort steps over its load. */
+static void outside_sync(struct exc_frame *frame)
+{
+	unsigned cpu = cpu_index();
+
+	excs[cpu].esr = frame->esr;
+	excs[cpu].far = frame->far;
+	excs[cpu].elr = frame->elr;
+	excs[cpu].count++;
+	frame->elr = ESR_EC_OF(frame->esr) == EC_IABT_SAME ? frame->x[30] : frame->elr + 4;
+}
+
+/* What the handler saw of one access (excs[] of its CPU: the last exception, and how many). */
+struct outside_seen {
+	uint32_t exceptions;
+	uint64_t esr, far, elr;
+};
+
+static void outside_note(struct outside_seen *seen, uint32_t before)
+{
+	unsigned cpu = cpu_index();
+
+	seen->exceptions = exc_count() - before;
+	seen->esr = excs[cpu].esr;
+	seen->far = excs[cpu].far;
+	seen->elr = excs[cpu].elr;
+}
+
+/* One access's record, and whether it is the abort the board raises there. */
+static bool print_outside(const char *name, const struct outside_seen *seen, uintptr_t addr,
+			  uint64_t at, unsigned ec, bool write)
+{
+	bool ok = seen->exceptions == 1 && ESR_EC_OF(seen->esr) == ec &&
+		  (seen->esr & 0x3f) == FSC_SYNC_EXTERNAL &&
+		  ((seen->esr >> 6) & 1) == (write ? 1u : 0u) && seen->far == addr && seen->elr == at;
+
+	printf(",\"%s\":{\"exceptions\":%u,\"esr\":\"0x%lx\",\"far\":\"0x%lx\",\"elr_ok\":%s,"
+	       "\"ok\":%s}", name, seen->exceptions, (unsigned long)seen->esr,
+	       (unsigned long)seen->far, seen->elr == at ? "true" : "false", ok ? "true" : "false");
+	return ok;
+}
+
+static void access_outside(void)
+{
+	uintptr_t addr = (uintptr_t)bootarg_ulong("hostile.addr", OUTSIDE_DEFAULT, 0, ~0UL);
+	uint64_t load_at, store_at, value = 0;
+	struct outside_seen load, store, fetch;
+	uint32_t before;
+	bool ok = true;
+
+	exceptions_set_sync_handler(outside_sync);
+	json_begin("access-outside");
+	printf(",\"phase\":\"trying\",\"addr\":\"0x%lx\"}\n", (unsigned long)addr);
+	before = exc_count();
+	__asm__ volatile("adr %0, 1f\n1: ldr %1, [%2]" : "=&r"(load_at), "=r"(value) : "r"(addr)
+			 : "memory");
+	outside_note(&load, before);
+	before = exc_count();
+	__asm__ volatile("adr %0, 1f\n1: str %1, [%2]" : "=&r"(store_at) : "r"(value), "r"(addr)
+			 : "memory");
+	outside_note(&store, before);
+	before = exc_count();
+	/* The handler returns to the link register, past the branch. */
+	__asm__ volatile("blr %0" : : "r"(addr) : "x30", "memory");
+	outside_note(&fetch, before);
+	json_begin("access-outside");
+	printf(",\"phase\":\"done\",\"addr\":\"0x%lx\"", (unsigned long)addr);
+	ok &= print_outside("load", &load, addr, load_at, EC_DABT_SAME, false);
+	ok &= print_outside("store", &store, addr, store_at, EC_DABT_SAME, true);
+	ok &= print_outside("fetch", &fetch, addr, addr, EC_IABT_SAME, false);
+	printf(",\"pass\":%s}\n", ok ? "true" : "false");
+	exceptions_set_sync_handler(hostile_sync);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(void);
@@ -1727,6 +1814,7 @@ static const struct {
 	{ "sibling-frame", sibling_frame, 0 },
 	{ "power-race", power_race, 0 },
 	{ "busy", busy, 0 },
+	{ "access-outside", access_outside, 0 },
 };
 #define ACTIONS         (sizeof(actions) / sizeof(actions[0]))
 

@@ -287,7 +287,8 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 		if ((p->flags & TERN_PF_IRQ_DIRECT) && !(p->flags & TERN_PF_WFI_NATIVE) &&
 		    !lim->direct_wfi_trap)
 			return fail(err, errlen, "partition %s: direct interrupts need native WFI", n);
-		if (p->fault_policy != TERN_FAULT_STOP && p->fault_policy != TERN_FAULT_RESTART)
+		if (p->fault_policy != TERN_FAULT_STOP && p->fault_policy != TERN_FAULT_RESTART &&
+		    p->fault_policy != TERN_FAULT_INJECT)
 			return fail(err, errlen, "partition %s: fault policy %u", n, p->fault_policy);
 		if (p->restart_backoff_us > TERN_MAX_BACKOFF_US)
 			return fail(err, errlen, "partition %s: restart back-off %llu us (at most %u)", n,

@@ -24,6 +24,15 @@ void mmio_reset(void)
 	num_regions = 0;
 }
 
+bool mmio_claimed(ipaddr_t ipa)
+{
+	for (uint32_t i = 0; i < num_regions; i++) {
+		if (ipa - regions[i].base < regions[i].size)
+			return true;
+	}
+	return false;
+}
+
 enum mmio_result mmio_emulate(struct vcpu *v, ipaddr_t ipa, unsigned size, bool write,
 			      uint64_t *value)
 {

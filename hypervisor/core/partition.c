@@ -293,6 +293,44 @@ void partition_fault(struct vcpu *v, const char *fmt, ...)
 	partition_end(v, END_FAULT, false);
 }
 
+/*
+ * Reported per vCPU, not all: a guest that retries in a loop would otherwise fill its console
+ * ring with these instead of its own lines. The counter says how many there were.
+ */
+#define FAULT_INJECTED_REPORTED 4u
+
+bool partition_fault_to_guest(struct vcpu *v, const char *fmt, ...)
+{
+	struct partition *p = v->partition;
+
+	if (p->cfg->fault_policy != TERN_FAULT_INJECT)
+		return false;
+	vcpu_count(v, STAT_FAULT_INJECTED);
+	if (v->stats[STAT_FAULT_INJECTED] <= FAULT_INJECTED_REPORTED) {
+		char what[160];
+		va_list ap;
+
+		va_start(ap, fmt);
+		(void)vsnprintf(what, sizeof(what), fmt, ap);
+		va_end(ap);
+		partition_log(p, "injected fault partition=%s vcpu=%u %s", p->name, v->index, what);
+	}
+	return true;
+}
+
+bool partition_maps(const struct partition *p, ipaddr_t ipa)
+{
+	const struct tern_config_partition *c = p->cfg;
+
+	if (ipa - c->ram_ipa < c->ram_size)
+		return true;
+	for (uint32_t r = 0; r < c->num_regions; r++) {
+		if (ipa - c->region[r].ipa < c->region[r].size)
+			return true;
+	}
+	return false;
+}
+
 static void load_pristine(struct partition *p)
 {
 	const struct tern_config_partition *c = p->cfg;

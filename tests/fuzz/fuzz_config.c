@@ -127,7 +127,7 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 		CHECK(p->image_size && within(p->image_ipa, p->image_size, p->ram_ipa, p->ram_size));
 		if (p->initrd_size)
 			CHECK(within(p->initrd_ipa, p->initrd_size, p->ram_ipa, p->ram_size));
-		CHECK(p->fault_policy <= TERN_FAULT_RESTART && p->restart_backoff_us <= TERN_MAX_BACKOFF_US);
+		CHECK(p->fault_policy <= TERN_FAULT_INJECT && p->restart_backoff_us <= TERN_MAX_BACKOFF_US);
 		CHECK(p->num_regions <= TERN_MAX_REGIONS);
 		for (uint32_t r = 0; r < p->num_regions; r++) {
 			const struct tern_config_region *g = &p->region[r];

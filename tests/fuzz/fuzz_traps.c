@@ -8,8 +8,9 @@
  * Oracle, for a trap that returns to the guest: it resumes at the next instruction (ELR
  * advanced by ESR.IL's length) or in its own EL1 vector with ELR_EL1, SPSR_EL1 and ESR_EL1 as
  * the hardware would have set them; no register changes but the one a load writes (or x0 for
- * an SMCCC call).  For every trap: the other partition's vCPUs are untouched, and the power
- * invariants hold once the cores have settled.
+ * an SMCCC call); an access outside everything that partition "trap" (on_fault = "inject")
+ * was given, the syndrome esr_external_abort() makes of it.  For every trap: the other
+ * partition's vCPUs are untouched, and the power invariants hold once the cores have settled.
  */
 #include <string.h>
 #include <arch/esr.h>
@@ -46,6 +47,13 @@ static uint64_t ipa_for(struct input *in, uint8_t sel)
 }
 
 static struct guest_regs before;
+static uint64_t injected_before;     /* the acting vCPU's fault_injected */
+
+/* "trap" hands accesses outside it to its guest; "direct" keeps the stop policy. */
+static void policy(struct tern_config *cfg)
+{
+	cfg->partition[STD_TRAP].fault_policy = TERN_FAULT_INJECT;
+}
 static struct partition_snapshot {
 	uint32_t state, power[TERN_MAX_VCPUS];
 } other_before;
@@ -68,7 +76,7 @@ ORACLE static void check_other(uint32_t pi)
 		FUZZ_ASSERT(atomic_load(&p->vcpu[i].power) == other_before.power[i]);
 }
 
-ORACLE static void check_resumed(unsigned core, uint64_t esr)
+ORACLE static void check_resumed(const struct vcpu *v, unsigned core, uint64_t esr)
 {
 	const struct guest_regs *r = fake_guest_regs(core);
 	uint64_t ec = ESR_EC(esr);
@@ -99,9 +107,17 @@ ORACLE static void check_resumed(unsigned core, uint64_t esr)
 		FUZZ_ASSERT(fake_sysreg(core, "elr_el1") == before.elr);
 		FUZZ_ASSERT(fake_sysreg(core, "spsr_el1") == before.spsr);
 		uint64_t esr1 = fake_sysreg(core, "esr_el1");
-		FUZZ_ASSERT((esr1 & ESR_IL) == (esr & ESR_IL));
 		uint64_t ec1 = ESR_EC(esr1);
-		FUZZ_ASSERT(ec1 == EC_UNKNOWN || ec1 == EC_DABT_LOW || ec1 == EC_DABT_CUR);
+		if (v->stats[STAT_FAULT_INJECTED] != injected_before) {
+			bool from_el1 = ((before.spsr >> 2) & 3) == 1 && !(before.spsr & BIT(4));
+			FUZZ_ASSERT(v->partition == &partitions[STD_TRAP]);
+			FUZZ_ASSERT(v->stats[STAT_FAULT_INJECTED] == injected_before + 1);
+			FUZZ_ASSERT(esr_unmapped_access(esr));
+			FUZZ_ASSERT(esr1 == esr_external_abort(esr, from_el1));
+		} else {
+			FUZZ_ASSERT((esr1 & ESR_IL) == (esr & ESR_IL));
+			FUZZ_ASSERT(ec1 == EC_UNKNOWN || ec1 == EC_DABT_LOW || ec1 == EC_DABT_CUR);
+		}
 		if (ec1 != EC_UNKNOWN)
 			FUZZ_ASSERT(fake_sysreg(core, "far_el1") == fake_sysreg(core, "far_el2"));
 	}
@@ -122,6 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct input in = { data, size, 0 };
 
+	std_config_hook = policy;
 	std_boot(STARTED);
 	unsigned a = (unsigned)take(&in, 1) % 3;
 	struct vcpu *v = std_vcpu(actors[a].p, actors[a].index);
@@ -151,12 +168,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fake_sysreg_set(core, "vbar_el1", 0x40001000);
 	memcpy(&before, r, sizeof(before));
+	injected_before = v->stats[STAT_FAULT_INJECTED];
 	snapshot_other(actors[a].p);
 
 	enum fake_exit e = fake_trap(core, esr, far, hpfar);
 	check_other(actors[a].p);
 	if (e == FAKE_RETURNED)
-		check_resumed(core, esr);
+		check_resumed(v, core, esr);
 	else
 		FUZZ_ASSERT(e == FAKE_EXIT_IDLE || e == FAKE_EXIT_BOARD_OFF);
 	fake_settle(core, e);

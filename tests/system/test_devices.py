@@ -64,7 +64,8 @@ def test_device_belongs_to_its_partition_only(system_file):
     path = system_file(
         partition("owner", [1, 2], PROBE, f"probe.tests=spi-owned probe.spi={EDU_INTID}",
                   irq="direct", devices=["pcie"]),
-        partition("other", [3], PROBE, f"probe.tests=gicd-foreign,fault probe.spi={EDU_INTID}"),
+        partition("other", [3], PROBE, f"probe.tests=gicd-foreign,fault probe.spi={EDU_INTID}",
+                  on_fault="stop"),
         cpus=4, pci=["edu"])
     result = run_system(path, icount=4)
     assert result.partitions["owner"].state == "off", result.explain()

@@ -57,8 +57,8 @@ def check_rt(result, rt_alone):
     assert mine == alone, f"rt's counters moved:\n{mine}\n{alone}\n{result.explain()}"
 
 
-def fuzz_partition(args, cores=(2,)):
-    return partition("fuzz", list(cores), FUZZ, args)
+def fuzz_partition(args, cores=(2,), **keys):
+    return partition("fuzz", list(cores), FUZZ, args, **keys)
 
 
 def check_fuzz_done(result, seed, cpus):
@@ -94,7 +94,7 @@ def test_fuzzer_on_two_vcpus_with_the_mmu_on(tmp_path, rt_alone):
 def test_fuzzer_ending_on_an_unmapped_ipa_is_stopped(tmp_path, rt_alone):
     """fuzz.unmapped=on: after the done record, a read of an IPA nothing is mapped at."""
     result = run(tmp_path, rt_partition(), fuzz_partition(
-        f"fuzz.seed=4 fuzz.iterations={ITERATIONS} fuzz.unmapped=on"))
+        f"fuzz.seed=4 fuzz.iterations={ITERATIONS} fuzz.unmapped=on", on_fault="stop"))
     check_rt(result, rt_alone)
     check_fuzz_done(result, 4, 1)
     assert result.partitions["fuzz"].state == "stopped", result.explain()

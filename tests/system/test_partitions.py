@@ -37,7 +37,7 @@ def test_two_vcpu_partition_cpu_on_and_sgis(system_file):
 
 def test_fault_outside_memory_is_contained(system_file):
     path = system_file(
-        partition("bad", [1], PROBE, "probe.tests=fault"),
+        partition("bad", [1], PROBE, "probe.tests=fault", on_fault="stop"),
         partition("good", [2], LAT, SHORT_LAT),
         cpus=3,
     )

@@ -146,7 +146,8 @@ def test_trapped_wfi_and_the_sbi_timer_and_ipis(tmp_path, irq):
 ])
 def test_a_hostile_access_stops_only_its_partition(tmp_path, action, fault):
     path = system(tmp_path, lat_partition("sstc-busy,sbi-timer-busy", cpus=(1,)),
-                  partition("bad", [2], HOSTILE, f"hostile.action={action}"), cpus=3)
+                  partition("bad", [2], HOSTILE, f"hostile.action={action}", on_fault="stop"),
+                  cpus=3)
     result = run_system(path, icount=0)
     bad = result.partitions["bad"]
     assert bad.state == "stopped", result.explain()

@@ -134,7 +134,7 @@ def test_spi_bitmap_places_intid_n_at_bit_n_mod_32_of_word_n_div_32():
     (dict(regions=[(0x3F00_0000, 0x3F00_0000, 0, 1)]), "not 4 KiB aligned"),
     (dict(spis=(31,)), r"INTID 31 is not an SPI \(32..1019\)"),
     (dict(spis=(35, 1020)), r"INTID 1020 is not an SPI \(32..1019\)"),
-    (dict(fault_policy=2), "partition rt: unknown fault policy 2")])
+    (dict(fault_policy=3), "partition rt: unknown fault policy 3")])
 def test_pack_refuses_what_the_hypervisor_cannot_hold(change, message):
     record = abi.PartitionRecord(**{**PARTITION.__dict__, **change})
     with pytest.raises(ValueError, match=message):
@@ -182,6 +182,7 @@ int main(void)
 	printf("const.RF_DEVICE %u 0\n", TERN_RF_DEVICE);
 	printf("const.FAULT_STOP %u 0\n", TERN_FAULT_STOP);
 	printf("const.FAULT_RESTART %u 0\n", TERN_FAULT_RESTART);
+	printf("const.FAULT_INJECT %u 0\n", TERN_FAULT_INJECT);
 	printf("tern_config.partition %zu 0\n", offsetof(struct tern_config, partition));
 @FIELDS@
 	return 0;
@@ -238,6 +239,7 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     assert c["const.RF_DEVICE"][0] == abi.RF_DEVICE
     assert c["const.FAULT_STOP"][0] == abi.FAULT_STOP
     assert c["const.FAULT_RESTART"][0] == abi.FAULT_RESTART
+    assert c["const.FAULT_INJECT"][0] == abi.FAULT_INJECT
     # The v4 fields, spelled out: the generic loop above would accept both sides moving together.
     assert c["tern_config.ram_size"] == (24, 8)
     assert c["tern_config.reserved"] == (32, 16)

@@ -39,11 +39,11 @@ def test_partitions_carry_their_restart_policy(tmp_path, stub_image):
                    + partition("c", "[3]", extra='max_restarts = 1000000\n'
                                                  'restart_backoff = "60 s"'))
     rt, linux, c = blob.partitions
-    assert (rt.fault_policy, rt.max_restarts, rt.restart_backoff_us) == (abi.FAULT_STOP, 0, 0)
+    assert (rt.fault_policy, rt.max_restarts, rt.restart_backoff_us) == (abi.FAULT_INJECT, 0, 0)
     assert (linux.fault_policy, linux.max_restarts, linux.restart_backoff_us) == \
         (abi.FAULT_RESTART, 5, 10_000)
     assert (c.fault_policy, c.max_restarts, c.restart_backoff_us) == \
-        (abi.FAULT_STOP, 1_000_000, 60_000_000)
+        (abi.FAULT_INJECT, 1_000_000, 60_000_000)
     # What the hypervisor reads, at the header's offsets: fault_policy at 528 of the record.
     data = (tmp_path / "work" / "config.bin").read_bytes()
     record = data[abi.HEADER.size + abi.PARTITION.size:][:abi.PARTITION.size]

@@ -526,27 +526,29 @@ def test_a_path_through_a_file_is_no_such_file(tmp_path, stub_image):
 
 def test_restart_policy_defaults(tmp_path, stub_image):
     (p,) = load_system(write_toml(tmp_path, partition())).partitions
-    assert (p.on_fault, p.max_restarts, p.restart_backoff_us) == ("stop", 0, 0)
+    # The bare board's behaviour: an access outside the partition is the guest's bus error.
+    assert (p.on_fault, p.max_restarts, p.restart_backoff_us) == ("inject", 0, 0)
 
 
 @pytest.mark.parametrize("extra, expected", [
     ('on_fault = "stop"', ("stop", 0, 0)),
+    ('on_fault = "inject"', ("inject", 0, 0)),
     ('on_fault = "restart"', ("restart", 0, 0)),
-    ("max_restarts = 0", ("stop", 0, 0)),
-    ("max_restarts = 1", ("stop", 1, 0)),
-    ("max_restarts = 1000000", ("stop", 1_000_000, 0)),
-    ("restart_backoff = 0", ("stop", 0, 0)),
-    ('restart_backoff = "0 ms"', ("stop", 0, 0)),
-    ('restart_backoff = "250us"', ("stop", 0, 250)),
-    ('restart_backoff = "250 us"', ("stop", 0, 250)),
-    ('restart_backoff = "10ms"', ("stop", 0, 10_000)),
-    ('restart_backoff = "10 ms"', ("stop", 0, 10_000)),
-    ('restart_backoff = "10\\t ms"', ("stop", 0, 10_000)),
-    ('restart_backoff = "007ms"', ("stop", 0, 7_000)),
-    ('restart_backoff = "2s"', ("stop", 0, 2_000_000)),
-    ('restart_backoff = "60 s"', ("stop", 0, 60_000_000)),
-    ('restart_backoff = "60000 ms"', ("stop", 0, 60_000_000)),
-    ('restart_backoff = "60000000 us"', ("stop", 0, 60_000_000)),
+    ("max_restarts = 0", ("inject", 0, 0)),
+    ("max_restarts = 1", ("inject", 1, 0)),
+    ("max_restarts = 1000000", ("inject", 1_000_000, 0)),
+    ("restart_backoff = 0", ("inject", 0, 0)),
+    ('restart_backoff = "0 ms"', ("inject", 0, 0)),
+    ('restart_backoff = "250us"', ("inject", 0, 250)),
+    ('restart_backoff = "250 us"', ("inject", 0, 250)),
+    ('restart_backoff = "10ms"', ("inject", 0, 10_000)),
+    ('restart_backoff = "10 ms"', ("inject", 0, 10_000)),
+    ('restart_backoff = "10\\t ms"', ("inject", 0, 10_000)),
+    ('restart_backoff = "007ms"', ("inject", 0, 7_000)),
+    ('restart_backoff = "2s"', ("inject", 0, 2_000_000)),
+    ('restart_backoff = "60 s"', ("inject", 0, 60_000_000)),
+    ('restart_backoff = "60000 ms"', ("inject", 0, 60_000_000)),
+    ('restart_backoff = "60000000 us"', ("inject", 0, 60_000_000)),
     ('on_fault = "restart"\nmax_restarts = 5\nrestart_backoff = "10ms"',
      ("restart", 5, 10_000)),
 ])
@@ -560,14 +562,14 @@ MAX_RESTARTS_RANGE = "must be a whole number from 0 (no limit) to 1000000"
 
 
 @pytest.mark.parametrize("extra, expected", [
-    ('on_fault = "reboot"', 'partition[0].on_fault: must be "stop" or "restart" (got "reboot")'),
+    ('on_fault = "reboot"', 'partition[0].on_fault: must be "inject", "stop" or "restart" (got "reboot")'),
     ('on_fault = "Restart"',
-     'partition[0].on_fault: must be "stop" or "restart" (got "Restart")'),
-    ('on_fault = ""', 'partition[0].on_fault: must be "stop" or "restart" (got "")'),
-    ("on_fault = 1", 'partition[0].on_fault: must be "stop" or "restart" (got 1)'),
-    ("on_fault = true", 'partition[0].on_fault: must be "stop" or "restart" (got true)'),
+     'partition[0].on_fault: must be "inject", "stop" or "restart" (got "Restart")'),
+    ('on_fault = ""', 'partition[0].on_fault: must be "inject", "stop" or "restart" (got "")'),
+    ("on_fault = 1", 'partition[0].on_fault: must be "inject", "stop" or "restart" (got 1)'),
+    ("on_fault = true", 'partition[0].on_fault: must be "inject", "stop" or "restart" (got true)'),
     ('on_fault = ["restart"]',
-     'partition[0].on_fault: must be "stop" or "restart" (got ["restart"])'),
+     'partition[0].on_fault: must be "inject", "stop" or "restart" (got ["restart"])'),
     ("max_restarts = -1", f"partition[0].max_restarts: {MAX_RESTARTS_RANGE} (got -1)"),
     ("max_restarts = 1000001", f"partition[0].max_restarts: {MAX_RESTARTS_RANGE} (got 1000001)"),
     ("max_restarts = true", f"partition[0].max_restarts: {MAX_RESTARTS_RANGE} (got true)"),
@@ -611,7 +613,7 @@ def test_restart_policy_errors(tmp_path, stub_image, extra, expected):
 def test_restart_policy_error_names_its_partition(tmp_path, stub_image):
     text = partition("rt", "[1]") + partition("b", "[2]", extra='on_fault = "reboot"')
     assert error_of(tmp_path, text) == \
-        'partition[1].on_fault: must be "stop" or "restart" (got "reboot")'
+        'partition[1].on_fault: must be "inject", "stop" or "restart" (got "reboot")'
 
 
 def test_cli_check_shows_a_restart_policy_only_when_set(tmp_path, stub_image):

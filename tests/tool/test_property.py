@@ -131,7 +131,7 @@ PLAUSIBLE = {
     "irq": st.sampled_from(["trap", "direct", "fast"]),
     "bootargs": texts,
     "devices": st.sampled_from([[], ["pcie"], ["pcie", "pcie"], ["usb"], "pcie"]),
-    "on_fault": st.sampled_from(["stop", "restart", "reboot"]),
+    "on_fault": st.sampled_from(["inject", "stop", "restart", "reboot"]),
     "max_restarts": st.integers(-2, 1_000_002) | integers,
     "restart_backoff": st.sampled_from([0, "10ms", "250 us", "60 s", "61 s", "5 min", 10]),
     "board.cpus": st.sampled_from([4, 2, 8, 1, 0, 9, -1]),

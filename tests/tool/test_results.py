@@ -12,6 +12,7 @@ LOG = [
     '[bad] PROBE-JSON {"test":"stage2-fault","ok":true}',
     "[rt] LAT-JSON {broken json",
     "tern: fault partition=bad vcpu=0 ipa=0x10000000 pc=0x40080123 esr=0x93c08046",
+    "tern: injected fault partition=rt vcpu=0 ipa=0xb000000 pc=0x40080200 esr=0x82000005",
     "tern: partition bad stopped",
     "[rt] LAT-DONE",
     "tern: partition rt off",
@@ -33,6 +34,9 @@ def test_parse_log():
     assert log.stats["rt"]["exit_irq"] == 5 and log.stats["bad"]["faults"] == 1
     assert log.faults == [{"line": LOG[7], "partition": "bad", "vcpu": 0, "ipa": 0x1000_0000,
                            "pc": 0x4008_0123, "esr": 0x93C0_8046}]
+    # A fault handed to the guest is not a fault that ended its partition.
+    assert log.injected == [{"line": LOG[8], "partition": "rt", "vcpu": 0, "ipa": 0xB00_0000,
+                             "pc": 0x4008_0200, "esr": 0x8200_0005}]
     assert log.panic is None and log.errors == []
     assert log.lat == [] and log.probe == []
 

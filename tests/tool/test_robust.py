@@ -427,14 +427,14 @@ def test_a_size_in_other_digits_or_units(tmp_path, stub_image, value, shown):
     (partition(image='"no\\u001b[2Jsuch"'),
      'partition[0].image: no such file: "no\\u001B[2Jsuch"'),
     (partition(extra='on_fault = ["\\u001b[2J"]'),
-     'partition[0].on_fault: must be "stop" or "restart" (got ["\\u001B[2J"])'),
+     'partition[0].on_fault: must be "inject", "stop" or "restart" (got ["\\u001B[2J"])'),
     (partition(extra='on_fault = [[[[["deep"]]]]]'),
-     'partition[0].on_fault: must be "stop" or "restart" (got [[[[...]]]])'),
+     'partition[0].on_fault: must be "inject", "stop" or "restart" (got [[[[...]]]])'),
     (partition(extra="max_restarts = 123456789012345678901234567890123"),
      "partition[0].max_restarts: must be a whole number from 0 (no limit) to 1000000 "
      "(got a number of about 33 digits)"),
     (partition(extra="on_fault = 1979-05-27T07:32:00Z"),
-     'partition[0].on_fault: must be "stop" or "restart" (got 1979-05-27T07:32:00+00:00)'),
+     'partition[0].on_fault: must be "inject", "stop" or "restart" (got 1979-05-27T07:32:00+00:00)'),
 ], ids=["newline", "escape-in-name", "escape-in-key", "newline-in-key", "blank-in-key",
         "escape-in-path", "escape-in-list", "deep-list", "huge-int", "datetime"])
 def test_messages_show_values_escaped_on_one_line(tmp_path, stub_image, text, expected):

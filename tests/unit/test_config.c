@@ -421,8 +421,10 @@ void test_config_checks_restart_policy(void)
 	part(0).max_restarts = 5;
 	part(0).restart_backoff_us = TERN_MAX_BACKOFF_US;
 	CHECK_EQ(validate(), 0);
-	part(0).fault_policy = 2;
-	CHECK(expect_error("partition rt: fault policy 2"));
+	part(0).fault_policy = TERN_FAULT_INJECT;
+	CHECK_EQ(validate(), 0);
+	part(0).fault_policy = 3;
+	CHECK(expect_error("partition rt: fault policy 3"));
 	make_valid(1);
 	part(0).restart_backoff_us = TERN_MAX_BACKOFF_US + 1ull;
 	CHECK(expect_error("restart back-off 60000001 us"));

@@ -172,3 +172,36 @@ void test_esr_it_advance(void)
 	}
 	CHECK_EQ(seen, 3);
 }
+
+/* Stage-2 aborts that are an access to nothing: translation and address size faults, any level. */
+void test_esr_unmapped_access(void)
+{
+	uint64_t dabt = (uint64_t)EC_DABT_LOW << 26 | ESR_IL;
+
+	for (uint64_t level = 0; level < 4; level++) {
+		CHECK(esr_unmapped_access(dabt | 0x04 | level));        /* translation */
+		CHECK(esr_unmapped_access(dabt | 0x00 | level));        /* address size */
+		CHECK(!esr_unmapped_access(dabt | 0x0c | level));       /* permission */
+		CHECK(!esr_unmapped_access(dabt | 0x08 | level));       /* access flag */
+		CHECK(!esr_unmapped_access(dabt | BIT(7) | 0x04 | level)); /* on its table walk */
+	}
+	CHECK(esr_unmapped_access((uint64_t)EC_IABT_LOW << 26 | ESR_IL | 0x05));
+	CHECK(!esr_unmapped_access(dabt | 0x10));                    /* an external abort itself */
+}
+
+/* The guest's syndrome: class by its EL, IL, FSC 0x10, only WnR and CM kept of the ISS. */
+void test_esr_external_abort(void)
+{
+	uint64_t load = (uint64_t)EC_DABT_LOW << 26 | ESR_IL | BIT(24) | (3u << 22) | (5u << 16) | 0x06;
+	uint64_t cmo = (uint64_t)EC_DABT_LOW << 26 | ESR_IL | BIT(8) | BIT(6) | 0x05;
+	uint64_t fetch = (uint64_t)EC_IABT_LOW << 26 | ESR_IL | 0x07;
+
+	CHECK_EQ(esr_external_abort(load, true), 0x96000010ull);
+	CHECK_EQ(esr_external_abort(load | BIT(6), true), 0x96000050ull);
+	CHECK_EQ(esr_external_abort(load, false), 0x92000010ull);
+	CHECK_EQ(esr_external_abort(cmo, true), 0x96000150ull);
+	CHECK_EQ(esr_external_abort(fetch, true), 0x86000010ull);
+	CHECK_EQ(esr_external_abort(fetch, false), 0x82000010ull);
+	/* A 16-bit T32 load (IL 0 at EL2) still gets IL 1: no valid ISS. */
+	CHECK_EQ(esr_external_abort(load & ~ESR_IL, false), 0x92000010ull);
+}

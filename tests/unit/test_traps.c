@@ -29,11 +29,14 @@ static struct partition *rt;
 static struct vcpu *v0;
 static struct guest_regs *regs;
 
-/* "rt" (trap-and-inject) on cores 0 and 1, vCPU 0 running; "d" (direct) on core 2. */
-static void traps_board(void)
+/*
+ * "rt" (trap-and-inject) on cores 0 and 1, vCPU 0 running, with the fault policy given;
+ * "d" (direct) on core 2.
+ */
+static void traps_board_policy(uint32_t fault_policy)
 {
 	fake_config_begin(3);
-	add_partition("rt", "0,1", 0);
+	add_partition("rt", "0,1", 0)->fault_policy = fault_policy;
 	add_partition("d", "2", TERN_PF_WFI_NATIVE | TERN_PF_IRQ_DIRECT);
 	boot_board();
 	rt = partition_named("rt");
@@ -41,6 +44,11 @@ static void traps_board(void)
 	regs = fake_guest_regs(0);
 	fake_sysreg_set(0, "vbar_el1", VBAR);
 	fake_uart_clear();
+}
+
+static void traps_board(void)
+{
+	traps_board_policy(TERN_FAULT_STOP);
 }
 
 /* An SMCCC call through HVC on core 0; x0 afterwards. */
@@ -360,6 +368,122 @@ void test_traps_instruction_abort_stops(void)
 	CHECK_EQ(trap(EC_IABT_LOW, ESR_IL | BIT(24), 0, (platform.uart_base >> 12) << 4), FAKE_EXIT_IDLE);
 	CHECK(console_has(" (instruction fetch)\r\n"));
 	CHECK_EQ(v0->stats[STAT_FAULT], 1);
+}
+
+/* ---- on_fault = "inject": an access outside everything is the guest's external abort ---- */
+
+#define HOLE        0x0b000000ull         /* nothing there, on the board or in "rt" */
+#define HOLE_VA     0xffff00000b000010ull
+#define FSC_TRANSL1 0x05u                 /* stage-2 translation fault, level 1 */
+#define IL_EA_FSC   (ESR_IL | 0x10u)      /* syndrome bits every injected external abort has */
+
+static enum fake_exit outside(uint64_t ec, uint32_t iss)
+{
+	return trap(ec, ESR_IL | iss, HOLE_VA, (HOLE >> 12) << 4);
+}
+
+static void check_injected_at(uint64_t offset, uint64_t spsr, uint64_t esr_el1, uint64_t far)
+{
+	check_injected(offset, spsr, esr_el1);
+	CHECK_EQ(fake_sysreg(0, "far_el1"), far);
+}
+
+/* A load, a store and a fetch from EL1h: data and instruction aborts of the current EL. */
+void test_traps_outside_access_injected(void)
+{
+	char line[200];
+
+	traps_board_policy(TERN_FAULT_INJECT);
+	at(PC, EL1H);
+	/* A load with a syndrome (LDR W1): no emulated device there, so the guest's own abort. */
+	CHECK_EQ(outside(EC_DABT_LOW, BIT(24) | (2u << 22) | (1u << 16) | FSC_TRANSL1), FAKE_RETURNED);
+	check_injected_at(0x200, EL1H, ((uint64_t)EC_DABT_CUR << 26) | IL_EA_FSC, HOLE_VA);
+	snprintf(line, sizeof(line), "tern: injected fault partition=rt vcpu=0 ipa=0x%llx pc=0x%llx "
+		 "esr=0x%llx\r\n", (unsigned long long)(HOLE | (HOLE_VA & 0xfff)), (unsigned long long)PC,
+		 (unsigned long long)(((uint64_t)EC_DABT_LOW << 26) | ESR_IL | BIT(24) | (2u << 22) |
+				      (1u << 16) | FSC_TRANSL1));
+	CHECK(console_has(line));
+	/* A store pair (no syndrome): WnR kept. */
+	at(PC, EL1H);
+	CHECK_EQ(outside(EC_DABT_LOW, BIT(6) | FSC_TRANSL1), FAKE_RETURNED);
+	check_injected_at(0x200, EL1H, ((uint64_t)EC_DABT_CUR << 26) | IL_EA_FSC | BIT(6), HOLE_VA);
+	/* A cache maintenance by VA: CM and WnR, as the board reports it. */
+	at(PC, EL1H);
+	CHECK_EQ(outside(EC_DABT_LOW, BIT(8) | BIT(6) | FSC_TRANSL1), FAKE_RETURNED);
+	check_injected_at(0x200, EL1H, ((uint64_t)EC_DABT_CUR << 26) | IL_EA_FSC | BIT(8) | BIT(6),
+			  HOLE_VA);
+	/* A branch there: the instruction abort class. */
+	at(PC, EL1H);
+	CHECK_EQ(outside(EC_IABT_LOW, FSC_TRANSL1), FAKE_RETURNED);
+	check_injected_at(0x200, EL1H, ((uint64_t)EC_IABT_CUR << 26) | IL_EA_FSC, HOLE_VA);
+	CHECK_EQ(v0->stats[STAT_FAULT_INJECTED], 4);
+	CHECK_EQ(v0->stats[STAT_FAULT], 0);
+	CHECK_EQ(v0->stats[STAT_ABORT_INJECTED], 0);
+	CHECK_EQ(atomic_load(&rt->state), PARTITION_RUNNING);
+	/* Only the first few are reported: a guest retrying in a loop does not flood its console. */
+	fake_uart_clear();
+	at(PC, EL1H);
+	CHECK_EQ(outside(EC_IABT_LOW, FSC_TRANSL1), FAKE_RETURNED);
+	CHECK_EQ(v0->stats[STAT_FAULT_INJECTED], 5);
+	CHECK(!console_has("injected fault"));
+}
+
+/* The vector the guest's exception level and stack pointer select; AArch32 EL0 too. */
+void test_traps_outside_access_vectors(void)
+{
+	traps_board_policy(TERN_FAULT_INJECT);
+	/* EL1t (SP_EL0): the current EL's SP0 vector. */
+	at(PC, 0x3c4);
+	CHECK_EQ(outside(EC_IABT_LOW, FSC_TRANSL1), FAKE_RETURNED);
+	check_injected_at(0x000, 0x3c4, ((uint64_t)EC_IABT_CUR << 26) | IL_EA_FSC, HOLE_VA);
+	/* AArch64 EL0: lower-EL classes, the AArch64 lower-EL vector. */
+	at(PC, 0);
+	CHECK_EQ(outside(EC_IABT_LOW, FSC_TRANSL1), FAKE_RETURNED);
+	check_injected_at(0x400, 0, ((uint64_t)EC_IABT_LOW << 26) | IL_EA_FSC, HOLE_VA);
+	at(PC, 0);
+	CHECK_EQ(outside(EC_DABT_LOW, BIT(6) | FSC_TRANSL1), FAKE_RETURNED);
+	check_injected_at(0x400, 0, ((uint64_t)EC_DABT_LOW << 26) | IL_EA_FSC | BIT(6), HOLE_VA);
+	/* AArch32 EL0 (M[4] set, user mode): the AArch32 lower-EL vector. */
+	at(PC, 0x10);
+	CHECK_EQ(trap(EC_DABT_LOW, ESR_IL | FSC_TRANSL1, 0x0b000010ull, (HOLE >> 12) << 4),
+		 FAKE_RETURNED);
+	check_injected_at(0x600, 0x10, ((uint64_t)EC_DABT_LOW << 26) | IL_EA_FSC, 0x0b000010ull);
+	CHECK_EQ(v0->stats[STAT_FAULT_INJECTED], 4);
+	CHECK_EQ(atomic_load(&rt->state), PARTITION_RUNNING);
+}
+
+/*
+ * What stays a stop with on_fault = "inject": an emulated device's address without a syndrome,
+ * a fetch from an emulated device, the guest's own page table walk, a permission fault, and a
+ * fetch of the very vector the abort would go to (it would be taken again for ever).
+ */
+void test_traps_outside_access_not_injected(void)
+{
+	static const struct {
+		uint64_t ec, hpfar_ipa, elr, spsr;
+		uint32_t iss;
+	} cases[] = {
+		{ EC_DABT_LOW, 0, PC, EL1H, FSC_TRANSL1 },                    /* GICD, no syndrome */
+		{ EC_IABT_LOW, 0, PC, EL1H, FSC_TRANSL1 },                    /* fetch from GICD */
+		{ EC_DABT_LOW, HOLE, PC, EL1H, BIT(7) | FSC_TRANSL1 },        /* S1PTW */
+		{ EC_DABT_LOW, HOLE, PC, EL1H, 0x0fu },                       /* permission */
+		{ EC_IABT_LOW, HOLE, VBAR + 0x200, EL1H, FSC_TRANSL1 },       /* its own vector */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t ipa = cases[i].hpfar_ipa ? cases[i].hpfar_ipa : platform.arch.gicd_base;
+
+		traps_board_policy(TERN_FAULT_INJECT);
+		/* A board booted again keeps the previous one's counters: count from here. */
+		uint64_t faults = v0->stats[STAT_FAULT];
+
+		at(cases[i].elr, cases[i].spsr);
+		CHECK_EQ(trap(cases[i].ec, ESR_IL | cases[i].iss, ipa, (ipa >> 12) << 4), FAKE_EXIT_IDLE);
+		CHECK_EQ(v0->stats[STAT_FAULT], faults + 1);
+		CHECK_EQ(v0->stats[STAT_FAULT_INJECTED], 0);
+		CHECK_EQ(atomic_load(&rt->state), PARTITION_STOPPED);
+		CHECK(!console_has("injected fault"));
+	}
 }
 
 /* ---- AArch32 guests (EL0): conditions and IT blocks ---- */

@@ -157,6 +157,8 @@
 	TEST(test_esr_condition_codes) \
 	TEST(test_esr_condition_from_it_block) \
 	TEST(test_esr_it_advance) \
+	TEST(test_esr_unmapped_access) \
+	TEST(test_esr_external_abort) \
 	TEST(test_traps_psci_info_calls) \
 	TEST(test_traps_unknown_calls) \
 	TEST(test_traps_psci_mpidr_outside) \
@@ -170,6 +172,9 @@
 	TEST(test_traps_unhandled_abort_stops) \
 	TEST(test_traps_abort_without_syndrome_stops) \
 	TEST(test_traps_instruction_abort_stops) \
+	TEST(test_traps_outside_access_injected) \
+	TEST(test_traps_outside_access_vectors) \
+	TEST(test_traps_outside_access_not_injected) \
 	TEST(test_traps_aarch32) \
 	TEST(test_traps_unknown_class_stops) \
 	TEST(test_traps_async_aborts_stop) \

@@ -18,7 +18,7 @@ from .files import NewFile, NotAFile, check_regular, write_new
 from .image import ARCHS, ImageError, inspect, require_arch
 
 # config.Partition.on_fault -> tern_config_partition.fault_policy
-FAULT_POLICIES = {"stop": abi.FAULT_STOP, "restart": abi.FAULT_RESTART}
+FAULT_POLICIES = {"inject": abi.FAULT_INJECT, "stop": abi.FAULT_STOP, "restart": abi.FAULT_RESTART}
 
 
 @dataclass

@@ -49,8 +49,9 @@ MAX_BOOTARGS = 1024
 MAX_DESCRIPTION_BYTES = 1 * MiB
 UTF8_BOM = "\ufeff"
 
-# What a guest fault does to its partition (abi.FAULT_STOP, abi.FAULT_RESTART).
-FAULT_ACTIONS = ("stop", "restart")
+# What a guest fault does to its partition (abi.FAULT_INJECT, abi.FAULT_STOP, abi.FAULT_RESTART).
+# "inject" is the default: the bare board's own behaviour (docs/configuration.md, on_fault).
+FAULT_ACTIONS = ("inject", "stop", "restart")
 MAX_RESTARTS = 1_000_000          # more is no limit in practice, which 0 says plainly
 DURATION_RE = re.compile(r"([0-9]+)[ \t]*(us|ms|s)")
 DURATION_UNITS = {"us": 1, "ms": MS, "s": SECOND}     # in microseconds
@@ -103,7 +104,7 @@ class Partition:
     unconfined_dma: bool = False  # accepts DMA that nothing confines (abi.PF_UNCONFINED_DMA)
     initrd_path: Path = None      # initial ramdisk, loaded below the device tree
     initrd_size: int = 0
-    on_fault: str = "stop"        # FAULT_ACTIONS: what a guest fault does
+    on_fault: str = "inject"      # FAULT_ACTIONS: what a guest fault does
     max_restarts: int = 0         # automatic restarts before it is stopped for good; 0: no limit
     restart_backoff_us: int = 0   # wait before the first automatic restart; 0: none
 
@@ -423,9 +424,10 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
                                                   f"(got {_show(unconfined_dma)})")
     _check_dma(devices, unconfined_dma, f"{at}.devices", virt)
 
-    on_fault = entry.get("on_fault", "stop")
+    on_fault = entry.get("on_fault", "inject")
     if on_fault not in FAULT_ACTIONS:
-        raise ConfigError(f"{at}.on_fault", f'must be "stop" or "restart" (got {_show(on_fault)})')
+        raise ConfigError(f"{at}.on_fault",
+                          f'must be "inject", "stop" or "restart" (got {_show(on_fault)})')
     max_restarts = _parse_max_restarts(entry.get("max_restarts", 0), f"{at}.max_restarts")
     restart_backoff_us = _parse_restart_backoff(entry.get("restart_backoff", 0),
                                                 f"{at}.restart_backoff")

@@ -526,7 +526,7 @@ def _raw_note(image):
 def _restart_policy(p):
     """'; on_fault restart; max_restarts 5; restart_backoff 10 ms', each only if not the default."""
     notes = []
-    if p.on_fault != "stop":
+    if p.on_fault != "inject":
         notes.append(f"on_fault {p.on_fault}")
     if p.max_restarts:
         notes.append(f"max_restarts {p.max_restarts}")

@@ -13,6 +13,8 @@ PROBE_TAG = "PROBE-JSON"
 STATS_TAG = "tern-stats"
 PANIC_PREFIX = "tern: PANIC"
 FAULT_PREFIX = "tern: fault "
+# A fault handed to the guest (on_fault = "inject"): the partition runs on.
+INJECTED_PREFIX = "tern: injected fault "
 ERROR_PREFIX = "tern: error:"
 
 PARTITION_LINE = re.compile(r"\[([a-z0-9_-]{1,15})\] ?(.*)")
@@ -38,6 +40,7 @@ class ParsedLog:
     partitions: dict = field(default_factory=dict)
     stats: dict = field(default_factory=dict)   # partition name -> tern-stats record
     faults: list = field(default_factory=list)
+    injected: list = field(default_factory=list)  # "tern: injected fault" lines, parsed
     panic: str = None
     errors: list = field(default_factory=list)  # "tern: error: ..." lines from the hypervisor
     lat: list = field(default_factory=list)     # records on lines without a [name] prefix
@@ -55,13 +58,13 @@ def json_record(text, tag):
     return record if isinstance(record, dict) else None
 
 
-def parse_fault(line):
+def parse_fault(line, prefix=FAULT_PREFIX):
     """`tern: fault partition=p vcpu=0 ipa=0x.. ...` as a dict; numbers become ints.
 
     The whole line is kept under "line" for messages.
     """
     out = {"line": line}
-    for token in line[len(FAULT_PREFIX):].split():
+    for token in line[len(prefix):].split():
         key, sep, value = token.partition("=")
         if not sep:
             continue
@@ -87,6 +90,9 @@ def parse_log(lines, names=()):
             continue
         if line.startswith(FAULT_PREFIX):
             log.faults.append(parse_fault(line))
+            continue
+        if line.startswith(INJECTED_PREFIX):
+            log.injected.append(parse_fault(line, INJECTED_PREFIX))
             continue
         if line.startswith(ERROR_PREFIX):
             log.errors.append(line)

@@ -76,6 +76,7 @@ class RunResult:
     partitions: dict = field(default_factory=dict)   # name -> results.PartitionOutput
     stats: dict = field(default_factory=dict)        # name -> tern-stats record
     faults: list = field(default_factory=list)       # parsed "tern: fault" lines
+    injected: list = field(default_factory=list)     # parsed "tern: injected fault" lines
     panic: str = None                                # the "tern: PANIC" line
     lat: list = field(default_factory=list)          # native runs: LAT-JSON records
     probe: list = field(default_factory=list)        # native runs: PROBE-JSON records
@@ -436,7 +437,8 @@ def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, work
     parsed = results.parse_log(run.lines, names)
     status, reason = system_outcome(parsed, run, timeout, names)
     return RunResult(status=status, reason=reason, log=run.lines, partitions=parsed.partitions,
-                     stats=parsed.stats, faults=parsed.faults, panic=parsed.panic,
+                     stats=parsed.stats, faults=parsed.faults, injected=parsed.injected,
+                     panic=parsed.panic,
                      lat=parsed.lat, probe=parsed.probe, timed_out=run.timed_out,
                      qemu_status=run.returncode, qemu_stderr=run.stderr, workdir=workdir,
                      command=list(prepared.command) + list(qemu_args))
@@ -478,7 +480,8 @@ def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT,
     parsed = results.parse_log(run.lines)
     status, reason = native_outcome(run, timeout)
     return RunResult(status=status, reason=reason, log=run.lines, partitions=parsed.partitions,
-                     stats=parsed.stats, faults=parsed.faults, panic=parsed.panic,
+                     stats=parsed.stats, faults=parsed.faults, injected=parsed.injected,
+                     panic=parsed.panic,
                      lat=parsed.lat, probe=parsed.probe, timed_out=run.timed_out,
                      qemu_status=run.returncode, qemu_stderr=run.stderr, workdir=workdir,
                      command=command)

@@ -6,8 +6,8 @@
  *  - ram-write: a store just past the partition's RAM; foreign-file: a store into the IMSIC
  *    file where a hart the partition does not have would find its own; aplic: a store into
  *    the APLIC's supervisor domain by a partition that owns no wired source (it has no
- *    APLIC). Each is outside the partition's map: it is stopped with a `tern: fault` line,
- *    the access never completes.
+ *    APLIC). Each is outside the partition's map: with on_fault = "stop" it is stopped with a
+ *    `tern: fault` line, the access never completes.
  *  - aplic-foreign: a partition that owns the PCIe bus, and so its INTx sources at its
  *    APLIC, programs source 10 (the board UART's: the hypervisor console's input) to send
  *    to its own hart and makes it pending, and asks genmsi for a hart it does not have. In
@@ -30,6 +30,10 @@
  *    0 ends the partition (hostile.end: srst, a reboot, or fault, a store past its RAM), and
  *    again at every restart. A hart waiting for a remote fence must give up when its
  *    partition ends: the partition ends, nothing else waits, the console serves everyone.
+ *  - access-outside: a load, a store and a jump to an address where the board has nothing
+ *    (hostile.addr, default 0x18000000), each taken by its own handler. With on_fault =
+ *    "inject" the access fault the bare board raises (cause 5, 7, 1; stval the address), in
+ *    its own handler, as natively (which the test compares): it carries on.
  *  - busy: no misdeed, the control neighbour (it only computes, with a timer armed).
  *  - vu-wfi: a WFI in its own user mode (U, or VU in a partition), a timer armed in case it
  *    waits: on the board (mstatus.TW = 0) an illegal instruction for its own handler at the
@@ -493,6 +497,102 @@ static void msi_foreign(void)
 	       "\"pass\":false}\n", enabled ? "true" : "false");
 }
 
+/* ---- access-outside: the board's own access fault ---- */
+
+#define OUTSIDE_DEFAULT   0x18000000UL  /* between fw_cfg and the flash */
+#define EXC_INST_ACCESS   1
+#define EXC_LOAD_ACCESS   5
+#define EXC_STORE_ACCESS  7
+#define SSTATUS_SPIE      (1UL << 5)
+#define SSTATUS_SPP       (1UL << 8)
+
+struct outside_seen {
+	uint32_t count;
+	uint64_t scause, stval, sepc, sstatus;
+};
+
+static volatile struct outside_seen seen;     /* the handler's: the last trap, and how many */
+
+/* A fetch fault returns to the caller of the jump (ra); a load or store steps over it. */
+static void outside_trap(struct trap_frame *frame)
+{
+	seen.count++;
+	seen.scause = frame->scause;
+	seen.stval = frame->stval;
+	seen.sepc = frame->sepc;
+	seen.sstatus = frame->sstatus;
+	frame->sepc = frame->scause == EXC_INST_ACCESS ? frame->x[1] : frame->sepc + 4;
+}
+
+/* What the handler saw of the access made since `before` traps. */
+static void outside_note(struct outside_seen *out, uint32_t before)
+{
+	out->count = seen.count - before;
+	out->scause = seen.scause;
+	out->stval = seen.stval;
+	out->sepc = seen.sepc;
+	out->sstatus = seen.sstatus;
+}
+
+/* One access's record, and whether it is the access fault the board raises there. */
+static bool print_outside(const char *name, const struct outside_seen *s, uintptr_t addr,
+			  uint64_t at, uint64_t cause)
+{
+	bool ok = s->count == 1 && s->scause == cause && s->stval == addr && s->sepc == at &&
+		  (s->sstatus & SSTATUS_SPP) && (s->sstatus & SSTATUS_SPIE);
+
+	printf(",\"%s\":{\"exceptions\":%u,\"scause\":%lu,\"stval\":\"0x%lx\",\"sepc_ok\":%s,"
+	       "\"spp\":%u,\"spie\":%u,\"ok\":%s}", name, s->count, (unsigned long)s->scause,
+	       (unsigned long)s->stval, s->sepc == at ? "true" : "false",
+	       (s->sstatus & SSTATUS_SPP) ? 1u : 0u, (s->sstatus & SSTATUS_SPIE) ? 1u : 0u,
+	       ok ? "true" : "false");
+	return ok;
+}
+
+static void access_outside(void)
+{
+	uintptr_t addr = (uintptr_t)bootarg_ulong("hostile.addr", OUTSIDE_DEFAULT, 0, ~0UL);
+	uint64_t load_at, store_at, value = 0;
+	struct outside_seen load, store, fetch;
+	uint32_t before;
+	bool ok = true;
+
+	trap_set_sync_handler(outside_trap);
+	printf("PROBE-JSON {\"test\":\"hostile-access-outside\",\"phase\":\"trying\","
+	       "\"addr\":\"0x%lx\"}\n", (unsigned long)addr);
+	/*
+	 * With sstatus.SIE on (and nothing enabled in sie): each handler must see it in SPIE, and
+	 * find it on again after its sret.
+	 */
+	uint64_t sie = csr_read(CSR_SIE);
+	csr_write(CSR_SIE, 0);
+	csr_set(CSR_SSTATUS, SSTATUS_SIE);
+	/* Uncompressed, so that the handler steps over 4 bytes; auipc gives its own address. */
+	before = seen.count;
+	__asm__ volatile(".option push\n.option norvc\nauipc %0, 0\nld %1, 0(%2)\n.option pop"
+			 : "=&r"(load_at), "=r"(value) : "r"(addr) : "memory");
+	outside_note(&load, before);
+	before = seen.count;
+	__asm__ volatile(".option push\n.option norvc\nauipc %0, 0\nsd %1, 0(%2)\n.option pop"
+			 : "=&r"(store_at) : "r"(value), "r"(addr) : "memory");
+	outside_note(&store, before);
+	before = seen.count;
+	/* The handler returns to ra, past the jump. */
+	__asm__ volatile("jalr ra, 0(%0)" : : "r"(addr) : "ra", "memory");
+	outside_note(&fetch, before);
+	bool sie_back = (csr_read(CSR_SSTATUS) & SSTATUS_SIE) != 0;
+	csr_clear(CSR_SSTATUS, SSTATUS_SIE);
+	csr_write(CSR_SIE, sie);
+	printf("PROBE-JSON {\"test\":\"hostile-access-outside\",\"phase\":\"done\","
+	       "\"addr\":\"0x%lx\"", (unsigned long)addr);
+	ok &= print_outside("load", &load, addr, load_at + 4, EXC_LOAD_ACCESS);
+	ok &= print_outside("store", &store, addr, store_at + 4, EXC_STORE_ACCESS);
+	ok &= print_outside("fetch", &fetch, addr, addr, EXC_INST_ACCESS);
+	ok &= sie_back;
+	printf(",\"sie_back\":%s,\"pass\":%s}\n", sie_back ? "true" : "false", ok ? "true" : "false");
+	trap_set_sync_handler(0);
+}
+
 void guest_main(void)
 {
 	struct strview action = { "busy", 4 };
@@ -526,6 +626,8 @@ void guest_main(void)
 		hsm_suspend();
 	else if (strview_eq(action, "hsm-suspend-forever"))
 		hsm_suspend_forever();
+	else if (strview_eq(action, "access-outside"))
+		access_outside();
 	else
 		printf("PROBE-JSON {\"test\":\"hostile\",\"error\":\"unknown action\",\"pass\":false}\n");
 	printf("PROBE-DONE\n");

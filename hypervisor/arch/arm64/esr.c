@@ -62,3 +62,32 @@ uint64_t esr_advance_it_t32(uint64_t spsr)
 	spsr &= ~((0xfcULL << 8) | (3ULL << 25));
 	return spsr | ((uint64_t)(it & 0xfc) << 8) | ((uint64_t)(it & 3) << 25);
 }
+
+#define FSC(iss)            ((iss) & 0x3fu)
+#define FSC_LEVEL_MASK      0x3cu        /* the status without its level */
+#define FSC_ADDRESS_SIZE    0x00u
+#define FSC_TRANSLATION     0x04u
+#define FSC_EXTERNAL        0x10u
+#define ISS_S1PTW           BIT(7)
+#define ISS_CM              BIT(8)
+#define ISS_WNR             BIT(6)
+
+bool esr_unmapped_access(uint64_t esr)
+{
+	uint32_t fsc = FSC(ISS(esr)) & FSC_LEVEL_MASK;
+
+	return !(ISS(esr) & ISS_S1PTW) && (fsc == FSC_TRANSLATION || fsc == FSC_ADDRESS_SIZE);
+}
+
+uint64_t esr_external_abort(uint64_t esr, bool from_el1)
+{
+	bool data = ESR_EC(esr) == EC_DABT_LOW;
+	uint64_t ec = data ? (from_el1 ? (uint64_t)EC_DABT_CUR : (uint64_t)EC_DABT_LOW) :
+			     (from_el1 ? (uint64_t)EC_IABT_CUR : (uint64_t)EC_IABT_LOW);
+	/* IL is 1 for an instruction abort and for a data abort without a valid ISS. */
+	uint64_t out = (ec << 26) | ESR_IL | FSC_EXTERNAL;
+
+	if (data)
+		out |= esr & (ISS_WNR | ISS_CM);
+	return out;
+}

@@ -154,19 +154,29 @@ static void arm64_handle_call(struct vcpu *v, struct guest_regs *r)
 	r->x[0] = (uint64_t)ret;
 }
 
+static bool spsr_from_el1(uint64_t spsr)
+{
+	return ((spsr >> 2) & 3) == 1 && !(spsr & BIT(4));
+}
+
+/* Where the guest's EL1 takes a synchronous exception from the PSTATE `spsr`. */
+static uint64_t sync_vector(uint64_t spsr)
+{
+	/* EL1t, EL1h, or a lower EL in AArch64 or AArch32. */
+	uint64_t offset = !spsr_from_el1(spsr) ? ((spsr & BIT(4)) ? 0x600 : 0x400) :
+			  (spsr & 1) ? 0x200 : 0x000;
+
+	return read_sysreg(vbar_el1) + offset;
+}
+
 /* Take a synchronous exception into the guest's EL1 vector, as the hardware would. */
 static void inject_sync(struct guest_regs *r, uint64_t esr_el1, uint64_t far)
 {
-	uint64_t spsr = r->spsr;
-	bool from_el1 = ((spsr >> 2) & 3) == 1 && !(spsr & BIT(4));
-	/* EL1t, EL1h, or a lower EL in AArch64 or AArch32. */
-	uint64_t offset = !from_el1 ? ((spsr & BIT(4)) ? 0x600 : 0x400) : (spsr & 1) ? 0x200 : 0x000;
-
 	write_sysreg(esr_el1, esr_el1);
 	write_sysreg(far_el1, far);
 	write_sysreg(elr_el1, r->elr);
-	write_sysreg(spsr_el1, spsr);
-	r->elr = read_sysreg(vbar_el1) + offset;
+	write_sysreg(spsr_el1, r->spsr);
+	r->elr = sync_vector(r->spsr);
 	r->spsr = 0x3c5u /* EL1h, DAIF masked */;
 }
 
@@ -182,8 +192,7 @@ static void inject_undef(struct vcpu *v, struct guest_regs *r, uint64_t esr)
 static void inject_data_abort(struct vcpu *v, struct guest_regs *r, uint64_t esr, bool write,
 			      uint32_t dfsc)
 {
-	bool from_el1 = ((r->spsr >> 2) & 3) == 1 && !(r->spsr & BIT(4));
-	uint64_t ec = from_el1 ? (uint64_t)EC_DABT_CUR : (uint64_t)EC_DABT_LOW;
+	uint64_t ec = spsr_from_el1(r->spsr) ? (uint64_t)EC_DABT_CUR : (uint64_t)EC_DABT_LOW;
 
 	inject_sync(r, (ec << 26) | (esr & ESR_IL) | (write ? ISS_WNR : 0) | dfsc,
 		    read_sysreg(far_el2));
@@ -236,6 +245,25 @@ void arm64_guest_wfi(struct guest_regs *r)
 		wfi(); /* the interrupt that ends it is taken after the return to the guest */
 }
 
+/*
+ * An access to nothing the partition has: the guest takes the synchronous external abort the
+ * board's bus raises, if its fault policy says so. Not when what failed is the fetch of the
+ * very vector it would be sent to: that would repeat for ever.
+ */
+static bool inject_outside_access(struct vcpu *v, struct guest_regs *r, uint64_t esr,
+				  uint64_t ipa)
+{
+	uint64_t far = read_sysreg(far_el2);
+
+	if (!esr_unmapped_access(esr) || r->elr == sync_vector(r->spsr) ||
+	    !partition_fault_to_guest(v, "ipa=0x%llx pc=0x%llx esr=0x%llx",
+				      (unsigned long long)ipa, (unsigned long long)r->elr,
+				      (unsigned long long)esr))
+		return false;
+	inject_sync(r, esr_external_abort(esr, spsr_from_el1(r->spsr)), far);
+	return true;
+}
+
 static void handle_abort(struct vcpu *v, struct guest_regs *r, uint64_t esr, bool data)
 {
 	uint64_t far = read_sysreg(far_el2);
@@ -266,6 +294,8 @@ static void handle_abort(struct vcpu *v, struct guest_regs *r, uint64_t esr, boo
 			break;
 		}
 	}
+	if (!mmio_claimed(ipa) && inject_outside_access(v, r, esr, ipa))
+		return;
 	partition_fault(v, "ipa=0x%llx pc=0x%llx esr=0x%llx%s", (unsigned long long)ipa,
 			(unsigned long long)r->elr, (unsigned long long)esr,
 			data ? (a.valid ? "" : " (not emulatable: no syndrome)") : " (instruction fetch)");

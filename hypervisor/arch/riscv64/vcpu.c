@@ -558,6 +558,30 @@ static void inject_exception(struct vcpu *v, struct guest_regs *r, uint64_t caus
 }
 
 /*
+ * A guest page fault on nothing the partition has (no RAM, device region or emulated device):
+ * the access fault the board's bus raises (cause 1, 5 or 7, the address in vstval), taken by
+ * the guest's own handler if its fault policy says so. Not when what failed is the fetch of
+ * that handler itself: it would repeat for ever.
+ */
+static bool inject_outside_access(struct vcpu *v, struct guest_regs *r, uint64_t cause,
+				  uint64_t gpa)
+{
+	uint64_t gva = csr_read(stval);
+	uint64_t access = cause == EXC_INST_GUEST_PAGE_FAULT ? (uint64_t)EXC_INST_ACCESS :
+			  cause == EXC_STORE_GUEST_PAGE_FAULT ? (uint64_t)EXC_STORE_ACCESS :
+			  (uint64_t)EXC_LOAD_ACCESS;
+
+	if (mmio_claimed(gpa) || partition_maps(v->partition, gpa) ||
+	    r->sepc == (csr_read(vstvec) & ~3ULL) ||
+	    !partition_fault_to_guest(v, "gpa=0x%llx pc=0x%llx scause=%llu",
+				      (unsigned long long)gpa, (unsigned long long)r->sepc,
+				      (unsigned long long)cause))
+		return false;
+	inject_exception(v, r, access, gva);
+	return true;
+}
+
+/*
  * A load or store outside the partition's G-stage map: an emulated device's register, or a
  * fault that ends the partition.  The instruction comes decoded in htinst when the core
  * provides it, else it is read from the guest (QEMU 7.2 leaves htinst 0).  A pseudoinstruction
@@ -574,9 +598,12 @@ static void guest_page_fault(struct vcpu *v, struct guest_regs *r, uint64_t caus
 	uint32_t insn = 0;
 	bool decoded;
 
-	if (cause == EXC_INST_GUEST_PAGE_FAULT)
+	if (cause == EXC_INST_GUEST_PAGE_FAULT) {
+		if (inject_outside_access(v, r, cause, gpa))
+			return;
 		partition_fault(v, "fetch outside its memory: gpa=0x%llx pc=0x%llx",
 				(unsigned long long)gpa, (unsigned long long)r->sepc);
+	}
 	switch (riscv_tinst_kind(tinst)) {
 	case TINST_ACCESS:
 		decoded = riscv_decode_transformed(tinst, &m);
@@ -593,10 +620,13 @@ static void guest_page_fault(struct vcpu *v, struct guest_regs *r, uint64_t caus
 		decoded = false;
 		break;
 	}
-	if (!decoded || m.write != store)
+	if (!decoded || m.write != store) {
+		if (inject_outside_access(v, r, cause, gpa))
+			return;
 		partition_fault(v, "%s outside its memory: gpa=0x%llx pc=0x%llx insn=0x%x",
 				store ? "store" : "load", (unsigned long long)gpa,
 				(unsigned long long)r->sepc, insn);
+	}
 	uint64_t value = store ? r->x[m.reg] : 0;
 	switch (mmio_emulate(v, gpa, m.size, store, &value)) {
 	case MMIO_DONE:
@@ -612,9 +642,10 @@ static void guest_page_fault(struct vcpu *v, struct guest_regs *r, uint64_t caus
 		inject_exception(v, r, store ? EXC_STORE_MISALIGNED : EXC_LOAD_MISALIGNED, gva);
 		break;
 	default:
-		partition_fault(v, "%s outside its memory: gpa=0x%llx pc=0x%llx",
-				store ? "store" : "load", (unsigned long long)gpa,
-				(unsigned long long)r->sepc);
+		if (!inject_outside_access(v, r, cause, gpa))
+			partition_fault(v, "%s outside its memory: gpa=0x%llx pc=0x%llx",
+					store ? "store" : "load", (unsigned long long)gpa,
+					(unsigned long long)r->sepc);
 		break;
 	}
 }

@@ -36,6 +36,11 @@
 /* tern_config_partition.fault_policy: what a guest fault (stage-2 abort, unhandled trap) does */
 #define TERN_FAULT_STOP        0u        /* stop the partition; `restart NAME` may start it again */
 #define TERN_FAULT_RESTART     1u        /* reload it from its pristine copies and start it again */
+/*
+ * An access outside everything the partition has (RAM, devices, emulated registers) is the
+ * bus error the board would raise, taken by the guest's own handler; other faults stop it.
+ */
+#define TERN_FAULT_INJECT      2u
 #define TERN_MAX_BACKOFF_US    60000000u /* restart_backoff_us: at most a minute */
 
 /* tern_config_region.flags */

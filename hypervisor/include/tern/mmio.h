@@ -26,6 +26,8 @@ typedef enum mmio_result (*mmio_handler)(struct vcpu *v, uint64_t offset, unsign
 void mmio_register(ipaddr_t base, uint64_t size, mmio_handler handler);
 /* Forget every region (host tests). */
 void mmio_reset(void);
+/* Whether an emulated device's region holds `ipa` (whether or not it is a register). */
+bool mmio_claimed(ipaddr_t ipa);
 /*
  * An access of `size` bytes (1, 2, 4 or 8) the guest made to an unmapped IPA; writes carry
  * `*value`, reads fill it.

@@ -103,6 +103,16 @@ __attribute__((noreturn)) void partition_system_reset(struct vcpu *v);
  */
 __attribute__((noreturn, format(printf, 2, 3)))
 void partition_fault(struct vcpu *v, const char *fmt, ...);
+/*
+ * A guest access that reached nothing the partition has (no RAM, device or emulated register).
+ * True if its fault policy makes it the guest's own bus error, as on the board: counted, the
+ * first few of each vCPU reported, and the caller raises it in the guest. False: the caller
+ * contains it with partition_fault().
+ */
+__attribute__((format(printf, 2, 3)))
+bool partition_fault_to_guest(struct vcpu *v, const char *fmt, ...);
+/* Whether `ipa` is the partition's RAM or one of its devices' regions. */
+bool partition_maps(const struct partition *p, ipaddr_t ipa);
 
 void partition_print_stats(struct partition *p);
 

@@ -17,6 +17,7 @@ enum stat_id {
 	STAT_IRQ_INJECTED,    /* virtual interrupts the hypervisor delivered */
 	STAT_FAULT,
 	STAT_DMA_FAULT,       /* DMA by the partition's devices that the IOMMU refused */
+	STAT_FAULT_INJECTED,  /* accesses outside the partition handed to the guest (on_fault inject) */
 	ARCH_STAT_IDS
 	STAT_COUNT
 };

@@ -78,6 +78,21 @@ static inline void esr_sysreg(uint64_t esr, struct esr_sysreg *s)
 	s->read = iss & 1;
 }
 /*
+ * A stage-2 abort (EC_DABT_LOW or EC_IABT_LOW) of an access to an IPA nothing is mapped at: a
+ * translation or address size fault on the access itself. Not one on the guest's own table
+ * walk (S1PTW) nor a permission fault: those are not a bus error on the board.
+ */
+bool esr_unmapped_access(uint64_t esr);
+
+/*
+ * The syndrome for the guest's EL1 of the synchronous external abort the board raises for
+ * such an access (`esr`): its class from the exception level the guest was at (`from_el1`),
+ * fault status 0x10, FAR valid, EA 0 (QEMU's virt reports a decode error so), and for data its
+ * WnR and CM.
+ */
+uint64_t esr_external_abort(uint64_t esr, bool from_el1);
+
+/*
  * A trapped AArch32 instruction whose condition failed must be stepped over, not carried
  * out: true if it passes (or is unconditional).  `spsr` is the interrupted PSTATE.
  */

@@ -14,6 +14,7 @@
 #define EC_SMC64     0x17
 #define EC_SYSREG    0x18
 #define EC_IABT_LOW  0x20
+#define EC_IABT_CUR  0x21
 #define EC_DABT_LOW  0x24
 #define EC_DABT_CUR  0x25
 

@@ -53,6 +53,7 @@
 #define IRQ_S_SOFT        1
 #define IRQ_S_EXT         9
 #define IRQ_S_TIMER       5
+#define EXC_INST_ACCESS        1
 #define EXC_ILLEGAL_INSTRUCTION 2
 #define EXC_LOAD_MISALIGNED    4
 #define EXC_LOAD_ACCESS        5
