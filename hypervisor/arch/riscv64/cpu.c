@@ -156,7 +156,7 @@ void riscv_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt)
 	while (imsic_hart_stride < ((uint64_t)guest_files + 1u) * IMSIC_FILE_SIZE)
 		imsic_hart_stride <<= 1;
 	/* The map takes every hart's IMSIC files at the board's stride. */
-	if (!riscv_mmu_init()) {
+	if (!riscv_mmu_init(fdt)) {
 		console_panic_line("error: out of table pages for HS-mode's own map");
 		arch_board_off();
 	}

@@ -11,6 +11,7 @@
 #include <arch/aplic.h>
 #include <arch/csr.h>
 #include <arch/entry.h>
+#include <tern/fdt.h>
 #include <tern/lib.h>
 #include <tern/platform.h>
 
@@ -30,8 +31,8 @@
 
 /*
  * A table per GiB touched (devices; RAM: two), one per 2 MiB range mapped in part (the UART,
- * the APLIC, the IMSIC files, the image, the config blob), and each partition's pristine
- * copies' ragged ends (its RAM is in 2 MiB blocks).
+ * the APLIC, the IMSIC files, the image, the config blob, the firmware's device tree), and
+ * each partition's pristine copies' ragged ends (its RAM is in 2 MiB blocks).
  */
 #define HYP_POOL_PAGES (8u + 6u * TERN_MAX_PARTITIONS)
 
@@ -101,8 +102,9 @@ static bool map(uint64_t pa, uint64_t size, uint64_t perms)
 	return true;
 }
 
-bool riscv_mmu_init(void)
+bool riscv_mmu_init(paddr_t fdt)
 {
+	paddr_t ram_end = platform.ram_base + platform.ram_max;
 	uintptr_t text = (uintptr_t)&hyp_image_start;
 	uintptr_t text_end = (uintptr_t)&hyp_text_end;
 	uintptr_t rodata_end = (uintptr_t)&hyp_rodata_end;
@@ -126,6 +128,9 @@ bool riscv_mmu_init(void)
 		if (platform.devices[d].flags & PLATFORM_ECAM)
 			ok = map(platform.devices[d].base, platform.devices[d].size, MAP_RW);
 	}
+	/* The firmware's device tree, read-only: tern_main reads the board's RAM size from it. */
+	if (ok && fdt >= platform.ram_base && fdt < ram_end)
+		ok = map(fdt, (ram_end - fdt < FDT_MAX_SIZE) ? ram_end - fdt : FDT_MAX_SIZE, MAP_R);
 	riscv_hyp_satp = SATP_SV39 | ((uintptr_t)hyp_root >> 12);
 	return ok;
 }

@@ -46,7 +46,7 @@ uint64_t riscv_probe_load(uintptr_t va);
 uint64_t riscv_probe_store(uintptr_t va);
 uint64_t riscv_probe_exec(uintptr_t va);
 /* mmu.c: HS-mode's map of the hypervisor itself and the devices it drives; on, on this core. */
-bool riscv_mmu_init(void);
+bool riscv_mmu_init(paddr_t fdt);
 void riscv_mmu_enable(void);
 /* ... and of a partition's RAM and pristine copies (after the config blob is checked). */
 bool riscv_mmu_map_partition(const struct tern_config_partition *c);
