@@ -3,6 +3,7 @@
  * The rest of what a riscv64 guest reaches (arch/riscv64/vcpu.c, gstage.c): MMIO through a
  * fetched instruction, trapped instructions, interrupts, device MSI steering, restarts.
  */
+#include <stdio.h>
 #include <string.h>
 #include <tern/arch.h>
 #include <tern/platform.h>
@@ -124,9 +125,13 @@ void test_rv_virtual_instructions(void)
 void test_rv_interrupts(void)
 {
 	rv_boot();
-	/* A kick with nothing posted, then one that asks the vCPU to stop (an operator's stop). */
+	/* A kick with nothing posted, then one that brings an operator's stop. */
 	CHECK_EQ(fake_kick_running(1), FAKE_RETURNED);
 	CHECK_EQ(stat_of(1, STAT_EXIT_IRQ), 1);
+	partition_request(rv_part(RV_NONE), PARTITION_REQ_STOP);
+	CHECK_EQ(fake_settle(5, fake_kick_running(5)), FAKE_EXIT_WAIT);
+	CHECK(!fake_cores[5].running);
+	CHECK_EQ(atomic_load(&rv_part(RV_NONE)->state), PARTITION_OFF); /* an operator's stop is an end, not a fault */
 	/* Another interrupt cause is the hypervisor's bug: the partition stops. */
 	enum fake_exit e = fake_rv_trap(1, SCAUSE_IRQ | IRQ_S_SOFT, 0, 0, 0);
 	CHECK_EQ(fake_settle(1, e), FAKE_EXIT_WAIT);
@@ -185,4 +190,68 @@ void test_rv_restart_resets_sources(void)
 	CHECK_EQ(vaplic_read(1, 0x0), 0x80000000u);
 	CHECK_EQ(vaplic_read(1, 0x4 + 4 * 34), 0);
 	CHECK_EQ(vaplic_read(1, 0x3004 + 4 * 34), 1); /* hart 0, priority 1 */
+}
+
+/* The leaf mapping `gpa` in a G-stage (Sv39x4) tree, and its level's size; 0 if none. */
+static uint64_t gstage_leaf(const uint64_t *root, uint64_t gpa, uint64_t *size)
+{
+	uint64_t e = root[(gpa >> 30) & 2047];
+
+	for (unsigned shift = 21; e & 1; shift -= 9) {
+		const uint64_t *table = (const uint64_t *)(uintptr_t)((e >> 10) << 12);
+		e = table[(gpa >> shift) & 511];
+		if (e & 0xe) { /* R, W or X: a leaf */
+			*size = 1ull << shift;
+			return e;
+		}
+		if (shift == 12)
+			break;
+	}
+	return 0;
+}
+
+/* RAM in 2 MiB leaves, executable; a device region and the vCPUs' files in 4 KiB ones, not. */
+void test_rv_gstage_map(void)
+{
+	static const uint8_t cores[] = { 1, 2 };
+	uint64_t size = 0, e;
+
+	fake_config_begin(3);
+	struct tern_config_partition *c = fake_config_add("dev", cores, 2, TERN_PF_IRQ_DIRECT);
+	c->num_regions = 1;
+	c->region[0] = (struct tern_config_region){ FAKE_MEM_WINDOW + 0x3000, FAKE_MEM_WINDOW + 0x3000,
+						    0x2000, TERN_RF_DEVICE, 0 };
+	CHECK_EQ(fake_boot(0), FAKE_EXIT_WAIT);
+	if (num_partitions != 1) {
+		CHECK(!"booted");
+		fprintf(stderr, "%s", fake_uart_out);
+		return;
+	}
+	const uint64_t *root = riscv_part(rv_part(0))->gstage_root;
+
+	e = gstage_leaf(root, c->ram_ipa + 0x1000, &size);
+	CHECK_EQ(size, 2u << 20);
+	CHECK_EQ(e >> 10, c->ram_hpa >> 12);
+	CHECK_EQ(e & 0xff, 0xdf); /* V R W X U A D */
+	CHECK_EQ(gstage_leaf(root, c->ram_ipa + c->ram_size, &size), 0);
+	CHECK_EQ(gstage_leaf(root, c->ram_ipa - 4096, &size), 0);
+	for (uint64_t off = 0; off < 0x2000; off += 0x1000) {
+		e = gstage_leaf(root, FAKE_MEM_WINDOW + 0x3000 + off, &size);
+		CHECK_EQ(size, 4096);
+		CHECK_EQ(e >> 10, (FAKE_MEM_WINDOW + 0x3000 + off) >> 12);
+		CHECK_EQ(e & 0xff, 0xd7); /* V R W U A D: never executable */
+	}
+	CHECK_EQ(gstage_leaf(root, FAKE_MEM_WINDOW + 0x2000, &size), 0);
+	CHECK_EQ(gstage_leaf(root, FAKE_MEM_WINDOW + 0x5000, &size), 0);
+	/* vCPU i's S-level file where hart i's is on the board: its core's guest file. */
+	for (uint32_t i = 0; i < 2; i++) {
+		e = gstage_leaf(root, platform.arch.imsic_s_base + i * platform.arch.imsic_hart_stride, &size);
+		CHECK_EQ(size, 4096);
+		CHECK_EQ(e >> 10, riscv_vcpu_file_hpa(c, i) >> 12);
+		CHECK_EQ(e & 0xff, 0xd7);
+	}
+	CHECK_EQ(gstage_leaf(root, platform.arch.imsic_s_base + 2 * platform.arch.imsic_hart_stride, &size), 0);
+	/* VMID: the partition's index + 1. */
+	CHECK_EQ(riscv_part(rv_part(0))->hgatp >> 60, 8);
+	CHECK_EQ(riscv_part(rv_part(0))->hgatp >> 44 & 0x3fff, 1);
 }
