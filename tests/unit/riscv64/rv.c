@@ -6,6 +6,7 @@
 #include <tern/stats.h>
 #include "check.h"
 #include "rv.h"
+#include "system.h"
 
 static void own(struct tern_config_partition *c, uint32_t source)
 {
@@ -95,4 +96,82 @@ uint64_t stat_of(unsigned cpu, enum stat_id id)
 bool rv_console_has(const char *text)
 {
 	return strstr(fake_uart_out, text) != NULL;
+}
+
+/* ---- system.h's firmware calls: the SBI's HSM and SRST ---- */
+
+const struct fw_codes fw = {
+	.success = 0,
+	.invalid_address = SBI_ERR_INVALID_ADDRESS,
+	.already_on = SBI_ERR_ALREADY_AVAILABLE,
+	.on_pending = SBI_ERR_ALREADY_AVAILABLE,
+	.denied = (uint64_t)-1, /* SBI_ERR_FAILED */
+	.system_off_stat = "sbi_srst",
+};
+
+enum fake_exit fw_cpu_on(unsigned cpu, uint64_t target, uint64_t entry, uint64_t context)
+{
+	return sbi(cpu, SBI_HSM, 0, target, entry, context);
+}
+
+enum fake_exit fw_cpu_off(unsigned cpu)
+{
+	return sbi(cpu, SBI_HSM, 1, 0, 0, 0);
+}
+
+enum fake_exit fw_cpu_status(unsigned cpu, uint64_t target)
+{
+	return sbi(cpu, SBI_HSM, 2, target, 0, 0);
+}
+
+enum fake_exit fw_system_off(unsigned cpu)
+{
+	return sbi(cpu, SBI_SRST, 0, 0, 0, 0);
+}
+
+enum fake_exit fw_system_reset(unsigned cpu)
+{
+	return sbi(cpu, SBI_SRST, 0, 1, 0, 0);
+}
+
+uint64_t fw_error(unsigned cpu)
+{
+	return a0_of(cpu);
+}
+
+uint64_t fw_status(unsigned cpu)
+{
+	return a1_of(cpu);
+}
+
+uint64_t guest_context(unsigned cpu)
+{
+	return a1_of(cpu);
+}
+
+void set_fast_path_irqs(unsigned cpu, uint64_t n)
+{
+	cpus[cpu].fast_timer = n;
+}
+
+/* Level-high, into the console core's own file with the console's identity. */
+bool console_irq_goes_to(unsigned cpu)
+{
+	uint32_t s = platform.uart_intid;
+
+	return fake_aplic_reg(0x4 + 4 * (s - 1)) == 6 &&
+	       fake_aplic_reg(0x3004 + 4 * (s - 1)) == ((cpu << 18) | EIID_CONSOLE);
+}
+
+/* A trap-less partition on a board without guest interrupt files. */
+const char *break_partition_init(struct tern_config_partition *c)
+{
+	c->flags |= TERN_PF_IRQ_DIRECT;
+	fake_guest_files = 0;
+	return "irq = direct needs guest interrupt files (QEMU: -M virt,aia=aplic-imsic,aia-guests=1 or more)";
+}
+
+void mend_partition_init(void)
+{
+	fake_guest_files = 4;
 }

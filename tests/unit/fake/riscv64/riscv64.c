@@ -320,7 +320,9 @@ void arch_vcpu_quiesce(struct vcpu *v)
 	csr_write(CSR_STIMECMP, ~0ULL);
 	csr_write(hvip, 0);
 	csr_write(hie, 0);
-	fake_cores[fake_cpu].quiesces++;
+	/* Counted as on arm64, when a vCPU stops: arch_vcpu_run quiesces too, before it runs. */
+	if (fake_cores[fake_cpu].running)
+		fake_cores[fake_cpu].quiesces++;
 }
 
 uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
