@@ -206,6 +206,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t a[3] = { arg(&in, p), arg(&in, p), arg(&in, p) };
 		uint32_t target_power = a[0] < p->num_vcpus ? atomic_load(&p->vcpu[a[0]].power) : VCPU_OFF;
 		struct others before, own_before;
+
+		/*
+		 * The other partition's cores take what is still on its way to them first: a core
+		 * that waits in this call delivers every pending kick (fake_deliver_kicks_while_
+		 * waiting), and what the other partition's own calls sent is not this call's doing.
+		 */
+		fake_deliver_kicks(cores_of(o), 64);
 		uint32_t kicks_before = atomic_load(&fake_kicks);
 
 		snapshot(o, &before);
