@@ -51,6 +51,10 @@ void set_fast_path_irqs(unsigned cpu, uint64_t n);
 /* Make the port refuse to build partition `c` at boot; what it will say. */
 const char *break_partition_init(struct tern_config_partition *c);
 void mend_partition_init(void);
+/* The console's input interrupt arrives at core `cpu` while its guest runs; and it was completed
+   (arm64: its EOI and deactivation; riscv64: the line, still high, sent again). */
+enum fake_exit console_input_interrupt(unsigned cpu);
+bool console_input_completed(unsigned cpu);
 /* The console's input interrupt goes to core `cpu`. */
 bool console_irq_goes_to(unsigned cpu);
 /* A vCPU of partition `p` started on its core by a CPU_ON from a running one, and entered. */

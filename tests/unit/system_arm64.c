@@ -5,6 +5,8 @@
 #include "check.h"
 #include "system.h"
 
+void arm64_guest_fiq(struct guest_regs *r);
+
 const struct fw_codes fw = {
 	.success = 0,
 	.invalid_address = (uint64_t)-9,
@@ -90,4 +92,16 @@ const char *break_partition_init(struct tern_config_partition *c)
 void mend_partition_init(void)
 {
 	fake_partition_init_error = NULL;
+}
+
+enum fake_exit console_input_interrupt(unsigned cpu)
+{
+	fake_raise_group0(cpu, platform.uart_intid);
+	return FAKE_ON(cpu, arm64_guest_fiq(fake_guest_regs(cpu)));
+}
+
+bool console_input_completed(unsigned cpu)
+{
+	return fake_sysreg(cpu, "icc_eoir0_el1") == platform.uart_intid &&
+	       fake_sysreg(cpu, "icc_dir_el1") == platform.uart_intid;
 }

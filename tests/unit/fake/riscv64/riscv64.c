@@ -11,6 +11,7 @@
 #include <arch/io.h>
 #include <arch/partition.h>
 #include <tern/arch.h>
+#include <tern/console.h>
 #include <tern/partition.h>
 #include <tern/platform.h>
 #include "fake_riscv64.h"
@@ -257,7 +258,13 @@ bool riscv_take_kicks(void)
 	while (eiid_count[cpu]) {
 		uint32_t id = eiids[cpu][0];
 		memmove(&eiids[cpu][0], &eiids[cpu][1], --eiid_count[cpu] * sizeof(eiids[0][0]));
-		vaplic_host_interrupt(id);
+		/* As cpu.c's: the console's input, or a trap-and-emulate partition's source. */
+		if (id == EIID_CONSOLE) {
+			console_rx();
+			aplic_console_retrigger();
+		} else {
+			vaplic_host_interrupt(id);
+		}
 	}
 	return k;
 }
