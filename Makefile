@@ -15,6 +15,7 @@ hypervisor:
 guests:
 	$(MAKE) -C guests
 
+# Both ports' host unit tests (tests/unit/build/{arm64,riscv64}/unit-tests).
 unit-test:
 	$(MAKE) -C tests/unit run
 
@@ -32,8 +33,8 @@ fuzz:
 fuzz-smoke:
 	$(MAKE) fuzz FUZZ_SECONDS=60
 
-# Line coverage of hypervisor/core and the vGIC, ESR and trap code by the unit tests (llvm-cov);
-# fails below tests/unit/Makefile's COVERAGE_MIN (90 %) for core/.
+# Line coverage of hypervisor/core and each port's guest-reachable arch code by the unit tests
+# (llvm-cov, both ports' builds); fails below tests/unit/Makefile's floors (90 %).
 coverage:
 	$(MAKE) -C tests/unit coverage
 

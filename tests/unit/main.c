@@ -22,7 +22,7 @@ int checks_run;
 
 static const struct test_case tests[] = {
 #define TEST(name) { #name, name },
-	TEST_LIST
+#include "tests.inc"
 #undef TEST
 };
 

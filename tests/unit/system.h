@@ -4,7 +4,9 @@
 #define TERN_TEST_SYSTEM_H
 
 #include <arch/cpu.h>
-#include <arch/psci.h>
+#if __has_include(<arch/psci.h>)
+#include <arch/psci.h> /* arm64's tests call PSCI by its names */
+#endif
 #include <tern/config_abi.h>
 #include <tern/partition.h>
 #include "fake.h"
@@ -19,9 +21,42 @@ struct partition *partition_named(const char *name);
 /* The board UART shows `text` (anywhere, or as the last line). */
 bool console_has(const char *text);
 bool console_ends_with(const char *line);
-/* The vCPU on `cpu` makes an SMCCC call through HVC; its x0 afterwards is the result. */
+/* arm64 (system_arm64.c): the vCPU on `cpu` makes an SMCCC call through HVC; x0 afterwards. */
 enum fake_exit hvc(unsigned cpu, uint64_t x0, uint64_t x1, uint64_t x2, uint64_t x3);
 uint64_t x0_of(unsigned cpu);
+
+/*
+ * The vCPU on `cpu` asks its firmware to power vCPUs and its partition (arm64: PSCI through
+ * HVC, system_arm64.c; riscv64: the SBI's HSM and SRST, riscv64/rv.c), and what it answered:
+ * fw_error() the call's return code (one of fw's), fw_status() a status call's answer
+ * (0 on, 1 off, 2 on pending: PSCI's AFFINITY_INFO and the SBI's hart_get_status agree).
+ */
+enum fake_exit fw_cpu_on(unsigned cpu, uint64_t target, uint64_t entry, uint64_t context);
+enum fake_exit fw_cpu_off(unsigned cpu);
+enum fake_exit fw_cpu_status(unsigned cpu, uint64_t target);
+enum fake_exit fw_system_off(unsigned cpu);
+enum fake_exit fw_system_reset(unsigned cpu);
+uint64_t fw_error(unsigned cpu);
+uint64_t fw_status(unsigned cpu);
+/* The return codes (the SBI has one code for PSCI's ALREADY_ON and ON_PENDING, none for DENIED). */
+struct fw_codes {
+	uint64_t success, invalid_address, already_on, on_pending, denied;
+	const char *system_off_stat; /* the counter of a SYSTEM_OFF call, as tern-stats names it */
+};
+extern const struct fw_codes fw;
+/* The register a vCPU started with a context finds it in (arm64 x0, riscv64 a1). */
+uint64_t guest_context(unsigned cpu);
+/* The interrupts the port's fast path handed the vCPU on `cpu` (arch_vcpu_stat's counters). */
+void set_fast_path_irqs(unsigned cpu, uint64_t n);
+/* Make the port refuse to build partition `c` at boot; what it will say. */
+const char *break_partition_init(struct tern_config_partition *c);
+void mend_partition_init(void);
+/* The console's input interrupt arrives at core `cpu` while its guest runs; and it was completed
+   (arm64: its EOI and deactivation; riscv64: the line, still high, sent again). */
+enum fake_exit console_input_interrupt(unsigned cpu);
+bool console_input_completed(unsigned cpu);
+/* The console's input interrupt goes to core `cpu`. */
+bool console_irq_goes_to(unsigned cpu);
 /* A vCPU of partition `p` started on its core by a CPU_ON from a running one, and entered. */
 void start_vcpu(struct partition *p, uint32_t index);
 

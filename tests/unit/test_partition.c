@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/partition.c on the fake board: boot, PSCI power, faults, the restart policy (limit and
+ * core/partition.c on the fake board: boot, power through the firmware calls (PSCI, SBI), faults, the restart policy (limit and
  * back-off), SYSTEM_RESET, operator requests, the board going off, and what the console says.
  */
 #include <string.h>
@@ -11,12 +11,6 @@
 #include "check.h"
 #include "system.h"
 #include "tests.h"
-
-#define PSCI_SUCCESS          0
-#define PSCI_INVALID_PARAMS   ((uint64_t)-2)
-#define PSCI_DENIED           ((uint64_t)-3)
-#define PSCI_ALREADY_ON       ((uint64_t)-4)
-#define PSCI_INVALID_ADDRESS  ((uint64_t)-9)
 
 static uint32_t state_of(const struct partition *p)
 {
@@ -73,8 +67,7 @@ void test_partition_boot(void)
 	CHECK_EQ(p->created, 5000);
 	CHECK_EQ(p->first_entry, 5000);
 	/* The console's input goes to the core nobody uses. */
-	CHECK_EQ(fake_hyp_irq, platform.uart_intid);
-	CHECK_EQ(fake_hyp_irq_cpu, 3);
+	CHECK(console_irq_goes_to(3));
 	CHECK_EQ(console_core(), 3);
 	CHECK(fake_uart_rx_enabled);
 }
@@ -116,11 +109,12 @@ void test_partition_boot_errors(void)
 
 	fake_uart_clear();
 	fake_config_begin(2);
-	add_partition("rt", "1", 0);
-	fake_partition_init_error = "out of stage-2 table pages";
+	char line[160];
+	snprintf(line, sizeof(line), "tern: error: partition rt: %s\r\n",
+		 break_partition_init(add_partition("rt", "1", 0)));
 	CHECK_EQ(fake_boot(0), FAKE_EXIT_BOARD_OFF);
-	CHECK(console_has("tern: error: partition rt: out of stage-2 table pages\r\n"));
-	fake_partition_init_error = NULL;
+	CHECK(console_has(line));
+	mend_partition_init();
 }
 
 /* The board's size is the firmware's: no tree, a broken one, or less RAM than the blob says. */
@@ -231,20 +225,22 @@ void test_partition_last_end_turns_board_off(void)
 	add_partition("rt", "0", 0);
 	add_partition("linux", "1", 0);
 	boot_board();
-	cpus[0].fast_irqs = 7;
+	set_fast_path_irqs(0, 7);
 	partition_named("rt")->vcpu[0].stats[STAT_EXIT_IRQ] = 3;
-	CHECK_EQ(hvc(0, PSCI_SYSTEM_OFF, 0, 0, 0), FAKE_EXIT_IDLE);
+	CHECK_EQ(fw_system_off(0), FAKE_EXIT_IDLE);
 	CHECK(console_ends_with("tern: partition rt off"));
 	CHECK_EQ(fake_board_offs, 0);
 	fake_uart_clear();
-	CHECK_EQ(hvc(1, PSCI_SYSTEM_OFF, 0, 0, 0), FAKE_EXIT_BOARD_OFF);
+	CHECK_EQ(fw_system_off(1), FAKE_EXIT_BOARD_OFF);
 	CHECK(console_has("tern: partition linux off\r\n"));
 	CHECK(console_has("tern-boot {\"freq_hz\":1000000,"));
 	CHECK(console_has("\"partitions\":{\"rt\":{\"created\":1000,\"first_entry\":1000},\"linux\":"));
 	CHECK(console_has("tern-stats {\"partition\":\"rt\",\"state\":\"off\",\"restarts\":0,"
 			  "\"console_dropped\":0,\"exit_irq\":10,"));
 	CHECK(console_has("tern-stats {\"partition\":\"linux\",\"state\":\"off\""));
-	CHECK(console_has("\"exit_hvc\":1,"));
+	char stat[64];
+	snprintf(stat, sizeof(stat), "\"%s\":1,", fw.system_off_stat);
+	CHECK(console_has(stat));
 	CHECK(console_ends_with("tern: all partitions ended, board off"));
 	CHECK_EQ(fake_board_offs, 1);
 	CHECK(fake_iommu_polls >= 1);
@@ -371,12 +367,12 @@ void test_partition_system_reset(void)
 	struct partition *p = partition_named("rt");
 
 	fake_uart_clear();
-	CHECK_EQ(fake_settle(0, hvc(0, PSCI_SYSTEM_RESET, 0, 0, 0)), FAKE_EXIT_RUN);
+	CHECK_EQ(fake_settle(0, fw_system_reset(0)), FAKE_EXIT_RUN);
 	CHECK(!strcmp(fake_uart_out, "tern: partition rt reset\r\n"));
 	CHECK_EQ(p->auto_restarts, 1);
 	CHECK_EQ(atomic_load(&p->restarts), 1);
 	fake_uart_clear();
-	CHECK_EQ(fake_settle(0, hvc(0, PSCI_SYSTEM_RESET, 0, 0, 0)), FAKE_EXIT_WAIT);
+	CHECK_EQ(fake_settle(0, fw_system_reset(0)), FAKE_EXIT_WAIT);
 	/* Out of restarts: stopped, whatever asked for the restart. */
 	CHECK(!strcmp(fake_uart_out, "tern: partition rt: restart limit 1 reached\r\n"
 				     "tern: partition rt stopped\r\n"));
@@ -393,7 +389,7 @@ void test_partition_system_reset_from_vcpu1(void)
 	struct partition *p = partition_named("rt");
 	start_vcpu(p, 1);
 	atomic_store(&fake_kicks, 0);
-	CHECK_EQ(hvc(1, PSCI_SYSTEM_RESET, 0, 0, 0), FAKE_EXIT_IDLE);
+	CHECK_EQ(fw_system_reset(1), FAKE_EXIT_IDLE);
 	CHECK(atomic_load(&fake_kicks) & 1u);
 	fake_deliver_all_kicks(8);
 	CHECK_EQ(state_of(p), PARTITION_RUNNING);
@@ -502,8 +498,8 @@ void test_partition_operator_requests(void)
 	CHECK_EQ(atomic_load(&p->restarts), 2);
 	CHECK_EQ(p->auto_restarts, 0); /* the operator's restarts are not counted */
 	/* It was ended and restarted: the board counts it running again. */
-	CHECK_EQ(hvc(1, PSCI_SYSTEM_OFF, 0, 0, 0), FAKE_EXIT_IDLE);
-	CHECK_EQ(hvc(0, PSCI_SYSTEM_OFF, 0, 0, 0), FAKE_EXIT_BOARD_OFF);
+	CHECK_EQ(fw_system_off(1), FAKE_EXIT_IDLE);
+	CHECK_EQ(fw_system_off(0), FAKE_EXIT_BOARD_OFF);
 }
 
 /* A stop during a restart's back-off keeps it down; a restart during it reloads at once. */
@@ -535,7 +531,7 @@ void test_partition_requests_during_backoff(void)
 	CHECK_EQ(fake_idle(0), FAKE_EXIT_WAIT);
 	CHECK_EQ(state_of(p), PARTITION_OFF);
 	/* It counted as ended: the other partition's end turns the board off. */
-	CHECK_EQ(hvc(1, PSCI_SYSTEM_OFF, 0, 0, 0), FAKE_EXIT_BOARD_OFF);
+	CHECK_EQ(fw_system_off(1), FAKE_EXIT_BOARD_OFF);
 }
 
 /* A request that arrives while the partition ends is carried out once it has ended. */
@@ -577,34 +573,34 @@ void test_partition_cpu_on_off(void)
 	boot_board();
 	struct partition *p = partition_named("rt");
 
-	CHECK_EQ(hvc(0, PSCI_CPU_ON_64, 1, c->ram_ipa + c->ram_size, 0), FAKE_RETURNED);
-	CHECK_EQ(x0_of(0), PSCI_INVALID_ADDRESS);
-	CHECK_EQ(hvc(0, PSCI_CPU_ON_64, 1, c->ram_ipa - 4, 0), FAKE_RETURNED);
-	CHECK_EQ(x0_of(0), PSCI_INVALID_ADDRESS);
+	CHECK_EQ(fw_cpu_on(0, 1, c->ram_ipa + c->ram_size, 0), FAKE_RETURNED);
+	CHECK_EQ(fw_error(0), fw.invalid_address);
+	CHECK_EQ(fw_cpu_on(0, 1, c->ram_ipa - 4, 0), FAKE_RETURNED);
+	CHECK_EQ(fw_error(0), fw.invalid_address);
 	CHECK_EQ(power_of(p, 1), VCPU_OFF);
 	atomic_store(&fake_kicks, 0);
-	CHECK_EQ(hvc(0, PSCI_CPU_ON_64, 1, c->ram_ipa + 0x2000, 0x42), FAKE_RETURNED);
-	CHECK_EQ(x0_of(0), PSCI_SUCCESS);
+	CHECK_EQ(fw_cpu_on(0, 1, c->ram_ipa + 0x2000, 0x42), FAKE_RETURNED);
+	CHECK_EQ(fw_error(0), fw.success);
 	CHECK_EQ(atomic_load(&fake_kicks), 1u << 1);
-	CHECK_EQ(hvc(0, PSCI_AFFINITY_INFO_64, 1, 0, 0), FAKE_RETURNED);
-	CHECK_EQ(x0_of(0), 2); /* ON_PENDING */
-	/* Still starting: ALREADY_ON, as QEMU's firmware and KVM answer (never ON_PENDING). */
-	CHECK_EQ(hvc(0, PSCI_CPU_ON_64, 1, c->ram_ipa + 0x2000, 0x42), FAKE_RETURNED);
-	CHECK_EQ(x0_of(0), PSCI_ALREADY_ON);
+	CHECK_EQ(fw_cpu_status(0, 1), FAKE_RETURNED);
+	CHECK_EQ(fw_status(0), 2); /* ON_PENDING */
+	/* Still starting: arm64 answers ALREADY_ON, as QEMU's firmware and KVM do (never ON_PENDING). */
+	CHECK_EQ(fw_cpu_on(0, 1, c->ram_ipa + 0x2000, 0x42), FAKE_RETURNED);
+	CHECK_EQ(fw_error(0), fw.on_pending);
 	CHECK_EQ(fake_deliver_kick(1), FAKE_EXIT_RUN);
 	CHECK_EQ(fake_cores[1].entry, c->ram_ipa + 0x2000);
 	CHECK_EQ(fake_cores[1].context, 0x42);
-	CHECK_EQ(fake_guest_regs(1)->x[0], 0x42);
-	CHECK_EQ(hvc(1, PSCI_AFFINITY_INFO_32, 0, 0, 0), FAKE_RETURNED);
-	CHECK_EQ(x0_of(1), 0);
-	CHECK_EQ(hvc(1, PSCI_AFFINITY_INFO_32, 2, 0, 0), FAKE_RETURNED);
-	CHECK_EQ(x0_of(1), 1);
-	CHECK_EQ(hvc(1, PSCI_CPU_ON_64, 0, c->ram_ipa, 0), FAKE_RETURNED);
-	CHECK_EQ(x0_of(1), PSCI_ALREADY_ON);
+	CHECK_EQ(guest_context(1), 0x42);
+	CHECK_EQ(fw_cpu_status(1, 0), FAKE_RETURNED);
+	CHECK_EQ(fw_status(1), 0);
+	CHECK_EQ(fw_cpu_status(1, 2), FAKE_RETURNED);
+	CHECK_EQ(fw_status(1), 1);
+	CHECK_EQ(fw_cpu_on(1, 0, c->ram_ipa, 0), FAKE_RETURNED);
+	CHECK_EQ(fw_error(1), fw.already_on);
 	CHECK_EQ(vcpu_power_of(&p->vcpu[1], 0), VCPU_ON);
 
 	/* CPU_OFF of one: it leaves, the partition runs on. */
-	CHECK_EQ(hvc(1, PSCI_CPU_OFF, 0, 0, 0), FAKE_EXIT_IDLE);
+	CHECK_EQ(fw_cpu_off(1), FAKE_EXIT_IDLE);
 	CHECK_EQ(power_of(p, 1), VCPU_OFF);
 	CHECK(!fake_cores[1].running);
 	CHECK_EQ(fake_cores[1].quiesces, 1);
@@ -612,12 +608,12 @@ void test_partition_cpu_on_off(void)
 	CHECK_EQ(fake_idle(1), FAKE_EXIT_WAIT);
 	/* ... and of the last: the partition is off. */
 	fake_uart_clear();
-	CHECK_EQ(hvc(0, PSCI_CPU_OFF, 0, 0, 0), FAKE_EXIT_IDLE);
+	CHECK_EQ(fw_cpu_off(0), FAKE_EXIT_IDLE);
 	CHECK_EQ(state_of(p), PARTITION_OFF);
 	CHECK(!strcmp(fake_uart_out, "tern: partition rt off\r\n"));
 }
 
-/* Race (a) through the PSCI path: both running vCPUs call CPU_OFF; the partition ends, once. */
+/* Race (a) through the firmware: both running vCPUs call CPU_OFF; the partition ends, once. */
 static void two_cpu_offs(unsigned first)
 {
 	fake_config_begin(3);
@@ -627,9 +623,9 @@ static void two_cpu_offs(unsigned first)
 	struct partition *p = partition_named("rt");
 	start_vcpu(p, 1);
 	fake_uart_clear();
-	CHECK_EQ(hvc(first, PSCI_CPU_OFF, 0, 0, 0), FAKE_EXIT_IDLE);
+	CHECK_EQ(fw_cpu_off(first), FAKE_EXIT_IDLE);
 	CHECK_EQ(state_of(p), PARTITION_RUNNING);
-	CHECK_EQ(hvc(!first, PSCI_CPU_OFF, 0, 0, 0), FAKE_EXIT_IDLE);
+	CHECK_EQ(fw_cpu_off(!first), FAKE_EXIT_IDLE);
 	CHECK_EQ(state_of(p), PARTITION_OFF);
 	CHECK(!strcmp(fake_uart_out, "tern: partition rt off\r\n"));
 }
@@ -645,7 +641,7 @@ void test_partition_two_cpu_offs_1_first(void)
 }
 
 /*
- * Race (b) through the PSCI path: vCPU 2 faults and ends the partition; vCPU 0, which has not
+ * Race (b) through the firmware: vCPU 2 faults and ends the partition; vCPU 0, which has not
  * taken its kick yet, calls CPU_ON for vCPU 1.  It is refused, and the ending core's wait
  * ends as soon as vCPU 0 has left.
  */
@@ -655,8 +651,8 @@ static int race_step;
 static void cpu_on_before_the_kick(void)
 {
 	if (!race_step++) {
-		CHECK_EQ(hvc(0, PSCI_CPU_ON_64, 1, race_partition->cfg->entry_ipa, 0), FAKE_RETURNED);
-		CHECK_EQ(x0_of(0), PSCI_DENIED);
+		CHECK_EQ(fw_cpu_on(0, 1, race_partition->cfg->entry_ipa, 0), FAKE_RETURNED);
+		CHECK_EQ(fw_error(0), fw.denied);
 		CHECK_EQ(atomic_load(&race_partition->vcpu[1].power), VCPU_OFF);
 	}
 	fake_deliver_kicks_while_waiting();
@@ -713,7 +709,7 @@ void test_partition_console_core_is_started(void)
 	add_partition("linux", "2", 0);
 	boot_board();
 	CHECK_EQ(console_core(), 3);
-	CHECK_EQ(fake_hyp_irq_cpu, 3);
+	CHECK(console_irq_goes_to(3));
 	CHECK(fake_cores[3].online);
 	CHECK_EQ(fake_cores[3].waits, 1);   /* it idles in cpu_idle */
 
@@ -761,7 +757,7 @@ void test_partition_console_core_takes_turns(void)
 	CHECK(!fake_kicks);
 
 	/* Idle, with its vCPU about to enter: the rest at the guest's first exit. */
-	CHECK_EQ(hvc(0, PSCI_SYSTEM_OFF, 0, 0, 0), FAKE_EXIT_IDLE);
+	CHECK_EQ(fw_system_off(0), FAKE_EXIT_IDLE);
 	CHECK_EQ(fake_idle(0), FAKE_EXIT_WAIT);
 	fake_uart_clear();
 	fake_uart_hook = flood_while_busy;

@@ -21,6 +21,7 @@
 #include <arch/aplic.h>
 #include <arch/cpu.h>
 #include <arch/csr.h>
+#include <arch/io.h>
 #include <arch/partition.h>
 #include <tern/arch.h>
 #include <tern/lib.h>
@@ -70,19 +71,14 @@
 static struct partition *source_owner[APLIC_MAX_SOURCES];
 static uint32_t console_source;
 
-static volatile uint32_t *host_reg(uint32_t off)
-{
-	return (volatile uint32_t *)(uintptr_t)(platform.arch.aplic_s_base + off);
-}
-
 static void host_write(uint32_t off, uint32_t value)
 {
-	*host_reg(off) = value;
+	io_write32(platform.arch.aplic_s_base + off, value);
 }
 
 static uint32_t host_read(uint32_t off)
 {
-	return *host_reg(off);
+	return io_read32(platform.arch.aplic_s_base + off);
 }
 
 static uint32_t source_reg(uint32_t base, uint32_t s)

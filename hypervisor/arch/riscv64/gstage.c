@@ -139,7 +139,7 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	}
 	/* VMID = partition index + 1; each core serves one partition only. */
 	rp->hgatp = HGATP_SV39X4 | ((uint64_t)(p->index + 1) << 44) | ((uintptr_t)rp->gstage_root >> 12);
-	__asm__ volatile("fence rw, rw" ::: "memory");
+	fence_rw_rw();
 	return true;
 }
 

@@ -97,7 +97,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	csr_write(vsatp, 0);
 	csr_write(hgatp, riscv_part(p)->hgatp);
 	/* A restarted partition must not see translations from its previous life. */
-	__asm__ volatile(".word 0x62000073\n\tfence.i" ::: "memory"); /* HFENCE.GVMA zero, zero */
+	hfence_gvma_all();
 	csr_write(hstatus, HSTATUS_SPV | HSTATUS_SPVP |
 			   ((p->cfg->flags & TERN_PF_WFI_NATIVE) ? 0 : HSTATUS_VTW) |
 			   (trapless ? (uint64_t)VCPU_GUEST_FILE << HSTATUS_VGEIN_SHIFT : 0));
@@ -264,7 +264,7 @@ static struct sbi_result hsm_suspend(struct vcpu *v, struct guest_regs *r)
 		return result(SBI_ERR_NOT_SUPPORTED, 0);
 	atomic_store(&c->suspended, true);
 	while (!guest_interrupt_pending()) {
-		__asm__ volatile("wfi" ::: "memory");
+		wfi();
 		core_interrupts(v, csr_read(sip) & (SIP_SEIP | SIP_STIP));
 	}
 	atomic_store(&c->suspended, false);
@@ -309,7 +309,7 @@ static void take_posted(struct riscv_cpu *c)
 	if (posted & POSTED_VSSIP)
 		csr_set(hvip, HVIP_VSSIP);
 	if (posted & POSTED_FENCE)
-		__asm__ volatile(".word 0x22000073\n\tfence.i" ::: "memory"); /* HFENCE.VVMA zero, zero */
+		hfence_vvma_all();
 	if ((posted & POSTED_VAPLIC) && c->vcpu)
 		vaplic_update(c->vcpu);
 }
@@ -661,7 +661,7 @@ static void guest_wfi(struct vcpu *v, struct guest_regs *r)
 {
 	vcpu_count(v, STAT_EXIT_WFI);
 	r->sepc += 4u;
-	__asm__ volatile("wfi" ::: "memory");
+	wfi();
 	core_interrupts(v, csr_read(sip) & (SIP_SEIP | SIP_STIP));
 }
 

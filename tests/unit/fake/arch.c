@@ -5,11 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arch/gicv3.h>
-#include <arch/partition.h>
-#include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/config.h>
+#include <tern/spinlock.h>
 #include <tern/lib.h>
 #include "fake.h"
 
@@ -32,7 +30,6 @@ bool fake_threaded;
 
 static _Thread_local struct fake_frame *top;
 static _Thread_local unsigned long spins;
-static uint32_t table_pages;
 
 /* ---- leaving the hypervisor's code: back to the test ---- */
 
@@ -80,13 +77,6 @@ const char *fake_exit_name(enum fake_exit e)
 unsigned arch_cpu_id(void)
 {
 	return fake_cpu;
-}
-
-struct arm64_cpu *fake_this_cpu(void)
-{
-	if (fake_cpu >= FAKE_CPUS)
-		abort();
-	return &cpus[fake_cpu];
 }
 
 bool arch_cpu_start(unsigned pcpu)
@@ -176,48 +166,11 @@ void arch_iommu_poll_partition(struct partition *p)
 	fake_iommu_partition_polls++;
 }
 
-/* ---- partitions and vCPUs (what cpu.c and mmu.c do, minus the hardware) ---- */
-
-void arch_mmio_register(void)
-{
-	vgic_register_mmio();
-}
-
-bool arch_msi_target(const struct partition *p, uint64_t guest_addr, uint64_t *host_addr)
-{
-	for (uint32_t i = 0; i < p->cfg->num_vcpus; i++) {
-		uint64_t offset = guest_addr - (FAKE_MSI_GUEST + i * 0x1000ull);
-		if (offset < 0x1000) {
-			*host_addr = FAKE_MSI_HOST + p->cfg->cpus[i] * 0x1000ull + offset;
-			return true;
-		}
-	}
-	return false;
-}
+/* ---- memory ---- */
 
 uint64_t arch_ipa_limit(void)
 {
 	return 1ull << 48; /* the fake board's RAM is host memory, wherever the host put it */
-}
-
-bool arch_partition_init(struct partition *p, char *err, size_t errlen)
-{
-	struct arm64_partition *ap = arm64_part(p);
-
-	if (fake_partition_init_error) {
-		snprintf(err, errlen, "%s", fake_partition_init_error);
-		return false;
-	}
-	spin_lock_init(&ap->dist.lock);
-	ap->vttbr = (uint64_t)(p->index + 1) << 48;
-	table_pages += 2;
-	return true;
-}
-
-void arch_table_pages(uint32_t *used, uint32_t *total)
-{
-	*used = table_pages;
-	*total = 64;
 }
 
 void arch_sync_guest_memory(paddr_t pa, uint64_t size)
@@ -225,32 +178,4 @@ void arch_sync_guest_memory(paddr_t pa, uint64_t size)
 	fake_synced_pa = pa;
 	fake_synced_size = size;
 	fake_syncs++;
-}
-
-/* As cpu.c's arch_vcpu_run up to the eret: the vCPU's interrupt state, then its first registers. */
-void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
-{
-	struct arm64_cpu *c = this_cpu();
-	struct guest_regs *frame = guest_frame(c);
-	struct fake_core *fc = &fake_cores[fake_cpu];
-
-	c->direct = v->partition->cfg->flags & TERN_PF_IRQ_DIRECT;
-	write_sysreg(icc_igrpen1_el1, 1);
-	vgic_vcpu_reset(c, v);
-	memset(frame, 0, sizeof(*frame));
-	if (!v->partition->first_entry)
-		v->partition->first_entry = arch_counter();
-	frame->x[0] = context;
-	frame->elr = entry;
-	frame->spsr = 0x3c5; /* EL1h, DAIF masked */
-	fc->running = v;
-	fc->entry = entry;
-	fc->context = context;
-	fc->runs++;
-	fake_exit_to_test(FAKE_EXIT_RUN);
-}
-
-struct guest_regs *fake_guest_regs(unsigned cpu)
-{
-	return guest_frame(&cpus[cpu]);
 }

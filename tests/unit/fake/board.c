@@ -8,9 +8,8 @@
 #include <tern/platform.h>
 #include <tern/vuart.h>
 #include "fake.h"
+#include "fake_arch.h"
 
-uint8_t fake_gicd[0x10000] __attribute__((aligned(0x10000)));
-uint8_t fake_gicr[FAKE_CPUS][0x20000] __attribute__((aligned(0x10000)));
 uint8_t fake_ram[FAKE_RAM_SIZE] __attribute__((aligned(2u << 20)));
 uint8_t fake_ecam[FAKE_ECAM_SIZE] __attribute__((aligned(1u << 20)));
 uint8_t fake_config[0x4000] __attribute__((aligned(8)));
@@ -42,12 +41,7 @@ const struct platform_desc platform = {
 	.num_devices = sizeof(devices) / sizeof(devices[0]),
 	.device_irqs = device_irqs,
 	.num_device_irqs = sizeof(device_irqs) / sizeof(device_irqs[0]),
-	.arch = {
-		.gicd_base = (uintptr_t)fake_gicd,
-		.gicd_size = sizeof(fake_gicd),
-		.gicr_base = (uintptr_t)fake_gicr,
-		.gicr_stride = sizeof(fake_gicr[0]),
-	},
+	.arch = FAKE_PLATFORM_ARCH,
 };
 
 /* ---- the board UART (drivers/pl011.c) ---- */

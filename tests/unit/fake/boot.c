@@ -1,16 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Config blobs for tests, booting the hypervisor through tern_main, and what arrives at cores. */
 #include <string.h>
-#include <arch/cpu.h>
-#include <arch/gicv3.h>
 #include <tern/config_abi.h>
 #include <tern/partition.h>
 #include <tern/platform.h>
 #include "fake.h"
-
-/* The C entry points vectors.S calls (arch/arm64/traps.c). */
-void arm64_guest_sync(struct guest_regs *r);
-void arm64_guest_fiq(struct guest_regs *r);
 
 #define PRISTINE_AREA (FAKE_HYP_SIZE + TERN_MAX_PARTITIONS * FAKE_PART_RAM)
 #define PRISTINE_STRIDE 0x4000u
@@ -33,7 +27,7 @@ struct tern_config *fake_config_begin(uint32_t board_cpus)
 	cfg->board_cpus = board_cpus;
 	cfg->flags = TERN_CF_SMMUV3;
 	cfg->ram_size = FAKE_RAM_SIZE;
-	fake_gic_reset();
+	fake_board_reset();
 	return cfg;
 }
 
@@ -116,8 +110,7 @@ enum fake_exit fake_deliver_kick(unsigned cpu)
 		return FAKE_RETURNED;
 	if (!fake_cores[cpu].running)
 		return fake_idle(cpu);
-	fake_raise_group0(cpu, SGI_KICK);
-	return fake_settle(cpu, FAKE_ON(cpu, arm64_guest_fiq(fake_guest_regs(cpu))));
+	return fake_settle(cpu, fake_kick_running(cpu));
 }
 
 enum fake_exit fake_settle(unsigned cpu, enum fake_exit e)
@@ -151,12 +144,4 @@ void fake_deliver_kicks_while_waiting(void)
 	busy = true;
 	fake_deliver_kicks(~(1u << fake_cpu), 64);
 	busy = false;
-}
-
-enum fake_exit fake_trap(unsigned cpu, uint64_t esr, uint64_t far, uint64_t hpfar)
-{
-	fake_sysreg_set(cpu, "esr_el2", esr);
-	fake_sysreg_set(cpu, "far_el2", far);
-	fake_sysreg_set(cpu, "hpfar_el2", hpfar);
-	return FAKE_ON(cpu, arm64_guest_sync(fake_guest_regs(cpu)));
 }

@@ -4,18 +4,22 @@
  *
  * It lives here, under tests/, and not as hypervisor/arch/fake/: it is hosted C (setjmp,
  * pthreads, libc) that must never end up in a hypervisor image, and it is not another ISA.
- * It stands in for the arm64 files that touch hardware (cpu.c, mmu.c, smmuv3.c, gicv3.c,
- * vectors.S, the PL011 driver, the board), so that every file a guest or a configuration can
- * reach runs unchanged on the host: all of core/, and arch/arm64/vgic.c, traps.c and esr.c
- * compiled with TERN_HOST (their headers then route system registers, this_cpu() and GIC MMIO
- * here: arch/sysreg.h, arch/cpu.h, arch/gicv3.h).
+ * It stands in for the files of an architecture that touch hardware, so that every file a
+ * guest or a configuration can reach runs unchanged on the host: all of core/ and, compiled
+ * with TERN_HOST, the arch code a guest reaches (its headers then route system registers or
+ * CSRs, this_cpu() and MMIO here).  One binary per architecture: the generic files below, and
+ * those of arm64/ or riscv64/ (host.mk's ARCH).
  *
  *   arch.c   tern/arch.h: cores, kicks, counter, the noreturn entry points (longjmp), IOMMU,
- *            partition memory, entering and leaving a vCPU
- *   arm64.c  system registers (per core), list registers, the physical GIC's registers
- *            (set/clear pairs act as on hardware, every write logged), cpus[]
- *   board.c  the platform: GICD, GICR, ECAM, RAM and the config blob in host memory; the UART
+ *            partition memory
+ *   board.c  the platform: ECAM, RAM and the config blob in host memory; the UART
  *   boot.c   config blobs for tests, booting through tern_main, delivering kicks
+ *
+ *   arm64/arm64.c     system registers (per core), list registers, the physical GIC's registers
+ *                     (set/clear pairs act as on hardware, every write logged), cpus[]
+ *   arm64/platform.c  cpu.c and mmu.c for partitions and vCPUs, the vectors' C entry points
+ *   riscv64/riscv64.c CSRs (per core), the board's APLIC and IMSIC files, cpus[], what cpu.c
+ *                     and boot.S do (riscv64/fake_riscv64.h)
  */
 #ifndef TERN_TEST_FAKE_H
 #define TERN_TEST_FAKE_H
@@ -115,7 +119,7 @@ __attribute__((noreturn)) void fake_exit_to_test(enum fake_exit why);
 
 const char *fake_exit_name(enum fake_exit e);
 
-/* ---- system registers, list registers, the physical GIC (arm64.c) ---- */
+/* ---- arm64: system registers, list registers, the physical GIC (arm64/arm64.c) ---- */
 
 #define FAKE_MAX_LRS 16u
 
@@ -206,6 +210,11 @@ size_t fake_fdt_board(uint8_t *out, size_t cap, uint64_t ram_base, uint64_t ram_
 
 /* ---- config blobs, boot, kicks (boot.c) ---- */
 
+/* The interrupt controller as the boot leaves it (arch part: arm64 the GIC, riscv64 the APLIC). */
+void fake_board_reset(void);
+/* A kick arrives at `cpu` while its vCPU runs: the arch's path for it (arm64: the FIQ). */
+enum fake_exit fake_kick_running(unsigned cpu);
+
 /* A blob at platform.config_hpa with `board_cpus` cores and no partitions yet. */
 struct tern_config *fake_config_begin(uint32_t board_cpus);
 /*
@@ -248,7 +257,7 @@ enum fake_exit fake_settle(unsigned cpu, enum fake_exit e);
  * cores arrive there, as they would on the board.
  */
 void fake_deliver_kicks_while_waiting(void);
-/* The vCPU on `cpu` traps with syndrome `esr` (far, hpfar for aborts): arm64_guest_sync. */
+/* arm64: the vCPU on `cpu` traps with syndrome `esr` (far, hpfar for aborts): arm64_guest_sync. */
 enum fake_exit fake_trap(unsigned cpu, uint64_t esr, uint64_t far, uint64_t hpfar);
 /* The registers the guest on `cpu` left in its frame. */
 struct guest_regs *fake_guest_regs(unsigned cpu);

@@ -75,11 +75,20 @@ extern struct riscv_cpu cpus[MAX_CPUS];
 /* Post `what` (POSTED_*) to vCPU `target`: taken at once on its own core, else with a kick. */
 void riscv_post(const struct vcpu *target, uint32_t what);
 
+#ifdef TERN_HOST
+/* Host tests (tests/unit/fake/riscv64): the core the test acts as. */
+struct riscv_cpu *fake_this_cpu(void);
+#endif
+
 static inline struct riscv_cpu *this_cpu(void)
 {
+#ifdef TERN_HOST
+	return fake_this_cpu();
+#else
 	struct riscv_cpu *c;
 	__asm__ volatile("mv %0, tp" : "=r"(c));
 	return c;
+#endif
 }
 
 static inline struct guest_regs *guest_frame(const struct riscv_cpu *c)

@@ -77,10 +77,39 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
+#ifdef TERN_HOST
+/*
+ * Host tests and fuzzers (tests/unit/fake/riscv64): CSRs are cells of the fake core the test
+ * acts as, named as written here ("vsstatus", "0x64a"); the instructions below are recorded.
+ * Never defined for the hypervisor.
+ */
+uint64_t fake_csr_read(const char *csr);
+void fake_csr_write(const char *csr, uint64_t value);
+void fake_csr_set(const char *csr, uint64_t bits);
+void fake_csr_clear(const char *csr, uint64_t bits);
+uint64_t fake_csr_swap(const char *csr, uint64_t value);
+void fake_insn(const char *what);
+#define csr_read(csr) fake_csr_read(STR(csr))
+#define csr_write(csr, val) fake_csr_write(STR(csr), (uint64_t)(val))
+#define csr_set(csr, bits) fake_csr_set(STR(csr), (uint64_t)(bits))
+#define csr_swap(csr, val) fake_csr_swap(STR(csr), (uint64_t)(val))
+#define csr_clear(csr, bits) fake_csr_clear(STR(csr), (uint64_t)(bits))
+#define hfence_gvma_all() fake_insn("hfence.gvma")
+#define hfence_vvma_all() fake_insn("hfence.vvma")
+#define fence_rw_rw() fake_insn("fence rw, rw")
+#define wfi() fake_insn("wfi")
+#else
 #define csr_read(csr) ({ uint64_t v_; __asm__ volatile("csrr %0, " STR(csr) : "=r"(v_)); v_; })
 #define csr_write(csr, val) __asm__ volatile("csrw " STR(csr) ", %0" : : "rK"((uint64_t)(val)) : "memory")
 #define csr_set(csr, bits) __asm__ volatile("csrs " STR(csr) ", %0" : : "rK"((uint64_t)(bits)) : "memory")
 #define csr_swap(csr, val) ({ uint64_t v_; __asm__ volatile("csrrw %0, " STR(csr) ", %1" : "=r"(v_) : "rK"((uint64_t)(val)) : "memory"); v_; })
 #define csr_clear(csr, bits) __asm__ volatile("csrc " STR(csr) ", %0" : : "rK"((uint64_t)(bits)) : "memory")
+/* Every guest translation of this core's VMIDs dropped, then its instruction fetches. */
+#define hfence_gvma_all() __asm__ volatile(".word 0x62000073\n\tfence.i" ::: "memory") /* HFENCE.GVMA zero, zero */
+/* The current guest's (VS-stage) translations dropped, then its instruction fetches. */
+#define hfence_vvma_all() __asm__ volatile(".word 0x22000073\n\tfence.i" ::: "memory") /* HFENCE.VVMA zero, zero */
+#define fence_rw_rw() __asm__ volatile("fence rw, rw" ::: "memory")
+#define wfi() __asm__ volatile("wfi" ::: "memory")
+#endif
 
 #endif

@@ -11,6 +11,7 @@
 #include <arch/gicv3.h>
 #include <arch/partition.h>
 #include <arch/sysreg.h>
+#include <tern/arch.h>
 #include <tern/platform.h>
 #include "fake.h"
 

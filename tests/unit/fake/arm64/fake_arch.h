@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* The fake board's arm64 part (board.c): the GIC in host memory (platform.c). */
+#ifndef TERN_TEST_FAKE_ARCH_H
+#define TERN_TEST_FAKE_ARCH_H
+
+#define FAKE_PLATFORM_ARCH {                                                    \
+	.gicd_base = (uintptr_t)fake_gicd,                                      \
+	.gicd_size = sizeof(fake_gicd),                                         \
+	.gicr_base = (uintptr_t)fake_gicr,                                      \
+	.gicr_stride = sizeof(fake_gicr[0]),                                    \
+}
+
+#endif

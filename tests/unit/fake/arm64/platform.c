@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/* What the arm64 files that touch hardware do for partitions and vCPUs, minus the hardware (cpu.c, mmu.c, the FIQ and sync vectors). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arch/gicv3.h>
+#include <arch/partition.h>
+#include <arch/sysreg.h>
+#include <tern/arch.h>
+#include <tern/config.h>
+#include <tern/lib.h>
+#include <tern/platform.h>
+#include "fake.h"
+
+/* The C entry points vectors.S calls (arch/arm64/traps.c). */
+void arm64_guest_sync(struct guest_regs *r);
+void arm64_guest_fiq(struct guest_regs *r);
+
+uint8_t fake_gicd[0x10000] __attribute__((aligned(0x10000)));
+uint8_t fake_gicr[FAKE_CPUS][0x20000] __attribute__((aligned(0x10000)));
+static uint32_t table_pages;
+
+struct arm64_cpu *fake_this_cpu(void)
+{
+	if (fake_cpu >= FAKE_CPUS)
+		abort();
+	return &cpus[fake_cpu];
+}
+
+/* ---- partitions and vCPUs (what cpu.c and mmu.c do, minus the hardware) ---- */
+
+void arch_mmio_register(void)
+{
+	vgic_register_mmio();
+}
+
+bool arch_msi_target(const struct partition *p, uint64_t guest_addr, uint64_t *host_addr)
+{
+	for (uint32_t i = 0; i < p->cfg->num_vcpus; i++) {
+		uint64_t offset = guest_addr - (FAKE_MSI_GUEST + i * 0x1000ull);
+		if (offset < 0x1000) {
+			*host_addr = FAKE_MSI_HOST + p->cfg->cpus[i] * 0x1000ull + offset;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool arch_partition_init(struct partition *p, char *err, size_t errlen)
+{
+	struct arm64_partition *ap = arm64_part(p);
+
+	if (fake_partition_init_error) {
+		snprintf(err, errlen, "%s", fake_partition_init_error);
+		return false;
+	}
+	spin_lock_init(&ap->dist.lock);
+	ap->vttbr = (uint64_t)(p->index + 1) << 48;
+	table_pages += 2;
+	return true;
+}
+
+void arch_table_pages(uint32_t *used, uint32_t *total)
+{
+	*used = table_pages;
+	*total = 64;
+}
+
+/* As cpu.c's arch_vcpu_run up to the eret: the vCPU's interrupt state, then its first registers. */
+void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
+{
+	struct arm64_cpu *c = this_cpu();
+	struct guest_regs *frame = guest_frame(c);
+	struct fake_core *fc = &fake_cores[fake_cpu];
+
+	c->direct = v->partition->cfg->flags & TERN_PF_IRQ_DIRECT;
+	write_sysreg(icc_igrpen1_el1, 1);
+	vgic_vcpu_reset(c, v);
+	memset(frame, 0, sizeof(*frame));
+	if (!v->partition->first_entry)
+		v->partition->first_entry = arch_counter();
+	frame->x[0] = context;
+	frame->elr = entry;
+	frame->spsr = 0x3c5; /* EL1h, DAIF masked */
+	fc->running = v;
+	fc->entry = entry;
+	fc->context = context;
+	fc->runs++;
+	fake_exit_to_test(FAKE_EXIT_RUN);
+}
+
+struct guest_regs *fake_guest_regs(unsigned cpu)
+{
+	return guest_frame(&cpus[cpu]);
+}
+
+void fake_board_reset(void)
+{
+	fake_gic_reset();
+}
+
+enum fake_exit fake_kick_running(unsigned cpu)
+{
+	fake_raise_group0(cpu, SGI_KICK);
+	return FAKE_ON(cpu, arm64_guest_fiq(fake_guest_regs(cpu)));
+}
+
+enum fake_exit fake_trap(unsigned cpu, uint64_t esr, uint64_t far, uint64_t hpfar)
+{
+	fake_sysreg_set(cpu, "esr_el2", esr);
+	fake_sysreg_set(cpu, "far_el2", far);
+	fake_sysreg_set(cpu, "hpfar_el2", hpfar);
+	return FAKE_ON(cpu, arm64_guest_sync(fake_guest_regs(cpu)));
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* The fake board's riscv64 part (board.c): the APLIC and the IMSIC files in host memory (riscv64.c). */
+#ifndef TERN_TEST_FAKE_ARCH_H
+#define TERN_TEST_FAKE_ARCH_H
+
+#include "fake_riscv64.h"
+
+#define FAKE_PLATFORM_ARCH {                                                    \
+	.timebase_hz = 10000000,                                                \
+	.imsic_s_base = (uintptr_t)fake_imsic,                                  \
+	.imsic_num_ids = 255,                                                   \
+	.imsic_vcpu_stride = FAKE_IMSIC_STRIDE,                                 \
+	.aplic_s_base = (uintptr_t)fake_aplic,                                  \
+	.aplic_num_sources = FAKE_APLIC_SOURCES,                                \
+}
+
+#endif

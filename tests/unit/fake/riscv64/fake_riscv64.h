@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The riscv64 hardware the SBI handlers (vcpu.c), the virtual APLIC (aplic.c) and the G-stage
+ * code (gstage.c) reach, on the host: CSRs (a cell per name and core), the instructions
+ * arch/csr.h names (counted), the board's APLIC (its per-source registers act as the board's,
+ * every write logged) and IMSIC files in host memory, and what cpu.c and boot.S provide.
+ */
+#ifndef TERN_TEST_FAKE_RISCV64_H
+#define TERN_TEST_FAKE_RISCV64_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "fake.h"
+
+struct guest_regs;
+
+/* A CSR of core `cpu` as csr_read() there sees it: its name as arch/csr.h spells it ("hvip", "0x14d"). */
+uint64_t fake_csr(unsigned cpu, const char *name);
+void fake_csr_put(unsigned cpu, const char *name, uint64_t value);
+/* What fake_insn() recorded on core `cpu`: "wfi", "hfence.gvma", "hfence.vvma", "fence rw, rw". */
+unsigned fake_insn_count(unsigned cpu, const char *what);
+/* The value last written to each of the guest interrupt file registers (vsiselect 0x70..0xff). */
+extern uint64_t fake_vsireg[FAKE_CPUS][256];
+
+/* The board's APLIC (supervisor domain, MSI delivery mode): register memory. */
+#define FAKE_APLIC_SOURCES 96u
+#define FAKE_APLIC_SIZE    0x8000u
+extern uint8_t fake_aplic[FAKE_APLIC_SIZE];
+/* Its sources' rectified inputs (what in_clrip reads), bit s of word s / 32. */
+extern uint32_t fake_aplic_input[4];
+/* A register of the fake APLIC as the board holds it. */
+uint32_t fake_aplic_reg(uint32_t offset);
+/* Every write, in order (a ring: the last FAKE_APLIC_LOG), and a hook called before each. */
+struct fake_aplic_write {
+	uint32_t offset, value;
+};
+#define FAKE_APLIC_LOG 1024u
+extern struct fake_aplic_write fake_aplic_log[FAKE_APLIC_LOG];
+extern unsigned long fake_aplic_writes;
+extern void (*fake_aplic_write_hook)(uint32_t offset, uint32_t value);
+
+/* The IMSIC: each hart's S-level file, then its guest files, FAKE_IMSIC_STRIDE apart. */
+#define FAKE_IMSIC_STRIDE 0x8000u
+extern uint8_t fake_imsic[FAKE_CPUS][FAKE_IMSIC_STRIDE];
+/* The identity last stored into guest file `file` of core `cpu` (its seteipnum). */
+uint32_t fake_imsic_seteipnum(unsigned cpu, unsigned file);
+
+/* riscv_guest_files(): the guest interrupt files every hart has (4 unless a test says). */
+extern unsigned fake_guest_files;
+/* Identity `eiid` arrives in core `cpu`'s S-level file (a wired source's): riscv_take_kicks claims it. */
+void fake_raise_eiid(unsigned cpu, uint32_t eiid);
+
+/* The vCPU on `cpu` traps (riscv_guest_trap) with these CSRs; its registers in fake_guest_regs(cpu). */
+enum fake_exit fake_rv_trap(unsigned cpu, uint64_t scause, uint64_t stval, uint64_t htval,
+			    uint64_t htinst);
+
+#endif

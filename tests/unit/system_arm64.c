@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/* system.h's firmware calls on arm64: PSCI through HVC. */
+#include <arch/sysreg.h>
+#include <tern/platform.h>
+#include "check.h"
+#include "system.h"
+
+void arm64_guest_fiq(struct guest_regs *r);
+
+const struct fw_codes fw = {
+	.success = 0,
+	.invalid_address = (uint64_t)-9,
+	.already_on = (uint64_t)-4,
+	.on_pending = (uint64_t)-4, /* a CPU_ON of a vCPU still starting: ALREADY_ON, as the board answers */
+	.denied = (uint64_t)-3,
+	.system_off_stat = "exit_hvc",
+};
+
+enum fake_exit hvc(unsigned cpu, uint64_t x0, uint64_t x1, uint64_t x2, uint64_t x3)
+{
+	struct guest_regs *r = fake_guest_regs(cpu);
+
+	r->x[0] = x0;
+	r->x[1] = x1;
+	r->x[2] = x2;
+	r->x[3] = x3;
+	return fake_trap(cpu, ((uint64_t)EC_HVC64 << 26) | ESR_IL, 0, 0);
+}
+
+uint64_t x0_of(unsigned cpu)
+{
+	return fake_guest_regs(cpu)->x[0];
+}
+
+enum fake_exit fw_cpu_on(unsigned cpu, uint64_t target, uint64_t entry, uint64_t context)
+{
+	return hvc(cpu, PSCI_CPU_ON_64, target, entry, context);
+}
+
+enum fake_exit fw_cpu_off(unsigned cpu)
+{
+	return hvc(cpu, PSCI_CPU_OFF, 0, 0, 0);
+}
+
+enum fake_exit fw_cpu_status(unsigned cpu, uint64_t target)
+{
+	return hvc(cpu, PSCI_AFFINITY_INFO_64, target, 0, 0);
+}
+
+enum fake_exit fw_system_off(unsigned cpu)
+{
+	return hvc(cpu, PSCI_SYSTEM_OFF, 0, 0, 0);
+}
+
+enum fake_exit fw_system_reset(unsigned cpu)
+{
+	return hvc(cpu, PSCI_SYSTEM_RESET, 0, 0, 0);
+}
+
+uint64_t fw_error(unsigned cpu)
+{
+	return x0_of(cpu);
+}
+
+uint64_t fw_status(unsigned cpu)
+{
+	return x0_of(cpu);
+}
+
+uint64_t guest_context(unsigned cpu)
+{
+	return fake_guest_regs(cpu)->x[0];
+}
+
+void set_fast_path_irqs(unsigned cpu, uint64_t n)
+{
+	cpus[cpu].fast_irqs = n;
+}
+
+bool console_irq_goes_to(unsigned cpu)
+{
+	return fake_hyp_irq == platform.uart_intid && fake_hyp_irq_cpu == cpu;
+}
+
+const char *break_partition_init(struct tern_config_partition *c)
+{
+	(void)c;
+	fake_partition_init_error = "out of stage-2 table pages";
+	return fake_partition_init_error;
+}
+
+void mend_partition_init(void)
+{
+	fake_partition_init_error = NULL;
+}
+
+enum fake_exit console_input_interrupt(unsigned cpu)
+{
+	fake_raise_group0(cpu, platform.uart_intid);
+	return FAKE_ON(cpu, arm64_guest_fiq(fake_guest_regs(cpu)));
+}
+
+bool console_input_completed(unsigned cpu)
+{
+	return fake_sysreg(cpu, "icc_eoir0_el1") == platform.uart_intid &&
+	       fake_sysreg(cpu, "icc_dir_el1") == platform.uart_intid;
+}
