@@ -1026,6 +1026,12 @@ static void test_spin(void)
 		__asm__ volatile("" : : : "memory");
 }
 
+/* probe.banner=0: no library boot lines, for tests whose partition boots many times. */
+bool guest_banner(void)
+{
+	return bootarg_ulong("probe.banner", 1, 0, 1) != 0;
+}
+
 void guest_main(void)
 {
 	struct strview list, item;
