@@ -10,8 +10,8 @@
  * interleaved with operator restarts (the owner's silences its functions and forgets the
  * guest's MSI addresses).
  *
- * "direct" (vCPUs on cores 3 and 4) owns bus 0 (an ECAM is given out in whole buses); bus 1 is
- * nobody's; "trap" owns none of it.  Its restart silences bus 0.
+ * "direct" (vCPUs on cores 3 and 4) owns the ECAM, both buses of it (an ECAM is given out
+ * whole); "trap" owns none of it.  Its restart silences both buses.
  *
  * Input: a count of functions, 6 bytes each (slot, capabilities, list order, slots and fill:
  * build_fn), then steps of `how` (size, write, actor: "direct" vCPU 0 or 1, "trap" vCPU 0, or a
@@ -40,7 +40,7 @@
  *  - whenever a function's MSI is enabled in the device, its address is one of the owner's
  *    doorbells on the board (FAKE_MSI_HOST + core * 4 KiB + o, o < 4 KiB, for one of its
  *    cores); MSI-X is never enabled;
- *  - an owner's restart silences bus 0's functions exactly as a walk of the bus says (command,
+ *  - an owner's restart silences its functions exactly as a walk of each bus says (command,
  *    MSI and MSI-X enables) and changes nothing else; nothing is written anywhere else in the
  *    ECAM (it is read-only but for the functions built and an absent one while accessed).
  */
@@ -55,7 +55,7 @@
 #define OTHER STD_TRAP
 #define STARTED (BIT(0) | BIT(3) | BIT(4))
 #define BUS_SIZE (1u << 20)
-#define OWNED_END BUS_SIZE                      /* the owner's: bus 0 */
+#define OWNED_END FAKE_ECAM_SIZE                /* the owner's: the whole ECAM */
 #define FN_SIZE 0x1000u
 #define MAX_FNS 10u
 #define SLOTS 6u                                /* capability slots of 0x20 bytes from 0x40 */
@@ -88,8 +88,12 @@ static void give_ecam(struct tern_config *cfg)
 	uintptr_t e = (uintptr_t)fake_ecam;
 
 	o->num_regions = 1;
-	o->region[0] = (struct tern_config_region){ .ipa = e, .hpa = e, .size = BUS_SIZE,
+	o->region[0] = (struct tern_config_region){ .ipa = e, .hpa = e, .size = FAKE_ECAM_SIZE,
 						    .flags = TERN_RF_DEVICE };
+	/* One bridge, one owner: the bus's INTA (SPI 35) goes with its ECAM. */
+	for (uint32_t p = 0; p < cfg->num_partitions; p++)
+		cfg->partition[p].spis[1] &= ~BIT(35 - 32);
+	o->spis[1] |= BIT(35 - 32);
 }
 
 static uint16_t get16(const uint8_t *b, uint32_t at)
@@ -390,26 +394,33 @@ ORACLE static void check_msi(void)
 		    atomic_load(&partitions[OWNER].vpci.lock.serving));
 }
 
-/* pci_quiesce_range of the owner's regions: bus 0 is its only whole bus. */
+/* What a walk of one slot's functions silences (command, MSI and MSI-X enables). */
+static void model_quiesce_slot(uint32_t slot)
+{
+	for (uint32_t fnum = 0; fnum < 8; fnum++) {
+		struct fn *f = fn_at(slot | (fnum << 12));
+		if (!f) {
+			if (fnum == 0)
+				break;
+			continue;
+		}
+		uint8_t *d = f->dev;
+		put16(d, 0x04, (uint16_t)((get16(d, 0x04) & ~7u) | 0x400));
+		if (f->msi)
+			put16(d, f->msi + 2, get16(d, f->msi + 2) & (uint16_t)~MSI_ENABLE);
+		if (f->msix)
+			put16(d, f->msix + 2, get16(d, f->msix + 2) & (uint16_t)~MSIX_ENABLE);
+		if (fnum == 0 && !f->multi)
+			break;
+	}
+}
+
+/* pci_quiesce_range of the owner's region: the whole ECAM, bus by bus. */
 ORACLE static void model_quiesce(void)
 {
-	for (uint32_t dev = 0; dev < 32; dev++) {
-		for (uint32_t fnum = 0; fnum < 8; fnum++) {
-			struct fn *f = fn_at((dev << 15) | (fnum << 12));
-			if (!f) {
-				if (fnum == 0)
-					break;
-				continue;
-			}
-			uint8_t *d = f->dev;
-			put16(d, 0x04, (uint16_t)((get16(d, 0x04) & ~7u) | 0x400));
-			if (f->msi)
-				put16(d, f->msi + 2, get16(d, f->msi + 2) & (uint16_t)~MSI_ENABLE);
-			if (f->msix)
-				put16(d, f->msix + 2, get16(d, f->msix + 2) & (uint16_t)~MSIX_ENABLE);
-			if (fnum == 0 && !f->multi)
-				break;
-		}
+	for (uint32_t bus = 0; bus < FAKE_ECAM_SIZE / BUS_SIZE; bus++) {
+		for (uint32_t dev = 0; dev < 32; dev++)
+			model_quiesce_slot(bus * BUS_SIZE + (dev << 15));
 	}
 }
 

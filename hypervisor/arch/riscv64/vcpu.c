@@ -44,10 +44,10 @@
 #define SBI_SPEC_VERSION   0x02000000u /* 2.0 (major << 24): DBCN is there */
 #define SBI_IMPL_ID_TERN   0x5465726eu /* "Tern": not in the SBI's registry of implementations */
 
+/* What the guest finds in a0 and a1: two registers, so that every call returns them in two. */
 struct sbi_result {
 	int64_t error;
 	uint64_t value;
-	bool resumed;  /* the guest's registers and pc are set already (a non-retentive resume) */
 };
 
 #define HSM_STATUS_SUSPENDED      4u
@@ -146,7 +146,7 @@ static void console_bytes(struct vcpu *v, const char *s, uint64_t n)
 
 static struct sbi_result result(int64_t error, uint64_t value)
 {
-	return (struct sbi_result){ error, value, false };
+	return (struct sbi_result){ error, value };
 }
 
 /* DBCN write(num_bytes, base_lo, base_hi): at most a page a call, the guest loops for more. */
@@ -272,10 +272,10 @@ static struct sbi_result hsm_suspend(struct vcpu *v, struct guest_regs *r)
 		return result(SBI_SUCCESS, 0);
 	csr_write(vsatp, 0);
 	csr_clear(vsstatus, SSTATUS_SIE);
-	r->sepc = r->x[11];
-	r->x[10] = v->index;
-	r->x[11] = r->x[12];
-	return (struct sbi_result){ SBI_SUCCESS, 0, true };
+	/* The call's return is the resume: a0 = hart id, a1 = opaque, at resume_addr (the
+	 * caller steps over the ecall's 4 bytes). */
+	r->sepc = r->x[11] - 4u;
+	return (struct sbi_result){ (int64_t)v->index, r->x[12] };
 }
 
 /* Harts are the partition's own vCPUs, named by index: hart id = vCPU index. */
@@ -699,11 +699,9 @@ void riscv_guest_trap(struct guest_regs *r)
 			r->sepc += 4u;
 		} else {
 			struct sbi_result res = guest_sbi_call(v, r);
-			if (!res.resumed) {
-				r->x[10] = (uint64_t)res.error;
-				r->x[11] = res.value;
-				r->sepc += 4u;
-			}
+			r->x[10] = (uint64_t)res.error;
+			r->x[11] = res.value;
+			r->sepc += 4u;
 		}
 		break;
 	case EXC_INST_GUEST_PAGE_FAULT:
