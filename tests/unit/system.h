@@ -57,6 +57,15 @@ enum fake_exit console_input_interrupt(unsigned cpu);
 bool console_input_completed(unsigned cpu);
 /* The console's input interrupt goes to core `cpu`. */
 bool console_irq_goes_to(unsigned cpu);
+/*
+ * Where a device's MSI reaches a vCPU (arch_msi_target): the doorbell vCPU `vcpu` of a
+ * partition with `msi_flags` sees (arm64: the fake's doorbell pages; riscv64: its IMSIC file,
+ * where hart `vcpu`'s is on the board), and the board's address behind it on core `core`
+ * (riscv64: the guest file of that hart that backs it).
+ */
+uint64_t msi_guest_doorbell(uint32_t vcpu);
+uint64_t msi_host_doorbell(unsigned core);
+extern const uint32_t msi_flags;
 /* A vCPU of partition `p` started on its core by a CPU_ON from a running one, and entered. */
 void start_vcpu(struct partition *p, uint32_t index);
 

@@ -105,3 +105,15 @@ bool console_input_completed(unsigned cpu)
 	return fake_sysreg(cpu, "icc_eoir0_el1") == platform.uart_intid &&
 	       fake_sysreg(cpu, "icc_dir_el1") == platform.uart_intid;
 }
+
+const uint32_t msi_flags = 0;
+
+uint64_t msi_guest_doorbell(uint32_t vcpu)
+{
+	return FAKE_MSI_GUEST + vcpu * 0x1000ull;
+}
+
+uint64_t msi_host_doorbell(unsigned core)
+{
+	return FAKE_MSI_HOST + core * 0x1000ull;
+}

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* core/pci.c: a partition's PCI functions are silenced when it ends (fake ECAM in host memory). */
+/*
+ * core/pci.c: a partition's PCI functions are silenced when it ends, and its MSIs steered to
+ * the port's doorbells (system.h's msi_*), on a fake ECAM in host memory.
+ */
 #include <stdio.h>
 #include <string.h>
 #include <tern/mmio.h>
@@ -115,11 +118,14 @@ void test_pci_ranges(void)
 	CHECK_EQ(get16(bus1, 0x04), 0x0007);
 }
 
-/* A board of `cpus` cores: "rt" on `rt_cores` owns the whole fake ECAM, "other" on `other_cores`. */
+/*
+ * A board of `cpus` cores: "rt" on `rt_cores` owns the whole fake ECAM and may be sent MSIs,
+ * "other" on `other_cores`.
+ */
 static struct partition *boot_ecam_owner(unsigned cpus, const char *rt_cores, const char *other_cores)
 {
 	fake_config_begin(cpus);
-	struct tern_config_partition *c = add_partition("rt", rt_cores, 0);
+	struct tern_config_partition *c = add_partition("rt", rt_cores, msi_flags);
 	add_partition("other", other_cores, 0);
 	c->num_regions = 1;
 	c->region[0] = (struct tern_config_region){ (uintptr_t)fake_ecam, (uintptr_t)fake_ecam,
@@ -138,16 +144,17 @@ void test_pci_owner_ends(void)
 	uint8_t *fn = function(0, 2, 0, false, true);
 	boot_ecam_owner(2, "0", "1");
 	CHECK_EQ(get16(fn, 0x04), 0x0007);
-	CHECK_EQ(hvc(0, PSCI_SYSTEM_OFF, 0, 0, 0), FAKE_EXIT_IDLE);
+	CHECK_EQ(fw_system_off(0), FAKE_EXIT_IDLE);
 	CHECK_EQ(get16(fn, 0x04), 1u << 10);
 	CHECK_EQ(get16(fn, 0x42), 0x0080);
 }
 
 /* ---- the emulated ECAM (vpci_access): config accesses of the partition that owns it ---- */
 
+/* rt's vCPU i runs on core i + 1, so a doorbell's vCPU and the core behind it differ. */
 static struct vcpu *ecam_owner(void)
 {
-	return &boot_ecam_owner(3, "0,1", "2")->vcpu[0];
+	return &boot_ecam_owner(3, "1,2", "0")->vcpu[0];
 }
 
 static enum mmio_result cfg(struct vcpu *v, uint32_t offset, unsigned size, bool write,
@@ -164,6 +171,21 @@ static uint32_t get32(const uint8_t *fn, uint32_t off)
 	return v;
 }
 
+static uint64_t get64(const uint8_t *fn, uint32_t off)
+{
+	return get32(fn, off) | (uint64_t)get32(fn, off + 4) << 32;
+}
+
+/* A 64-bit MSI address written as the guest does, a dword at a time; the second write's result. */
+static enum mmio_result set_msi_address(struct vcpu *v, uint32_t at, uint64_t addr)
+{
+	uint64_t value = (uint32_t)addr;
+
+	CHECK_EQ(cfg(v, at + 0x44, 4, true, &value), MMIO_DONE);
+	value = addr >> 32;
+	return cfg(v, at + 0x48, 4, true, &value);
+}
+
 /* The guest writes its own doorbell's address; the device gets the board's, the guest reads its own. */
 void test_vpci_steers_msi_addresses(void)
 {
@@ -173,17 +195,17 @@ void test_vpci_steers_msi_addresses(void)
 	put16(fn, 0x52, 0x0000);                              /* MSI-X off */
 	struct vcpu *v = ecam_owner();
 	uint32_t at = 2u << 15;                               /* 00:02.0 */
+	uint64_t guest = msi_guest_doorbell(1), host = msi_host_doorbell(2); /* vCPU 1, on core 2 */
+	uint64_t value;
 
-	uint64_t value = FAKE_MSI_GUEST + 0x1000;             /* vCPU 1's doorbell: core 1's */
-	CHECK_EQ(cfg(v, at + 0x44, 4, true, &value), MMIO_DONE);
-	value = 0;
-	CHECK_EQ(cfg(v, at + 0x48, 4, true, &value), MMIO_DONE);
-	CHECK_EQ(get32(fn, 0x44), (uint32_t)(FAKE_MSI_HOST + 0x1000));
-	CHECK_EQ(get32(fn, 0x48), 0u);
+	CHECK_EQ(set_msi_address(v, at, guest), MMIO_DONE);
+	CHECK_EQ(get64(fn, 0x44), host);
 	CHECK_EQ(cfg(v, at + 0x44, 4, false, &value), MMIO_DONE);
-	CHECK_EQ(value, FAKE_MSI_GUEST + 0x1000);
+	CHECK_EQ(value, (uint32_t)guest);
+	CHECK_EQ(cfg(v, at + 0x48, 4, false, &value), MMIO_DONE);
+	CHECK_EQ(value, guest >> 32);
 	CHECK_EQ(cfg(v, at + 0x45, 1, false, &value), MMIO_DONE);
-	CHECK_EQ(value, (FAKE_MSI_GUEST + 0x1000) >> 8 & 0xff);
+	CHECK_EQ(value, guest >> 8 & 0xff);
 	/* Enable, with the dword the control is in (read, modified, written): the device takes it. */
 	CHECK_EQ(cfg(v, at + 0x40, 4, false, &value), MMIO_DONE);
 	value |= (uint64_t)0x0001 << 16;
@@ -192,17 +214,21 @@ void test_vpci_steers_msi_addresses(void)
 	/* A byte of the address changes: the board's follows. */
 	value = 0x10;
 	CHECK_EQ(cfg(v, at + 0x44, 1, true, &value), MMIO_DONE);
-	CHECK_EQ(get32(fn, 0x44), (uint32_t)(FAKE_MSI_HOST + 0x1010));
+	CHECK_EQ(get64(fn, 0x44), host + 0x10);
 	/* Live, aimed at something not its own: refused, and the device keeps the old address. */
-	value = FAKE_MSI_HOST;
+	value = (uint32_t)msi_host_doorbell(0);               /* the board's, behind another's core */
 	CHECK_EQ(cfg(v, at + 0x44, 4, true, &value), MMIO_UNHANDLED);
-	CHECK_EQ(get32(fn, 0x44), (uint32_t)(FAKE_MSI_HOST + 0x1010));
+	CHECK_EQ(get64(fn, 0x44), host + 0x10);
 	CHECK(console_has("partition rt: PCI 00:02.0: MSI aimed at none of its interrupt files:"));
+	value = (uint32_t)msi_guest_doorbell(2);              /* a vCPU rt does not have */
+	CHECK_EQ(cfg(v, at + 0x44, 4, true, &value), MMIO_UNHANDLED);
+	CHECK_EQ(get64(fn, 0x44), host + 0x10);
 	/* ... and the guest's own copy is the last one accepted (found by the vpci fuzzer). */
 	CHECK_EQ(cfg(v, at + 0x44, 4, false, &value), MMIO_DONE);
-	CHECK_EQ(value, FAKE_MSI_GUEST + 0x1010);
-	value = 0;
-	CHECK_EQ(cfg(v, at + 0x48, 4, true, &value), MMIO_DONE);
+	CHECK_EQ(value, (uint32_t)guest + 0x10);
+	/* Its other vCPU's doorbell, behind the other core: the device follows. */
+	CHECK_EQ(set_msi_address(v, at, msi_guest_doorbell(0) + 0x20), MMIO_DONE);
+	CHECK_EQ(get64(fn, 0x44), msi_host_doorbell(1) + 0x20);
 	/* Another register goes through unchanged; 8-byte accesses do not exist. */
 	value = 0x0006;
 	CHECK_EQ(cfg(v, at + 0x04, 2, true, &value), MMIO_DONE);
@@ -227,9 +253,9 @@ void test_vpci_msi_enable_needs_an_address(void)
 	CHECK_EQ(get32(fn, 0x44), 0u);
 	value = 0x0001;
 	CHECK_EQ(cfg(v, at + 0x42, 2, true, &value), MMIO_UNHANDLED);
-	value = FAKE_MSI_GUEST;
+	value = msi_guest_doorbell(0);                        /* below 4 GiB on both boards */
 	CHECK_EQ(cfg(v, at + 0x44, 4, true, &value), MMIO_DONE);
-	CHECK_EQ(get32(fn, 0x44), (uint32_t)FAKE_MSI_HOST);
+	CHECK_EQ(get32(fn, 0x44), msi_host_doorbell(1));
 	CHECK_EQ(get32(fn, 0x48), 0u);                        /* 32-bit: the data stays the guest's */
 	value = 0x0001;
 	CHECK_EQ(cfg(v, at + 0x42, 2, true, &value), MMIO_DONE);
@@ -274,7 +300,7 @@ void test_vpci_owner_and_limits(void)
 		put16(function(0, d, 0, false, true), 0x42, 0x0000);
 	struct vcpu *v = ecam_owner();
 	struct vcpu *other = &partition_named("other")->vcpu[0];
-	uint64_t value = FAKE_MSI_GUEST;
+	uint64_t value = msi_guest_doorbell(0);
 
 	CHECK_EQ(cfg(other, 0x00, 4, false, &value), MMIO_UNHANDLED);
 	for (unsigned d = 0; d < VPCI_MAX_MSI; d++)

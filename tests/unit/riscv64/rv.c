@@ -193,3 +193,16 @@ bool console_input_completed(unsigned cpu)
 	(void)cpu;
 	return (fake_aplic_reg(0x1c00 + 4 * (s / 32)) >> (s % 32)) & 1u;
 }
+
+/* Only a trap-less partition has interrupt files of its own. */
+const uint32_t msi_flags = TERN_PF_IRQ_DIRECT;
+
+uint64_t msi_guest_doorbell(uint32_t vcpu)
+{
+	return platform.arch.imsic_s_base + (uint64_t)vcpu * platform.arch.imsic_vcpu_stride;
+}
+
+uint64_t msi_host_doorbell(unsigned core)
+{
+	return (uintptr_t)fake_imsic[core] + (uint64_t)VCPU_GUEST_FILE * IMSIC_FILE_SIZE;
+}

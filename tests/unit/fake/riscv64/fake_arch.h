@@ -7,7 +7,7 @@
 
 #define FAKE_PLATFORM_ARCH {                                                    \
 	.timebase_hz = 10000000,                                                \
-	.imsic_s_base = (uintptr_t)fake_imsic,                                  \
+	.imsic_s_base = FAKE_IMSIC_BASE,                                        \
 	.imsic_num_ids = 255,                                                   \
 	.imsic_vcpu_stride = FAKE_IMSIC_STRIDE,                                 \
 	.aplic_s_base = (uintptr_t)fake_aplic,                                  \

@@ -39,9 +39,15 @@ extern struct fake_aplic_write fake_aplic_log[FAKE_APLIC_LOG];
 extern unsigned long fake_aplic_writes;
 extern void (*fake_aplic_write_hook)(uint32_t offset, uint32_t value);
 
-/* The IMSIC: each hart's S-level file, then its guest files, FAKE_IMSIC_STRIDE apart. */
+/*
+ * The IMSIC: each hart's S-level file, then its guest files, FAKE_IMSIC_STRIDE apart.  Host
+ * memory mapped where QEMU's virt board has it: below 4 GiB, as a device with 32-bit MSI
+ * addresses needs to reach it.
+ */
 #define FAKE_IMSIC_STRIDE 0x8000u
-extern uint8_t fake_imsic[FAKE_CPUS][FAKE_IMSIC_STRIDE];
+#define FAKE_IMSIC_BASE   0x28000000u
+#define FAKE_IMSIC_SIZE   (FAKE_CPUS * FAKE_IMSIC_STRIDE)
+#define fake_imsic        ((uint8_t (*)[FAKE_IMSIC_STRIDE])(uintptr_t)FAKE_IMSIC_BASE)
 /* The identity last stored into guest file `file` of core `cpu` (its seteipnum). */
 uint32_t fake_imsic_seteipnum(unsigned cpu, unsigned file);
 

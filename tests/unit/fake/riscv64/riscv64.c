@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <arch/aplic.h>
 #include <arch/cpu.h>
 #include <arch/csr.h>
@@ -22,7 +23,6 @@ uint32_t fake_aplic_input[4];
 struct fake_aplic_write fake_aplic_log[FAKE_APLIC_LOG];
 unsigned long fake_aplic_writes;
 void (*fake_aplic_write_hook)(uint32_t offset, uint32_t value);
-uint8_t fake_imsic[FAKE_CPUS][FAKE_IMSIC_STRIDE] __attribute__((aligned(0x1000)));
 uint64_t fake_vsireg[FAKE_CPUS][256];
 unsigned fake_guest_files = 4;
 
@@ -30,6 +30,17 @@ static uint8_t stacks[FAKE_CPUS][4096] __attribute__((aligned(16)));
 static bool kicked[FAKE_CPUS];
 static uint32_t eiids[FAKE_CPUS][16];
 static unsigned eiid_count[FAKE_CPUS];
+
+__attribute__((constructor)) static void map_imsic(void)
+{
+	void *at = mmap((void *)(uintptr_t)FAKE_IMSIC_BASE, FAKE_IMSIC_SIZE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (at != (void *)(uintptr_t)FAKE_IMSIC_BASE) {
+		fprintf(stderr, "fake: cannot map the IMSIC at 0x%x\n", FAKE_IMSIC_BASE);
+		abort();
+	}
+}
 
 static unsigned cpu_checked(unsigned cpu)
 {
@@ -259,7 +270,7 @@ void fake_board_reset(void)
 {
 	memset(fake_aplic, 0, sizeof(fake_aplic));
 	memset(fake_aplic_input, 0, sizeof(fake_aplic_input));
-	memset(fake_imsic, 0, sizeof(fake_imsic));
+	memset(fake_imsic, 0, FAKE_IMSIC_SIZE);
 	fake_aplic_writes = 0;
 	unsigned saved = fake_cpu;
 	fake_cpu = 0;
