@@ -255,3 +255,148 @@ void test_rv_gstage_map(void)
 	CHECK_EQ(riscv_part(rv_part(0))->hgatp >> 60, 8);
 	CHECK_EQ(riscv_part(rv_part(0))->hgatp >> 44 & 0x3fff, 1);
 }
+
+/* ---- on_fault = "inject": an access outside everything is the bus's access fault, the guest's ---- */
+
+#define HOLE        0x0b000010ull          /* nothing there, on the board or in "rt" */
+#define HOLE_VA     0xffffffc00b000010ull
+#define HTINST_LW   0x00002503u            /* lw a0, 0(x0), transformed */
+#define HTINST_SW   0x00a02023u            /* sw a0, 0(x0) */
+#define VS_SIE      BIT(1)
+#define VS_SPIE     BIT(5)
+
+static const struct tern_config_partition *inj;
+static uint64_t handler, pc;
+
+/*
+ * "rt" on hart 1 with a device region and the policy given, its vCPU running at `pc`; "other"
+ * on hart 2 keeps the board on when rt stops.
+ */
+static struct guest_regs *inject_board(uint32_t fault_policy)
+{
+	static const uint8_t cores[] = { 1 }, other[] = { 2 };
+
+	fake_config_begin(3);
+	fake_config_add("other", other, 1, 0);
+	struct tern_config_partition *c = fake_config_add("rt", cores, 1, 0);
+	c->fault_policy = fault_policy;
+	c->num_regions = 1;
+	c->region[0] = (struct tern_config_region){ FAKE_MEM_WINDOW, FAKE_MEM_WINDOW, 0x1000,
+						    TERN_RF_DEVICE, 0 };
+	fake_boot(0);
+	fake_start_secondaries();
+	CHECK(fake_cores[1].running);
+	inj = rv_part(1)->cfg;
+	handler = inj->ram_ipa + 0x200;
+	pc = inj->ram_ipa + 0x1000;
+	fake_csr_put(1, "vstvec", handler | 1); /* vectored: exceptions still go to the base */
+	fake_uart_clear();
+	struct guest_regs *r = fake_guest_regs(1);
+	r->sepc = pc;
+	return r;
+}
+
+/* The guest's handler entered for exception `cause` at `tval`, from `pc` in VS-mode (`from_vs`) or VU. */
+static void check_rv_injected(const struct guest_regs *r, uint64_t cause, uint64_t tval, bool from_vs)
+{
+	CHECK_EQ(r->sepc, handler);
+	CHECK_EQ(fake_csr(1, "vscause"), cause);
+	CHECK_EQ(fake_csr(1, "vstval"), tval);
+	CHECK_EQ(fake_csr(1, "vsepc"), pc);
+	uint64_t vsstatus = fake_csr(1, "vsstatus");
+	CHECK_EQ(vsstatus & SSTATUS_SPP, from_vs ? SSTATUS_SPP : 0);
+	CHECK_EQ(vsstatus & (VS_SIE | VS_SPIE), VS_SPIE);  /* interrupts were on: off in the handler */
+	CHECK(fake_csr(1, "sstatus") & SSTATUS_SPP);        /* the handler runs in VS-mode */
+}
+
+/* A guest page fault on gpa, gva as stval, the access as htinst (0: a fetch). */
+static enum fake_exit rv_fault(uint64_t cause, uint64_t gva, uint64_t gpa, uint32_t htinst, bool from_vs)
+{
+	fake_csr_put(1, "sstatus", from_vs ? SSTATUS_SPP : 0);
+	fake_csr_put(1, "vsstatus", VS_SIE);
+	return fake_rv_trap(1, cause, gva, gpa >> 2, htinst);
+}
+
+/* A load, a store and a fetch: the access faults of each (cause 5, 7, 1) with the guest's address. */
+void test_rv_outside_access_injected(void)
+{
+	struct guest_regs *r = inject_board(TERN_FAULT_INJECT);
+	const struct vcpu *v = cpus[1].vcpu;
+	char line[160];
+
+	CHECK_EQ(rv_fault(EXC_LOAD_GUEST_PAGE_FAULT, HOLE_VA, HOLE, HTINST_LW, true), FAKE_RETURNED);
+	check_rv_injected(r, EXC_LOAD_ACCESS, HOLE_VA, true);
+	snprintf(line, sizeof(line), "injected fault partition=rt vcpu=0 gpa=0x%llx pc=0x%llx scause=%u",
+		 HOLE, (unsigned long long)pc, EXC_LOAD_GUEST_PAGE_FAULT);
+	CHECK(rv_console_has(line));
+	r->sepc = pc;
+	CHECK_EQ(rv_fault(EXC_STORE_GUEST_PAGE_FAULT, HOLE_VA, HOLE, HTINST_SW, false), FAKE_RETURNED);
+	check_rv_injected(r, EXC_STORE_ACCESS, HOLE_VA, false);
+	/* A load no instruction says is one (htinst 0, and RAM holds none at pc): still outside. */
+	r->sepc = pc;
+	CHECK_EQ(rv_fault(EXC_LOAD_GUEST_PAGE_FAULT, HOLE_VA, HOLE, 0, true), FAKE_RETURNED);
+	check_rv_injected(r, EXC_LOAD_ACCESS, HOLE_VA, true);
+	r->sepc = pc;
+	CHECK_EQ(rv_fault(EXC_INST_GUEST_PAGE_FAULT, HOLE_VA, HOLE, 0, true), FAKE_RETURNED);
+	check_rv_injected(r, EXC_INST_ACCESS, HOLE_VA, true);
+	CHECK_EQ(v->stats[STAT_FAULT_INJECTED], 4);
+	CHECK_EQ(v->stats[STAT_EXCEPTION_INJECTED], 4);
+	CHECK_EQ(v->stats[STAT_FAULT], 0);
+	CHECK_EQ(atomic_load(&rv_part(1)->state), PARTITION_RUNNING);
+	/* Only the first few are reported: a guest retrying in a loop does not flood its console. */
+	fake_uart_clear();
+	r->sepc = pc;
+	CHECK_EQ(rv_fault(EXC_INST_GUEST_PAGE_FAULT, HOLE_VA, HOLE, 0, true), FAKE_RETURNED);
+	CHECK_EQ(v->stats[STAT_FAULT_INJECTED], 5);
+	CHECK(!rv_console_has("injected fault"));
+}
+
+/* Its handler's own fetch faulting would repeat for ever: the partition stops instead. */
+void test_rv_outside_fetch_of_handler_stops(void)
+{
+	struct guest_regs *r = inject_board(TERN_FAULT_INJECT);
+
+	r->sepc = handler;
+	pc = handler;
+	enum fake_exit e = rv_fault(EXC_INST_GUEST_PAGE_FAULT, handler, HOLE, 0, true);
+	CHECK_EQ(fake_settle(1, e), FAKE_EXIT_WAIT);
+	CHECK(rv_console_has("fetch outside its memory"));
+	CHECK(!rv_console_has("injected fault"));
+	CHECK_EQ(atomic_load(&rv_part(1)->state), PARTITION_STOPPED);
+}
+
+/*
+ * A fault on what the partition has (its RAM, its device region) is not the bus's: it stops
+ * the partition even under "inject" (gpa 0: its RAM).
+ */
+static void check_fault_stops(uint32_t policy, uint64_t gpa, uint32_t htinst, const char *says)
+{
+	struct guest_regs *r = inject_board(policy);
+	bool store = htinst == HTINST_SW;
+
+	gpa = gpa ? gpa : inj->ram_ipa + 0x3000;
+	enum fake_exit e = rv_fault(store ? EXC_STORE_GUEST_PAGE_FAULT : EXC_LOAD_GUEST_PAGE_FAULT,
+				    gpa, gpa, htinst, true);
+	CHECK_EQ(fake_settle(1, e), FAKE_EXIT_WAIT);
+	CHECK(rv_console_has(says));
+	CHECK(!rv_console_has("injected fault"));
+	CHECK_EQ(r->sepc, pc);
+	CHECK_EQ(atomic_load(&rv_part(1)->state), PARTITION_STOPPED);
+	CHECK_EQ(rv_part(1)->vcpu[0].stats[STAT_FAULT_INJECTED], 0);
+}
+
+void test_rv_fault_in_ram_not_injected(void)
+{
+	check_fault_stops(TERN_FAULT_INJECT, 0, HTINST_LW, "load outside its memory: gpa=0x");
+}
+
+void test_rv_fault_in_device_region_not_injected(void)
+{
+	check_fault_stops(TERN_FAULT_INJECT, FAKE_MEM_WINDOW + 0x10, HTINST_SW, "store outside its memory");
+}
+
+/* Under "stop", a hole stops it too. */
+void test_rv_fault_outside_stops(void)
+{
+	check_fault_stops(TERN_FAULT_STOP, HOLE, HTINST_LW, "load outside its memory");
+}
