@@ -295,6 +295,26 @@ void test_console_panic_line(void)
 	CHECK(!strcmp(fake_uart_out, "tern: PANIC cpu=3\r\nbusy\r\n"));
 }
 
+/*
+ * With the UART free, what waited in the rings goes out before the panic's line, so the report
+ * ends the output; only at the first panic line (the lines after it follow at once).
+ */
+void test_console_panic_line_flushes_first(void)
+{
+	three_rings();
+	uart_busy(fill_b);
+	fake_uart_clear();
+	console_panic_line("PANIC cpu=%u", 1);
+	CHECK(!strcmp(fake_uart_out, "[b] waits for the console core\r\ntern: PANIC cpu=1\r\n"));
+	uart_busy(fill_b);
+	fake_uart_clear();
+	console_panic_line("x0=%u", 0);
+	CHECK(!strcmp(fake_uart_out, "tern: x0=0\r\n"));
+	while (console_drain())
+		;
+	CHECK(!strcmp(fake_uart_out, "tern: x0=0\r\n[b] waits for the console core\r\n"));
+}
+
 /* Rings past the console's table are still written by their producers, never drained by it. */
 void test_console_too_many_rings(void)
 {

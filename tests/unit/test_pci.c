@@ -229,10 +229,16 @@ void test_vpci_steers_msi_addresses(void)
 	/* Its other vCPU's doorbell, behind the other core: the device follows. */
 	CHECK_EQ(set_msi_address(v, at, msi_guest_doorbell(0) + 0x20), MMIO_DONE);
 	CHECK_EQ(get64(fn, 0x44), msi_host_doorbell(1) + 0x20);
-	/* Another register goes through unchanged; 8-byte accesses do not exist. */
+	/* Other registers go through unchanged, whatever the size; 8-byte accesses do not exist. */
 	value = 0x0006;
 	CHECK_EQ(cfg(v, at + 0x04, 2, true, &value), MMIO_DONE);
 	CHECK_EQ(get16(fn, 0x04), 0x0006);
+	fn[0x04] = 0x02;
+	CHECK_EQ(cfg(v, at + 0x04, 2, false, &value), MMIO_DONE);
+	CHECK_EQ(value, 0x0002u);
+	value = 0x40;                                         /* the latency timer */
+	CHECK_EQ(cfg(v, at + 0x0d, 1, true, &value), MMIO_DONE);
+	CHECK_EQ(fn[0x0d], 0x40);
 	CHECK_EQ(cfg(v, at + 0x00, 8, false, &value), MMIO_ABORT);
 }
 
