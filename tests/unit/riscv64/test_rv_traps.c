@@ -400,3 +400,32 @@ void test_rv_fault_outside_stops(void)
 {
 	check_fault_stops(TERN_FAULT_STOP, HOLE, HTINST_LW, "load outside its memory");
 }
+
+/*
+ * The guest's own page-table walk reading a PTE outside its memory (htinst's pseudoinstruction
+ * names it): the partition's fault, never an access fault for its handler, even where an
+ * emulated device's register is.
+ */
+void test_rv_page_walk_outside_stops(void)
+{
+	inject_board(TERN_FAULT_INJECT);
+	uint64_t pte = platform.arch.aplic_s_base + 0x8;
+	char line[160];
+
+	enum fake_exit e = rv_fault(EXC_LOAD_GUEST_PAGE_FAULT, HOLE_VA, pte, 0x3000, true);
+	CHECK_EQ(fake_settle(1, e), FAKE_EXIT_WAIT);
+	snprintf(line, sizeof(line), "page-table walk outside its memory: gpa=0x%llx va=0x%llx pc=0x%llx",
+		 (unsigned long long)pte, HOLE_VA, (unsigned long long)pc);
+	CHECK(rv_console_has(line));
+	CHECK(!rv_console_has("injected fault"));
+	CHECK_EQ(atomic_load(&rv_part(1)->state), PARTITION_STOPPED);
+}
+
+/* A reserved htinst (neither an access nor a walk) says nothing: outside, the bus's fault. */
+void test_rv_reserved_htinst_outside_injected(void)
+{
+	struct guest_regs *r = inject_board(TERN_FAULT_INJECT);
+
+	CHECK_EQ(rv_fault(EXC_STORE_GUEST_PAGE_FAULT, HOLE_VA, HOLE, 0x0002, false), FAKE_RETURNED);
+	check_rv_injected(r, EXC_STORE_ACCESS, HOLE_VA, false);
+}
