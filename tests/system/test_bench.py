@@ -1,5 +1,7 @@
 """The latency lab's machinery: deterministic results and a report that says what they are."""
 
+import re
+
 from tern import bench, report
 
 TERN_TRAP = next(s for s in bench.SYSTEMS if s.name == "tern wfi=trap")
@@ -83,6 +85,42 @@ def test_riscv64_traps_per_interrupt(tmp_path):
     assert trapped["traps_per_interrupt"] == sum(trapped["traps_by_cause"].values())
     # The same partition's SBI timer without a trap for the interrupt itself: only its calls.
     assert set(by[("tern direct", "sbi-timer-busy")]["traps_by_cause"]) == {"sbi_time"}
+
+
+TERN_WFI_NATIVE = next(s for s in bench.SYSTEMS if s.name == "tern wfi=native")
+RISCV64_DOC_TABLE = "This scenario alone: `./tern bench --scenarios riscv64`"
+
+
+def recorded_riscv64():
+    """docs/benchmarks.md's riscv64 table: each Tern row's MIN, and the senders' AVG."""
+    text = (bench.REPO / "docs" / "benchmarks.md").read_text()
+    section = text.split(RISCV64_DOC_TABLE, 1)[1]
+    rows, senders = {}, {}
+    for line in section.splitlines():
+        if line.startswith("Sender's cost"):
+            senders = {(system, test): float(avg) for system, test, avg
+                       in re.findall(r"(tern \S+) (\S+) AVG ([0-9.]+)", line)}
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > 3 and cells[1].startswith("tern"):
+            rows[(cells[1], cells[0])] = int(cells[3])
+    return rows, senders
+
+
+def test_riscv64_figures_are_the_recorded_ones(tmp_path):
+    """Issue 26: the hypervisor's paths on riscv64 (an SBI IPI's call and kick, a trapped
+    interrupt, a trapped WFI, the SBI timer) are as long as docs/benchmarks.md says. Shift 0
+    counts instructions exactly, so a change that lengthens one fails here and not only in a
+    later reading of the bench; one that shortens it updates the table."""
+    rows, senders = recorded_riscv64()
+    assert len(rows) == 24 and len(senders) == 16, (rows, senders)
+    records, errors = bench.run_matrix(SHIFT0, systems=(TERN_TRAP, TERN_WFI_NATIVE, TERN_DIRECT),
+                                       scenarios=RISCV64, workdir=tmp_path, progress=None)
+    assert not errors, errors
+    measured = {(r["system"], r["test"]): r["min"] for r in records}
+    assert {k: measured.get(k) for k in rows} == rows
+    sent = {(r["system"], r["test"]): r["sender"]["avg"] for r in records if r.get("sender")}
+    assert {k: sent.get(k) for k in senders} == senders
 
 
 def test_riscv64_boot_is_counted_in_instructions_and_ordered(tmp_path):

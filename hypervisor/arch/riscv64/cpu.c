@@ -100,15 +100,17 @@ unsigned riscv_guest_files(void)
 }
 
 /*
- * From one hart's S-level file to the next on the board: QEMU virt gives each hart its S-level
- * file and its guest files in a power-of-two number of pages (aia-guests=1: 2 pages, 2 or 3:
- * 4, 4 to 7: 8).  Written once by the boot core before any other core starts.
+ * QEMU virt gives each hart its S-level file and its guest files in a power-of-two number of
+ * pages (aia-guests=1: 2 pages, 2 or 3: 4, 4 to 7: 8).  The base is copied next to the stride so
+ * that a kick reads both from one address: the base from `platform` and the stride from a
+ * variable of its own took two more instructions a kick.  Not static for the same reason: clang
+ * gives each field of a static object its own address computation.
  */
-static uint64_t imsic_hart_stride;
+struct riscv_imsic_harts riscv_imsic_harts;
 
 paddr_t riscv_imsic_hart_file(unsigned hart)
 {
-	return platform.arch.imsic_s_base + (uint64_t)hart * imsic_hart_stride;
+	return riscv_imsic_harts.base + (uint64_t)hart * riscv_imsic_harts.stride;
 }
 
 #define INSN_RET 0x00008067u
@@ -152,9 +154,10 @@ void riscv_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt)
 			 "(QEMU: -M virt,aia=aplic-imsic,aia-guests=1 or more)");
 		arch_board_off();
 	}
-	imsic_hart_stride = IMSIC_FILE_SIZE;
-	while (imsic_hart_stride < ((uint64_t)guest_files + 1u) * IMSIC_FILE_SIZE)
-		imsic_hart_stride <<= 1;
+	riscv_imsic_harts.base = platform.arch.imsic_s_base;
+	riscv_imsic_harts.stride = IMSIC_FILE_SIZE;
+	while (riscv_imsic_harts.stride < ((uint64_t)guest_files + 1u) * IMSIC_FILE_SIZE)
+		riscv_imsic_harts.stride <<= 1;
 	/* The map takes every hart's IMSIC files at the board's stride. */
 	if (!riscv_mmu_init(fdt)) {
 		console_panic_line("error: out of table pages for HS-mode's own map");

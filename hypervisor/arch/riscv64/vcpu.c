@@ -325,29 +325,49 @@ void riscv_post(const struct vcpu *target, uint32_t what)
 		arch_cpu_kick(target->pcpu);
 }
 
-/*
- * The harts hart_mask names from hart_mask_base (all of them for a base of -1), each sent
- * `what`; SBI_ERR_INVALID_PARAM, and nothing sent, if one is not the partition's.  With
- * `wait`, until each has taken it or is not on: only the partition's own cores are waited for,
- * and only while this vCPU has no reason to leave: the core ending the partition takes no
- * posted work, so a wait for it would never end.
- */
-static int64_t post_to_harts(struct vcpu *v, uint64_t mask, uint64_t base, uint32_t what, bool wait)
+/* Hart mask and base as the calls name them: a base of -1 names all the partition's harts. */
+static void harts_named(const struct partition *p, uint64_t *mask, uint64_t *base)
 {
-	struct partition *p = v->partition;
 	uint32_t n = p->num_vcpus;
 
-	if (base == ~0ULL) {
-		mask = (n < 64u) ? (BIT(n) - 1u) : ~0ULL;
-		base = 0;
+	if (*base == ~0ULL) {
+		*mask = (n < 64u) ? (BIT(n) - 1u) : ~0ULL;
+		*base = 0;
 	}
+}
+
+/*
+ * The harts hart_mask names from hart_mask_base, each sent `what`; SBI_ERR_INVALID_PARAM, and
+ * nothing sent, if one is not the partition's.  Nothing is live after the loop: a wait for the
+ * harts (wait_taken) is its caller's, else its registers spill on every SBI IPI's way.
+ */
+static int64_t post_to_harts(const struct vcpu *v, uint64_t mask, uint64_t base, uint32_t what)
+{
+	const struct partition *p = v->partition;
+	uint32_t n = p->num_vcpus;
+
+	harts_named(p, &mask, &base);
 	/* Harts base .. base + 63 that are not the partition's: none may be named. */
 	uint64_t outside = (base >= n) ? ~0ULL : ((n - base >= 64u) ? 0 : ~(BIT(n - base) - 1u));
 	if (mask & outside)
 		return SBI_ERR_INVALID_PARAM;
 	for (uint64_t m = mask; m != 0u; m &= m - 1u)
 		riscv_post(&p->vcpu[base + (unsigned)__builtin_ctzll(m)], what);
-	for (uint64_t m = wait ? mask : 0u; m != 0u; m &= m - 1u) {
+	return SBI_SUCCESS;
+}
+
+/*
+ * Until each of the harts post_to_harts sent `what` has taken it or is not on: only the
+ * partition's own cores are waited for, and only while this vCPU has no reason to leave: the
+ * core ending the partition takes no posted work, so a wait for it would never end.  Never
+ * inlined: in riscv_guest_trap its registers would be saved and restored on every trap.
+ */
+static __attribute__((noinline)) void wait_taken(const struct vcpu *v, uint64_t mask, uint64_t base, uint32_t what)
+{
+	const struct partition *p = v->partition;
+
+	harts_named(p, &mask, &base);
+	for (uint64_t m = mask; m != 0u; m &= m - 1u) {
 		const struct vcpu *t = &p->vcpu[base + (unsigned)__builtin_ctzll(m)];
 		while ((atomic_load(&cpus[t->pcpu].posted) & what) && atomic_load(&t->power) == VCPU_ON &&
 		       !power_must_leave(p, v)) {
@@ -355,7 +375,6 @@ static int64_t post_to_harts(struct vcpu *v, uint64_t mask, uint64_t base, uint3
 			arch_cpu_relax();
 		}
 	}
-	return SBI_SUCCESS;
 }
 
 /* send_ipi(hart_mask, hart_mask_base): the guest's supervisor software interrupt on each. */
@@ -363,7 +382,7 @@ static struct sbi_result sbi_ipi(struct vcpu *v, uint32_t fn, const struct guest
 {
 	if (fn != 0u)
 		return result(SBI_ERR_NOT_SUPPORTED, 0);
-	return result(post_to_harts(v, r->x[10], r->x[11], POSTED_VSSIP, false), 0);
+	return result(post_to_harts(v, r->x[10], r->x[11], POSTED_VSSIP), 0);
 }
 
 /*
@@ -375,7 +394,11 @@ static struct sbi_result sbi_rfence(struct vcpu *v, uint32_t fn, const struct gu
 {
 	if (fn > 2u)
 		return result(SBI_ERR_NOT_SUPPORTED, 0);
-	return result(post_to_harts(v, r->x[10], r->x[11], POSTED_FENCE, true), 0);
+	int64_t error = post_to_harts(v, r->x[10], r->x[11], POSTED_FENCE);
+
+	if (error == SBI_SUCCESS)
+		wait_taken(v, r->x[10], r->x[11], POSTED_FENCE);
+	return result(error, 0);
 }
 
 static bool sbi_has(uint64_t ext)
@@ -592,7 +615,6 @@ static void guest_page_fault(struct vcpu *v, struct guest_regs *r, uint64_t caus
 {
 	uint64_t gva = csr_read(stval);
 	uint64_t gpa = (csr_read(htval) << 2) | (gva & 3u);
-	uint64_t tinst = csr_read(CSR_HTINST);
 	bool store = cause == EXC_STORE_GUEST_PAGE_FAULT;
 	struct mmio_insn m;
 	uint32_t insn = 0;
@@ -604,9 +626,14 @@ static void guest_page_fault(struct vcpu *v, struct guest_regs *r, uint64_t caus
 		partition_fault(v, "fetch outside its memory: gpa=0x%llx pc=0x%llx",
 				(unsigned long long)gpa, (unsigned long long)r->sepc);
 	}
-	switch (riscv_tinst_kind(tinst)) {
+	/*
+	 * htinst is read again where it is decoded: held across these calls, it took one more
+	 * saved register in riscv_guest_trap, which every trap pays for (SBI IPI +4 instructions
+	 * in the bench).  Nothing between the reads can trap.
+	 */
+	switch (riscv_tinst_kind(csr_read(CSR_HTINST))) {
 	case TINST_ACCESS:
-		decoded = riscv_decode_transformed(tinst, &m);
+		decoded = riscv_decode_transformed(csr_read(CSR_HTINST), &m);
 		break;
 	case TINST_NONE:
 		decoded = riscv_fetch_guest_insn(r->sepc, &insn) && riscv_decode_mmio(insn, &m);

@@ -32,7 +32,12 @@
 
 struct vcpu;
 
-struct riscv_cpu {
+/*
+ * A cache line each, and a power of two in size (checked below): cpus[] is indexed by a shift,
+ * not a multiply, on the kick and SBI IPI paths (riscv_post, post_to_harts), and the `posted`
+ * other cores write shares no line with a neighbour's fields.
+ */
+struct __attribute__((aligned(64))) riscv_cpu {
 	uint64_t id;
 	uint64_t stack_top;
 	uint64_t scratch;
@@ -66,6 +71,7 @@ _Static_assert(__builtin_offsetof(struct riscv_cpu, scratch2) == CPU_SCRATCH2, "
 _Static_assert(__builtin_offsetof(struct riscv_cpu, fast_timer) == CPU_FAST_TIMER, "asm offset");
 _Static_assert(__builtin_offsetof(struct riscv_cpu, fast_wfi) == CPU_FAST_WFI, "asm offset");
 _Static_assert(__builtin_offsetof(struct riscv_cpu, panic_top) == CPU_PANIC_TOP, "asm offset");
+_Static_assert((sizeof(struct riscv_cpu) & (sizeof(struct riscv_cpu) - 1u)) == 0u, "cpus[] by a shift");
 _Static_assert(sizeof(struct core_stack) == STACK_GUARD + STACK_SIZE, "asm stride");
 _Static_assert(sizeof(struct guest_regs) == GUEST_FRAME_SIZE, "asm frame");
 _Static_assert(__builtin_offsetof(struct guest_regs, sepc) == GUEST_SEPC, "asm frame");

@@ -30,6 +30,15 @@ __attribute__((noreturn)) void riscv_hyp_panic(const uint64_t *regs);
 bool riscv_take_kicks(void);
 /* The guest interrupt files each hart has (0 without the AIA's IMSIC). */
 unsigned riscv_guest_files(void);
+/*
+ * Hart 0's S-level IMSIC file on the board, and the stride from one hart's to the next (its
+ * guest files between), written once by the boot core before any other core starts.
+ */
+struct riscv_imsic_harts {
+	paddr_t base;
+	uint64_t stride;
+};
+extern struct riscv_imsic_harts riscv_imsic_harts;
 /* Hart `hart`'s S-level IMSIC file on the board; its guest files follow it. */
 paddr_t riscv_imsic_hart_file(unsigned hart);
 /*
