@@ -31,10 +31,32 @@ static int fdt_fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-/* Byte by byte: the tree is big-endian and its cells only 4-byte aligned. */
+/*
+ * A big-endian cell: every one the walk reads is 4-byte aligned (the tree is, and the walk
+ * moves in whole cells), so one load and a byte swap, not four loads (the boot reads hundreds).
+ */
 static uint32_t be32(const uint8_t *p)
 {
-	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+	uint32_t v;
+
+	(void)__builtin_memcpy(&v, __builtin_assume_aligned(p, 4), sizeof(v));
+	return __builtin_bswap32(v);
+}
+
+/*
+ * A node's name from `pos` with its padding: the bytes up to the next 4-byte boundary after
+ * its NUL, or 0 if no NUL comes before `end`.  Word by word (a word has a zero byte iff
+ * (w - 0x01010101) & ~w & 0x80808080): QEMU's trees have dozens of nodes.
+ */
+static uint32_t name_span(const uint8_t *b, uint32_t pos, uint32_t end)
+{
+	for (uint32_t at = pos; end - at >= 4u; at += 4u) {
+		uint32_t w;
+		(void)__builtin_memcpy(&w, __builtin_assume_aligned(&b[at], 4), sizeof(w));
+		if (((w - 0x01010101u) & ~w & 0x80808080u) != 0u)
+			return at + 4u - pos;
+	}
+	return 0;
 }
 
 /* `cells` (1 or 2) big-endian cells at p. */
@@ -84,9 +106,11 @@ static int add_ranges(struct fdt_state *s, char *err, size_t errlen)
 static int property(struct fdt_state *s, uint32_t depth, const char *name, const uint8_t *value,
 		    uint32_t len, char *err, size_t errlen)
 {
-	bool address = !strcmp(name, "#address-cells");
+	/* The first letter before the whole name: most properties are none of these. */
+	bool root_cells = depth == 1u && name[0] == '#';
+	bool address = root_cells && !strcmp(name, "#address-cells");
 
-	if (depth == 1u && (address || !strcmp(name, "#size-cells"))) {
+	if (root_cells && (address || !strcmp(name, "#size-cells"))) {
 		/* The memory nodes already read were read with the old sizes. */
 		if (s->root_has_nodes)
 			return fdt_fail(err, errlen, "the root's %s after its nodes", name);
@@ -97,9 +121,9 @@ static int property(struct fdt_state *s, uint32_t depth, const char *name, const
 			s->address_cells = cells;
 		else
 			s->size_cells = cells;
-	} else if (depth == 2u && !strcmp(name, "device_type")) {
+	} else if (depth == 2u && name[0] == 'd' && !strcmp(name, "device_type")) {
 		s->memory = len == 7u && value[6] == 0u && !strcmp((const char *)value, "memory");
-	} else if (depth == 2u && !strcmp(name, "reg")) {
+	} else if (depth == 2u && name[0] == 'r' && !strcmp(name, "reg")) {
 		s->reg = value;
 		s->reg_len = len;
 	}
@@ -127,10 +151,10 @@ static int walk(struct fdt_state *s, const uint8_t *b, uint32_t pos, uint32_t en
 			return 0;
 		}
 		if (token == FDT_BEGIN_NODE) {
-			size_t n = strnlen((const char *)&b[pos], end - pos);
-			if (n == end - pos || ALIGN_UP(n + 1u, 4u) > end - pos)
+			uint32_t span = name_span(b, pos, end);
+			if (span == 0u)
 				return fdt_fail(err, errlen, "node name at 0x%x runs past the structure block", at);
-			pos += (uint32_t)ALIGN_UP(n + 1u, 4u);
+			pos += span;
 			if ((depth == 0u && root_done) || depth == FDT_MAX_DEPTH)
 				return fdt_fail(err, errlen, "a second root or nodes deeper than %u at 0x%x",
 					    FDT_MAX_DEPTH, at);
@@ -156,14 +180,18 @@ static int walk(struct fdt_state *s, const uint8_t *b, uint32_t pos, uint32_t en
 			pos += 8u;
 			if (len > end - pos || ALIGN_UP((uint64_t)len, 4u) > end - pos)
 				return fdt_fail(err, errlen, "property at 0x%x runs past the structure block", at);
-			if (nameoff >= strings_size ||
-			    strnlen((const char *)&strings[nameoff], strings_size - nameoff) ==
-			    strings_size - nameoff)
+			if (nameoff >= strings_size)
 				return fdt_fail(err, errlen, "property at 0x%x: its name is not in the strings block",
 					    at);
 			if (depth == 0u)
 				return fdt_fail(err, errlen, "property at 0x%x outside any node", at);
-			if (property(s, depth, (const char *)&strings[nameoff], &b[pos], len, err, errlen))
+			/*
+			 * Only the root's and its children's properties are read (QEMU's tree has
+			 * hundreds of others, and every one read costs the boot).  A name ends inside
+			 * the strings block: the block's last byte is a NUL (checked once).
+			 */
+			if (depth <= 2u && property(s, depth, (const char *)&strings[nameoff], &b[pos], len,
+						    err, errlen))
 				return -1;
 			pos += (uint32_t)ALIGN_UP((uint64_t)len, 4u);
 		} else {
@@ -178,6 +206,8 @@ int fdt_ram_from(const uint8_t *fdt, size_t avail, uint64_t base, uint64_t *size
 	const uint8_t *b = fdt;
 	struct fdt_state s;
 
+	if ((uintptr_t)fdt % 4u)
+		return fdt_fail(err, errlen, "at %p, not 4-byte aligned", (const void *)fdt);
 	if (avail < FDT_HEADER_SIZE)
 		return fdt_fail(err, errlen, "%zu bytes, smaller than a header", avail);
 	if (be32(b) != FDT_MAGIC)
@@ -202,6 +232,9 @@ int fdt_ram_from(const uint8_t *fdt, size_t avail, uint64_t base, uint64_t *size
 	if (off_strings > total || size_strings > total - off_strings)
 		return fdt_fail(err, errlen, "strings block 0x%x+0x%x outside its 0x%x bytes", off_strings,
 			    size_strings, total);
+	/* So that every name starting in the block ends in it, with no name measured. */
+	if (size_strings != 0u && b[off_strings + size_strings - 1u] != 0u)
+		return fdt_fail(err, errlen, "the strings block does not end with a NUL");
 	(void)memset(&s, 0, sizeof(s));
 	/* The specification's defaults for a root without the properties. */
 	s.address_cells = 2;

@@ -194,7 +194,7 @@ void test_fdt_refuses_a_malformed_structure(void)
 	tree_len = fake_fdt_board(tree, sizeof(tree), BASE, 1ull << 30);
 	tree[tree_len - 1] = 'x';                      /* the last name's NUL */
 	put32(tree + off_struct + 16, get32(tree + 32) - 3);
-	CHECK(expect_refused("its name is not in the strings block"));
+	CHECK(expect_refused("the strings block does not end with a NUL"));
 	(void)off_strings;
 	/* ... or whose value runs past the structure block. */
 	tree_len = fake_fdt_board(tree, sizeof(tree), BASE, 1ull << 30);
