@@ -16,6 +16,16 @@ _start:
 	mv	s3, a1
 	li	t0, MAX_CPUS
 	bgeu	s0, t0, park
+	/*
+	 * One boot core.  QEMU 7.2's OpenSBI (1.1) now and then cold-boots two harts, each
+	 * entering here: a second would run the whole boot again beside the first, and the
+	 * first could not start it later (it is not stopped).  The loser hands itself back to the
+	 * firmware stopped (SBI HSM hart_stop), from where the boot core may start it as any other.
+	 */
+	la	t0, boot_claimed
+	li	t1, 1
+	amoswap.w.aq t1, t1, (t0)
+	bnez	t1, give_back
 	la	t0, __bss_start
 	la	t1, __bss_end
 	/* Eight stores a step: the clear is most of the instructions boot runs. */
@@ -38,6 +48,20 @@ _start:
 	mv	a1, s1
 	mv	a2, s3
 	tail	riscv_boot_primary
+
+/* A hart that lost the boot: stopped in the firmware (HSM hart_stop does not return). */
+give_back:
+	li	a7, 0x48534d		/* HSM */
+	li	a6, 1			/* hart_stop */
+	ecall
+	j	park
+
+/* Set by the boot core, in .data: the boot clears .bss, which a second entry must not see cleared. */
+	.pushsection .data
+	.balign 4
+boot_claimed:
+	.word	0
+	.popsection
 
 /* `cycle` at the first instruction (cpu.c says it at board off: tern-boot-cycle). */
 	.pushsection .data
