@@ -58,6 +58,7 @@ ARM64_ENTRIES = {
 # partition UART's register model behind uart_access (platform.uart_model).
 ARM64_INDIRECT = {
     "mmio_emulate": ("uart_access", "vpci_access", "vgicd_access", "vgicr_access"),
+    "mmio_trap": ("uart_access", "vpci_access", "vgicd_access", "vgicr_access"),  # mmio_emulate inlined
     "uart_access": ("vpl011_access", "vns16550_access"),
 }
 
@@ -90,6 +91,7 @@ RISCV64_ENTRIES = {
 # virtual APLIC) and uart_access's register models.
 RISCV64_INDIRECT = {
     "mmio_emulate": ("uart_access", "vpci_access", "vaplic_access"),
+    "mmio_trap": ("uart_access", "vpci_access", "vaplic_access"),   # mmio_emulate inlined
     "uart_access": ("vpl011_access", "vns16550_access"),
     "riscv_probe_exec": (),     # calls a `ret` in data, which must fault (the boot check)
 }

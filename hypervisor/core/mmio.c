@@ -1,33 +1,38 @@
 /* SPDX-License-Identifier: MIT */
+#include <tern/arch.h>
+#include <tern/lib.h>
 #include <tern/mmio.h>
+#include <tern/partition.h>
 
-#define MAX_REGIONS 8u
-
-struct mmio_region {
-	ipaddr_t base;
-	uint64_t size;
-	mmio_handler handler;
-};
-
-/* Written at boot by the boot core only, read-only afterwards. */
-static struct mmio_region regions[MAX_REGIONS];
-static uint32_t num_regions;
-
-void mmio_register(ipaddr_t base, uint64_t size, mmio_handler handler)
+bool mmio_add(struct partition *p, ipaddr_t base, uint64_t size, mmio_handler handler,
+	      char *err, size_t errlen)
 {
-	if (num_regions < MAX_REGIONS)
-		regions[num_regions++] = (struct mmio_region){ base, size, handler };
+	struct mmio_devices *d = &p->devices;
+
+	for (uint32_t i = 0; i < d->count; i++) {
+		const struct mmio_device *o = &d->device[i];
+		if (base < o->base + o->size && o->base < base + size) {
+			(void)snprintf(err, errlen,
+				       "emulated device at 0x%llx overlaps the one at 0x%llx",
+				       (unsigned long long)base, (unsigned long long)o->base);
+			return false;
+		}
+	}
+	if (d->count == MMIO_MAX_DEVICES) {
+		(void)snprintf(err, errlen, "more than %u emulated devices (at 0x%llx)",
+			       MMIO_MAX_DEVICES, (unsigned long long)base);
+		return false;
+	}
+	d->device[d->count++] = (struct mmio_device){ base, size, handler };
+	return true;
 }
 
-void mmio_reset(void)
+bool mmio_claimed(const struct partition *p, ipaddr_t ipa)
 {
-	num_regions = 0;
-}
+	const struct mmio_devices *d = &p->devices;
 
-bool mmio_claimed(ipaddr_t ipa)
-{
-	for (uint32_t i = 0; i < num_regions; i++) {
-		if (ipa - regions[i].base < regions[i].size)
+	for (uint32_t i = 0; i < d->count; i++) {
+		if (ipa - d->device[i].base < d->device[i].size)
 			return true;
 	}
 	return false;
@@ -36,14 +41,16 @@ bool mmio_claimed(ipaddr_t ipa)
 enum mmio_result mmio_emulate(struct vcpu *v, ipaddr_t ipa, unsigned size, bool write,
 			      uint64_t *value)
 {
-	for (uint32_t i = 0; i < num_regions; i++) {
-		const struct mmio_region *r = &regions[i];
+	const struct mmio_devices *d = &v->partition->devices;
+
+	for (uint32_t i = 0; i < d->count; i++) {
+		const struct mmio_device *r = &d->device[i];
 		uint64_t offset = ipa - r->base; /* wraps for an IPA below the region */
 		if (offset >= r->size)
 			continue;
 		/*
 		 * Every emulated register is aligned to its size: a misaligned access would
-		 * touch two, or land where its offset does not say (a write at GICD+0x105
+		 * touch two, or land where its offset does not say (a write at base + 0x105
 		 * would change other interrupts than it names).
 		 */
 		if (ipa & (size - 1))
@@ -51,4 +58,24 @@ enum mmio_result mmio_emulate(struct vcpu *v, ipaddr_t ipa, unsigned size, bool 
 		return r->handler(v, offset, size, write, value);
 	}
 	return MMIO_UNHANDLED;
+}
+
+void mmio_trap(struct vcpu *v, struct mmio_access *a)
+{
+	switch (mmio_emulate(v, a->ipa, a->size, a->write, &a->value)) {
+	case MMIO_DONE:
+		vcpu_count(v, STAT_EXIT_MMIO);
+		arch_mmio_complete(v, a);
+		break;
+	case MMIO_ABORT:
+		arch_mmio_bus_fault(v, a, MMIO_ABORT);
+		break;
+	case MMIO_MISALIGNED:
+		arch_mmio_bus_fault(v, a, MMIO_MISALIGNED);
+		break;
+	case MMIO_UNHANDLED:
+	default:
+		arch_mmio_outside(v, a);
+		break;
+	}
 }

@@ -417,6 +417,16 @@ static enum mmio_result uart_access(struct vcpu *v, uint64_t offset, unsigned si
 	return platform.uart_model->access(&v->partition->uart, offset, size, write, value);
 }
 
+/*
+ * The devices the hypervisor emulates in the partition's map, looked up in this order on
+ * every trapped access: the UART, the busiest, first.
+ */
+static bool partition_devices(struct partition *p, char *err, size_t errlen)
+{
+	return mmio_add(p, platform.uart_base, platform.uart_model->size, uart_access, err, errlen) &&
+	       arch_partition_devices(p, err, errlen) && vpci_add(p, err, errlen);
+}
+
 /* The board's allow-lists, from the platform, for the config check. */
 static void board_limits(struct config_limits *lim, struct config_device *devices,
 			 uint32_t max_devices, struct config_irq *irqs, uint32_t max_irqs)
@@ -517,16 +527,12 @@ void tern_main(paddr_t fdt)
 		arch_board_off();
 	}
 
-	/* Looked up in this order on every trapped access: the UART is the busiest. */
-	mmio_register(platform.uart_base, platform.uart_model->size, uart_access);
-	arch_mmio_register();
-	vpci_register();
 	num_partitions = cfg->num_partitions;
 	for (uint32_t i = 0; i < num_partitions; i++) {
 		struct partition *p = &partitions[i];
 		const struct tern_config_partition *c = &cfg->partition[i];
 		partition_create(p, i, c);
-		if (!arch_partition_init(p, err, sizeof(err))) {
+		if (!partition_devices(p, err, sizeof(err)) || !arch_partition_init(p, err, sizeof(err))) {
 			tern_log("error: partition %s: %s", p->name, err);
 			arch_board_off();
 		}

@@ -167,18 +167,6 @@ bool pci_ecam_emulated(paddr_t base, uint64_t size)
 	return false;
 }
 
-void vpci_register(void)
-{
-	for (uint32_t d = 0; d < platform.num_devices; d++) {
-		const struct platform_range *r = &platform.devices[d];
-		if (r->flags & PLATFORM_ECAM_EMULATED) {
-			vecam_base = r->base;
-			mmio_register(r->base, r->size, vpci_access);
-			return;
-		}
-	}
-}
-
 void vpci_reset(struct vpci *vp)
 {
 	vp->num_msi = 0;
@@ -193,6 +181,18 @@ static bool owns(const struct partition *p, paddr_t pa)
 			return true;
 	}
 	return false;
+}
+
+bool vpci_add(struct partition *p, char *err, size_t errlen)
+{
+	for (uint32_t d = 0; d < platform.num_devices; d++) {
+		const struct platform_range *r = &platform.devices[d];
+		if ((r->flags & PLATFORM_ECAM_EMULATED) && owns(p, r->base)) {
+			vecam_base = r->base;
+			return mmio_add(p, r->base, r->size, vpci_access, err, errlen);
+		}
+	}
+	return true;
 }
 
 /* The MSI address the guest wrote to the function at `fn_offset` (NULL: none yet, and `make` not set or no room). */

@@ -92,7 +92,7 @@ ORACLE static uint32_t cores_of(const struct partition *p)
 /* Its APLIC has state for its own sources only. */
 ORACLE static void check_own_state(const struct partition *p)
 {
-	const struct vaplic *va = &riscv_part(p)->vaplic;
+	const struct vaplic *va = &p->arch.vaplic;
 
 	for (uint32_t w = 0; w < APLIC_WORDS; w++) {
 		uint32_t owned = p->cfg->spis[w];
@@ -111,15 +111,18 @@ ORACLE static void check_own_state(const struct partition *p)
 
 struct others {
 	struct vaplic vaplic;
+	struct vaplic_idc idc[TERN_MAX_VCPUS];
 	uint64_t hvip[TERN_MAX_VCPUS];
 };
 
 ORACLE static void snapshot(const struct partition *o, struct others *s)
 {
 	memset(s, 0, sizeof(*s));
-	memcpy(&s->vaplic, &riscv_part(o)->vaplic, sizeof(s->vaplic));
-	for (uint32_t i = 0; i < o->num_vcpus; i++)
+	memcpy(&s->vaplic, &o->arch.vaplic, sizeof(s->vaplic));
+	for (uint32_t i = 0; i < o->num_vcpus; i++) {
+		s->idc[i] = o->vcpu[i].arch.idc;
 		s->hvip[i] = fake_csr(o->vcpu[i].pcpu, "hvip");
+	}
 }
 
 /* The seteipnum words of every IMSIC file but those the acting partition may write. */
@@ -258,7 +261,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				/* Nobody's source: nobody's APLIC changes. */
 				snapshot(p, &own_after);
 				if (!owns(p, s))
-					FUZZ_ASSERT(same_bytes(&own.vaplic, &own_after.vaplic, sizeof(own.vaplic)));
+					FUZZ_ASSERT(same_bytes(&own.vaplic, &own_after.vaplic, sizeof(own.vaplic)) &&
+						    same_bytes(own.idc, own_after.idc, sizeof(own.idc)));
 			}
 		} else {
 			uint32_t off = pick_offset(&in);

@@ -38,6 +38,7 @@ static uint8_t allowed_sgi[2][FAKE_CPUS][SGI_SPAN];
 static uint32_t acting;                   /* the partition whose step runs */
 static bool writes_forbidden;             /* a read, or a refused access: no write at all */
 static struct vgic_dist dist_before[2];
+static struct vgic_redist redist_before[2][TERN_MAX_VCPUS];
 static struct arm64_cpu cpu_before[FAKE_CPUS];
 static uint64_t lrs_before[FAKE_CPUS][FAKE_MAX_LRS];
 
@@ -125,10 +126,14 @@ ORACLE static void on_gic_write(uintptr_t a, unsigned size, uint64_t value)
 ORACLE static void check_dist_unchanged(void)
 {
 	for (uint32_t pi = 0; pi < 2; pi++) {
-		const struct vgic_dist *d = &arm64_partitions[pi].dist;
+		const struct partition *p = &partitions[pi];
+		const struct vgic_dist *d = &p->arch.dist;
 		size_t skip = offsetof(struct vgic_dist, ctlr);
 		FUZZ_ASSERT(same_bytes((const char *)d + skip, (const char *)&dist_before[pi] + skip,
 				    sizeof(*d) - skip));
+		for (uint32_t i = 0; i < TERN_MAX_VCPUS; i++)
+			FUZZ_ASSERT(same_bytes(&p->vcpu[i].arch.redist, &redist_before[pi][i],
+					    sizeof(redist_before[pi][i])));
 	}
 }
 
@@ -181,7 +186,7 @@ ORACLE static void check_delivery_state(void)
 		struct arm64_cpu *cpu = &cpus[c];
 		if (!cpu->vcpu)
 			continue;
-		const struct vgic_dist *d = &arm64_partitions[cpu->vcpu->partition->index].dist;
+		const struct vgic_dist *d = &cpu->vcpu->partition->arch.dist;
 		for (uint32_t intid = 0; intid < NR_INTIDS; intid++) {
 			uint64_t t = cpu->lr_template[intid];
 			if (!t)
@@ -261,8 +266,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		bool trap = pi == STD_TRAP;
 
 		acting = pi;
-		memcpy(dist_before, &arm64_partitions[0].dist, sizeof(dist_before[0]));
-		memcpy(&dist_before[1], &arm64_partitions[1].dist, sizeof(dist_before[1]));
+		for (uint32_t pi = 0; pi < 2; pi++) {
+			memcpy(&dist_before[pi], &partitions[pi].arch.dist, sizeof(dist_before[pi]));
+			for (uint32_t i = 0; i < TERN_MAX_VCPUS; i++)
+				redist_before[pi][i] = partitions[pi].vcpu[i].arch.redist;
+		}
 		for (unsigned c = 0; c < STD_CPUS; c++) {
 			if (c != core && cpus[c].vcpu) {
 				memcpy(&cpu_before[c], &cpus[c], sizeof(cpus[c]));

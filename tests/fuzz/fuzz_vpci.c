@@ -24,9 +24,10 @@
  * reads all ones again, so that the oracle is about the hypervisor, not the fake.
  *
  * Oracle, after every access:
- *  - the result is the one the rules give, computed from the harness's own model: misaligned,
- *    MMIO_MISALIGNED (mmio_emulate's check, before any handler: for "trap" too); an address
- *    the partition does not own, MMIO_UNHANDLED; 8 bytes, MMIO_ABORT;
+ *  - the result is the one the rules give, computed from the harness's own model: any access
+ *    of a partition that does not own the bridge, MMIO_UNHANDLED (the emulated ECAM is not in
+ *    its map); misaligned, MMIO_MISALIGNED (mmio_emulate's check, before any handler); an
+ *    address the owner does not own, MMIO_UNHANDLED; 8 bytes, MMIO_ABORT;
  *    a write overlapping MSI-X, an MSI address on a ninth function, a live MSI address that is
  *    none of the owner's doorbells, or MSI enabled while the guest's address is none of them,
  *    MMIO_UNHANDLED; anything else MMIO_DONE.  A refused access leaves the guest's value alone;
@@ -568,9 +569,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		enum mmio_result r = MMIO_DONE, expect = MMIO_DONE;
 
 		/* The rules, from the harness's own model, before the access. */
-		if (at & (sz - 1))
+		if (actor == 2)
+			expect = MMIO_UNHANDLED; /* the emulated ECAM is its owner's device only */
+		else if (at & (sz - 1))
 			expect = MMIO_MISALIGNED;
-		else if (actor == 2 || at >= OWNED_END)
+		else if (at >= OWNED_END)
 			expect = MMIO_UNHANDLED;
 		else if (sz > 4)
 			expect = MMIO_ABORT;

@@ -808,7 +808,7 @@ void test_partition_restart_reloads_initrd(void)
 	CHECK_EQ(ram[0x80000 + 0x2000], 0);
 }
 
-/* The MMIO region table: at most 8, forgotten by mmio_reset. */
+/* A partition's emulated devices: at most MMIO_MAX_DEVICES, none overlapping, its own only. */
 static enum mmio_result region_handler(struct vcpu *v, uint64_t offset, unsigned size, bool write,
 				       uint64_t *value)
 {
@@ -821,15 +821,27 @@ static enum mmio_result region_handler(struct vcpu *v, uint64_t offset, unsigned
 
 void test_partition_mmio_regions(void)
 {
+	static struct partition p, other;
+	struct vcpu v = { .partition = &p }, w = { .partition = &other };
 	uint64_t value = 0;
+	char err[96];
 
-	for (uint64_t i = 0; i < 9; i++)
-		mmio_register(0x1000 * (i + 1), 0x1000, region_handler);
-	CHECK_EQ(mmio_emulate(NULL, 0x8010, 4, false, &value), MMIO_DONE);
+	for (uint64_t i = 0; i < MMIO_MAX_DEVICES; i++)
+		CHECK(mmio_add(&p, 0x1000 * (i + 1), 0x1000, region_handler, err, sizeof(err)));
+	CHECK(!mmio_add(&p, 0x1000 * (MMIO_MAX_DEVICES + 1), 0x1000, region_handler, err, sizeof(err)));
+	CHECK(strstr(err, "more than 8 emulated devices (at 0x9000)"));
+	CHECK(mmio_add(&other, 0x5000, 0x1000, region_handler, err, sizeof(err)));
+	CHECK(!mmio_add(&other, 0x5800, 0x1000, region_handler, err, sizeof(err)));
+	CHECK(strstr(err, "emulated device at 0x5800 overlaps the one at 0x5000"));
+	CHECK_EQ(mmio_emulate(&v, 0x8010, 4, false, &value), MMIO_DONE);
 	CHECK_EQ(value, 0x10);
-	CHECK_EQ(mmio_emulate(NULL, 0x9010, 4, false, &value), MMIO_UNHANDLED); /* the 9th */
-	CHECK_EQ(mmio_emulate(NULL, 0x0ff0, 4, false, &value), MMIO_UNHANDLED);
-	CHECK_EQ(mmio_emulate(NULL, 0x1ffc, 8, false, &value), MMIO_MISALIGNED);
-	mmio_reset();
-	CHECK_EQ(mmio_emulate(NULL, 0x8010, 4, false, &value), MMIO_UNHANDLED);
+	CHECK(mmio_claimed(&p, 0x8fff));
+	CHECK(!mmio_claimed(&p, 0x9000));
+	CHECK_EQ(mmio_emulate(&v, 0x9010, 4, false, &value), MMIO_UNHANDLED); /* not added */
+	CHECK_EQ(mmio_emulate(&v, 0x0ff0, 4, false, &value), MMIO_UNHANDLED);
+	CHECK_EQ(mmio_emulate(&v, 0x1ffc, 8, false, &value), MMIO_MISALIGNED);
+	/* The other partition has its one device only. */
+	CHECK_EQ(mmio_emulate(&w, 0x5010, 4, false, &value), MMIO_DONE);
+	CHECK_EQ(mmio_emulate(&w, 0x8010, 4, false, &value), MMIO_UNHANDLED);
+	CHECK(!mmio_claimed(&other, 0x8010));
 }

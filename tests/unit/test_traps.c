@@ -7,6 +7,7 @@
 #include <arch/esr.h>
 #include <arch/gicv3.h>
 #include <arch/partition.h>
+#include <tern/partition.h>
 #include <arch/sysreg.h>
 #include <tern/platform.h>
 #include "check.h"
@@ -204,18 +205,18 @@ void test_traps_sgi_registers(void)
 	regs->x[5] = (3ull << 24) | 0b10;
 	CHECK_EQ(trap(EC_SYSREG, sysreg_iss(ISS_ICC_SGI1R, 5, false), 0, 0), FAKE_RETURNED);
 	CHECK_EQ(regs->elr, PC + 4);
-	CHECK_EQ(atomic_load(&vgic_redist_of(v1)->pending), 1u << 3);
+	CHECK_EQ(atomic_load(&v1->arch.redist.pending), 1u << 3);
 	CHECK_EQ(v0->stats[STAT_EXIT_SYSREG], 1);
 	CHECK_EQ(v0->stats[STAT_SGI_SENT], 1);
 	/* XZR: SGI 0 to nobody */
 	CHECK_EQ(trap(EC_SYSREG, sysreg_iss(ISS_ICC_SGI1R, 31, false), 0, 0), FAKE_RETURNED);
-	CHECK_EQ(atomic_load(&vgic_redist_of(v1)->pending), 1u << 3);
+	CHECK_EQ(atomic_load(&v1->arch.redist.pending), 1u << 3);
 	/* Group 0 and alias SGIs are refused, and stepped over. */
 	CHECK_EQ(trap(EC_SYSREG, sysreg_iss(ISS_ICC_ASGI1R, 5, false), 0, 0), FAKE_RETURNED);
 	CHECK_EQ(trap(EC_SYSREG, sysreg_iss(ISS_ICC_SGI0R, 5, false), 0, 0), FAKE_RETURNED);
 	CHECK_EQ(v0->stats[STAT_SGI_DENIED], 2);
 	CHECK_EQ(regs->elr, PC + 16);
-	CHECK_EQ(atomic_load(&vgic_redist_of(v1)->pending), 1u << 3);
+	CHECK_EQ(atomic_load(&v1->arch.redist.pending), 1u << 3);
 	/* Reading ICC_SGI1R_EL1 (write-only): undefined. */
 	at(PC, EL1H);
 	CHECK_EQ(trap(EC_SYSREG, sysreg_iss(ISS_ICC_SGI1R, 5, true), 0, 0), FAKE_RETURNED);

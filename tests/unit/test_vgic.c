@@ -7,6 +7,7 @@
 #include <string.h>
 #include <arch/gicv3.h>
 #include <arch/partition.h>
+#include <tern/partition.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/mmio.h>
@@ -97,7 +98,7 @@ static uint64_t ignored(struct vcpu *v)
 
 static struct vgic_dist *dist(struct partition *p)
 {
-	return &arm64_part(p)->dist;
+	return &p->arch.dist;
 }
 
 /* ---- the distributor register decode ---- */
@@ -314,7 +315,7 @@ void test_vgic_routing(void)
 	/* Posted: core 0 applied its own change, core 1's waits for its kick. */
 	CHECK_EQ(cpus[0].lr_template[35], 0);
 	CHECK_EQ(cpus[1].lr_template[35], 0);
-	CHECK(atomic_load(&vgic_redist_of(t1)->sync) & VGIC_SYNC_TEMPLATES);
+	CHECK(atomic_load(&t1->arch.redist.sync) & VGIC_SYNC_TEMPLATES);
 	CHECK(atomic_load(&fake_kicks) & (1u << 1));
 	fake_deliver_all_kicks(8);
 	uint64_t lr = cpus[1].lr_template[35];
@@ -409,7 +410,7 @@ void test_vgic_sibling_never_started(void)
 	CHECK_EQ(rd(t1, GICR(2, SGI_FRAME + GICD_IGROUPR), 4), 0xffffffff);
 	CHECK_EQ(rd(t1, GICR(2, SGI_FRAME + GICD_ISENABLER), 4), 0xffff | OWNED_PPIS);
 	CHECK_EQ(rd(t1, GICR(2, SGI_FRAME + GICD_ICENABLER), 4), 0xffff | OWNED_PPIS);
-	CHECK_EQ(atomic_load(&vgic_redist_of(t2)->sync), VGIC_SYNC_TEMPLATES | VGIC_SYNC_ENABLES);
+	CHECK_EQ(atomic_load(&t2->arch.redist.sync), VGIC_SYNC_TEMPLATES | VGIC_SYNC_ENABLES);
 	CHECK(atomic_load(&fake_kicks) & (1u << 2));
 	CHECK_EQ(phys32(sgi2, GICD_ISENABLER), enabled_before);
 	CHECK_EQ(fake_deliver_kick(2), FAKE_EXIT_WAIT);   /* its core idles: nothing to apply */
@@ -657,28 +658,28 @@ void test_vgic_sgis(void)
 	wr(t1, GICR(1, SGI_FRAME + GICD_ISENABLER), 4, 0xffff);
 	/* A target list: vCPU 1 (running) and vCPU 2 (never started): pending, cores kicked. */
 	CHECK_EQ(FAKE_ON(0, vgic_send_sgi(t0, (5ull << 24) | 0b110)), FAKE_RETURNED);
-	CHECK_EQ(atomic_load(&vgic_redist_of(t1)->pending), 1u << 5);
-	CHECK_EQ(atomic_load(&vgic_redist_of(t2)->pending), 1u << 5);
+	CHECK_EQ(atomic_load(&t1->arch.redist.pending), 1u << 5);
+	CHECK_EQ(atomic_load(&t2->arch.redist.pending), 1u << 5);
 	CHECK_EQ(atomic_load(&fake_kicks), (1u << 1) | (1u << 2));
 	CHECK_EQ(t0->stats[STAT_SGI_SENT], 1);
 	fake_deliver_all_kicks(8);
 	CHECK(lr_holding(1, 5) >= 0);
-	CHECK_EQ(atomic_load(&vgic_redist_of(t2)->pending), 1u << 5); /* waits for vCPU 2 */
+	CHECK_EQ(atomic_load(&t2->arch.redist.pending), 1u << 5); /* waits for vCPU 2 */
 	/* Targets past the partition's vCPUs: denied, counted, the others still get it. */
 	CHECK_EQ(FAKE_ON(0, vgic_send_sgi(t0, (6ull << 24) | 0b1010)), FAKE_RETURNED);
 	CHECK_EQ(t0->stats[STAT_SGI_DENIED], 1);
-	CHECK(atomic_load(&vgic_redist_of(t1)->pending) & (1u << 6));
+	CHECK(atomic_load(&t1->arch.redist.pending) & (1u << 6));
 	/* Another cluster: nothing. */
 	atomic_store(&fake_kicks, 0);
 	CHECK_EQ(FAKE_ON(0, vgic_send_sgi(t0, (7ull << 24) | (1ull << 16) | 0b10)), FAKE_RETURNED);
 	CHECK_EQ(t0->stats[STAT_SGI_DENIED], 2);
 	CHECK_EQ(atomic_load(&fake_kicks), 0);
-	CHECK(!(atomic_load(&vgic_redist_of(t1)->pending) & (1u << 7)));
+	CHECK(!(atomic_load(&t1->arch.redist.pending) & (1u << 7)));
 	/* IRM: every other vCPU of the partition. */
 	CHECK_EQ(FAKE_ON(1, vgic_send_sgi(t1, (8ull << 24) | (1ull << 40))), FAKE_RETURNED);
 	CHECK_EQ(atomic_load(&fake_kicks), (1u << 0) | (1u << 2));
-	CHECK(atomic_load(&vgic_redist_of(t0)->pending) & (1u << 8));
-	CHECK(!(atomic_load(&vgic_redist_of(t1)->pending) & (1u << 8)));
+	CHECK(atomic_load(&t0->arch.redist.pending) & (1u << 8));
+	CHECK(!(atomic_load(&t1->arch.redist.pending) & (1u << 8)));
 	/* A direct partition's SGIs are physical, to its own cores; SGI 15 is the hypervisor's. */
 	CHECK_EQ(FAKE_ON(3, vgic_send_sgi(d0, (2ull << 24) | 0b11)), FAKE_RETURNED);
 	CHECK_EQ(fake_phys_sgis[3], 1u << 2);
@@ -692,7 +693,7 @@ void test_vgic_sgis(void)
 	CHECK_EQ(ignored(d0), 1);
 	/* A trapping vCPU's ISPENDR0 raises its SGIs, virtual ones, through its core. */
 	wr(t0, GICR(1, SGI_FRAME + GICD_ISPENDR), 4, (1u << 15) | (1u << 9));
-	CHECK(atomic_load(&vgic_redist_of(t1)->pending) & ((1u << 15) | (1u << 9)));
+	CHECK(atomic_load(&t1->arch.redist.pending) & ((1u << 15) | (1u << 9)));
 }
 
 /* ---- pending and active state of SGIs and PPIs (GICR_IS/ICPENDR0, IS/ICACTIVER0) ---- */
@@ -794,7 +795,7 @@ void test_vgic_pending_state_posted(void)
 	/* A vCPU that never ran: nothing stale is applied when it enters. */
 	wr(t0, UNPEND(2), 4, BIT(3));
 	start_vcpu(trap, 2);
-	CHECK_EQ(atomic_load(&vgic_redist_of(t2)->unpend), 0);
+	CHECK_EQ(atomic_load(&t2->arch.redist.unpend), 0);
 }
 
 /* Direct: the vCPU's core's redistributor holds its SGIs' and PPIs' state; SGI 15 is not its. */
@@ -849,7 +850,7 @@ void test_vgic_quiesce(void)
 		CHECK_EQ(fake_lrs[0][n], 0);
 	CHECK(virq_queue_empty(&c->vgic.queue));
 	CHECK_EQ(phys32(fake_gicr[0] + GICR_SGI_BASE, GICD_ISENABLER) & OWNED_PPIS, 0);
-	CHECK_EQ(atomic_load(&vgic_redist_of(t0)->pending), 1u << 6);
+	CHECK_EQ(atomic_load(&t0->arch.redist.pending), 1u << 6);
 	CHECK_EQ(c->vgic.sgi_held, 0);
 	CHECK_EQ(fake_sysreg(0, "ich_ap1r3_el2"), 0);
 	CHECK_EQ(fake_sysreg(0, "ich_ap0r2_el2"), 0);
@@ -927,8 +928,8 @@ void test_vgic_partition_irqs_reset(void)
 	CHECK_EQ(dist(trap)->prio[37], 0);
 	CHECK_EQ(dist(trap)->target[37], 0);
 	CHECK_EQ(dist(trap)->group[1], 0);
-	CHECK_EQ(atomic_load(&vgic_redist_of(t1)->enabled), 0);
-	CHECK_EQ(vgic_redist_of(t1)->waker, GICR_WAKER_SLEEP);
+	CHECK_EQ(atomic_load(&t1->arch.redist.enabled), 0);
+	CHECK_EQ(t1->arch.redist.waker, GICR_WAKER_SLEEP);
 	/* A direct partition's SGIs sent while its vCPUs were off are dropped from their cores. */
 	uint8_t *sgi4 = fake_gicr[4] + GICR_SGI_BASE;
 	set_phys32(sgi4, GICD_ISPENDR, 0xffffffff);
@@ -936,7 +937,7 @@ void test_vgic_partition_irqs_reset(void)
 	arch_partition_irqs_reset(direct);
 	CHECK_EQ(phys32(sgi4, GICD_ISPENDR), ~(uint32_t)GUEST_SGIS);
 	CHECK_EQ(dist(direct)->group[1], 1u << 4);
-	CHECK_EQ(vgic_redist_of(d1)->group, DIRECT_GROUP1);
+	CHECK_EQ(d1->arch.redist.group, DIRECT_GROUP1);
 }
 
 /* ---- a priority changed while its interrupt waits ---- */

@@ -181,11 +181,6 @@ void arch_board_off(void)
 		wfi();
 }
 
-void arch_mmio_register(void)
-{
-	vgic_register_mmio();
-}
-
 uint64_t arch_ipa_limit(void)
 {
 	return GiB(4); /* VTCR_EL2.T0SZ = 32 */
@@ -328,7 +323,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	reset_el1(c);
 	write_sysreg(vmpidr_el2, BIT(31) | v->index);
 	write_sysreg(vpidr_el2, read_sysreg(midr_el1));
-	write_sysreg(vttbr_el2, arm64_part(p)->vttbr);
+	write_sysreg(vttbr_el2, p->arch.vttbr);
 	write_sysreg(hcr_el2, hcr);
 	isb();
 	/*

@@ -7,6 +7,7 @@
  */
 #include <arch/entry.h>
 #include <arch/partition.h>
+#include <tern/partition.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/lib.h>
@@ -39,7 +40,6 @@
 #define S2_POOL_PAGES  (8 * TERN_MAX_PARTITIONS)
 
 /* Set up field by field for the partitions that exist: not cleared at boot, it is large. */
-struct arm64_partition arm64_partitions[TERN_MAX_PARTITIONS] __attribute__((section(".noinit")));
 
 /* The hypervisor's own map: 1 GiB blocks, its own GiB in 2 MiB blocks, its image by pages. */
 static uint64_t hyp_l1[512] __attribute__((aligned(4096)));
@@ -184,7 +184,7 @@ static bool s2_map(uint64_t *root, ipaddr_t ipa, paddr_t pa, uint64_t size, uint
 
 bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 {
-	struct arm64_partition *ap = arm64_part(p);
+	struct arch_partition *ap = &p->arch;
 	const struct tern_config_partition *c = p->cfg;
 
 	spin_lock_init(&ap->dist.lock);

@@ -264,41 +264,59 @@ static bool inject_outside_access(struct vcpu *v, struct guest_regs *r, uint64_t
 	return true;
 }
 
+/* The trapped access's frame and syndrome (mmio_trap's hooks come back with the access only). */
+void arch_mmio_complete(struct vcpu *v, const struct mmio_access *a)
+{
+	struct guest_regs *r = guest_frame(this_cpu());
+	struct esr_data_access d;
+
+	(void)v;
+	esr_data_abort(a->insn, &d);
+	if (!a->write)
+		reg_set(r, d.rt, esr_load_value(&d, a->value));
+	skip_instruction(r, a->insn);
+}
+
+void arch_mmio_bus_fault(struct vcpu *v, const struct mmio_access *a, enum mmio_result why)
+{
+	inject_data_abort(v, guest_frame(this_cpu()), a->insn, a->write,
+			  why == MMIO_MISALIGNED ? DFSC_ALIGNMENT : DFSC_EXTERNAL);
+}
+
+static __attribute__((noreturn)) void abort_fault(struct vcpu *v, struct guest_regs *r, uint64_t esr,
+						  uint64_t ipa, const char *why)
+{
+	partition_fault(v, "ipa=0x%llx pc=0x%llx esr=0x%llx%s", (unsigned long long)ipa,
+			(unsigned long long)r->elr, (unsigned long long)esr, why);
+}
+
+void arch_mmio_outside(struct vcpu *v, const struct mmio_access *a)
+{
+	struct guest_regs *r = guest_frame(this_cpu());
+
+	if (!mmio_claimed(v->partition, a->ipa) && inject_outside_access(v, r, a->insn, a->ipa))
+		return;
+	abort_fault(v, r, a->insn, a->ipa, "");
+}
+
 static void handle_abort(struct vcpu *v, struct guest_regs *r, uint64_t esr, bool data)
 {
 	uint64_t far = read_sysreg(far_el2);
 	uint64_t ipa = ((read_sysreg(hpfar_el2) >> 4) << 12) | (far & 0xfff);
-	struct esr_data_access a;
+	struct esr_data_access d;
 
-	esr_data_abort(esr, &a);
-	if (data && a.valid) {
-		uint64_t value = a.write ? reg_get(r, a.rt) : 0;
+	esr_data_abort(esr, &d);
+	if (data && d.valid) {
+		struct mmio_access a = { .ipa = ipa, .size = d.size, .write = d.write, .insn = esr };
 
-		if (a.size < 8 && a.write)
-			value &= BIT(a.size * 8) - 1;
-		switch (mmio_emulate(v, ipa, a.size, a.write, &value)) {
-		case MMIO_DONE:
-			vcpu_count(v, STAT_EXIT_MMIO);
-			if (!a.write)
-				reg_set(r, a.rt, esr_load_value(&a, value));
-			skip_instruction(r, esr);
-			return;
-		case MMIO_MISALIGNED:
-			inject_data_abort(v, r, esr, a.write, DFSC_ALIGNMENT);
-			return;
-		case MMIO_ABORT:
-			inject_data_abort(v, r, esr, a.write, DFSC_EXTERNAL);
-			return;
-		case MMIO_UNHANDLED:
-		default:
-			break;
-		}
-	}
-	if (!mmio_claimed(ipa) && inject_outside_access(v, r, esr, ipa))
+		if (d.write)
+			a.value = reg_get(r, d.rt) & (d.size < 8 ? BIT(d.size * 8) - 1 : ~0ULL);
+		mmio_trap(v, &a);
 		return;
-	partition_fault(v, "ipa=0x%llx pc=0x%llx esr=0x%llx%s", (unsigned long long)ipa,
-			(unsigned long long)r->elr, (unsigned long long)esr,
-			data ? (a.valid ? "" : " (not emulatable: no syndrome)") : " (instruction fetch)");
+	}
+	if (!mmio_claimed(v->partition, ipa) && inject_outside_access(v, r, esr, ipa))
+		return;
+	abort_fault(v, r, esr, ipa, data ? " (not emulatable: no syndrome)" : " (instruction fetch)");
 }
 
 void arm64_guest_sync(struct guest_regs *r)

@@ -18,6 +18,7 @@
  */
 #include <arch/gicv3.h>
 #include <arch/partition.h>
+#include <tern/partition.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/lib.h>
@@ -67,7 +68,7 @@ static uint8_t direct_prio(uint8_t prio)
 
 static struct vgic_dist *dist_of(const struct vcpu *v)
 {
-	return &arm64_part(v->partition)->dist;
+	return &v->partition->arch.dist;
 }
 
 static bool spi_owned(const struct vgic_dist *d, uint32_t intid)
@@ -431,7 +432,7 @@ static void vgic_post(struct vcpu *t, uint32_t what)
 {
 	struct arm64_cpu *self = this_cpu();
 
-	atomic_fetch_or(&vgic_redist_of(t)->sync, what);
+	atomic_fetch_or(&t->arch.redist.sync, what);
 	if (self->vcpu == t)
 		vgic_sync(self);
 	else
@@ -486,7 +487,7 @@ static void clear_virtual_active(void)
 
 void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v)
 {
-	struct vgic_redist *r = vgic_redist_of(v);
+	struct vgic_redist *r = &v->arch.redist;
 
 	c->vcpu = v;
 	c->vgic.redist = r;
@@ -547,7 +548,7 @@ static void quiesce_direct(struct arm64_cpu *c)
 
 void vgic_quiesce(struct arm64_cpu *c)
 {
-	struct vgic_redist *r = vgic_redist_of(c->vcpu);
+	struct vgic_redist *r = &c->vcpu->arch.redist;
 	uint32_t intid;
 	uint8_t prio;
 
@@ -589,7 +590,7 @@ static void deliver_sgi(struct vcpu *to, uint32_t intid)
 		gic_send_sgi(to->pcpu, intid); /* the target takes it from its GIC: no hypervisor */
 		return;
 	}
-	atomic_fetch_or(&vgic_redist_of(to)->pending, (uint32_t)BIT(intid));
+	atomic_fetch_or(&to->arch.redist.pending, (uint32_t)BIT(intid));
 	if (this_cpu()->vcpu == to)
 		vgic_kicked(this_cpu());
 	else
@@ -648,7 +649,7 @@ static void route_spi(struct partition *p, uint32_t intid, uint32_t vcpu)
 
 void arch_partition_irqs_reset(struct partition *p)
 {
-	struct vgic_dist *d = &arm64_part(p)->dist;
+	struct vgic_dist *d = &p->arch.dist;
 	bool direct = p->cfg->flags & TERN_PF_IRQ_DIRECT;
 
 	spin_lock(&d->lock);
@@ -676,7 +677,7 @@ void arch_partition_irqs_reset(struct partition *p)
 	}
 	/* Every vCPU's redistributor as at power-on; none of them runs now. */
 	for (uint32_t i = 0; i < p->num_vcpus; i++) {
-		struct vgic_redist *r = &d->redist[i];
+		struct vgic_redist *r = &p->vcpu[i].arch.redist;
 		atomic_store(&r->enabled, 0);
 		r->group = direct ? DIRECT_GROUP1 : 0;
 		r->icfgr1 = 0;
@@ -932,7 +933,7 @@ static enum mmio_result vgicd_access(struct vcpu *v, uint64_t offset, unsigned s
 
 static void set_enables(struct vcpu *caller, struct vcpu *t, uint32_t bits, bool on)
 {
-	struct vgic_redist *r = vgic_redist_of(t);
+	struct vgic_redist *r = &t->arch.redist;
 	uint32_t allowed = (is_direct(t) ? GUEST_SGIS : 0xffff) | OWNED_PPIS;
 
 	if (bits & ~allowed)
@@ -960,7 +961,7 @@ static uint32_t redist_state(const struct vcpu *t, bool active)
 	if (is_direct(t))
 		return phys & DIRECT_GROUP1;
 	/* A linked PPI active in the GIC is one the hypervisor took: its list register says how. */
-	uint32_t state = active ? 0 : (phys & OWNED_PPIS) | atomic_load(&vgic_redist_of(t)->pending);
+	uint32_t state = active ? 0 : (phys & OWNED_PPIS) | atomic_load(&t->arch.redist.pending);
 	if (c->vcpu != t)
 		return state;
 	for (unsigned n = 0; n < gic_nr_lrs; n++) {
@@ -986,7 +987,7 @@ static void post_state(struct vcpu *t, _Atomic uint32_t *word, uint32_t bits)
 /* GICR_ISPENDR0 / ICPENDR0 writes: the vCPU's SGIs and owned PPIs, as on the board. */
 static void set_pending(struct vcpu *v, struct vcpu *t, uint32_t val, bool set)
 {
-	struct vgic_redist *r = vgic_redist_of(t);
+	struct vgic_redist *r = &t->arch.redist;
 	/* A direct vCPU's SGI 15 is the hypervisor's control SGI (as in vgic_send_sgi). */
 	uint32_t sgis = is_direct(t) ? GUEST_SGIS : 0xffff;
 	uint32_t ppis = val & (uint32_t)OWNED_PPIS;
@@ -1015,7 +1016,7 @@ static void set_pending(struct vcpu *v, struct vcpu *t, uint32_t val, bool set)
 /* GICR_ISACTIVER0 / ICACTIVER0 writes: the GIC's state for a direct vCPU, else posted. */
 static void set_active(struct vcpu *t, uint32_t val, bool set)
 {
-	struct vgic_redist *r = vgic_redist_of(t);
+	struct vgic_redist *r = &t->arch.redist;
 	uintptr_t rd = gic_redistributor(t->pcpu);
 
 	if (is_direct(t)) {
@@ -1033,7 +1034,7 @@ static void set_active(struct vcpu *t, uint32_t val, bool set)
 static enum mmio_result vgicr_priority(struct vcpu *v, struct vcpu *t, uint32_t idx,
 				       unsigned size, bool write, uint64_t *value)
 {
-	struct vgic_redist *r = vgic_redist_of(t);
+	struct vgic_redist *r = &t->arch.redist;
 	bool changed = false;
 	uint64_t v64 = 0;
 
@@ -1062,7 +1063,7 @@ static enum mmio_result vgicr_priority(struct vcpu *v, struct vcpu *t, uint32_t 
 static enum mmio_result vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t off,
 					unsigned size, bool write, uint64_t *value)
 {
-	struct vgic_redist *r = vgic_redist_of(t);
+	struct vgic_redist *r = &t->arch.redist;
 
 	if (off >= GICD_IPRIORITYR && off < GICD_IPRIORITYR + 32)
 		return vgicr_priority(v, t, off - GICD_IPRIORITYR, size, write, value);
@@ -1124,7 +1125,7 @@ static enum mmio_result vgicr_sgi_frame(struct vcpu *v, struct vcpu *t, uint32_t
 static enum mmio_result vgicr_rd_frame(struct vcpu *v, struct vcpu *t, uint32_t off,
 				       unsigned size, bool write, uint64_t *value)
 {
-	struct vgic_redist *r = vgic_redist_of(t);
+	struct vgic_redist *r = &t->arch.redist;
 	struct partition *p = v->partition;
 
 	if (off == GICR_TYPER || off == GICR_TYPER + 4) {
@@ -1180,8 +1181,13 @@ static enum mmio_result vgicr_access(struct vcpu *v, uint64_t offset, unsigned s
 	return result;
 }
 
-void vgic_register_mmio(void)
+/*
+ * Every partition has the board's distributor and redistributor frames: a frame past its
+ * vCPUs is the emulated GIC's (vgicr_access refuses it), not an access to nothing.
+ */
+bool arch_partition_devices(struct partition *p, char *err, size_t errlen)
 {
-	mmio_register(platform.arch.gicd_base, platform.arch.gicd_size, vgicd_access);
-	mmio_register(platform.arch.gicr_base, platform.arch.gicr_stride * TERN_MAX_CPUS, vgicr_access);
+	return mmio_add(p, platform.arch.gicd_base, platform.arch.gicd_size, vgicd_access, err, errlen) &&
+	       mmio_add(p, platform.arch.gicr_base, platform.arch.gicr_stride * TERN_MAX_CPUS,
+			vgicr_access, err, errlen);
 }

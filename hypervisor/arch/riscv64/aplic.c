@@ -160,7 +160,7 @@ static uint32_t target_hart(uint32_t target)
 /* Source s as the board must deliver it for the partition's current settings. */
 static void program_source(struct partition *p, uint32_t s)
 {
-	const struct vaplic *va = &riscv_part(p)->vaplic;
+	const struct vaplic *va = &p->arch.vaplic;
 	uint32_t hart = target_hart(va->target[s]);
 	bool valid = hart < p->num_vcpus;
 	uint32_t pcpu = p->vcpu[valid ? hart : 0u].pcpu;
@@ -175,10 +175,12 @@ static void program_source(struct partition *p, uint32_t s)
 
 void arch_partition_irqs_reset(struct partition *p)
 {
-	struct vaplic *va = &riscv_part(p)->vaplic;
+	struct vaplic *va = &p->arch.vaplic;
 	const uint32_t *spis = p->cfg->spis;
 
 	(void)memset(va, 0, sizeof(*va));
+	for (uint32_t i = 0; i < p->num_vcpus; i++)
+		p->vcpu[i].arch.idc = (struct vaplic_idc){ 0 };
 	for (uint32_t s = 1; s < APLIC_MAX_SOURCES; s++) {
 		if (!bit_of(spis, s))
 			continue;
@@ -207,9 +209,9 @@ static uint32_t pending_word(const struct vaplic *va, uint32_t w)
 }
 
 /* The highest-priority interrupt for `hart` (direct delivery mode's topi): id << 16 | priority. */
-static uint32_t topi(const struct vaplic *va, uint32_t hart)
+static uint32_t topi(const struct vaplic *va, const struct vaplic_idc *idc, uint32_t hart)
 {
-	uint32_t threshold = va->idc[hart].ithreshold;
+	uint32_t threshold = idc->ithreshold;
 	uint32_t best = 0;
 	uint32_t best_prio = TARGET_IPRIO_MASK + 1u;
 
@@ -231,9 +233,9 @@ static uint32_t topi(const struct vaplic *va, uint32_t hart)
 
 void vaplic_update(struct vcpu *v)
 {
-	const struct vaplic *va = &riscv_part(v->partition)->vaplic;
-	uint32_t i = v->index;
-	bool raise = va->domain_ie && va->idc[i].idelivery && (va->idc[i].iforce || topi(va, i));
+	const struct vaplic *va = &v->partition->arch.vaplic;
+	const struct vaplic_idc *idc = &v->arch.idc;
+	bool raise = va->domain_ie && idc->idelivery && (idc->iforce || topi(va, idc, v->index));
 
 	if (raise)
 		csr_set(hvip, HVIP_VSEIP);
@@ -264,7 +266,7 @@ void vaplic_host_interrupt(uint32_t eiid)
 
 	if (!p || trapless(p))
 		return;
-	struct vaplic *va = &riscv_part(p)->vaplic;
+	struct vaplic *va = &p->arch.vaplic;
 	uint32_t hart = target_hart(va->target[s]);
 	if (!bit_of(va->level, s))
 		(void)atomic_fetch_or(&va->pending[s / 32u], 1u << (s % 32u));
@@ -276,7 +278,7 @@ void vaplic_host_interrupt(uint32_t eiid)
 
 static void set_pending(struct partition *p, uint32_t s, bool on)
 {
-	struct vaplic *va = &riscv_part(p)->vaplic;
+	struct vaplic *va = &p->arch.vaplic;
 	bool level = bit_of(va->level, s);
 
 	if (trapless(p) && on) {
@@ -294,7 +296,7 @@ static void set_pending(struct partition *p, uint32_t s, bool on)
 
 static void set_enabled(struct partition *p, uint32_t s, bool on)
 {
-	struct vaplic *va = &riscv_part(p)->vaplic;
+	struct vaplic *va = &p->arch.vaplic;
 
 	bit_put(va->enabled, s, on && va->sourcecfg[s] != 0u);
 	if (trapless(p))
@@ -303,7 +305,7 @@ static void set_enabled(struct partition *p, uint32_t s, bool on)
 
 static void write_sourcecfg(struct partition *p, uint32_t s, uint32_t value)
 {
-	struct vaplic *va = &riscv_part(p)->vaplic;
+	struct vaplic *va = &p->arch.vaplic;
 	uint32_t sm = (value & SOURCECFG_D) ? 0u : value & SM_MASK;
 
 	if (sm != SM_DETACHED && sm < SM_EDGE_RISE)
@@ -319,7 +321,7 @@ static void write_sourcecfg(struct partition *p, uint32_t s, uint32_t value)
 
 static void write_target(struct partition *p, uint32_t s, uint32_t value)
 {
-	struct vaplic *va = &riscv_part(p)->vaplic;
+	struct vaplic *va = &p->arch.vaplic;
 	uint32_t hart = value & TARGET_HART_FIELD;
 
 	if (trapless(p)) {
@@ -336,7 +338,7 @@ static void write_genmsi(struct partition *p, uint32_t value)
 {
 	uint32_t hart = target_hart(value);
 
-	riscv_part(p)->vaplic.genmsi = value & (TARGET_HART_FIELD | TARGET_EIID_MASK);
+	p->arch.vaplic.genmsi = value & (TARGET_HART_FIELD | TARGET_EIID_MASK);
 	if (hart < p->num_vcpus)
 		*(volatile uint32_t *)(uintptr_t)riscv_vcpu_file_hpa(p->cfg, hart) = value & TARGET_EIID_MASK;
 }
@@ -344,7 +346,7 @@ static void write_genmsi(struct partition *p, uint32_t value)
 /* The word registers (setip, in_clrip, setie, clrie): bit i of word w is source 32 w + i. */
 static uint32_t read_word(struct partition *p, uint32_t base, uint32_t w)
 {
-	const struct vaplic *va = &riscv_part(p)->vaplic;
+	const struct vaplic *va = &p->arch.vaplic;
 	uint32_t value = 0;
 
 	if (base == SETIP)
@@ -360,7 +362,7 @@ static uint32_t read_word(struct partition *p, uint32_t base, uint32_t w)
 
 static void write_word(struct partition *p, uint32_t base, uint32_t w, uint32_t value)
 {
-	for (uint32_t bits = value & riscv_part(p)->vaplic.owned[w]; bits != 0u; bits &= bits - 1u) {
+	for (uint32_t bits = value & p->arch.vaplic.owned[w]; bits != 0u; bits &= bits - 1u) {
 		uint32_t s = w * 32u + (uint32_t)__builtin_ctz(bits);
 		if (base == SETIP || base == IN_CLRIP)
 			set_pending(p, s, base == SETIP);
@@ -379,22 +381,23 @@ static bool owned_source(const struct vaplic *va, uint32_t s)
 static uint32_t idc_access(struct partition *p, uint32_t hart, uint32_t reg, bool write,
 			   uint32_t value)
 {
-	struct vaplic *va = &riscv_part(p)->vaplic;
+	struct vaplic *va = &p->arch.vaplic;
+	struct vaplic_idc *idc = &p->vcpu[hart].arch.idc;
 	uint32_t result = 0;
 
 	if (reg == IDELIVERY || reg == IFORCE) {
-		uint32_t *field = (reg == IDELIVERY) ? &va->idc[hart].idelivery : &va->idc[hart].iforce;
+		uint32_t *field = (reg == IDELIVERY) ? &idc->idelivery : &idc->iforce;
 		if (write)
 			*field = value & 1u;
 		result = *field;
 	} else if (reg == ITHRESHOLD) {
 		if (write)
-			va->idc[hart].ithreshold = value & TARGET_IPRIO_MASK;
-		result = va->idc[hart].ithreshold;
+			idc->ithreshold = value & TARGET_IPRIO_MASK;
+		result = idc->ithreshold;
 	} else if ((reg == TOPI || reg == CLAIMI) && !write) {
-		result = topi(va, hart);
+		result = topi(va, idc, hart);
 		if (reg == CLAIMI && result == 0u)
-			va->idc[hart].iforce = 0;
+			idc->iforce = 0;
 		else if (reg == CLAIMI)
 			set_pending(p, result >> 16, false); /* a level source stays pending while high */
 	} else {
@@ -406,7 +409,7 @@ static uint32_t idc_access(struct partition *p, uint32_t hart, uint32_t reg, boo
 /* Whether the access named a register of a source the partition does not own. */
 static bool register_access(struct partition *p, uint32_t off, bool write, uint32_t *value)
 {
-	struct vaplic *va = &riscv_part(p)->vaplic;
+	struct vaplic *va = &p->arch.vaplic;
 	uint32_t num_sources = (platform.arch.aplic_num_sources < APLIC_MAX_SOURCES) ?
 			       platform.arch.aplic_num_sources : APLIC_MAX_SOURCES;
 	uint32_t s = 0;
@@ -464,7 +467,7 @@ static enum mmio_result vaplic_access(struct vcpu *v, uint64_t offset, unsigned 
 				      uint64_t *value)
 {
 	struct partition *p = v->partition;
-	struct vaplic *va = &riscv_part(p)->vaplic;
+	struct vaplic *va = &p->arch.vaplic;
 	uint32_t word = (uint32_t)*value;
 
 	if (offset >= APLIC_SIZE)
@@ -496,7 +499,8 @@ static enum mmio_result vaplic_access(struct vcpu *v, uint64_t offset, unsigned 
 	return MMIO_DONE;
 }
 
-void arch_mmio_register(void)
+/* Every partition has the board's S-level APLIC frame: without sources, vaplic_access refuses it. */
+bool arch_partition_devices(struct partition *p, char *err, size_t errlen)
 {
-	mmio_register(platform.arch.aplic_s_base, APLIC_SIZE, vaplic_access);
+	return mmio_add(p, platform.arch.aplic_s_base, APLIC_SIZE, vaplic_access, err, errlen);
 }

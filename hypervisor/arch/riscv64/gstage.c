@@ -7,6 +7,7 @@
 #include <arch/csr.h>
 #include <arch/entry.h>
 #include <arch/partition.h>
+#include <tern/partition.h>
 #include <tern/arch.h>
 #include <tern/lib.h>
 #include <tern/pci.h>
@@ -25,7 +26,6 @@
 #define ROOT_ENTRIES    2048u   /* Sv39x4: 41-bit guest-physical addresses, a 16 KiB root */
 #define POOL_PAGES      64u
 
-struct riscv_partition riscv_partitions[TERN_MAX_PARTITIONS];
 
 static uint64_t roots[TERN_MAX_PARTITIONS][ROOT_ENTRIES] __attribute__((aligned(16384), section(".noinit")));
 static uint64_t pool[POOL_PAGES][512] __attribute__((aligned(4096), section(".noinit")));
@@ -108,7 +108,7 @@ bool arch_msi_target(const struct partition *p, uint64_t guest_addr, uint64_t *h
 
 bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 {
-	struct riscv_partition *rp = riscv_part(p);
+	struct arch_partition *rp = &p->arch;
 	const struct tern_config_partition *c = p->cfg;
 
 	if ((c->flags & TERN_PF_IRQ_DIRECT) && riscv_guest_files() < VCPU_GUEST_FILE) {

@@ -95,7 +95,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	csr_write(vscause, 0);
 	csr_write(vstval, 0);
 	csr_write(vsatp, 0);
-	csr_write(hgatp, riscv_part(p)->hgatp);
+	csr_write(hgatp, p->arch.hgatp);
 	/* A restarted partition must not see translations from its previous life. */
 	hfence_gvma_all();
 	csr_write(hstatus, HSTATUS_SPV | HSTATUS_SPVP |
@@ -594,7 +594,7 @@ static bool inject_outside_access(struct vcpu *v, struct guest_regs *r, uint64_t
 			  cause == EXC_STORE_GUEST_PAGE_FAULT ? (uint64_t)EXC_STORE_ACCESS :
 			  (uint64_t)EXC_LOAD_ACCESS;
 
-	if (mmio_claimed(gpa) || partition_maps(v->partition, gpa) ||
+	if (mmio_claimed(v->partition, gpa) || partition_maps(v->partition, gpa) ||
 	    r->sepc == (csr_read(vstvec) & ~3ULL) ||
 	    !partition_fault_to_guest(v, "gpa=0x%llx pc=0x%llx scause=%llu",
 				      (unsigned long long)gpa, (unsigned long long)r->sepc,
@@ -654,27 +654,43 @@ static void guest_page_fault(struct vcpu *v, struct guest_regs *r, uint64_t caus
 				store ? "store" : "load", (unsigned long long)gpa,
 				(unsigned long long)r->sepc, insn);
 	}
-	uint64_t value = store ? r->x[m.reg] : 0;
-	switch (mmio_emulate(v, gpa, m.size, store, &value)) {
-	case MMIO_DONE:
-		if (!store && m.reg != 0u)
-			r->x[m.reg] = riscv_load_result(&m, value);
-		r->sepc += m.length;
-		vcpu_count(v, STAT_EXIT_MMIO);
-		break;
-	case MMIO_ABORT:
-		inject_exception(v, r, store ? EXC_STORE_ACCESS : EXC_LOAD_ACCESS, gva);
-		break;
-	case MMIO_MISALIGNED:
-		inject_exception(v, r, store ? EXC_STORE_MISALIGNED : EXC_LOAD_MISALIGNED, gva);
-		break;
-	default:
-		if (!inject_outside_access(v, r, cause, gpa))
-			partition_fault(v, "%s outside its memory: gpa=0x%llx pc=0x%llx",
-					store ? "store" : "load", (unsigned long long)gpa,
-					(unsigned long long)r->sepc);
-		break;
-	}
+	struct mmio_access a = { .ipa = gpa, .value = store ? r->x[m.reg] : 0, .size = m.size,
+				 .write = store };
+	(void)memcpy(&a.insn, &m, sizeof(m));
+	mmio_trap(v, &a);
+}
+
+/* The trapped access's frame and decode (mmio_trap's hooks come back with the access only). */
+void arch_mmio_complete(struct vcpu *v, const struct mmio_access *a)
+{
+	struct guest_regs *r = guest_frame(this_cpu());
+	struct mmio_insn m;
+
+	(void)v;
+	(void)memcpy(&m, &a->insn, sizeof(m));
+	if (!a->write && m.reg != 0u)
+		r->x[m.reg] = riscv_load_result(&m, a->value);
+	r->sepc += m.length;
+}
+
+void arch_mmio_bus_fault(struct vcpu *v, const struct mmio_access *a, enum mmio_result why)
+{
+	uint64_t cause = why == MMIO_MISALIGNED ?
+			 (a->write ? (uint64_t)EXC_STORE_MISALIGNED : (uint64_t)EXC_LOAD_MISALIGNED) :
+			 (a->write ? (uint64_t)EXC_STORE_ACCESS : (uint64_t)EXC_LOAD_ACCESS);
+
+	inject_exception(v, guest_frame(this_cpu()), cause, csr_read(stval));
+}
+
+void arch_mmio_outside(struct vcpu *v, const struct mmio_access *a)
+{
+	struct guest_regs *r = guest_frame(this_cpu());
+
+	if (!inject_outside_access(v, r, a->write ? EXC_STORE_GUEST_PAGE_FAULT : EXC_LOAD_GUEST_PAGE_FAULT,
+				   a->ipa))
+		partition_fault(v, "%s outside its memory: gpa=0x%llx pc=0x%llx",
+				a->write ? "store" : "load", (unsigned long long)a->ipa,
+				(unsigned long long)r->sepc);
 }
 
 /*

@@ -6,6 +6,7 @@
 #ifndef TERN_ARCH_H
 #define TERN_ARCH_H
 
+#include <tern/mmio.h>
 #include <tern/stats.h>
 #include <tern/types.h>
 
@@ -46,8 +47,21 @@ void arch_iommu_poll_partition(struct partition *p);
  */
 bool arch_msi_target(const struct partition *p, uint64_t guest_addr, uint64_t *host_addr);
 
-/* Register the devices the architecture emulates for partitions (its interrupt controller). */
-void arch_mmio_register(void);
+/*
+ * Give partition p the devices the architecture emulates for it (its interrupt controller's
+ * frames: mmio_add); false, with the reason in `err`, if it cannot have them.
+ */
+bool arch_partition_devices(struct partition *p, char *err, size_t errlen);
+/* An emulated access done (mmio_trap): a load's value into its register, the guest past it. */
+void arch_mmio_complete(struct vcpu *v, const struct mmio_access *a);
+/* An emulated register refused the access (MMIO_ABORT, MMIO_MISALIGNED): the guest takes the
+ * fault the board's bus raises for it. */
+void arch_mmio_bus_fault(struct vcpu *v, const struct mmio_access *a, enum mmio_result why);
+/*
+ * An access to nothing the partition has: the guest's own bus error if its fault policy says
+ * so (partition_fault_to_guest), else the partition is contained (partition_fault).
+ */
+void arch_mmio_outside(struct vcpu *v, const struct mmio_access *a);
 
 /* The guest-physical addresses a partition's map can cover (stage-2 input range). */
 uint64_t arch_ipa_limit(void);

@@ -3,8 +3,10 @@
 #define TERN_PARTITION_H
 
 #include <stdatomic.h>
+#include <arch/partition.h>
 #include <tern/config_abi.h>
 #include <tern/console.h>
+#include <tern/mmio.h>
 #include <tern/pci.h>
 #include <tern/stats.h>
 #include <tern/spinlock.h>
@@ -42,6 +44,7 @@ struct vcpu {
 	uint64_t entry;          /* valid while ON_PENDING */
 	uint64_t context;
 	uint64_t stats[STAT_COUNT];
+	struct arch_vcpu arch;
 };
 
 struct partition {
@@ -65,6 +68,8 @@ struct partition {
 	struct vuart uart;
 	struct vpci vpci;            /* its emulated ECAM's MSI addresses, if it owns one */
 	struct console_ring console; /* its guest's lines and the hypervisor's about it */
+	struct mmio_devices devices; /* what the hypervisor emulates in its map */
+	struct arch_partition arch;  /* its address space and interrupt controller */
 };
 
 extern struct partition partitions[TERN_MAX_PARTITIONS];

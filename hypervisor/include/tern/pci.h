@@ -38,11 +38,11 @@ void pci_quiesce_range(paddr_t base, uint64_t size);
 bool pci_ecam_emulated(paddr_t base, uint64_t size);
 
 /*
- * At boot: the board's emulated ECAM, if it has one, joins the MMIO table.  Config accesses
- * of the partition that owns it reach its devices, except that a function's MSI address is
- * steered (arch_msi_target) and MSI-X is hidden.
+ * At boot: the board's emulated ECAM, if it has one, joins the emulated devices of the
+ * partition that owns it.  Its config accesses reach its devices, except that a function's
+ * MSI address is steered (arch_msi_target) and MSI-X is hidden.
  */
-void vpci_register(void);
+bool vpci_add(struct partition *p, char *err, size_t errlen);
 /* Forget the MSI addresses its guest wrote (the partition starts again). */
 void vpci_reset(struct vpci *vp);
 /* The emulated ECAM's handler (mmio_handler). */

@@ -158,7 +158,7 @@ void test_rv_msi_target(void)
 	CHECK(!arch_msi_target(t, base, &host));                 /* trap-and-emulate: no files */
 	CHECK_EQ(host, 0);
 	/* Its map: RAM, and its vCPUs' files at the board's addresses of harts 0 and 1. */
-	const uint64_t *root = riscv_part(d)->gstage_root;
+	const uint64_t *root = d->arch.gstage_root;
 	CHECK(root[(base >> 30) & 2047] & 1);
 	uint32_t used, total;
 	arch_table_pages(&used, &total);
@@ -227,7 +227,7 @@ void test_rv_gstage_map(void)
 		fprintf(stderr, "%s", fake_uart_out);
 		return;
 	}
-	const uint64_t *root = riscv_part(rv_part(0))->gstage_root;
+	const uint64_t *root = rv_part(0)->arch.gstage_root;
 
 	e = gstage_leaf(root, c->ram_ipa + 0x1000, &size);
 	CHECK_EQ(size, 2u << 20);
@@ -252,8 +252,8 @@ void test_rv_gstage_map(void)
 	}
 	CHECK_EQ(gstage_leaf(root, platform.arch.imsic_s_base + 2 * platform.arch.imsic_vcpu_stride, &size), 0);
 	/* VMID: the partition's index + 1. */
-	CHECK_EQ(riscv_part(rv_part(0))->hgatp >> 60, 8);
-	CHECK_EQ(riscv_part(rv_part(0))->hgatp >> 44 & 0x3fff, 1);
+	CHECK_EQ(rv_part(0)->arch.hgatp >> 60, 8);
+	CHECK_EQ(rv_part(0)->arch.hgatp >> 44 & 0x3fff, 1);
 }
 
 /* ---- on_fault = "inject": an access outside everything is the bus's access fault, the guest's ---- */

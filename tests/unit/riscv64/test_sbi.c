@@ -22,7 +22,7 @@ void test_sbi_boot(void)
 	CHECK_EQ(fake_csr(1, "hstatus") & (HSTATUS_VGEIN_MASK | HSTATUS_VTW), HSTATUS_VTW);
 	CHECK_EQ(fake_csr(1, "0x60a"), 0);
 	CHECK_EQ(fake_csr(3, "0x60a"), HENVCFG_STCE);
-	CHECK_EQ(fake_csr(1, "hgatp"), riscv_part(rv_part(RV_TRAP))->hgatp);
+	CHECK_EQ(fake_csr(1, "hgatp"), rv_part(RV_TRAP)->arch.hgatp);
 	CHECK_EQ(fake_csr(1, "hgatp") >> 44 & 0x3fff, 1); /* VMID: the partition's index + 1 */
 	CHECK_EQ(fake_insn_count(1, "hfence.gvma"), 1);
 }

@@ -121,8 +121,8 @@ void test_vaplic_unowned_sources_read_zero(void)
 	CHECK_EQ(vaplic_read(1, IDC(2, IDELIVERY)), 0); /* a hart it does not have */
 	CHECK_EQ(stat_of(1, STAT_APLIC_IGNORED), 10 * 5);
 	/* The other partition's APLIC state did not move. */
-	CHECK_EQ(riscv_part(rv_part(RV_DIRECT))->vaplic.sourcecfg[36], 0);
-	CHECK_EQ(riscv_part(rv_part(RV_DIRECT))->vaplic.enabled[1], 0);
+	CHECK_EQ(rv_part(RV_DIRECT)->arch.vaplic.sourcecfg[36], 0);
+	CHECK_EQ(rv_part(RV_DIRECT)->arch.vaplic.enabled[1], 0);
 }
 
 /* Direct delivery mode: an edge source's interrupt, pending, enabled, delivered, claimed. */
@@ -230,8 +230,8 @@ void test_vaplic_level_source_and_sibling(void)
 	fake_raise_eiid(1, EIID_OF(38));
 	fake_raise_eiid(1, EIID_OF(200));
 	CHECK_EQ(fake_kick_running(1), FAKE_RETURNED);
-	CHECK_EQ(riscv_part(rv_part(RV_DIRECT))->vaplic.pending[1], 0);
-	CHECK_EQ(riscv_part(p)->vaplic.pending[1], 0);
+	CHECK_EQ(rv_part(RV_DIRECT)->arch.vaplic.pending[1], 0);
+	CHECK_EQ(p->arch.vaplic.pending[1], 0);
 }
 
 /* MSI delivery mode (trap-less): the board's APLIC sends into the vCPU's guest file. */

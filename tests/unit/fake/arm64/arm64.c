@@ -10,13 +10,13 @@
 #include <string.h>
 #include <arch/gicv3.h>
 #include <arch/partition.h>
+#include <tern/partition.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/platform.h>
 #include "fake.h"
 
 struct arm64_cpu cpus[MAX_CPUS];
-struct arm64_partition arm64_partitions[TERN_MAX_PARTITIONS];
 unsigned gic_nr_lrs = 4;
 uint32_t gic_nr_irqs = 288;
 

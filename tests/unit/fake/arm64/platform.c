@@ -5,6 +5,7 @@
 #include <string.h>
 #include <arch/gicv3.h>
 #include <arch/partition.h>
+#include <tern/partition.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/config.h>
@@ -29,11 +30,6 @@ struct arm64_cpu *fake_this_cpu(void)
 
 /* ---- partitions and vCPUs (what cpu.c and mmu.c do, minus the hardware) ---- */
 
-void arch_mmio_register(void)
-{
-	vgic_register_mmio();
-}
-
 bool arch_msi_target(const struct partition *p, uint64_t guest_addr, uint64_t *host_addr)
 {
 	for (uint32_t i = 0; i < p->cfg->num_vcpus; i++) {
@@ -48,7 +44,7 @@ bool arch_msi_target(const struct partition *p, uint64_t guest_addr, uint64_t *h
 
 bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 {
-	struct arm64_partition *ap = arm64_part(p);
+	struct arch_partition *ap = &p->arch;
 
 	if (fake_partition_init_error) {
 		snprintf(err, errlen, "%s", fake_partition_init_error);

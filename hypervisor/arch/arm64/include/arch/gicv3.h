@@ -134,7 +134,6 @@ struct gicd_access {
 
 /* vgic.c */
 bool vgic_gicd_decode(uint32_t off, struct gicd_access *a);
-void vgic_register_mmio(void);
 void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v);
 void vgic_quiesce(struct arm64_cpu *c);
 void vgic_inject(struct arm64_cpu *c, uint32_t intid);

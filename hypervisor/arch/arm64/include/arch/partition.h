@@ -3,7 +3,7 @@
 #define ARCH_PARTITION_H
 
 #include <arch/cpu.h>
-#include <tern/partition.h>
+#include <tern/config_abi.h>
 #include <tern/spinlock.h>
 
 /* What a vCPU's own core must re-read of its virtual interrupt state (vgic_redist.sync). */
@@ -12,7 +12,12 @@
 #define VGIC_SYNC_STATE     BIT(2)  /* pending or active state to clear or set (unpend, ...) */
 
 /*
- * The virtual redistributor of one vCPU.  It lives with the partition, not with the core:
+ * The arch state core objects embed (struct partition.arch, struct vcpu.arch).  Included by
+ * tern/partition.h: nothing here may need struct partition or struct vcpu complete.
+ */
+
+/*
+ * The virtual redistributor of one vCPU.  It lives with the vCPU, not with the core:
  * any vCPU of the partition may write it (under the distributor's lock), whether or not its
  * own vCPU runs, and it keeps its state from the partition's start until the partition
  * restarts.  Only the vCPU's own core turns it into list-register templates and physical
@@ -47,25 +52,17 @@ struct vgic_dist {
 	uint32_t group[TERN_IRQ_WORDS];   /* virtual GICD_IGROUPR */
 	uint8_t prio[NR_INTIDS];          /* virtual GICD_IPRIORITYR */
 	uint8_t target[NR_INTIDS];        /* GICD_IROUTER: vCPU index (Aff0) */
-	struct vgic_redist redist[TERN_MAX_VCPUS];
 };
 
-struct arm64_partition {
+/* A partition's address space (its stage-2 root and the VTTBR that selects it), its GIC view. */
+struct arch_partition {
 	uint64_t *s2_root;
 	uint64_t vttbr;
 	struct vgic_dist dist;
 };
 
-extern struct arm64_partition arm64_partitions[TERN_MAX_PARTITIONS];
-
-static inline struct arm64_partition *arm64_part(const struct partition *p)
-{
-	return &arm64_partitions[p->index];
-}
-
-static inline struct vgic_redist *vgic_redist_of(const struct vcpu *v)
-{
-	return &arm64_part(v->partition)->dist.redist[v->index];
-}
+struct arch_vcpu {
+	struct vgic_redist redist;
+};
 
 #endif

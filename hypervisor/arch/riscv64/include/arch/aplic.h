@@ -26,6 +26,13 @@ struct vcpu;
 struct partition;
 
 /* One partition's APLIC, as its guest programs it. */
+/* A vCPU's interrupt delivery control (direct delivery mode); struct vcpu.arch holds it. */
+struct vaplic_idc {
+	uint32_t idelivery;
+	uint32_t iforce;
+	uint32_t ithreshold;
+};
+
 struct vaplic {
 	struct spinlock lock;                 /* the partition's own vCPUs and cores only */
 	uint32_t owned[APLIC_WORDS];          /* its sources: fixed once it is built */
@@ -36,11 +43,6 @@ struct vaplic {
 	uint32_t target[APLIC_MAX_SOURCES];   /* as the guest wrote it */
 	uint32_t genmsi;
 	bool domain_ie;
-	struct vaplic_idc {
-		uint32_t idelivery;
-		uint32_t iforce;
-		uint32_t ithreshold;
-	} idc[TERN_MAX_VCPUS];                /* direct delivery mode: one per vCPU */
 };
 
 /* The board's domain on: MSI delivery, every source inactive. */

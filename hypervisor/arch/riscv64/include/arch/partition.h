@@ -3,7 +3,12 @@
 #define ARCH_PARTITION_H
 
 #include <arch/aplic.h>
-#include <tern/partition.h>
+#include <tern/config_abi.h>
+
+/*
+ * The arch state core objects embed (struct partition.arch, struct vcpu.arch).  Included by
+ * tern/partition.h: nothing here may need struct partition or struct vcpu complete.
+ */
 
 /*
  * The guest interrupt file each core gives the vCPU it runs (trap-less partitions): its
@@ -14,20 +19,17 @@
 #define IMSIC_FILE_SIZE 0x1000u
 
 /* A partition's address space (its G-stage (Sv39x4) root and the hgatp that selects it), its APLIC. */
-struct riscv_partition {
+struct arch_partition {
 	uint64_t *gstage_root;
 	uint64_t hgatp;
 	struct vaplic vaplic;
 };
 
-extern struct riscv_partition riscv_partitions[TERN_MAX_PARTITIONS];
+struct arch_vcpu {
+	struct vaplic_idc idc;   /* its interrupt delivery control (direct delivery mode) */
+};
 
 /* Where vCPU i's interrupt file is on the board: a guest file of its core. */
 paddr_t riscv_vcpu_file_hpa(const struct tern_config_partition *c, uint32_t i);
-
-static inline struct riscv_partition *riscv_part(const struct partition *p)
-{
-	return &riscv_partitions[p->index];
-}
 
 #endif
