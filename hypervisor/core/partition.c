@@ -28,7 +28,11 @@ enum end_reason {
 /* The back-off doubles while restarts come within this many times its base, up to that. */
 #define BACKOFF_SPAN 32u
 
-struct partition partitions[TERN_MAX_PARTITIONS];
+/*
+ * Not cleared at boot, it is large: partition_create clears what the core keeps of each
+ * partition there is, the architecture sets its part up field by field.
+ */
+struct partition partitions[TERN_MAX_PARTITIONS] __attribute__((section(".noinit")));
 uint32_t num_partitions;
 static struct vcpu *cpu_vcpu[TERN_MAX_CPUS];
 static _Atomic uint32_t partitions_running;
@@ -483,6 +487,7 @@ static int firmware_ram(paddr_t fdt, uint64_t *size, char *err, size_t errlen)
 
 static void partition_create(struct partition *p, uint32_t index, const struct tern_config_partition *c)
 {
+	(void)memset(p, 0, offsetof(struct partition, arch));
 	p->cfg = c;
 	p->name = c->name;
 	p->index = index;

@@ -69,7 +69,7 @@ struct partition {
 	struct vpci vpci;            /* its emulated ECAM's MSI addresses, if it owns one */
 	struct console_ring console; /* its guest's lines and the hypervisor's about it */
 	struct mmio_devices devices; /* what the hypervisor emulates in its map */
-	struct arch_partition arch;  /* its address space and interrupt controller */
+	struct arch_partition arch;  /* its address space and interrupt controller: last (partition_create) */
 };
 
 extern struct partition partitions[TERN_MAX_PARTITIONS];
