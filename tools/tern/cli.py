@@ -332,12 +332,12 @@ def cmd_bench(args):
     scenarios = bench.SCENARIOS
     if args.scenarios:
         wanted = args.scenarios.split(",")
-        unknown = [w for w in wanted if w not in {s.name for s in scenarios}]
+        unknown = [w for w in wanted if w not in bench.SCENARIO_BY_NAME]
         if unknown:
             raise ToolError(f"unknown scenario(s) {', '.join(quote(w) for w in unknown)}; known: "
                             f"{', '.join(s.name for s in scenarios)}")
         scenarios = tuple(s for s in scenarios if s.name in wanted)
-    for image in sorted({img for s in scenarios for img in bench.images_for(s)}):
+    for image in sorted({img for s in scenarios for img in s.images}):
         try:
             check_regular(image)
         except NotAFile as e:
