@@ -1,5 +1,6 @@
 """System description validation: every user error gives one exact line."""
 
+import json
 import os
 import subprocess
 import sys
@@ -390,6 +391,51 @@ def test_cli_check_prints_the_layout(tmp_path, stub_image):
     assert "0x44000000-0x48000000" in out and "RAM; cores 1; wfi native" in out
     assert "0x48200000-0x4c200000" in out and "RAM; cores 2; wfi trap" in out
     assert "QEMU's own device tree" in out
+
+
+def test_cli_check_json_has_the_layout(tmp_path, stub_image):
+    write_toml(tmp_path, partition("rt", "[1]", extra='wfi = "native"\nbootargs = "a=\\"b\\""')
+               + partition("b", "[2]"))
+    proc = run_cli("check", "sys.toml", "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert (doc["file"], doc["ok"], doc["findings"]) == ("sys.toml", True, [])
+    lay = doc["layout"]
+    assert (lay["board"]["cpus"], lay["board"]["cpu"], lay["board"]["memory"]) == \
+        (4, "cortex-a53", 2 * GiB)
+    rt, b = lay["partitions"]
+    assert (rt["name"], rt["cores"], rt["wfi"], rt["bootargs"]) == ("rt", [1], "native", 'a="b"')
+    assert rt["ram"] == {"hpa": 0x44000000, "size": 64 * MiB, "ipa": 0x40000000}
+    assert (b["name"], b["cores"], b["wfi"], b["ram"]["hpa"]) == ("b", [2], "trap", 0x48200000)
+    assert rt["pristine"]["image"]["size"] == rt["image"]["size"]
+    assert {"region": "rt", "hpa": "0x44000000-0x48000000", "size": "64 MiB",
+            "ipa": "0x40000000-0x44000000",
+            "notes": "RAM; cores 1; wfi native"} in lay["rows"]
+    assert lay["ram_used"]["start"] == lay["board"]["ram_base"] == 0x40000000
+
+
+def test_cli_check_json_names_the_field_of_an_error(tmp_path, stub_image):
+    write_toml(tmp_path, partition("rt", "[1]", memory='"3MiB"'))
+    proc = run_cli("check", "sys.toml", "--json", cwd=tmp_path)
+    assert proc.returncode == 2
+    doc = json.loads(proc.stdout)
+    assert (doc["ok"], doc["layout"]) == (False, None)
+    assert doc["findings"] == [{"severity": "error", "field": "partition[0].memory",
+                                "message": "must be a multiple of 2 MiB (got 3 MiB)"}]
+    assert proc.stderr == ("tern: error: sys.toml: partition[0].memory: must be a multiple of "
+                           "2 MiB (got 3 MiB)\n")
+
+
+def test_cli_check_json_of_several_files(tmp_path, stub_image):
+    write_toml(tmp_path, partition("rt", "[1]"))
+    write_toml(tmp_path, "[board]\ncpus = 99\n" + partition("rt", "[1]"), name="bad.toml")
+    proc = run_cli("check", "sys.toml", "bad.toml", "--json", cwd=tmp_path)
+    assert proc.returncode == 2
+    doc = json.loads(proc.stdout)
+    assert doc["ok"] is False
+    good, bad = doc["files"]
+    assert good["ok"] and good["layout"]["partitions"][0]["name"] == "rt"
+    assert (bad["file"], bad["findings"][0]["field"]) == ("bad.toml", "board.cpus")
 
 
 def example_with_stand_ins(repo_root, example, tmp_path):

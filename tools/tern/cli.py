@@ -23,8 +23,8 @@ import time
 import traceback
 from pathlib import Path
 
-from . import bench, build, demo, layout, qemu, results, runner
-from .config import CPU_MODELS, PCI_DISK_MODELS, PCI_MODELS, format_size, load_system
+from . import bench, build, check, demo, qemu, runner
+from .config import CPU_MODELS, PCI_DISK_MODELS, PCI_MODELS
 from .errors import (EXIT_INTERNAL, EXIT_SIGNAL_BASE, Interrupted, TernError, ToolError,
                      UsageError, cwd_relative, one_line, quote, show_path)
 from .files import NotAFile, check_regular
@@ -214,7 +214,11 @@ def _parser():
 
     p = sub.add_parser("check", help="validate a system description and show its layout",
                        parents=[debug])
-    p.add_argument("system", type=Path, metavar="SYSTEM.toml")
+    p.add_argument("systems", type=Path, nargs="+", metavar="SYSTEM.toml")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object: the layout and the findings (for scripts and "
+                        "editors; of several files, {\"ok\": ..., \"files\": [...]}); an error "
+                        "still exits non-zero")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("native", help="boot an image directly on the board, no hypervisor "
@@ -261,7 +265,7 @@ def _parser():
     p.add_argument("--workdir", type=Path, metavar="D",
                    help="where the runs' files go (default: a new directory under build/run/)")
     p.add_argument("--verbose", action="store_true", help="echo the console of every run")
-    p.set_defaults(func=demo.run)
+    p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("bench", help="the latency lab: systems x scenarios, results.json, plots, "
                        "report", parents=[debug])
@@ -310,19 +314,11 @@ def cmd_native(args):
 
 
 def cmd_check(args):
-    system = load_system(args.system)
-    placed = layout.place(system)
-    board = system.board
-    count = len(system.partitions)
-    print(f"{show_path(args.system)}: ok: {count} partition{'s' if count != 1 else ''} on "
-          f"{board.cpus} x {board.cpu}, {format_size(board.memory)} RAM")
-    headers = ("REGION", "BOARD ADDRESS (HPA)", "SIZE", "PARTITION ADDRESS (IPA)", "NOTES")
-    print(results.format_table(headers, layout.describe(system, placed)))
-    ram_base = placed.board.ram_base
-    used = placed.end - ram_base
-    print(f"RAM used: {format_size(used, round_up=True)} of {format_size(board.memory)} "
-          f"(0x{ram_base:x}-0x{placed.end:x})")
-    return 0
+    return check.run(args.systems, args.json)
+
+
+def cmd_demo(args):
+    return demo.run(args)
 
 
 def cmd_bench(args):
