@@ -23,7 +23,7 @@ import time
 import traceback
 from pathlib import Path
 
-from . import bench, build, check, demo, qemu, runner
+from . import __version__, bench, build, check, demo, qemu, runner
 from .config import CPU_MODELS, PCI_DISK_MODELS, PCI_MODELS
 from .errors import (EXIT_INTERNAL, EXIT_SIGNAL_BASE, Interrupted, TernError, ToolError,
                      UsageError, cwd_relative, one_line, quote, show_path)
@@ -186,6 +186,7 @@ def _parser():
         prog="tern", description="Build, run and measure Tern partitioned systems on QEMU virt.")
     parser.add_argument("--debug", action="store_true",
                         help="on an error, also print Python's traceback")
+    parser.add_argument("--version", action="version", version=f"tern {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # --debug after the command too (main() looks for it in argv, as parsing may fail).
     debug = argparse.ArgumentParser(add_help=False)
