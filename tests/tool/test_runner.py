@@ -172,6 +172,21 @@ def test_native_riscv64_timeout_shows_the_serial_log(tmp_path, monkeypatch, caps
     assert err[-2:] == ["OpenSBI v1.1", "lat: entered"]
 
 
+@pytest.mark.parametrize("arch", ["arm64", "riscv64"])
+def test_demo_system_keeps_quotes_and_backslashes(tmp_path, arch):
+    """What demo writes is read back as it was meant, whatever the path or the test names."""
+    from tern.config import load_system
+    from tern_test_files import write_image, write_riscv_image
+    image = (write_riscv_image if arch == "riscv64" else write_image)(
+        tmp_path / 'we"ird\\dir' / "lat.img")
+    tests = ('edu-"x"', "a\\b")
+    path = tmp_path / "demo.toml"
+    path.write_text(demo.system_toml(image, "trap", arch=arch, tests=tests, samples=3))
+    (p,) = load_system(path).partitions
+    assert p.bootargs == 'lat.tests=edu-"x",a\\b lat.samples=3'
+    assert p.image_path == image
+
+
 def test_demo_arch_option_and_plan():
     parse = cli._parser().parse_args
     assert parse(["demo"]).arch is None                     # both boards
