@@ -1,9 +1,11 @@
 """The `tern` command line.
 
     tern run SYSTEM.toml      boot the hypervisor with the system, stream the console
-    tern check SYSTEM.toml    validate the system and print where everything goes
+    tern check SYSTEM.toml    validate the system and print where everything goes (--json:
+                              as one JSON object, with every finding; check.py)
     tern native IMAGE         boot an image directly on the same board
-    tern demo                 interrupt latency: native vs. Tern (wfi trap / native, direct)
+    tern demo                 interrupt latency: native vs. Tern (wfi trap / native, direct;
+                              demo.py)
     tern bench                the latency lab: every system x scenario, JSON, plots, report
 
 main() is the one place where a failure becomes a line, `tern: error: FILE: FIELD: message`,
