@@ -28,7 +28,8 @@ from pathlib import Path
 from . import __version__, bench, build, check, demo, qemu, runner
 from .config import CPU_MODELS, PCI_DISK_MODELS, PCI_MODELS
 from .errors import (EXIT_INTERNAL, EXIT_SIGNAL_BASE, Interrupted, TernError, ToolError,
-                     UsageError, cwd_relative, one_line, quote, show_path)
+                     UsageError, one_line, quote, show_path)
+from .errors import cwd_relative as _rel
 from .files import NotAFile, check_regular
 from .image import ARCHS
 
@@ -211,8 +212,8 @@ def _parser():
     p.add_argument("system", type=Path, metavar="SYSTEM.toml")
     run_options(p)
     p.add_argument("--hypervisor", type=Path, metavar="IMAGE",
-                   help=f"hypervisor image (default {cwd_relative(runner.DEFAULT_HYPERVISOR)}, for a "
-                        f"riscv64 board {cwd_relative(runner.DEFAULT_HYPERVISOR_RISCV64)})")
+                   help=f"hypervisor image (default {_rel(runner.DEFAULT_HYPERVISOR)}, for a "
+                        f"riscv64 board {_rel(runner.DEFAULT_HYPERVISOR_RISCV64)})")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("check", help="validate a system description and show its layout",
@@ -260,11 +261,11 @@ def _parser():
     p.add_argument("--timeout", type=_seconds, default=runner.DEFAULT_TIMEOUT, metavar="S",
                    help="per run (default %(default)g)")
     p.add_argument("--image", type=Path, default=demo.IMAGE,
-                   help=f"arm64 latency guest (default {cwd_relative(demo.IMAGE)}; riscv64's is "
-                        f"{cwd_relative(demo.IMAGE_RISCV64)})")
+                   help=f"arm64 latency guest (default {_rel(demo.IMAGE)}; riscv64's is "
+                        f"{_rel(demo.IMAGE_RISCV64)})")
     p.add_argument("--hypervisor", type=Path, metavar="IMAGE",
-                   help=f"arm64 hypervisor image (default {cwd_relative(runner.DEFAULT_HYPERVISOR)}; "
-                        f"riscv64's is {cwd_relative(runner.DEFAULT_HYPERVISOR_RISCV64)})")
+                   help=f"arm64 hypervisor image (default {_rel(runner.DEFAULT_HYPERVISOR)}; "
+                        f"riscv64's is {_rel(runner.DEFAULT_HYPERVISOR_RISCV64)})")
     p.add_argument("--workdir", type=Path, metavar="D",
                    help="where the runs' files go (default: a new directory under build/run/)")
     p.add_argument("--verbose", action="store_true", help="echo the console of every run")
@@ -341,7 +342,7 @@ def cmd_bench(args):
             check_regular(image)
         except NotAFile as e:
             hint = " (run `make all linux` first)" if e.problem == "no such file" else ""
-            raise ToolError(f"guest: {e.problem}: {show_path(cwd_relative(image))}{hint}") from None
+            raise ToolError(f"guest: {e.problem}: {show_path(_rel(image))}{hint}") from None
     build.check_hypervisor(runner.DEFAULT_HYPERVISOR)
     if not args.no_plots:
         try:
@@ -373,7 +374,7 @@ def cmd_bench(args):
         if plots:
             plot_rel = report.rel(args.out, args.doc.parent)
         args.doc.write_text(report.markdown_report(data, plot_rel))
-    print(f"\nbench: {len(records)} records in {cwd_relative(args.out / 'results.json')}"
+    print(f"\nbench: {len(records)} records in {_rel(args.out / 'results.json')}"
           + (f", {len(plots)} plot files" if plots else "")
-          + (f", report {cwd_relative(args.doc)}" if args.doc else ""), file=sys.stderr)
+          + (f", report {_rel(args.doc)}" if args.doc else ""), file=sys.stderr)
     return 1 if [e for e in errors if not e.get("skipped")] else 0

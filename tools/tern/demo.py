@@ -102,7 +102,7 @@ def _run(args, arch, label, wfi, irq, tests, rundir, samples, quiet):
     rundir = runner.make_workdir(rundir)     # tern's own, before system.toml goes in
     toml_path = rundir / "system.toml"
     toml_path.write_text(system_toml(image, wfi, samples=samples, irq=irq, arch=arch,
-                                          tests=tests))
+                                     tests=tests))
     result = runner.run_system(toml_path, icount=icount, timeout=args.timeout, quiet=quiet,
                                workdir=rundir,
                                hypervisor=args.hypervisor if arch == "arm64" else None)
@@ -115,7 +115,7 @@ def _count_traps(args, label, wfi, irq, tests, rundir):
     Returns ({test: {...}}, failed RunResult or None)."""
     def run_counters(test, samples):
         result, _, counters = _run(args, "riscv64", label, wfi, irq, (test,),
-                                        rundir / f"traps-{test}-{samples}", samples, True)
+                                   rundir / f"traps-{test}-{samples}", samples, True)
         return (counters, None) if result.ok and counters else (None, result)
 
     return bench.traps_per_interrupt(tests, run_counters)
@@ -132,7 +132,7 @@ def _table(args, arch, workdir, quiet):
         rundir = workdir / (f"riscv64-{name}" if riscv else name)
         # arm64's guest runs its own test list by default; riscv64's is always named.
         result, records, _ = _run(args, arch, label, wfi, irq, tests if riscv else TESTS,
-                                       rundir, args.samples, quiet)
+                                  rundir, args.samples, quiet)
         runs[label] = records
         statuses[label] = result
         if not result.ok:
@@ -143,7 +143,7 @@ def _table(args, arch, workdir, quiet):
                   file=sys.stderr)
         elif riscv and wfi is not None:
             traps[label], failed = _count_traps(args, label, wfi, irq, tests,
-                                               Path(f"{rundir}-traps"))
+                                                Path(f"{rundir}-traps"))
             if failed is not None:
                 statuses[f"{label} (traps)"] = failed
                 print(f"tern: error: demo: {label}: counting traps: "
