@@ -18,6 +18,17 @@ apt_install() {
 	DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "$@" >/dev/null
 }
 have() { command -v "$1" >/dev/null 2>&1; }
+# The Python packages of one of pyproject.toml's extras (test, bench): that file declares them.
+extra() {
+	python3 -c 'import sys, tomllib
+with open("pyproject.toml", "rb") as f:
+    print("\n".join(tomllib.load(f)["project"]["optional-dependencies"][sys.argv[1]]))' "$1"
+}
+pip_extra() {
+	local packages
+	mapfile -t packages < <(extra "$1")
+	python3 -m pip install --quiet "${packages[@]}"
+}
 system_python() { [ "$(command -v python3)" = /usr/bin/python3 ]; }
 
 need=()
@@ -38,18 +49,19 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(v
 	apt_install libclang-rt-14-dev
 fi
 
-# The tests' Python packages (requirements-dev.txt): Debian's for Debian's python3, else pip.
+# The tests' Python packages (pyproject.toml's `test` extra): Debian's for Debian's python3,
+# else pip.
 if ! python3 -c 'import pytest, hypothesis' 2>/dev/null; then
 	if system_python; then
 		apt_install python3-pytest python3-hypothesis
 	else
-		python3 -m pip install --quiet -r requirements-dev.txt
+		pip_extra test
 	fi
 fi
 python3 -c 'import sys, tomllib, pytest, hypothesis; assert sys.version_info >= (3, 11)'
 
 if [ "${1:-}" = --bench ] && ! python3 -c 'import matplotlib' 2>/dev/null; then
-	if system_python; then apt_install python3-matplotlib; else python3 -m pip install --quiet -r requirements-bench.txt; fi
+	if system_python; then apt_install python3-matplotlib; else pip_extra bench; fi
 fi
 
 if [ "${1:-}" = --lint ]; then

@@ -13,42 +13,25 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
 from tern import build, layout  # noqa: E402
-from tern.config import load_system  # noqa: E402
+from tern.config import dump_toml, load_system  # noqa: E402
 
 EXAMPLES = ["rt.toml", "two.toml", "edu-direct.toml", "linux-rt.toml"]
 
 
-# What the examples do not have: several vCPUs, an initrd, a restart policy, three partitions.
-MORE = """
-[board]
-cpus = 6
-pci = ["edu"]
-
-[[partition]]
-name = "multi"
-cpus = [1, 2]
-memory = "64MiB"
-image = "{guests}/probe.img"
-initrd = "{work}/initrd.bin"
-on_fault = "restart"
-max_restarts = 5
-restart_backoff = "10ms"
-devices = ["pcie"]
-
-[[partition]]
-name = "direct"
-cpus = [3]
-memory = "32MiB"
-image = "{guests}/lat.img"
-wfi = "native"
-irq = "direct"
-
-[[partition]]
-name = "third"
-cpus = [4, 5, 0]
-memory = "16MiB"
-image = "{guests}/noise.img"
-"""
+def more(guests, work):
+    """What the examples do not have: several vCPUs, an initrd, a restart policy, three
+    partitions."""
+    return dump_toml({
+        "board": {"cpus": 6, "pci": ["edu"]},
+        "partition": [
+            {"name": "multi", "cpus": [1, 2], "memory": "64MiB", "image": f"{guests}/probe.img",
+             "initrd": f"{work}/initrd.bin", "on_fault": "restart", "max_restarts": 5,
+             "restart_backoff": "10ms", "devices": ["pcie"]},
+            {"name": "direct", "cpus": [3], "memory": "32MiB", "image": f"{guests}/lat.img",
+             "wfi": "native", "irq": "direct"},
+            {"name": "third", "cpus": [4, 5, 0], "memory": "16MiB",
+             "image": f"{guests}/noise.img"},
+        ]})
 
 
 def blob_of(toml, hypervisor):
@@ -66,7 +49,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         (Path(work) / "initrd.bin").write_bytes(bytes(range(256)) * 64)
         toml = Path(work) / "more.toml"
-        toml.write_text(MORE.format(guests=ROOT / "guests" / "build", work=work))
+        toml.write_text(more(ROOT / "guests" / "build", work))
         try:
             blob = blob_of(toml, hypervisor)
             (out / "more.bin").write_bytes(blob)

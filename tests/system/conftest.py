@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 
 import tern.runner  # noqa: E402  (from tools/, just put on the path)
+from tern.config import dump_toml  # noqa: E402
 
 # TERN_HYPERVISOR=IMAGE runs the suite against another hypervisor build (an older config ABI,
 # say); run_system's default image is what every test then boots.
@@ -44,27 +45,14 @@ def built_images():
     assert not missing, f"missing {', '.join(map(str, missing))}: run `make all` first"
 
 
-def toml_value(value):
-    """A Python value as TOML: strings quoted, booleans lower case, numbers as they are."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return str(value)
-
-
 def partition(name, cpus, image, bootargs="", wfi=None, memory="32MiB", irq="trap", devices=(),
               **keys):
-    """A [[partition]] table; more keys (on_fault, max_restarts, ...) as keyword arguments."""
-    cpu_list = ", ".join(str(c) for c in cpus)
+    """A [[partition]] table as TOML text (dump_toml); more keys (on_fault, max_restarts, ...)
+    as keyword arguments."""
     wfi = wfi or ("native" if irq == "direct" else "trap")
-    device_list = ", ".join(f'"{d}"' for d in devices)
-    more = "".join(f"{key} = {toml_value(value)}\n" for key, value in keys.items())
-    return (
-        f'[[partition]]\nname = "{name}"\ncpus = [{cpu_list}]\nmemory = "{memory}"\n'
-        f'image = "{image}"\nwfi = "{wfi}"\nirq = "{irq}"\nbootargs = "{bootargs}"\n'
-        f'devices = [{device_list}]\n' + more
-    )
+    table = {"name": name, "cpus": list(cpus), "memory": memory, "image": str(image), "wfi": wfi,
+             "irq": irq, "bootargs": bootargs, "devices": list(devices), **keys}
+    return dump_toml({"partition": [table]})
 
 
 @pytest.fixture
@@ -73,9 +61,8 @@ def system_file(tmp_path):
 
     def write(*partitions, cpus=4, cpu="cortex-a53", pci=()):
         path = tmp_path / "system.toml"
-        pci_list = ", ".join(f'"{d}"' for d in pci)
-        path.write_text(f'[board]\ncpus = {cpus}\ncpu = "{cpu}"\npci = [{pci_list}]\n\n'
-                        + "\n".join(partitions))
+        board = {"cpus": cpus, "cpu": cpu, "pci": list(pci)}
+        path.write_text(dump_toml({"board": board}) + "\n" + "\n".join(partitions))
         return path
 
     return write

@@ -2,7 +2,7 @@
 
 import json
 
-from tern import cli
+from tern import cli, demo
 
 
 def test_demo_riscv64_table_trapless_rows_equal_native(tmp_path, capsys):
@@ -20,7 +20,7 @@ def test_demo_riscv64_table_trapless_rows_equal_native(tmp_path, capsys):
     assert all(r["status"] == 0 for r in runs.values()), runs
     native = {r["test"]: r for r in runs["native"]["lat"]}
     direct = {r["test"]: r for r in runs["tern direct"]["lat"]}
-    assert sorted(direct) == sorted(native) == sorted(cli.DEMO_TESTS_RISCV64)
+    assert sorted(direct) == sorted(native) == sorted(demo.TESTS_RISCV64)
     assert all("error" not in r for r in direct.values()), direct
     # The trap-less rows: no hypervisor entry per interrupt, and the bare board's figures.
     # (SBI calls trap in any partition: the SBI IPI rows are Tern's SBI against OpenSBI's.)

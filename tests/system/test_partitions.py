@@ -4,6 +4,7 @@ import pytest
 from conftest import LAT, PROBE, partition, probe_record
 
 from tern import run_system
+from tern.config import dump_toml
 
 SHORT_LAT = "lat.samples=10 lat.tests=vtimer-wfi,ptimer-busy"
 
@@ -123,7 +124,8 @@ def test_malformed_description_is_rejected_with_one_line(tmp_path):
     from conftest import REPO
 
     bad = tmp_path / "bad.toml"
-    bad.write_text(f'[[partition]]\nname = "a"\ncpus = [1, 1]\nmemory = "16MiB"\nimage = "{LAT}"\n')
+    bad.write_text(dump_toml({"partition": [{"name": "a", "cpus": [1, 1], "memory": "16MiB",
+                                             "image": str(LAT)}]}))
     proc = subprocess.run([str(REPO / "tern"), "run", str(bad)], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 2, proc.stderr

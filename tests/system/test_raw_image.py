@@ -9,6 +9,7 @@ import sys
 from conftest import REPO, SBI_SMOKE_RESULTS, partition
 
 from tern import run_native, run_system
+from tern.config import dump_toml
 
 # The probe linked for 0x4008_0000 with no Image header (guests/Makefile); it refuses to run
 # anywhere else, so its output says it was placed where it was linked.
@@ -34,9 +35,10 @@ def test_a_raw_arm64_binary_boots_natively_and_in_a_partition_alike(system_file)
 def test_tern_run_boots_a_raw_riscv64_binary_at_the_kernel_start_address(tmp_path):
     # sbi-smoke is linked for 0x8020_0000 and its .img is flat: no RISC-V Image header.
     system = tmp_path / "system.toml"
-    system.write_text(f'[board]\narch = "riscv64"\ncpus = 3\nmemory = "1GiB"\n\n'
-                      f'[[partition]]\nname = "rt"\ncpus = [1, 2]\nmemory = "32MiB"\n'
-                      f'image = "{SBI_SMOKE_RAW}"\nirq = "direct"\nwfi = "native"\n')
+    system.write_text(dump_toml({
+        "board": {"arch": "riscv64", "cpus": 3, "memory": "1GiB"},
+        "partition": [{"name": "rt", "cpus": [1, 2], "memory": "32MiB",
+                       "image": str(SBI_SMOKE_RAW), "irq": "direct", "wfi": "native"}]}))
     check = subprocess.run([sys.executable, str(REPO / "tern"), "check", str(system)],
                            capture_output=True, text=True, timeout=60)
     assert check.returncode == 0, check.stderr

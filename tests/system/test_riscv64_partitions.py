@@ -6,13 +6,12 @@ are deterministic, so "equal to native" is an exact comparison. Goals on how muc
 trap-and-emulate paths cost live in `make bench`, not here.
 """
 
-import json
-
 import pytest
 
 from conftest import LAT_RISCV64, REPO
 
 from tern import run_native, run_system
+from tern.config import dump_toml
 
 HOSTILE = REPO / "guests" / "build" / "riscv64" / "hostile.img"
 SAMPLES = 20
@@ -20,17 +19,17 @@ TRAPLESS_TESTS = "sstc-wfi,sstc-busy,ipi-wfi,ipi-busy"
 
 
 def system(tmp_path, *partitions, cpus=4, pci=()):
+    """The description of `partitions` (partition() tables) on a riscv64 board."""
     path = tmp_path / "system.toml"
-    board_pci = ", ".join(f'"{p}"' for p in pci)
-    path.write_text(f'[board]\narch = "riscv64"\ncpus = {cpus}\nmemory = "1GiB"\n'
-                    f'pci = [{board_pci}]\n\n' + "\n".join(partitions))
+    path.write_text(dump_toml({"board": {"arch": "riscv64", "cpus": cpus, "memory": "1GiB",
+                                         "pci": list(pci)},
+                               "partition": list(partitions)}))
     return path
 
 
 def partition(name, cpus, image, bootargs, irq="direct", wfi="native", **more):
-    extra = "".join(f"{k} = {json.dumps(v)}\n" for k, v in more.items())   # JSON is TOML here
-    return (f'[[partition]]\nname = "{name}"\ncpus = {list(cpus)}\nmemory = "32MiB"\n'
-            f'image = "{image}"\nirq = "{irq}"\nwfi = "{wfi}"\nbootargs = "{bootargs}"\n' + extra)
+    return {"name": name, "cpus": list(cpus), "memory": "32MiB", "image": str(image), "irq": irq,
+            "wfi": wfi, "bootargs": bootargs, **more}
 
 
 def lat_partition(tests, irq="direct", wfi="native", cpus=(1, 2), **more):

@@ -19,6 +19,7 @@ from conftest import REPO, SBI_SMOKE_RESULTS
 
 sys.path.insert(0, str(REPO / "tools"))
 from tern import abi  # noqa: E402
+from tern.config import dump_toml  # noqa: E402
 
 TERN = REPO / "tern"
 HYPERVISOR = REPO / "hypervisor" / "build" / "riscv64" / "tern.img"
@@ -57,20 +58,10 @@ def sbi_results(lines, name):
 def test_tern_run_boots_a_riscv64_partition(tmp_path, irq):
     guest = SBI_SMOKE
     system = tmp_path / "system.toml"
-    system.write_text(f"""
-[board]
-arch = "riscv64"
-cpus = 3
-memory = "1GiB"
-
-[[partition]]
-name = "rt"
-cpus = [1, 2]
-memory = "32MiB"
-image = "{guest}"
-irq = "{irq}"
-wfi = "native"
-""")
+    system.write_text(dump_toml({
+        "board": {"arch": "riscv64", "cpus": 3, "memory": "1GiB"},
+        "partition": [{"name": "rt", "cpus": [1, 2], "memory": "32MiB", "image": str(guest),
+                       "irq": irq, "wfi": "native"}]}))
     workdir = tmp_path / "work"
     status, lines, shown = tern_run(system, workdir)
     assert sbi_results(lines, "rt") == SBI_SMOKE_RESULTS, shown

@@ -17,6 +17,7 @@ import pytest
 from conftest import LAT_RISCV64, REPO
 
 from tern import run_native, run_system
+from tern.config import dump_toml
 
 HOSTILE = REPO / "guests" / "build" / "riscv64" / "hostile.img"
 SAMPLES = 200
@@ -25,17 +26,17 @@ TESTS = "sbi-timer-wfi,sbi-timer-busy"
 
 def description(tmp_path, busy_us):
     def partition(name, cpus, image, bootargs, irq):
-        return (f'[[partition]]\nname = "{name}"\ncpus = {cpus}\nmemory = "32MiB"\n'
-                f'image = "{image}"\nirq = "{irq}"\nbootargs = "{bootargs}"\n')
+        return {"name": name, "cpus": cpus, "memory": "32MiB", "image": str(image), "irq": irq,
+                "bootargs": bootargs}
 
     lat = f"lat.samples={SAMPLES} lat.tests={TESTS}"
     busy = f"hostile.action=busy hostile.busy_us={busy_us}"
     path = tmp_path / "system.toml"
-    path.write_text('[board]\narch = "riscv64"\ncpus = 5\nmemory = "1GiB"\n\n' + "\n".join([
-        partition("trapless", [1], LAT_RISCV64, lat, "direct"),
-        partition("trapping", [2], LAT_RISCV64, lat, "trap"),
-        partition("busy", [3, 4], HOSTILE, busy, "direct"),
-    ]))
+    path.write_text(dump_toml({
+        "board": {"arch": "riscv64", "cpus": 5, "memory": "1GiB"},
+        "partition": [partition("trapless", [1], LAT_RISCV64, lat, "direct"),
+                      partition("trapping", [2], LAT_RISCV64, lat, "trap"),
+                      partition("busy", [3, 4], HOSTILE, busy, "direct")]}))
     return path
 
 
@@ -79,9 +80,10 @@ def test_sip_shows_the_sbi_timer_on_the_bare_board():
 @pytest.mark.parametrize("irq", ["direct", "trap"])
 def test_sip_shows_the_sbi_timer_in_a_partition(tmp_path, irq):
     path = tmp_path / "system.toml"
-    path.write_text('[board]\narch = "riscv64"\ncpus = 2\nmemory = "1GiB"\n\n'
-                    f'[[partition]]\nname = "rt"\ncpus = [1]\nmemory = "32MiB"\n'
-                    f'image = "{LAT_RISCV64}"\nirq = "{irq}"\nbootargs = "{SIP_BOOTARGS}"\n')
+    path.write_text(dump_toml({
+        "board": {"arch": "riscv64", "cpus": 2, "memory": "1GiB"},
+        "partition": [{"name": "rt", "cpus": [1], "memory": "32MiB", "image": str(LAT_RISCV64),
+                       "irq": irq, "bootargs": SIP_BOOTARGS}]}))
     result = run_system(path, timeout=60)
     assert result.ok, result.explain()
     record = sip_record(result.partitions["rt"].probe)

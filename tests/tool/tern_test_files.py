@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from tern.config import dump_toml
 from tern.image import ELF_HEADER, ELF_PHDR, IMAGE_HEADER, IMAGE_MAGIC, RISCV_IMAGE_MAGIC
 
 EM_AARCH64 = 183
@@ -52,7 +53,12 @@ def write_toml(directory, text, name="sys.toml"):
     return path
 
 
-def partition(name="rt", cpus="[1]", memory='"64MiB"', image='"guests/build/lat.img"', extra=""):
-    """One [[partition]] table as TOML text."""
-    return (f'[[partition]]\nname = "{name}"\ncpus = {cpus}\nmemory = {memory}\n'
-            f"image = {image}\n{extra}\n")
+def partition(name="rt", cpus=(1,), memory="64MiB", image="guests/build/lat.img", raw="",
+              **keys):
+    """One [[partition]] table as TOML text (config.dump_toml): its keys as Python values,
+    `keys` after the four every test gives, None leaves a key out; `raw` is TOML text put at
+    the table's end as it is, for inputs that are TOML source on purpose (escapes, a date)."""
+    table = {"name": name, "cpus": list(cpus) if isinstance(cpus, tuple) else cpus,
+             "memory": memory, "image": image, **keys}
+    table = {key: value for key, value in table.items() if value is not None}
+    return dump_toml({"partition": [table]}) + (raw + "\n" if raw else "")

@@ -2,6 +2,7 @@
 cyclictest inside Linux (no QEMU: synthetic logs and records)."""
 
 import shutil
+import tomllib
 
 import pytest
 
@@ -69,6 +70,23 @@ def test_beside_neighbours():
     pair, delay, _ = bench.beside_setup("noise-pair")
     assert [n.cpus for n in pair] == [(2,), (3,)] and {n.irq for n in pair} == {"direct"}
     assert f"noise.irq_us={bench.LINUX_TICK_US}" in pair[0].bootargs
+
+
+WEIRD_BOOTARGS = 'console="ttyAMA0 x" path=C:\\dir\\ q=\\"'
+
+
+def test_bench_systems_keep_quotes_and_backslashes(tmp_path):
+    image = tmp_path / 'we"ird\\dir' / "lat.img"
+    rt = bench._partition("rt", (1, 2), image, "trap", WEIRD_BOOTARGS, initrd=image)
+    neighbour = bench.Neighbour("b", (3,), image, WEIRD_BOOTARGS, "busy")
+    text = bench._system_toml(4, rt, neighbour.table(), pci=("edu",), arch="riscv64")
+    doc = tomllib.loads(text)
+    assert doc["board"] == {"arch": "riscv64", "cpus": 4, "pci": ["edu"]}
+    first, second = doc["partition"]
+    assert (first["bootargs"], first["image"], first["initrd"]) == \
+        (WEIRD_BOOTARGS, str(image), str(image))
+    assert (first["cpus"], second["name"], second["bootargs"]) == ([1, 2], "b", WEIRD_BOOTARGS)
+    assert tomllib.loads(neighbour.toml())["partition"][0]["bootargs"] == WEIRD_BOOTARGS
 
 
 @pytest.mark.skipif(not shutil.which("dtc"), reason="needs dtc")

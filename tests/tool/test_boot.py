@@ -63,8 +63,8 @@ def system(tmp_path, assemble, text):
 
 def test_system_with_a_stand_in_hypervisor(assemble, tmp_path):
     toml = system(tmp_path, assemble, "[board]\ncpus = 4\n"
-                  + partition("rt", "[1]", extra='wfi = "native"')
-                  + partition("big", "[2, 3]", '"256MiB"'))
+                  + partition("rt", cpus=[1], wfi="native")
+                  + partition("big", cpus=[2, 3], memory="256MiB"))
     result = run_system(toml, icount=4, timeout=30, workdir=tmp_path / "work",
                         hypervisor=assemble("fake_hyp"))
     assert result.status == 0, result.explain()
@@ -78,8 +78,8 @@ def test_system_with_a_stand_in_hypervisor(assemble, tmp_path):
 
 def test_system_with_a_device_passed_through(assemble, tmp_path):
     toml = system(tmp_path, assemble, '[board]\npci = ["edu"]\n'
-                  + partition("rt", "[1]", extra='devices = ["pcie"]\nirq = "direct"')
-                  + partition("b", "[2]"))
+                  + partition("rt", cpus=[1], devices=["pcie"], irq="direct")
+                  + partition("b", cpus=[2]))
     result = run_system(toml, timeout=30, workdir=tmp_path / "work",
                         hypervisor=assemble("fake_hyp"))
     assert result.status == 0, result.explain()
@@ -105,7 +105,7 @@ def test_system_with_a_device_passed_through(assemble, tmp_path):
 def test_system_with_an_elf_guest(assemble, tmp_path):
     code = assemble("hello_guest").read_bytes()
     write_elf(tmp_path / "g.elf", [(0x4010_0000, 0x4010_0000, code, 0x1000)], 0x4010_0000)
-    toml = write_toml(tmp_path, partition(image='"g.elf"'))
+    toml = write_toml(tmp_path, partition(image="g.elf"))
     result = run_system(toml, timeout=30, workdir=tmp_path / "work",
                         hypervisor=assemble("fake_hyp"))
     assert result.status == 0, result.explain()

@@ -33,11 +33,10 @@ def test_default_board_ram_size(tmp_path, stub_image):
 
 def test_partitions_carry_their_restart_policy(tmp_path, stub_image):
     blob = blob_of(tmp_path, "[board]\ncpus = 4\n"
-                   + partition("rt", "[1]")
-                   + partition("linux", "[2]", extra='on_fault = "restart"\nmax_restarts = 5\n'
-                                                     'restart_backoff = "10ms"')
-                   + partition("c", "[3]", extra='max_restarts = 1000000\n'
-                                                 'restart_backoff = "60 s"'))
+                   + partition("rt", cpus=[1])
+                   + partition("linux", cpus=[2], on_fault="restart", max_restarts=5,
+                               restart_backoff="10ms")
+                   + partition("c", cpus=[3], max_restarts=1000000, restart_backoff="60 s"))
     rt, linux, c = blob.partitions
     assert (rt.fault_policy, rt.max_restarts, rt.restart_backoff_us) == (abi.FAULT_INJECT, 0, 0)
     assert (linux.fault_policy, linux.max_restarts, linux.restart_backoff_us) == \
@@ -51,12 +50,12 @@ def test_partitions_carry_their_restart_policy(tmp_path, stub_image):
         + (10_000).to_bytes(8, "little")
 
 
-def riscv_system(tmp_path, extra=""):
+def riscv_system(tmp_path, **keys):
     """A riscv64 system of one 2-vCPU partition, and a flat riscv64 hypervisor binary."""
     write_riscv_image(tmp_path / "rv.img")
     system = load_system(write_toml(tmp_path, '[board]\narch = "riscv64"\ncpus = 3\n'
                                     'memory = "1GiB"\n'
-                                    + partition("rt", "[1, 2]", '"32MiB"', '"rv.img"', extra)))
+                                    + partition("rt", [1, 2], "32MiB", "rv.img", **keys)))
     hypervisor = tmp_path / "hyp.bin"
     hypervisor.write_bytes(b"\x13\x00\x00\x00" * 1024)        # nops: no header at all
     return system, hypervisor
@@ -65,7 +64,7 @@ def riscv_system(tmp_path, extra=""):
 @pytest.mark.parametrize("irq, flags", [("direct", abi.PF_IRQ_DIRECT | abi.PF_WFI_NATIVE),
                                         ("trap", 0)])
 def test_riscv64_run_files(tmp_path, irq, flags):
-    system, hypervisor = riscv_system(tmp_path, f'irq = "{irq}"')
+    system, hypervisor = riscv_system(tmp_path, irq=irq)
     prepared = build.prepare_system(system, place(system), tmp_path / "work", hypervisor)
     blob = abi.unpack((tmp_path / "work" / "config.bin").read_bytes())
     # No SMMU on the riscv board; the partition at the riscv boot protocol's addresses.
@@ -89,8 +88,9 @@ def test_riscv64_pcie_owner_gets_its_regions_and_the_unconfined_dma_flag(tmp_pat
     write_riscv_image(tmp_path / "rv.img")
     system = load_system(write_toml(
         tmp_path, '[board]\narch = "riscv64"\ncpus = 3\nmemory = "1GiB"\npci = ["edu"]\n'
-        + partition("rt", "[1]", '"32MiB"', '"rv.img"', 'devices = ["pcie"]\nunconfined_dma = true')
-        + partition("b", "[2]", '"32MiB"', '"rv.img"')))
+        + partition("rt", cpus=[1], memory="32MiB", image="rv.img", devices=["pcie"],
+                    unconfined_dma=True)
+        + partition("b", cpus=[2], memory="32MiB", image="rv.img")))
     hypervisor = tmp_path / "hyp.bin"
     hypervisor.write_bytes(b"\x13\x00\x00\x00" * 1024)
     prepared = build.prepare_system(system, place(system), tmp_path / "work", hypervisor)
@@ -121,8 +121,8 @@ def test_riscv64_pcie_owner_gets_its_regions_and_the_unconfined_dma_flag(tmp_pat
 def test_unconfined_dma_flag_only_when_asked(tmp_path, stub_image):
     # arm64 too: the flag is written, though the board's SMMU confines DMA all the same.
     blob = blob_of(tmp_path, "[board]\ncpus = 3\n"
-                   + partition("rt", "[1]", extra='devices = ["pcie"]')
-                   + partition("b", "[2]", extra="unconfined_dma = true"))
+                   + partition("rt", cpus=[1], devices=["pcie"])
+                   + partition("b", cpus=[2], unconfined_dma=True))
     rt, b = blob.partitions
     assert blob.flags == abi.CF_SMMUV3
     assert not rt.flags & abi.PF_UNCONFINED_DMA and len(rt.regions) == 3

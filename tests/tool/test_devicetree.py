@@ -191,13 +191,14 @@ def test_initrd_in_chosen():
 
 def test_each_run_gives_each_partition_a_fresh_rng_seed(tmp_path, stub_image):
     from tern import build, runner
+    from tern.config import dump_toml
     from tern_test_files import write_image
 
     hypervisor = write_image(tmp_path / "tern.img")
     toml = tmp_path / "system.toml"
-    toml.write_text("[board]\ncpus = 3\n\n" + "".join(
-        f'[[partition]]\nname = "{n}"\ncpus = [{c}]\nmemory = "16MiB"\nimage = "{stub_image}"\n\n'
-        for n, c in (("a", 1), ("b", 2))))
+    toml.write_text(dump_toml({"board": {"cpus": 3}, "partition": [
+        {"name": n, "cpus": [c], "memory": "16MiB", "image": str(stub_image)}
+        for n, c in (("a", 1), ("b", 2))]}))
     system = runner.load_system(toml)
     placed = runner.place(system)
     seeds = []

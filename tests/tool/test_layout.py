@@ -24,7 +24,7 @@ def regions(lay):
 
 
 def test_one_partition(tmp_path, stub_image):
-    _, lay = placed(tmp_path, partition(memory='"64MiB"'))
+    _, lay = placed(tmp_path, partition(memory="64MiB"))
     (p,) = lay.partitions
     assert p.ram_ipa == 0x4000_0000
     assert p.ram_hpa == 0x4400_0000
@@ -44,8 +44,8 @@ def test_one_partition(tmp_path, stub_image):
 
 def test_partitions_in_file_order_and_aligned(tmp_path, stub_image):
     text = ("[board]\ncpus = 8\nmemory = \"3GiB\"\n"
-            + partition("a", "[1]", '"6MiB"') + partition("b", "[2]", '"128MiB"')
-            + partition("c", "[3, 4]", '"1GiB"') + partition("d", "[5]", '"4MiB"'))
+            + partition("a", cpus=[1], memory="6MiB") + partition("b", cpus=[2], memory="128MiB")
+            + partition("c", cpus=[3, 4], memory="1GiB") + partition("d", cpus=[5], memory="4MiB"))
     _, lay = placed(tmp_path, text)
     a, b, c, d = lay.partitions
     assert a.ram_hpa == 0x4400_0000
@@ -66,7 +66,7 @@ def test_partitions_in_file_order_and_aligned(tmp_path, stub_image):
 
 
 def test_device_tree_stays_in_the_first_512_mib(tmp_path, stub_image):
-    _, lay = placed(tmp_path, partition(memory='"1GiB"'))
+    _, lay = placed(tmp_path, partition(memory="1GiB"))
     assert lay.partitions[0].dtb_ipa == 0x4000_0000 + 510 * MiB
 
 
@@ -78,27 +78,27 @@ def test_qemu_dtb_block(board_memory, hole):
 
 
 def test_small_board_starts_partitions_after_qemu_dtb(tmp_path, stub_image):
-    _, lay = placed(tmp_path, '[board]\nmemory = "128MiB"\n' + partition(memory='"8MiB"'))
+    _, lay = placed(tmp_path, '[board]\nmemory = "128MiB"\n' + partition(memory="8MiB"))
     assert lay.partitions[0].ram_hpa == 0x4420_0000
 
 
 def test_image_with_legacy_header_loads_at_512_kib(tmp_path):
     write_image(tmp_path / "old.img", text_offset=0x1234, image_size=0, size=4096)
-    _, lay = placed(tmp_path, partition(image='"old.img"'))
+    _, lay = placed(tmp_path, partition(image="old.img"))
     p = lay.partitions[0]
     assert (p.image_ipa, p.entry_ipa, p.image_size) == (0x4008_0000, 0x4008_0000, 4096)
 
 
 def test_image_with_other_text_offset(tmp_path):
     write_image(tmp_path / "t.img", text_offset=0x20_0000, image_size=0x1000, size=0x3000)
-    _, lay = placed(tmp_path, partition(image='"t.img"'))
+    _, lay = placed(tmp_path, partition(image="t.img"))
     p = lay.partitions[0]
     assert (p.image_ipa, p.image_size) == (0x4020_0000, 0x3000)   # file longer than header says
 
 
 def test_elf_placed_by_physical_address(tmp_path):
     write_elf(tmp_path / "g.elf", [(0x4010_0000, 0x4010_0000, b"\1" * 64, 0x2000)], 0x4010_0010)
-    _, lay = placed(tmp_path, partition(image='"g.elf"'))
+    _, lay = placed(tmp_path, partition(image="g.elf"))
     p = lay.partitions[0]
     assert (p.image_ipa, p.entry_ipa, p.image_size) == (0x4010_0000, 0x4010_0010, 0x2000)
     assert p.image_hpa == 0x4410_0000
@@ -134,7 +134,7 @@ def test_catalog_regions_are_pages_clear_of_what_partitions_already_see():
 
 
 def test_devices_are_mapped_at_board_addresses(tmp_path, stub_image):
-    text = partition("rt", "[1]", extra='devices = ["pcie"]') + partition("b", "[2]")
+    text = partition("rt", cpus=[1], devices=["pcie"]) + partition("b", cpus=[2])
     _, lay = placed(tmp_path, text)
     rt, b = lay.partitions
     assert [(r.name, r.ipa, r.hpa, r.size) for r in rt.regions] == [
@@ -148,8 +148,8 @@ def test_devices_are_mapped_at_board_addresses(tmp_path, stub_image):
 
 
 def test_describe_lists_device_regions_under_their_partition(tmp_path, stub_image):
-    system, lay = placed(tmp_path, partition("rt", "[1]", extra='devices = ["pcie"]')
-                         + partition("b", "[2]"))
+    system, lay = placed(tmp_path, partition("rt", cpus=[1], devices=["pcie"])
+                         + partition("b", cpus=[2]))
     rows = layout.describe(system, lay)
     names = [row[0] for row in rows]
     start = names.index("rt")
@@ -167,7 +167,7 @@ def test_too_many_regions_for_one_partition(tmp_path, stub_image, monkeypatch):
         layout.DeviceRegion(f"r{i}", 0x0A00_0000 + i * 0x1000, 0x1000) for i in range(9)), (16,))
     monkeypatch.setitem(layout.BOARD_DEVICES, "many", many)
     with pytest.raises(ConfigError) as info:
-        placed(tmp_path, partition(extra='devices = ["many"]'))
+        placed(tmp_path, partition(devices=["many"]))
     assert str(info.value).endswith("sys.toml: partition[0].devices: the devices have 9 MMIO "
                                     "regions, more than the 8 a partition can have")
 
@@ -177,14 +177,14 @@ def test_device_over_an_emulated_one(tmp_path, stub_image, monkeypatch):
                              (16,))
     monkeypatch.setitem(layout.BOARD_DEVICES, "bad", bad)
     with pytest.raises(ConfigError) as info:
-        placed(tmp_path, partition(extra='devices = ["bad"]'))
+        placed(tmp_path, partition(devices=["bad"]))
     assert str(info.value).endswith("partition[0].devices: bad regs at 0x9000000-0x9002000 "
                                     "overlaps the PL011 (0x9000000-0x9001000)")
 
 
 def test_initrd_goes_below_the_device_tree_with_a_pristine_copy(tmp_path, stub_image):
     (tmp_path / "rd.cpio").write_bytes(bytes(3 * MiB + 5))
-    _, lay = placed(tmp_path, partition(memory='"64MiB"', extra='initrd = "rd.cpio"'))
+    _, lay = placed(tmp_path, partition(memory="64MiB", initrd="rd.cpio"))
     (p,) = lay.partitions
     assert p.initrd_size == 3 * MiB + 5
     assert p.initrd_ipa == p.dtb_ipa - 4 * MiB          # 2 MiB aligned, ends by the dtb
@@ -197,20 +197,20 @@ def test_initrd_goes_below_the_device_tree_with_a_pristine_copy(tmp_path, stub_i
 def test_initrd_that_does_not_fit_names_the_key(tmp_path, stub_image):
     (tmp_path / "rd.cpio").write_bytes(bytes(63 * MiB))
     with pytest.raises(ConfigError) as e:
-        placed(tmp_path, partition(memory='"64MiB"', extra='initrd = "rd.cpio"'))
+        placed(tmp_path, partition(memory="64MiB", initrd="rd.cpio"))
     assert e.value.field == "partition[0].initrd"
     assert "does not fit between the image" in str(e.value)
 
 
 @pytest.mark.parametrize("value, message", [
-    ('"missing.cpio"', "no such file"),
-    ('"empty.cpio"', "is empty"),
-    ("3", "must be a file path"),
+    ("missing.cpio", "no such file"),
+    ("empty.cpio", "is empty"),
+    (3, "must be a file path"),
 ])
 def test_bad_initrd(tmp_path, stub_image, value, message):
     (tmp_path / "empty.cpio").write_bytes(b"")
     with pytest.raises(ConfigError) as e:
-        load_system(write_toml(tmp_path, partition(extra=f"initrd = {value}")))
+        load_system(write_toml(tmp_path, partition(initrd=value)))
     assert e.value.field == "partition[0].initrd"
     assert message in str(e.value)
 
@@ -224,7 +224,7 @@ def riscv_system(tmp_path, partitions, board='memory = "1GiB"\n'):
 
 
 def test_riscv64_one_partition(tmp_path):
-    _, lay = riscv_system(tmp_path, partition(memory='"32MiB"', image='"rv.img"'))
+    _, lay = riscv_system(tmp_path, partition(memory="32MiB", image="rv.img"))
     (p,) = lay.partitions
     assert lay.board is layout.RISCV64_BOARD
     assert (p.ram_ipa, p.ram_hpa, p.ram_size) == (0x8000_0000, 0x8400_0000, 32 * MiB)
@@ -240,7 +240,7 @@ def test_riscv64_elf_at_its_physical_addresses(tmp_path):
     from tern_test_files import EM_RISCV
     write_elf(tmp_path / "g.elf", [(0x8020_0000, 0x8020_0000, b"\x13" * 64, 0x3000)],
               0x8020_0010, machine=EM_RISCV)
-    _, lay = riscv_system(tmp_path, partition(image='"g.elf"'))
+    _, lay = riscv_system(tmp_path, partition(image="g.elf"))
     p = lay.partitions[0]
     assert (p.image_ipa, p.entry_ipa, p.image_size, p.image_hpa) == \
         (0x8020_0000, 0x8020_0010, 0x3000, 0x8420_0000)
@@ -256,8 +256,8 @@ def test_riscv64_qemu_dtb_block(board_memory, hole):
 
 
 def test_riscv64_partitions_stay_clear_of_the_hypervisor_and_qemus_dtb(tmp_path):
-    text = "".join(partition(f"p{i}", f"[{i}]", memory, '"rv.img"')
-                   for i, memory in enumerate(('"6MiB"', '"512MiB"', '"512MiB"', '"8MiB"')))
+    text = "".join(partition(f"p{i}", [i], memory, "rv.img")
+                   for i, memory in enumerate(("6MiB", "512MiB", "512MiB", "8MiB")))
     _, lay = riscv_system(tmp_path, text, board='memory = "2GiB"\n')
     spans = regions(lay)
     hole_start, hole_end = lay.qemu_dtb
@@ -277,7 +277,7 @@ def test_riscv64_partitions_stay_clear_of_the_hypervisor_and_qemus_dtb(tmp_path)
 
 
 def test_riscv64_describe_names_the_firmware_and_a1(tmp_path):
-    system, lay = riscv_system(tmp_path, partition(image='"rv.img"'))
+    system, lay = riscv_system(tmp_path, partition(image="rv.img"))
     rows = layout.describe(system, lay)
     assert rows[0] == ("hypervisor", "0x80000000-0x84000000", "64 MiB", "-",
                        "OpenSBI at 0x80000000, image at 0x80200000, config blob at 0x83f00000")
@@ -319,9 +319,9 @@ def test_riscv64_pcie_clear_of_what_a_partition_already_sees():
 
 
 def test_riscv64_pcie_mapped_at_board_addresses(tmp_path):
-    _, lay = riscv_system(tmp_path, partition("rt", "[1]", '"32MiB"', '"rv.img"',
-                                              'devices = ["pcie"]\nunconfined_dma = true')
-                          + partition("b", "[2]", '"32MiB"', '"rv.img"'))
+    _, lay = riscv_system(tmp_path, partition("rt", cpus=[1], memory="32MiB", image="rv.img",
+                                              devices=["pcie"], unconfined_dma=True)
+                          + partition("b", cpus=[2], memory="32MiB", image="rv.img"))
     rt, b = lay.partitions
     assert [(r.name, r.ipa, r.hpa, r.size) for r in rt.regions] == [
         ("pcie io", 0x0300_0000, 0x0300_0000, 0x1_0000),
@@ -332,9 +332,9 @@ def test_riscv64_pcie_mapped_at_board_addresses(tmp_path):
 
 
 def test_riscv64_describe_names_pcie_aplic_sources_and_unconfined_dma(tmp_path):
-    system, lay = riscv_system(tmp_path, partition("rt", "[1]", '"32MiB"', '"rv.img"',
-                                                   'devices = ["pcie"]\nunconfined_dma = true')
-                               + partition("b", "[2]", '"32MiB"', '"rv.img"'))
+    system, lay = riscv_system(tmp_path, partition("rt", cpus=[1], memory="32MiB", image="rv.img",
+                                                   devices=["pcie"], unconfined_dma=True)
+                               + partition("b", cpus=[2], memory="32MiB", image="rv.img"))
     rows = layout.describe(system, lay)
     names = [row[0] for row in rows]
     start = names.index("rt")

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from tern import cli, runner
+from tern import cli, demo, runner
 from tern.errors import UsageError
 
 
@@ -78,15 +78,15 @@ def test_cli_failure_is_one_line(capsys):
 
 
 def test_unit_note():
-    assert cli.unit_note(4) == \
+    assert demo.unit_note(4) == \
         "emulated (icount shift 4): 1 tick = 1 instruction; not hardware time"
-    assert cli.unit_note(3) == \
+    assert demo.unit_note(3) == \
         "emulated (icount shift 3): 1 tick = 2 instructions; not hardware time"
 
 
 def test_demo_system_is_valid(tmp_path, stub_image):
     from tern.config import load_system
-    text = cli.demo_system_toml(stub_image, "native", samples=50)
+    text = demo.system_toml(stub_image, "native", samples=50)
     path = tmp_path / "demo.toml"
     path.write_text(text)
     system = load_system(path)
@@ -97,7 +97,7 @@ def test_demo_system_is_valid(tmp_path, stub_image):
     assert p.bootargs == ("lat.tests=vtimer-wfi,vtimer-busy,ptimer-wfi,ptimer-busy,edu-wfi,"
                           "edu-busy lat.samples=50")
     direct = tmp_path / "direct.toml"
-    direct.write_text(cli.demo_system_toml(stub_image, "native", irq="direct"))
+    direct.write_text(demo.system_toml(stub_image, "native", irq="direct"))
     assert load_system(direct).partitions[0].irq_direct
 
 
@@ -172,6 +172,21 @@ def test_native_riscv64_timeout_shows_the_serial_log(tmp_path, monkeypatch, caps
     assert err[-2:] == ["OpenSBI v1.1", "lat: entered"]
 
 
+@pytest.mark.parametrize("arch", ["arm64", "riscv64"])
+def test_demo_system_keeps_quotes_and_backslashes(tmp_path, arch):
+    """What demo writes is read back as it was meant, whatever the path or the test names."""
+    from tern.config import load_system
+    from tern_test_files import write_image, write_riscv_image
+    image = (write_riscv_image if arch == "riscv64" else write_image)(
+        tmp_path / 'we"ird\\dir' / "lat.img")
+    tests = ('edu-"x"', "a\\b")
+    path = tmp_path / "demo.toml"
+    path.write_text(demo.system_toml(image, "trap", arch=arch, tests=tests, samples=3))
+    (p,) = load_system(path).partitions
+    assert p.bootargs == 'lat.tests=edu-"x",a\\b lat.samples=3'
+    assert p.image_path == image
+
+
 def test_demo_arch_option_and_plan():
     parse = cli._parser().parse_args
     assert parse(["demo"]).arch is None                     # both boards
@@ -180,14 +195,14 @@ def test_demo_arch_option_and_plan():
     with pytest.raises(UsageError):
         parse(["demo", "--arch", "x86"])
     # arm64's plan as before; riscv64: native, trap-and-emulate, trap-less.
-    assert [(l, w, i) for l, w, i, _ in cli.demo_plan("arm64")] == [
+    assert [(l, w, i) for l, w, i, _ in demo.plan("arm64")] == [
         ("native", None, None), ("tern wfi=trap", "trap", "trap"),
         ("tern wfi=native", "native", "trap"), ("tern direct", "native", "direct")]
-    riscv = cli.demo_plan("riscv64")
+    riscv = demo.plan("riscv64")
     assert [(l, w, i) for l, w, i, _ in riscv] == [
         ("native", None, None), ("tern wfi=trap", "trap", "trap"),
         ("tern direct", "native", "direct")]
-    assert riscv[0][3] == riscv[2][3] == cli.DEMO_TESTS_RISCV64
+    assert riscv[0][3] == riscv[2][3] == demo.TESTS_RISCV64
     assert riscv[1][3] == ("sbi-timer-wfi", "sbi-timer-busy", "sbi-ipi-wfi", "sbi-ipi-busy",
                            "intx-wfi", "intx-busy")
 
@@ -198,23 +213,23 @@ def test_demo_riscv64_systems_are_valid(tmp_path):
     image = tmp_path / "lat.img"
     write_riscv_image(image)
     direct = tmp_path / "direct.toml"
-    direct.write_text(cli.demo_system_toml(image, "native", samples=20, irq="direct",
-                                           arch="riscv64"))
+    direct.write_text(demo.system_toml(image, "native", samples=20, irq="direct",
+                                        arch="riscv64"))
     system = load_system(direct)
     assert (system.board.arch, system.board.cpus, models(system)) == ("riscv64", 3, ("edu",))
     (p,) = system.partitions
     assert (p.name, p.cpus, p.wfi_native, p.irq_direct, p.devices) == \
         ("lat", (1, 2), True, True, ("pcie",))
-    assert p.bootargs == f"lat.tests={','.join(cli.DEMO_TESTS_RISCV64)} lat.samples=20"
+    assert p.bootargs == f"lat.tests={','.join(demo.TESTS_RISCV64)} lat.samples=20"
     trap = tmp_path / "trap.toml"
-    trap.write_text(cli.demo_system_toml(image, "trap", irq="trap", arch="riscv64",
-                                         tests=("sbi-timer-busy",)))
+    trap.write_text(demo.system_toml(image, "trap", irq="trap", arch="riscv64",
+                                      tests=("sbi-timer-busy",)))
     system = load_system(trap)
     (p,) = system.partitions
     assert models(system) == () and p.devices == () and not p.irq_direct and not p.wfi_native
     assert p.bootargs == "lat.tests=sbi-timer-busy"
     # edu's INTx: a trap-and-emulate partition owns the bus too (its APLIC is emulated).
-    trap.write_text(cli.demo_system_toml(image, "trap", irq="trap", arch="riscv64"))
+    trap.write_text(demo.system_toml(image, "trap", irq="trap", arch="riscv64"))
     system = load_system(trap)
     (p,) = system.partitions
     assert models(system) == ("edu",) and p.devices == ("pcie",) and p.unconfined_dma
@@ -224,7 +239,7 @@ def test_demo_trap_cells():
     traps = {"tern wfi=trap": {"sbi-timer-busy": {"traps_per_interrupt": 3,
                                                   "traps_by_cause": {"exit_irq": 1, "sbi_time": 2}}},
              "tern direct": {"sstc-busy": {"traps_per_interrupt": 0, "traps_by_cause": {}}}}
-    assert cli.demo_trap_cells(traps, "tern wfi=trap", "sbi-timer-busy") == \
+    assert demo.trap_cells(traps, "tern wfi=trap", "sbi-timer-busy") == \
         (3, "exit_irq 1, sbi_time 2")
-    assert cli.demo_trap_cells(traps, "tern direct", "sstc-busy") == (0, "none")
-    assert cli.demo_trap_cells(traps, "native", "sstc-busy") == ("-", "-")
+    assert demo.trap_cells(traps, "tern direct", "sstc-busy") == (0, "none")
+    assert demo.trap_cells(traps, "native", "sstc-busy") == ("-", "-")

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tern.config import dump_toml
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCHER = REPO / "tern"
@@ -35,16 +36,9 @@ pytestmark = [
                        reason="needs the hypervisor and the probe guest (make all)"),
 ]
 
-SYSTEM = f"""[board]
-cpus = 2
-
-[[partition]]
-name = "spin"
-cpus = [1]
-memory = "32MiB"
-image = "{PROBE}"
-bootargs = "probe.tests=spin"
-"""
+SYSTEM = dump_toml({"board": {"cpus": 2},
+                    "partition": [{"name": "spin", "cpus": [1], "memory": "32MiB",
+                                   "image": str(PROBE), "bootargs": "probe.tests=spin"}]})
 
 
 def qemu_processes(marker):

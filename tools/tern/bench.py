@@ -18,9 +18,11 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 from pathlib import Path
 
 from . import devicetree, layout, pathtrace, qemu, runner, xen
+from .config import dump_toml
 from .errors import ToolError
 from .units import MiB
 
@@ -64,8 +66,6 @@ TRAP_PREFIXES = ("exit_", "sbi_")
 # owns the host bridge it sits behind.
 DEVICE_PCI = ("edu",)
 DEVICE_OWNED = ("pcie",)
-# Scenarios whose records compare with the native figure of the same test.
-LATENCY_SCENARIOS = ("timer", "ipi", "device", "riscv64")
 # Every run gets the same instruction budget between samples whatever the shift:
 # 20000 instructions, 20 us at shift 0 (1 ns each), 320 us at shift 4 (16 ns each).
 BUDGET_INSTRUCTIONS = 20000
@@ -91,8 +91,6 @@ NEIGHBOUR_CYCLICTEST_LOOPS = 1_000_000
 # Debian's arm64 kernel ticks at 250 Hz (CONFIG_HZ=250): the control neighbours take their
 # timer interrupt as often.
 LINUX_TICK_US = 4000
-# "beside" scenarios: rt's timer tests alone, then beside these neighbours.
-BESIDE_SCENARIOS = ("linux-stress", "linux-cyclictest", "noise-pair")
 # rt-path: rt alone and beside Linux busy, every instruction of rt's core traced. A trace of
 # the busy tests logs each spin of the wait loop: few samples keep it to a few hundred MB.
 TRACE_SAMPLES = 30
@@ -160,68 +158,6 @@ SYSTEMS = (
 
 
 @dataclass
-class Scenario:
-    name: str
-    title: str
-    shifts: tuple = (4, 0)
-    kinds: tuple = ("native", "tern", "xen")
-    cpus: int = 1             # cores the measured system needs (vCPUs + neighbours)
-
-
-SCENARIOS = (
-    Scenario("timer", "timer interrupt latency (virtual and EL1 physical timer, WFI and busy)"),
-    Scenario("ipi", "IPI: SGI from vCPU 1 to vCPU 0 of one partition, receive latency", cpus=2),
-    Scenario("device", "device interrupt latency: QEMU's edu PCI device raises its INTx (a "
-             "level-triggered SPI) through its own register, time to the guest's handler"),
-    Scenario("riscv64", "RISC-V board (QEMU riscv virt, AIA, Sstc, OpenSBI), natively and in a "
-             "Tern partition: timer through Sstc and SBI set_timer, IPI by an IMSIC store and SBI "
-             "send_ipi, edu's MSI into the IMSIC (natively and in a trap-less partition, which owns "
-             "the PCIe bus)", kinds=("native", "tern"), shifts=(0,), cpus=2),
-    Scenario("prio", "priority order: ten SGIs pending at once, served in priority order",
-             shifts=(4,)),
-    Scenario("noise-burst", "timer latency with a second partition streaming memory and taking "
-             "interrupts in bursts separated by WFI", kinds=("tern", "xen"), cpus=2),
-    Scenario("noise-spin", "timer latency with a second partition streaming memory and taking "
-             "interrupts without pause (emulator artefact: see the caveat)", kinds=("tern", "xen"),
-             shifts=(4,), cpus=2),
-    Scenario("linux-stress", "real-time partition alone and beside Linux (2 vCPUs) running a busy "
-             "loop on each vCPU (tern.run=stress)", kinds=("tern",), shifts=(4,), cpus=3),
-    Scenario("linux-cyclictest", "real-time partition alone and beside Linux (2 vCPUs) running "
-             "cyclictest (tern.run=cyclictest)", kinds=("tern",), shifts=(4,), cpus=3),
-    Scenario("noise-pair", "control: real-time partition alone and beside two bare-metal "
-             "partitions that stream memory with a 4 ms timer (Linux's tick) and take it "
-             "directly (irq = \"direct\"): no hypervisor on any core's interrupt path",
-             kinds=("tern",), shifts=(4,), cpus=3),
-    Scenario("rt-path", "real-time partition alone and beside busy Linux, instruction by "
-             "instruction on its own core (QEMU execution trace)", kinds=("tern",),
-             shifts=(4,), cpus=3),
-    Scenario("cyclictest", "cyclictest inside Linux (2 vCPUs): natively on the board and in a Tern "
-             "partition", kinds=("native", "tern"), shifts=(4,), cpus=2),
-    Scenario("boot", "boot: board reset to the guest's first instruction", shifts=(4,)),
-    Scenario("riscv64-boot", "boot on the RISC-V board: board reset (QEMU's reset vector, "
-             "OpenSBI, Tern) to the guest's first instruction", kinds=("native", "tern"),
-             shifts=(0,)),
-)
-
-
-def images_for(scenario):
-    """The guest images a scenario boots."""
-    if scenario.name == "prio":
-        return (PROBE,)
-    if scenario.name.startswith("noise-"):
-        return (LAT, NOISE)
-    if scenario.name.startswith("linux-"):
-        return (LAT, LINUX_IMAGE, LINUX_INITRD)
-    if scenario.name == "rt-path":
-        return (LAT, LAT_ELF, HYPERVISOR_ELF, LINUX_IMAGE, LINUX_INITRD)
-    if scenario.name == "cyclictest":
-        return (LINUX_IMAGE, LINUX_INITRD)
-    if scenario.name.startswith("riscv64"):
-        return (LAT_RISCV64,)
-    return (LAT,)
-
-
-@dataclass
 class Plan:
     samples: int
     prio_runs: int
@@ -245,17 +181,19 @@ class Outcome:
 
 def _partition(name, cpus, image, wfi, bootargs, memory="64MiB", irq="trap", devices=(),
                initrd=None, unconfined_dma=False):
-    cpu_list = ", ".join(str(c) for c in cpus)
-    ramdisk = f"initrd = {json.dumps(str(initrd))}\n" if initrd else ""
-    return (f'[[partition]]\nname = "{name}"\ncpus = [{cpu_list}]\nmemory = "{memory}"\n'
-            f'image = {json.dumps(str(image))}\n{ramdisk}wfi = "{wfi}"\nirq = "{irq}"\n'
-            f'bootargs = "{bootargs}"\ndevices = {json.dumps(list(devices))}\n'
-            f'unconfined_dma = {json.dumps(unconfined_dma)}\n')
+    """One [[partition]] table of a system description, as a dict for _system_toml."""
+    table = {"name": name, "cpus": list(cpus), "memory": memory, "image": str(image)}
+    if initrd:
+        table["initrd"] = str(initrd)
+    table.update(wfi=wfi, irq=irq, bootargs=bootargs, devices=list(devices),
+                 unconfined_dma=unconfined_dma)
+    return table
 
 
 def _system_toml(board_cpus, *partitions, pci=(), arch="arm64"):
-    return (f'[board]\narch = "{arch}"\ncpus = {board_cpus}\npci = {json.dumps(list(pci))}\n\n'
-            + "\n".join(partitions))
+    """The system description of `partitions` (_partition() tables) as TOML text."""
+    return dump_toml({"board": {"arch": arch, "cpus": board_cpus, "pci": list(pci)},
+                      "partition": list(partitions)})
 
 
 class Runs:
@@ -305,7 +243,7 @@ class Runs:
         return result, result.partitions.get("rt")
 
     def tern_system(self, label, shift, partitions, board_cpus, console=None, qemu_args=()):
-        """Tern: the partitions (_partition() texts) on a board of `board_cpus` cores."""
+        """Tern: the partitions (_partition() tables) on a board of `board_cpus` cores."""
         d = self._dir(label)
         toml_path = d / "system.toml"
         toml_path.write_text(_system_toml(board_cpus, *partitions))
@@ -390,87 +328,114 @@ def count_traps(runs, label, tests, shift, samples=TRAP_SAMPLES, vcpus=2, pci=()
     return (None, why) if why else (out, None)
 
 
-def run_scenario(scenario, system, shift, plan, runs):
-    """One (scenario, system, shift) cell of the matrix."""
-    label = f"{scenario.name}-s{shift}"
-    samples = f"lat.samples={plan.samples} lat.delta_us={delta_us(shift)}"
-    if scenario.name in BESIDE_SCENARIOS:
-        return run_beside(scenario, system, shift, plan, runs)
-    if scenario.name == "cyclictest":
-        return run_cyclictest(system, shift, plan, runs)
-    if scenario.name == "rt-path":
-        return run_rt_path(system, shift, runs)
-    if scenario.name == "timer":
-        result, part = runs.guest(label, LAT, samples, shift)
-        records = _lat_records("timer", system, shift, part)
-    elif scenario.name == "ipi":
-        result, part = runs.guest(label, LAT, f"{samples} lat.tests={','.join(IPI_TESTS)}", shift,
-                                  vcpus=2)
-        records = _lat_records("ipi", system, shift, part)
-    elif scenario.name == "device":
-        result, part = runs.guest(label, LAT, f"{samples} lat.tests={','.join(DEVICE_TESTS)}",
-                                  shift, pci=DEVICE_PCI)
-        records = _lat_records("device", system, shift, part)
-    elif scenario.name == "riscv64" and system.kind == "native":
-        result, part = runs.guest(label, LAT_RISCV64,
-                                  f"{samples} lat.tests={','.join(RISCV64_TESTS)}", shift,
-                                  vcpus=2, pci=DEVICE_PCI)
-        records = _lat_records("riscv64", system, shift, part)
-    elif scenario.name == "riscv64":
-        tests = RISCV64_PARTITION_TESTS[system.irq]
-        pci = DEVICE_PCI if set(RISCV64_DEVICE_TESTS) & set(tests) else ()
-        result, part = runs.guest(label, LAT_RISCV64, f"{samples} lat.tests={','.join(tests)}",
-                                  shift, vcpus=2, pci=pci, arch="riscv64")
-        records = _lat_records("riscv64", system, shift, part)
-        if result.ok:
-            traps, why = count_traps(runs, label, tests, shift, pci=pci)
-            if why:
-                return Outcome(records, why, str(result.workdir))
-            for r in records:
-                r.update(traps.get(r["test"], {}), traps_samples=TRAP_SAMPLES)
-    elif scenario.name == "prio":
-        result, part = runs.guest(label, PROBE, f"probe.tests=prio probe.prio_runs={plan.prio_runs}",
-                                  shift)
-        records = [{"system": system.name, "scenario": "prio", "test": "prio", "shift": shift,
-                    "runs": r.get("runs"), "in_order": r.get("in_order"),
-                    "expected": r.get("expected"), "first_wrong": r.get("first_wrong")}
-                   for r in getattr(part, "probe", []) or [] if r.get("test") == "prio"]
-    elif scenario.name.startswith("noise-"):
-        mode = scenario.name.split("-", 1)[1]
-        # The noise partition outlives the measurement, then powers off by itself.
-        until_us = 2 * len(TIMER_TESTS) * plan.samples * delta_us(shift) + 200000
-        noise = ("noise", NOISE, f"noise.mode={mode} noise.until_us={until_us}")
-        result, part = runs.guest(label, LAT, samples, shift, neighbours=[noise])
-        records = _lat_records(scenario.name, system, shift, part)
-    elif scenario.name == "boot":
-        result, part = runs.guest(label, LAT, "lat.samples=1 lat.tests=vtimer-busy", shift)
-        records = []
-        entry = _guest_boot(getattr(part, "lines", None) or result.log)
-        if entry:
-            rec = {"system": system.name, "scenario": "boot", "test": "boot", "shift": shift,
-                   "freq_hz": entry["freq_hz"], "first_instruction": entry["entry_counter"]}
-            hyp = _boot_line(result.log)
-            if hyp:  # Tern's own timestamps
-                first = next(iter(hyp["partitions"].values()))
-                rec.update(hyp_entry=hyp["entry"], mmu_on=hyp["mmu_on"],
-                           created=first["created"], eret=first["first_entry"])
-            records.append(rec)
-    elif scenario.name == "riscv64-boot":
-        # The arm64 boot scenario's run on the riscv64 board: one vCPU on core 1 of two, a
-        # test every delivery mode runs; `cycle` counts instructions at shift 0.
-        result, part = runs.guest(label, LAT_RISCV64, "lat.samples=1 lat.tests=sbi-timer-busy",
-                                  shift, arch="riscv64")
-        records = []
-        rec = riscv64_boot_record(system.name, shift, getattr(part, "lines", None) or result.log,
-                                  result.log)
-        if rec:
-            records.append(rec)
-    else:
-        raise ToolError(f"unknown scenario {scenario.name}")
+def _label(scenario, shift):
+    return f"{scenario.name}-s{shift}"
+
+
+def _lat_args(plan, shift, tests=None):
+    """The latency guest's command line: the plan's samples at the shift's budget."""
+    args = f"lat.samples={plan.samples} lat.delta_us={delta_us(shift)}"
+    return args if tests is None else f"{args} lat.tests={','.join(tests)}"
+
+
+def _outcome(result, records):
+    """A run's Outcome: its records, or why there are none."""
     error = None if result.ok else result.reason
     if not records and not error:
         error = "no results in the guest's output"
     return Outcome(records, error, str(result.workdir) if result.workdir else None)
+
+
+def run_timer(scenario, system, shift, plan, runs):
+    result, part = runs.guest(_label(scenario, shift), LAT, _lat_args(plan, shift), shift)
+    return _outcome(result, _lat_records(scenario.name, system, shift, part))
+
+
+def run_ipi(scenario, system, shift, plan, runs):
+    result, part = runs.guest(_label(scenario, shift), LAT, _lat_args(plan, shift, IPI_TESTS),
+                              shift, vcpus=2)
+    return _outcome(result, _lat_records(scenario.name, system, shift, part))
+
+
+def run_device(scenario, system, shift, plan, runs):
+    result, part = runs.guest(_label(scenario, shift), LAT, _lat_args(plan, shift, DEVICE_TESTS),
+                              shift, pci=DEVICE_PCI)
+    return _outcome(result, _lat_records(scenario.name, system, shift, part))
+
+
+def run_riscv64(scenario, system, shift, plan, runs):
+    """Every riscv64 test natively; in Tern, what the partition's delivery mode runs, and the
+    hypervisor's entries per interrupt of each (count_traps)."""
+    label = _label(scenario, shift)
+    if system.kind == "native":
+        result, part = runs.guest(label, LAT_RISCV64, _lat_args(plan, shift, RISCV64_TESTS),
+                                  shift, vcpus=2, pci=DEVICE_PCI)
+        return _outcome(result, _lat_records(scenario.name, system, shift, part))
+    tests = RISCV64_PARTITION_TESTS[system.irq]
+    pci = DEVICE_PCI if set(RISCV64_DEVICE_TESTS) & set(tests) else ()
+    result, part = runs.guest(label, LAT_RISCV64, _lat_args(plan, shift, tests), shift, vcpus=2,
+                              pci=pci, arch="riscv64")
+    records = _lat_records(scenario.name, system, shift, part)
+    if result.ok:
+        traps, why = count_traps(runs, label, tests, shift, pci=pci)
+        if why:
+            return Outcome(records, why, str(result.workdir))
+        for r in records:
+            r.update(traps.get(r["test"], {}), traps_samples=TRAP_SAMPLES)
+    return _outcome(result, records)
+
+
+def run_prio(scenario, system, shift, plan, runs):
+    result, part = runs.guest(_label(scenario, shift), PROBE,
+                              f"probe.tests=prio probe.prio_runs={plan.prio_runs}", shift)
+    records = [{"system": system.name, "scenario": "prio", "test": "prio", "shift": shift,
+                "runs": r.get("runs"), "in_order": r.get("in_order"),
+                "expected": r.get("expected"), "first_wrong": r.get("first_wrong")}
+               for r in getattr(part, "probe", []) or [] if r.get("test") == "prio"]
+    return _outcome(result, records)
+
+
+def run_noise(scenario, system, shift, plan, runs):
+    """The timer tests beside a partition streaming memory (noise.mode: the name's tail)."""
+    mode = scenario.name.split("-", 1)[1]
+    # The noise partition outlives the measurement, then powers off by itself.
+    until_us = 2 * len(TIMER_TESTS) * plan.samples * delta_us(shift) + 200000
+    noise = ("noise", NOISE, f"noise.mode={mode} noise.until_us={until_us}")
+    result, part = runs.guest(_label(scenario, shift), LAT, _lat_args(plan, shift), shift,
+                              neighbours=[noise])
+    return _outcome(result, _lat_records(scenario.name, system, shift, part))
+
+
+def run_boot(scenario, system, shift, plan, runs):
+    result, part = runs.guest(_label(scenario, shift), LAT, "lat.samples=1 lat.tests=vtimer-busy",
+                              shift)
+    records = []
+    entry = _guest_boot(getattr(part, "lines", None) or result.log)
+    if entry:
+        rec = {"system": system.name, "scenario": "boot", "test": "boot", "shift": shift,
+               "freq_hz": entry["freq_hz"], "first_instruction": entry["entry_counter"]}
+        hyp = _boot_line(result.log)
+        if hyp:  # Tern's own timestamps
+            first = next(iter(hyp["partitions"].values()))
+            rec.update(hyp_entry=hyp["entry"], mmu_on=hyp["mmu_on"],
+                       created=first["created"], eret=first["first_entry"])
+        records.append(rec)
+    return _outcome(result, records)
+
+
+def run_riscv64_boot(scenario, system, shift, plan, runs):
+    # The arm64 boot scenario's run on the riscv64 board: one vCPU on core 1 of two, a
+    # test every delivery mode runs; `cycle` counts instructions at shift 0.
+    result, part = runs.guest(_label(scenario, shift), LAT_RISCV64,
+                              "lat.samples=1 lat.tests=sbi-timer-busy", shift, arch="riscv64")
+    rec = riscv64_boot_record(system.name, shift, getattr(part, "lines", None) or result.log,
+                              result.log)
+    return _outcome(result, [rec] if rec else [])
+
+
+def run_scenario(scenario, system, shift, plan, runs):
+    """One (scenario, system, shift) cell of the matrix."""
+    return scenario.run(system, shift, plan, runs)
 
 
 @dataclass
@@ -487,9 +452,12 @@ class Neighbour:
     irq: str = "trap"
     wfi: str = "trap"
 
-    def toml(self):
+    def table(self):
         return _partition(self.name, self.cpus, self.image, self.wfi, self.bootargs, self.memory,
                           self.irq, initrd=self.initrd)
+
+    def toml(self):
+        return dump_toml({"partition": [self.table()]})
 
 
 def beside_setup(scenario_name):
@@ -567,7 +535,7 @@ def run_beside(scenario, system, shift, plan, runs):
     rt = _partition("rt", (RT_CORE,), LAT, system.wfi, rt_args, irq=system.irq)
     label = f"{scenario.name}-s{shift}"
     alone = runs.tern_system(f"{label}-alone", shift, [rt], BESIDE_BOARD_CPUS)
-    parts = [rt] + [n.toml() for n in neighbours]
+    parts = [rt] + [n.table() for n in neighbours]
     busy = runs.tern_system(label, shift, parts, BESIDE_BOARD_CPUS,
                        console=_stop_when_rt_done([n.name for n in neighbours]))
     error = None
@@ -648,7 +616,7 @@ def run_rt_path(system, shift, runs):
     with tempfile.TemporaryDirectory(prefix="tern-mon-") as tmp:
         monitor = Path(tmp) / "monitor.sock"       # short: UNIX socket paths have a limit
         busy_trace = runs._dir(label) / "trace.log"
-        busy = runs.tern_system(label, shift, [rt] + [n.toml() for n in neighbours],
+        busy = runs.tern_system(label, shift, [rt] + [n.table() for n in neighbours],
                                 BESIDE_BOARD_CPUS,
                                 console=_traced_console(monitor, [n.name for n in neighbours]),
                                 qemu_args=qemu.trace_args(busy_trace, from_boot=False,
@@ -833,6 +801,90 @@ def riscv64_boot_record(system_name, shift, guest_lines, log):
                    time_resolution=per_tick, created=first["created"] * per_tick,
                    ready=times["ready"] * per_tick, eret=first["first_entry"] * per_tick)
     return rec
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What the lab measures: on which board, on which kinds of system, with which guest
+    images, and how (`measure`, which returns an Outcome).  `report` says how its records
+    are reported: "latency" ones compare with the native figure of the same test, "beside"
+    ones with rt alone; the others have tables of their own."""
+
+    name: str
+    title: str
+    measure: Callable            # (scenario, system, shift, plan, runs) -> Outcome
+    images: tuple                # the guest images (and ELF files) it needs
+    report: str
+    shifts: tuple = (4, 0)
+    kinds: tuple = ("native", "tern", "xen")
+    cpus: int = 1                # cores the measured system needs (vCPUs + neighbours)
+    arch: str = "arm64"          # the board
+
+    def run(self, system, shift, plan, runs):
+        """One (system, shift) cell of this scenario."""
+        return self.measure(self, system, shift, plan, runs)
+
+
+def _cyclictest(scenario, system, shift, plan, runs):
+    return run_cyclictest(system, shift, plan, runs)
+
+
+def _rt_path(scenario, system, shift, plan, runs):
+    return run_rt_path(system, shift, runs)
+
+
+_LINUX = (LINUX_IMAGE, LINUX_INITRD)
+
+# The registry, in the order the matrix runs and the report shows them.
+SCENARIOS = (
+    Scenario("timer", "timer interrupt latency (virtual and EL1 physical timer, WFI and busy)",
+             run_timer, (LAT,), "latency"),
+    Scenario("ipi", "IPI: SGI from vCPU 1 to vCPU 0 of one partition, receive latency", run_ipi,
+             (LAT,), "latency", cpus=2),
+    Scenario("device", "device interrupt latency: QEMU's edu PCI device raises its INTx (a "
+             "level-triggered SPI) through its own register, time to the guest's handler",
+             run_device, (LAT,), "latency"),
+    Scenario("riscv64", "RISC-V board (QEMU riscv virt, AIA, Sstc, OpenSBI), natively and in a "
+             "Tern partition: timer through Sstc and SBI set_timer, IPI by an IMSIC store and SBI "
+             "send_ipi, edu's MSI into the IMSIC (natively and in a trap-less partition, which owns "
+             "the PCIe bus)", run_riscv64, (LAT_RISCV64,), "latency", kinds=("native", "tern"),
+             shifts=(0,), cpus=2, arch="riscv64"),
+    Scenario("prio", "priority order: ten SGIs pending at once, served in priority order",
+             run_prio, (PROBE,), "prio", shifts=(4,)),
+    Scenario("noise-burst", "timer latency with a second partition streaming memory and taking "
+             "interrupts in bursts separated by WFI", run_noise, (LAT, NOISE), "noise",
+             kinds=("tern", "xen"), cpus=2),
+    Scenario("noise-spin", "timer latency with a second partition streaming memory and taking "
+             "interrupts without pause (emulator artefact: see the caveat)", run_noise,
+             (LAT, NOISE), "noise", kinds=("tern", "xen"), shifts=(4,), cpus=2),
+    Scenario("linux-stress", "real-time partition alone and beside Linux (2 vCPUs) running a busy "
+             "loop on each vCPU (tern.run=stress)", run_beside, (LAT,) + _LINUX, "beside",
+             kinds=("tern",), shifts=(4,), cpus=3),
+    Scenario("linux-cyclictest", "real-time partition alone and beside Linux (2 vCPUs) running "
+             "cyclictest (tern.run=cyclictest)", run_beside, (LAT,) + _LINUX, "beside",
+             kinds=("tern",), shifts=(4,), cpus=3),
+    Scenario("noise-pair", "control: real-time partition alone and beside two bare-metal "
+             "partitions that stream memory with a 4 ms timer (Linux's tick) and take it "
+             "directly (irq = \"direct\"): no hypervisor on any core's interrupt path",
+             run_beside, (LAT, NOISE), "beside", kinds=("tern",), shifts=(4,), cpus=3),
+    Scenario("rt-path", "real-time partition alone and beside busy Linux, instruction by "
+             "instruction on its own core (QEMU execution trace)", _rt_path,
+             (LAT, LAT_ELF, HYPERVISOR_ELF) + _LINUX, "rt-path", kinds=("tern",), shifts=(4,),
+             cpus=3),
+    Scenario("cyclictest", "cyclictest inside Linux (2 vCPUs): natively on the board and in a Tern "
+             "partition", _cyclictest, _LINUX, "cyclictest", kinds=("native", "tern"),
+             shifts=(4,), cpus=2),
+    Scenario("boot", "boot: board reset to the guest's first instruction", run_boot, (LAT,),
+             "boot", shifts=(4,)),
+    Scenario("riscv64-boot", "boot on the RISC-V board: board reset (QEMU's reset vector, "
+             "OpenSBI, Tern) to the guest's first instruction", run_riscv64_boot, (LAT_RISCV64,),
+             "boot", kinds=("native", "tern"), shifts=(0,), arch="riscv64"),
+)
+SCENARIO_BY_NAME = {s.name: s for s in SCENARIOS}
+# Scenarios whose records compare with the native figure of the same test.
+LATENCY_SCENARIOS = tuple(s.name for s in SCENARIOS if s.report == "latency")
+# rt's timer tests alone, then beside neighbours (beside_setup).
+BESIDE_SCENARIOS = tuple(s.name for s in SCENARIOS if s.report == "beside")
 
 
 def add_extra_over_native(records):

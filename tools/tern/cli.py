@@ -1,9 +1,11 @@
 """The `tern` command line.
 
     tern run SYSTEM.toml      boot the hypervisor with the system, stream the console
-    tern check SYSTEM.toml    validate the system and print where everything goes
+    tern check SYSTEM.toml    validate the system and print where everything goes (--json:
+                              as one JSON object, with every finding; check.py)
     tern native IMAGE         boot an image directly on the same board
-    tern demo                 interrupt latency: native vs. Tern (wfi trap / native, direct)
+    tern demo                 interrupt latency: native vs. Tern (wfi trap / native, direct;
+                              demo.py)
     tern bench                the latency lab: every system x scenario, JSON, plots, report
 
 main() is the one place where a failure becomes a line, `tern: error: FILE: FIELD: message`,
@@ -23,34 +25,14 @@ import time
 import traceback
 from pathlib import Path
 
-from . import bench, build, layout, qemu, results, runner
-from .config import CPU_MODELS, PCI_DISK_MODELS, PCI_MODELS, format_size, load_system
+from . import __version__, bench, build, check, demo, qemu, runner
+from .config import CPU_MODELS, PCI_DISK_MODELS, PCI_MODELS
 from .errors import (EXIT_INTERNAL, EXIT_SIGNAL_BASE, Interrupted, TernError, ToolError,
                      UsageError, one_line, quote, show_path)
+from .errors import cwd_relative as _rel
 from .files import NotAFile, check_regular
 from .image import ARCHS
 
-DEMO_IMAGE = runner.REPO_ROOT / "guests" / "build" / "lat.img"
-DEMO_TESTS = ("vtimer-wfi", "vtimer-busy", "ptimer-wfi", "ptimer-busy", "edu-wfi", "edu-busy")
-# The device tests' board: QEMU's edu on the PCIe bus, the host bridge owned by the partition.
-DEMO_PCI = ("edu",)
-DEMO_DEVICES = ("pcie",)
-DEMO_PARTITION = "lat"
-DEMO_CORE = 1
-DEMO_BOARD_CPUS = 2
-# The riscv64 table: the latency guest natively under OpenSBI, in a trap-and-emulate partition
-# and in a trap-less one, two vCPUs on cores 1-2 (the IPI tests send from one to the other),
-# at icount shift 0, where the guest's `cycle` counts instructions.
-DEMO_ARCHES = ("arm64", "riscv64")
-DEMO_IMAGE_RISCV64 = runner.REPO_ROOT / "guests" / "build" / "riscv64" / "lat.img"
-# The bench's riscv64 tests: without Sstc or an IMSIC guest file, a trap-and-emulate
-# partition runs the SBI timer and IPI tests, and edu's INTx through its emulated APLIC.
-DEMO_TESTS_RISCV64 = bench.RISCV64_TESTS
-DEMO_TRAP_TESTS_RISCV64 = bench.RISCV64_PARTITION_TESTS["trap"]
-DEMO_CORES_RISCV64 = (1, 2)
-DEMO_ICOUNT_RISCV64 = 0
-# QEMU 7.2 runs the generic timer at 62.5 MHz: one tick is 16 ns of virtual time.
-TIMER_TICK_NS = 16
 # The longest --timeout: a week.  (More would be no timeout; inf would overflow the clock.)
 MAX_TIMEOUT = 7 * 24 * 3600
 
@@ -207,6 +189,7 @@ def _parser():
         prog="tern", description="Build, run and measure Tern partitioned systems on QEMU virt.")
     parser.add_argument("--debug", action="store_true",
                         help="on an error, also print Python's traceback")
+    parser.add_argument("--version", action="version", version=f"tern {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # --debug after the command too (main() looks for it in argv, as parsing may fail).
     debug = argparse.ArgumentParser(add_help=False)
@@ -235,7 +218,11 @@ def _parser():
 
     p = sub.add_parser("check", help="validate a system description and show its layout",
                        parents=[debug])
-    p.add_argument("system", type=Path, metavar="SYSTEM.toml")
+    p.add_argument("systems", type=Path, nargs="+", metavar="SYSTEM.toml")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object: the layout and the findings (for scripts and "
+                        "editors; of several files, {\"ok\": ..., \"files\": [...]}); an error "
+                        "still exits non-zero")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("native", help="boot an image directly on the board, no hypervisor "
@@ -264,7 +251,7 @@ def _parser():
                        "(wfi trap and native) and direct", parents=[debug])
     p.add_argument("--samples", type=_samples, metavar="N",
                    help="samples per test (lat.samples=N)")
-    p.add_argument("--arch", choices=DEMO_ARCHES, action="append",
+    p.add_argument("--arch", choices=demo.ARCHES, action="append",
                    help="only this board's table: arm64 (QEMU's arm virt) or riscv64 (riscv "
                         "virt under OpenSBI, icount shift 0); repeat for both (the default)")
     p.add_argument("--icount", type=_icount, default=4, metavar="SHIFT",
@@ -273,9 +260,9 @@ def _parser():
     p.add_argument("--json", type=Path, metavar="FILE", help="also write every record as JSON")
     p.add_argument("--timeout", type=_seconds, default=runner.DEFAULT_TIMEOUT, metavar="S",
                    help="per run (default %(default)g)")
-    p.add_argument("--image", type=Path, default=DEMO_IMAGE,
-                   help=f"arm64 latency guest (default {_rel(DEMO_IMAGE)}; riscv64's is "
-                        f"{_rel(DEMO_IMAGE_RISCV64)})")
+    p.add_argument("--image", type=Path, default=demo.IMAGE,
+                   help=f"arm64 latency guest (default {_rel(demo.IMAGE)}; riscv64's is "
+                        f"{_rel(demo.IMAGE_RISCV64)})")
     p.add_argument("--hypervisor", type=Path, metavar="IMAGE",
                    help=f"arm64 hypervisor image (default {_rel(runner.DEFAULT_HYPERVISOR)}; "
                         f"riscv64's is {_rel(runner.DEFAULT_HYPERVISOR_RISCV64)})")
@@ -298,13 +285,6 @@ def _parser():
                    help="where the runs' files go (default: a new directory under build/run/)")
     p.set_defaults(func=cmd_bench)
     return parser
-
-
-def _rel(path):
-    try:
-        return str(Path(path).relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 def _finish(result):
@@ -338,224 +318,11 @@ def cmd_native(args):
 
 
 def cmd_check(args):
-    system = load_system(args.system)
-    placed = layout.place(system)
-    board = system.board
-    count = len(system.partitions)
-    print(f"{show_path(args.system)}: ok: {count} partition{'s' if count != 1 else ''} on "
-          f"{board.cpus} x {board.cpu}, {format_size(board.memory)} RAM")
-    headers = ("REGION", "BOARD ADDRESS (HPA)", "SIZE", "PARTITION ADDRESS (IPA)", "NOTES")
-    print(results.format_table(headers, layout.describe(system, placed)))
-    ram_base = placed.board.ram_base
-    used = placed.end - ram_base
-    print(f"RAM used: {format_size(used, round_up=True)} of {format_size(board.memory)} "
-          f"(0x{ram_base:x}-0x{placed.end:x})")
-    return 0
-
-
-def demo_bootargs(samples=None, tests=DEMO_TESTS):
-    """The latency guest's command line: `tests` (every arm64 demo test), `samples` each."""
-    args = f"lat.tests={','.join(tests)}"
-    return args if samples is None else f"{args} lat.samples={samples}"
-
-
-def demo_plan(arch):
-    """The runs of one table: (label, wfi, irq, tests), the native one first (wfi None)."""
-    if arch == "riscv64":
-        return [("native", None, None, DEMO_TESTS_RISCV64),
-                ("tern wfi=trap", "trap", "trap", DEMO_TRAP_TESTS_RISCV64),
-                ("tern direct", "native", "direct", DEMO_TESTS_RISCV64)]
-    return [("native", None, None, DEMO_TESTS), ("tern wfi=trap", "trap", "trap", DEMO_TESTS),
-            ("tern wfi=native", "native", "trap", DEMO_TESTS),
-            ("tern direct", "native", "direct", DEMO_TESTS)]
-
-
-def demo_system_toml(image, wfi, memory="64MiB", samples=None, irq="trap", arch="arm64",
-                     tests=None):
-    """The demo's one-partition system, as TOML text.  riscv64: two vCPUs on cores 1-2; a
-    partition that runs an edu test owns the PCIe bus (the board has no IOMMU: unconfined DMA)."""
-    if arch == "riscv64":
-        tests = tests or (DEMO_TESTS_RISCV64 if irq == "direct" else DEMO_TRAP_TESTS_RISCV64)
-        owns = any(t.startswith(("edu-", "intx-")) for t in tests)
-        lines = [
-            "# Written by `tern demo`.",
-            "[board]",
-            'arch = "riscv64"',
-            f"cpus = {max(DEMO_CORES_RISCV64) + 1}",
-            f"pci = {json.dumps(list(DEMO_PCI) if owns else [])}",
-            "",
-            "[[partition]]",
-            f'name = "{DEMO_PARTITION}"',
-            f"cpus = {json.dumps(list(DEMO_CORES_RISCV64))}",
-            f'memory = "{memory}"',
-            f"image = {json.dumps(str(Path(image).resolve()))}",
-            f'wfi = "{wfi}"',
-            f'irq = "{irq}"',
-            f"devices = {json.dumps(list(DEMO_DEVICES) if owns else [])}",
-            f"unconfined_dma = {json.dumps(owns)}",
-            f'bootargs = "{demo_bootargs(samples, tests)}"',
-        ]
-        return "\n".join(lines) + "\n"
-    lines = [
-        "# Written by `tern demo`.",
-        "[board]",
-        f"cpus = {DEMO_BOARD_CPUS}",
-        f"pci = {json.dumps(list(DEMO_PCI))}",
-        "",
-        "[[partition]]",
-        f'name = "{DEMO_PARTITION}"',
-        f"cpus = [{DEMO_CORE}]",
-        f'memory = "{memory}"',
-        f"image = {json.dumps(str(Path(image).resolve()))}",
-        f'wfi = "{wfi}"',
-        f'irq = "{irq}"',
-        f"devices = {json.dumps(list(DEMO_DEVICES))}",
-        f'bootargs = "{demo_bootargs(samples, tests or DEMO_TESTS)}"',
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def unit_note(icount):
-    """What a latency number means on this emulated board."""
-    if icount is None:
-        return "emulated, real time (no icount): 1 tick = 16 ns of host time; not hardware time"
-    per_tick = TIMER_TICK_NS / (1 << icount)
-    word = "instruction" if per_tick == 1 else "instructions"
-    return f"emulated (icount shift {icount}): 1 tick = {per_tick:g} {word}; not hardware time"
-
-
-def unit_note_riscv64():
-    return ("emulated (icount shift 0): 1 tick = 1 instruction (the guest's `cycle`); "
-            "not hardware time")
-
-
-def _demo_run(args, arch, label, wfi, irq, tests, rundir, samples, quiet):
-    """One run of the demo: (RunResult, LAT-JSON records, tern-stats of the partition)."""
-    image = args.image if arch == "arm64" else DEMO_IMAGE_RISCV64
-    icount = args.icount if arch == "arm64" else DEMO_ICOUNT_RISCV64
-    if wfi is None:
-        result = runner.run_native(image, bootargs=demo_bootargs(samples, tests),
-                                   cpus=DEMO_BOARD_CPUS, icount=icount, timeout=args.timeout,
-                                   quiet=quiet, workdir=rundir, pci=DEMO_PCI)
-        return result, result.lat, {}
-    rundir = runner.make_workdir(rundir)     # tern's own, before system.toml goes in
-    toml_path = rundir / "system.toml"
-    toml_path.write_text(demo_system_toml(image, wfi, samples=samples, irq=irq, arch=arch,
-                                          tests=tests))
-    result = runner.run_system(toml_path, icount=icount, timeout=args.timeout, quiet=quiet,
-                               workdir=rundir,
-                               hypervisor=args.hypervisor if arch == "arm64" else None)
-    part = result.partitions.get(DEMO_PARTITION)
-    return result, (part.lat if part else []), result.stats.get(DEMO_PARTITION) or {}
-
-
-def _demo_traps(args, label, wfi, irq, tests, rundir):
-    """riscv64: per test, the hypervisor's entries per interrupt (bench.traps_per_interrupt).
-    Returns ({test: {...}}, failed RunResult or None)."""
-    def run_counters(test, samples):
-        result, _, counters = _demo_run(args, "riscv64", label, wfi, irq, (test,),
-                                        rundir / f"traps-{test}-{samples}", samples, True)
-        return (counters, None) if result.ok and counters else (None, result)
-
-    return bench.traps_per_interrupt(tests, run_counters)
-
-
-def _demo_table(args, arch, workdir, quiet):
-    """Run one board's plan and print its table; returns its JSON part and the statuses."""
-    runs, statuses, traps = {}, {}, {}
-    riscv = arch == "riscv64"
-    for label, wfi, irq, tests in demo_plan(arch):
-        print(f"demo: running {label}{' (riscv64)' if riscv else ''} ...", file=sys.stderr,
-              flush=True)
-        name = label.replace(" ", "-").replace("=", "-")
-        rundir = workdir / (f"riscv64-{name}" if riscv else name)
-        # arm64's guest runs its own test list by default; riscv64's is always named.
-        result, records, _ = _demo_run(args, arch, label, wfi, irq, tests if riscv else DEMO_TESTS,
-                                       rundir, args.samples, quiet)
-        runs[label] = records
-        statuses[label] = result
-        if not result.ok:
-            print(f"tern: error: demo: {label}: {one_line(result.reason)} "
-                  f"(see {show_path(rundir)})", file=sys.stderr)
-        elif not records:
-            print(f"demo: {label}: no LAT-JSON records (see {rundir}/serial.log)",
-                  file=sys.stderr)
-        elif riscv and wfi is not None:
-            traps[label], failed = _demo_traps(args, label, wfi, irq, tests,
-                                               Path(f"{rundir}-traps"))
-            if failed is not None:
-                statuses[f"{label} (traps)"] = failed
-                print(f"tern: error: demo: {label}: counting traps: "
-                      f"{one_line(failed.reason or 'no tern-stats')}", file=sys.stderr)
-
-    units = {r.get("unit") for records in runs.values() for r in records if r.get("unit")}
-    unit = " / ".join(sorted(units)) if units else "ticks"
-    image = args.image if not riscv else DEMO_IMAGE_RISCV64
-    note = unit_note_riscv64() if riscv else unit_note(args.icount)
-    icount = DEMO_ICOUNT_RISCV64 if riscv else args.icount
-    print(f"Interrupt latency of {_rel(image)}, in {unit}; {note}")
-    known = DEMO_TESTS_RISCV64 if riscv else DEMO_TESTS
-    tests = list(known) + sorted({r.get("test") for rs in runs.values() for r in rs
-                                  if r.get("test") not in known}, key=str)
-    headers, rows = results.latency_table(runs, tests)
-    if riscv:
-        # A trap-and-emulate partition does not run what needs Sstc, a guest file or the bus.
-        planned = {label: set(t) for label, _, _, t in demo_plan(arch)}
-        headers = headers + ("traps/interrupt", "by cause")
-        rows = [row + demo_trap_cells(traps, row[1], row[0]) for row in rows
-                if row[0] in planned.get(row[1], ()) or row[0] not in known]
-    print(results.format_table(headers, rows))
-    if riscv:
-        n = bench.TRAP_SAMPLES
-        print(f"traps/interrupt: the hypervisor's entries per sample, by cause (tern-stats; each "
-              f"test alone with {n} and {2 * n} samples, the difference divided by {n}); "
-              "native: no hypervisor")
-    part = {"icount": icount, "unit": unit, "note": note,
-            "runs": {label: {"status": statuses[label].status, "reason": statuses[label].reason,
-                             "workdir": str(statuses[label].workdir), "lat": runs[label],
-                             **({"traps": traps[label]} if label in traps else {})}
-                     for label in runs}}
-    return part, statuses
-
-
-def demo_trap_cells(traps, label, test):
-    """(traps/interrupt, by cause) of one riscv64 row: "-" for native or what was not counted."""
-    counted = (traps.get(label) or {}).get(test)
-    if counted is None:
-        return ("-", "-")
-    causes = counted["traps_by_cause"]
-    return (counted["traps_per_interrupt"],
-            ", ".join(f"{k} {v}" for k, v in causes.items()) or "none")
+    return check.run(args.systems, args.json)
 
 
 def cmd_demo(args):
-    arches = [a for a in DEMO_ARCHES if a in (args.arch or DEMO_ARCHES)]
-    for arch in arches:
-        image = args.image if arch == "arm64" else DEMO_IMAGE_RISCV64
-        try:
-            check_regular(image)
-        except NotAFile as e:
-            hint = " (build the guests first)" if e.problem == "no such file" else ""
-            raise ToolError(f"latency guest: {e}{hint}") from None
-        build.check_hypervisor((args.hypervisor if arch == "arm64" else None)
-                               or runner.default_hypervisor(arch), layout.VIRT_BOARDS[arch])
-    workdir = runner.make_workdir(args.workdir)
-    quiet = not args.verbose
-    doc = {"samples": args.samples, "arches": arches}
-    statuses = {}
-    for n, arch in enumerate(arches):
-        if n:
-            print()
-        part, done = _demo_table(args, arch, workdir, quiet)
-        statuses.update({(arch, label): result for label, result in done.items()})
-        if arch == "arm64":
-            doc.update({k: part[k] for k in ("icount", "unit", "note", "runs")})
-        else:
-            doc[arch] = part
-    if args.json:
-        args.json.write_text(json.dumps(doc, indent=2) + "\n")
-    failed = [r.status for r in statuses.values() if not r.ok]
-    return failed[0] if failed else 0
+    return demo.run(args)
 
 
 def cmd_bench(args):
@@ -565,12 +332,12 @@ def cmd_bench(args):
     scenarios = bench.SCENARIOS
     if args.scenarios:
         wanted = args.scenarios.split(",")
-        unknown = [w for w in wanted if w not in {s.name for s in scenarios}]
+        unknown = [w for w in wanted if w not in bench.SCENARIO_BY_NAME]
         if unknown:
             raise ToolError(f"unknown scenario(s) {', '.join(quote(w) for w in unknown)}; known: "
                             f"{', '.join(s.name for s in scenarios)}")
         scenarios = tuple(s for s in scenarios if s.name in wanted)
-    for image in sorted({img for s in scenarios for img in bench.images_for(s)}):
+    for image in sorted({img for s in scenarios for img in s.images}):
         try:
             check_regular(image)
         except NotAFile as e:

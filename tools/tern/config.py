@@ -17,7 +17,15 @@ from . import layout
 from .errors import ConfigError, show_int, show_key, show_path, show_value
 from .files import NotAFile, check_regular, read_bounded
 from .image import ARM64, ImageError, inspect
+from .tomlwriter import dumps as _dumps
 from .units import MS, SECOND, GiB, KiB, MiB, TiB, format_duration, format_size
+
+
+def dump_toml(doc, comment=None):
+    """A system description (the dict tomllib.load would give) as TOML text: what demo,
+    bench and the tests write (tomlwriter.py)."""
+    return _dumps(doc, comment)
+
 
 MAX_CPUS = 8
 MAX_PARTITIONS = 8

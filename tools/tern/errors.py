@@ -13,6 +13,7 @@ import math
 import os
 import reprlib
 import signal
+from pathlib import Path
 
 # Exit statuses of the tern command.
 EXIT_OK = 0
@@ -206,6 +207,14 @@ def show_key(key):
     if key and len(key) <= MAX_SHOWN and all(ch in BARE_KEY for ch in key):
         return key
     return quote(key)
+
+
+def cwd_relative(path):
+    """`path` relative to the working directory when it is under it, else as it is."""
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def show_path(path):

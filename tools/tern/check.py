@@ -1,0 +1,140 @@
+"""`tern check`: validate a system description and show where everything goes.
+
+As text for people (the layout table), or with --json as one JSON object for scripts and
+editors: the layout and the findings.  Addresses and sizes in the JSON are numbers (bytes);
+`rows` holds the table the text shows.  Loading stops at the first error, so `findings` holds
+at most one today; it is a list so that warnings can join it without a format change.
+"""
+
+import json
+
+from . import layout, results
+from .config import format_size, load_system
+from .errors import ConfigError, TernError, show_path
+
+ROW_KEYS = ("region", "hpa", "size", "ipa", "notes")
+TEXT_HEADERS = ("REGION", "BOARD ADDRESS (HPA)", "SIZE", "PARTITION ADDRESS (IPA)", "NOTES")
+
+
+def run(paths, as_json=False):
+    """Check each file in turn; the first error ends the command as every error does (its
+    line on stderr, its exit status).  With `as_json` every file is checked and the JSON
+    printed before that error is raised."""
+    if as_json:
+        return _check_json(paths)
+    for n, path in enumerate(paths):
+        if n:
+            print()
+        _check_text(path)
+    return 0
+
+
+def _check_text(path):
+    system = load_system(path)
+    placed = layout.place(system)
+    board = system.board
+    count = len(system.partitions)
+    print(f"{show_path(path)}: ok: {count} partition{'s' if count != 1 else ''} on "
+          f"{board.cpus} x {board.cpu}, {format_size(board.memory)} RAM")
+    print(results.format_table(TEXT_HEADERS, layout.describe(system, placed)))
+    ram_base = placed.board.ram_base
+    used = placed.end - ram_base
+    print(f"RAM used: {format_size(used, round_up=True)} of {format_size(board.memory)} "
+          f"(0x{ram_base:x}-0x{placed.end:x})")
+
+
+def _check_json(paths):
+    docs, errors = [], []
+    for path in paths:
+        doc, error = check_doc(path)
+        docs.append(doc)
+        if error is not None:
+            errors.append(error)
+    if len(docs) == 1:
+        print(json.dumps(docs[0], indent=2))
+    else:
+        print(json.dumps({"ok": not errors, "files": docs}, indent=2))
+    if errors:
+        raise errors[0]
+    return 0
+
+
+def check_doc(path):
+    """(the JSON object of one file, the error that made it fail or None)."""
+    doc = {"file": str(path), "ok": False, "layout": None, "findings": []}
+    try:
+        system = load_system(path)
+        placed = layout.place(system)
+    except (TernError, OSError) as e:
+        doc["findings"].append(finding(e))
+        return doc, e
+    doc["ok"] = True
+    doc["layout"] = layout_doc(system, placed)
+    return doc, None
+
+
+def finding(error, severity="error"):
+    """One finding: {severity, field, message} (field None when it is about no one key)."""
+    if isinstance(error, ConfigError):
+        return {"severity": severity, "field": error.field or None, "message": error.message}
+    if isinstance(error, OSError):
+        where = f"{show_path(error.filename)}: " if error.filename else ""
+        return {"severity": severity, "field": None,
+                "message": f"{where}{(error.strerror or str(error)).lower()}"}
+    return {"severity": severity, "field": None, "message": str(error)}
+
+
+def _range(hpa, size, ipa=None):
+    out = {"hpa": hpa, "size": size}
+    if ipa is not None:
+        out["ipa"] = ipa
+    return out
+
+
+def layout_doc(system, placed):
+    """The system as `tern check` lays it out, as plain data."""
+    board, virt = system.board, placed.board
+    dtb_start, dtb_end = placed.qemu_dtb
+    return {
+        "board": {"arch": board.arch, "cpus": board.cpus, "cpu": board.cpu,
+                  "memory": board.memory, "ram_base": virt.ram_base,
+                  "pci": [{"model": d.model, **({"disk": str(d.disk)} if d.disk else {})}
+                          for d in board.pci]},
+        "hypervisor": {**_range(virt.hyp_base, virt.hyp_size), "firmware": virt.firmware or None,
+                       "image_hpa": virt.hyp_image_hpa, "config_hpa": virt.config_hpa},
+        "qemu_dtb": _range(dtb_start, dtb_end - dtb_start),
+        "partitions": [_partition_doc(p, pl, virt) for p, pl in zip(system.partitions,
+                                                                    placed.partitions)],
+        "ram_used": {"bytes": placed.end - virt.ram_base, "start": virt.ram_base,
+                     "end": placed.end},
+        "rows": [dict(zip(ROW_KEYS, row)) for row in layout.describe(system, placed)],
+    }
+
+
+def _partition_doc(p, pl, virt):
+    pristine = {"image": _range(pl.pristine_image_hpa, pl.image_size),
+                "dtb": _range(pl.pristine_dtb_hpa, pl.dtb_area)}
+    if pl.initrd_size:
+        pristine["initrd"] = _range(pl.pristine_initrd_hpa, pl.initrd_size)
+    return {
+        "name": p.name, "cores": list(p.cpus),
+        "wfi": "native" if p.wfi_native else "trap",
+        "irq": "direct" if p.irq_direct else "trap",
+        "bootargs": p.bootargs,
+        "ram": _range(pl.ram_hpa, pl.ram_size, pl.ram_ipa),
+        "image": {"path": str(p.image_path), "kind": p.image.kind, "arch": p.image.arch,
+                  **_range(pl.image_hpa, pl.image_size, pl.image_ipa), "entry_ipa": pl.entry_ipa},
+        "dtb": {**_range(pl.dtb_hpa, pl.dtb_area, pl.dtb_ipa), "register": virt.dtb_register},
+        "initrd": ({"path": str(p.initrd_path),
+                    **_range(pl.initrd_hpa, pl.initrd_size, pl.initrd_ipa)}
+                   if pl.initrd_size else None),
+        "devices": list(p.devices),
+        "regions": [{"name": r.name, **_range(r.hpa, r.size, r.ipa)} for r in pl.regions],
+        # The devices' wired interrupts as the hypervisor numbers them: GIC INTIDs on arm64,
+        # APLIC sources on riscv64.
+        "interrupts": list(pl.intids),
+        "unconfined_dma": p.unconfined_dma,
+        "on_fault": p.on_fault, "max_restarts": p.max_restarts,
+        "restart_backoff_us": p.restart_backoff_us,
+        "pristine": pristine,
+    }
