@@ -63,17 +63,27 @@ bool pt_map(const struct pt_format *fmt, struct pt_pool *pool, pte_t *root, ipad
 			e = &table[(ipa >> shift) & (BIT(fmt->bits[level]) - 1u)];
 			last = level + 1u == fmt->levels;
 		}
-		/* Then as many entries as fit from there, to the range's end or the table's. */
+		/*
+		 * Then as many entries as fit from there, to the range's end or the table's (a page
+		 * the range ends inside is mapped whole); a block stops short of a table.
+		 */
 		uint64_t span = BIT(shift);
 		uint64_t stop = (ipa | ((span << fmt->bits[level]) - 1u)) + 1u;
-		if (stop > end)
-			stop = end;
-		do {
-			*e = arch_pte_leaf(pa, attrs, last);
-			e++;
-			ipa += span;
-			pa += span;
-		} while (ipa < stop && stop - ipa >= span && (last || !arch_pte_valid(*e)));
+		uint64_t count = ((stop < end ? stop : end) - ipa) >> shift;
+		if (last) {
+			count += (count == 0u) ? 1u : 0u;
+			for (uint64_t i = 0; i < count; i++)
+				e[i] = arch_pte_leaf(pa + (i << shift), attrs, true);
+		} else {
+			uint64_t i = 0;
+			do {
+				e[i] = arch_pte_leaf(pa + (i << shift), attrs, false);
+				i++;
+			} while (i < count && !arch_pte_valid(e[i]));
+			count = i;
+		}
+		ipa += count << shift;
+		pa += count << shift;
 	}
 	return true;
 }
