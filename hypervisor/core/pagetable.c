@@ -22,7 +22,7 @@ pte_t *pt_alloc(struct pt_pool *pool)
  * The table behind an entry above the last level, made on first use; NULL if there is none to
  * be had (the pool is empty, or a block is there: mapped ranges never overlap).
  */
-static pte_t *table_below(pte_t *entry, struct pt_pool *pool)
+static pte_t *table_behind(pte_t *entry, struct pt_pool *pool)
 {
 	if (!arch_pte_valid(*entry)) {
 		pte_t *t = pt_alloc(pool);
@@ -55,7 +55,7 @@ bool pt_map(const struct pt_format *fmt, struct pt_pool *pool, pte_t *root, ipad
 		/* Down to the first level whose entry can map ipa whole: a block, or else a page. */
 		while (!last && !(((fmt->block_levels >> level) & 1u) && IS_ALIGNED(ipa | pa, BIT(shift)) &&
 				  end - ipa >= BIT(shift) && !arch_pte_valid(*e))) {
-			table = table_below(e, pool);
+			table = table_behind(e, pool);
 			if (table == NULL)
 				return false;
 			level++;

@@ -25,7 +25,7 @@
  */
 static const struct pt_format s2_format = {
 	.levels = 3,
-	.bits = { 2, 9, 9 },
+	.bits = { 2, 9, 9, 0 },
 	.page_shift = 12,
 	.block_levels = 1u << 1,
 };

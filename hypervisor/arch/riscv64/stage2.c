@@ -25,14 +25,14 @@
 /* Leaves of 2 MiB at most: gigapages would change every map the tests count. */
 static const struct pt_format gstage_format = {
 	.levels = 3,
-	.bits = { ROOT_BITS, 9, 9 },
+	.bits = { ROOT_BITS, 9, 9, 0 },
 	.page_shift = 12,
 	.block_levels = 1u << 1,
 };
 
 struct riscv_partition riscv_partitions[TERN_MAX_PARTITIONS];
 
-static pte_t roots[TERN_MAX_PARTITIONS][1u << ROOT_BITS] __attribute__((aligned(16384), section(".noinit")));
+static pte_t roots[TERN_MAX_PARTITIONS][1ULL << ROOT_BITS] __attribute__((aligned(16384), section(".noinit")));
 /* Each page is cleared when handed out (pt_alloc). */
 static pte_t pool_pages[POOL_PAGES][PT_PAGE_ENTRIES] __attribute__((aligned(4096), section(".noinit")));
 static struct pt_pool pool = { pool_pages, POOL_PAGES, 0 };
