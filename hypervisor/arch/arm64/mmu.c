@@ -1,32 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * EL2 stage 1 (the hypervisor's own identity map) and stage 2 (each
- * partition's IPA space).  A partition's RAM (2 MiB blocks) and the MMIO of
- * devices passed to it (2 MiB blocks where aligned, else 4 KiB pages) are the
- * only things mapped; every other IPA faults into the hypervisor.
- */
+/* EL2 stage 1: the hypervisor's own identity map (each partition's stage 2: stage2.c). */
 #include <arch/entry.h>
-#include <arch/partition.h>
-#include <tern/partition.h>
+#include <arch/pte.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/lib.h>
 #include <tern/platform.h>
 
-#define PTE_VALID      BIT(0)
-#define PTE_TABLE      (BIT(0) | BIT(1))
-#define PTE_AF         BIT(10)
 #define S1_AP_RW       (1ULL << 6)  /* AP[2:1] = 0b01: AP[1] is RES1 in the EL2 regime */
 #define S1_AP_RO       (3ULL << 6)
-#define PTE_SH_INNER   (3ULL << 8)
-#define PTE_XN         BIT(54)
 #define S1_ATTR_DEVICE (0ULL << 2)  /* MAIR index 0 */
 #define S1_ATTR_NORMAL (1ULL << 2)  /* MAIR index 1 */
-#define S2_MEM_NORMAL  (0xfULL << 2) /* outer and inner write-back */
-#define S2_MEM_DEVICE  (0x1ULL << 2) /* Device-nGnRE */
-#define PTE_PAGE       (BIT(0) | BIT(1)) /* level 3 descriptor */
-#define S2_AP_RW       (3ULL << 6)
-#define PTE_ADDR_MASK  0x0000fffffffff000ULL
 
 #define MAIR_VALUE     (0x00ULL | (0xffULL << 8))
 /* 39-bit VA from level 1, write-back walks, inner shareable, 4 KiB granule, 40-bit PA. */
@@ -35,11 +19,6 @@
 #define VTCR_EL2_VALUE (32ULL | (1ULL << 6) | (1ULL << 8) | (1ULL << 10) | (3ULL << 12) | (2ULL << 16) | BIT(31))
 /* M, C, SA, I, and WXN: nothing the hypervisor can write is executable. */
 #define SCTLR_EL2_VALUE (0x30c50830ULL | BIT(0) | BIT(2) | BIT(3) | BIT(12) | BIT(19))
-
-/* Root, one level-2 table per GiB touched, level-3 tables for unaligned device edges. */
-#define S2_POOL_PAGES  (8 * TERN_MAX_PARTITIONS)
-
-/* Set up field by field for the partitions that exist: not cleared at boot, it is large. */
 
 /* The hypervisor's own map: 1 GiB blocks, its own GiB in 2 MiB blocks, its image by pages. */
 static uint64_t hyp_l1[512] __attribute__((aligned(4096)));
@@ -51,9 +30,6 @@ static uint64_t hyp_l3[512] __attribute__((aligned(4096), section(".noinit")));
 extern const char hyp_image_start;
 extern const char hyp_text_end;
 extern const char hyp_rodata_end;
-/* Each page is cleared when handed out (s2_alloc). */
-static uint64_t s2_pool[S2_POOL_PAGES][512] __attribute__((aligned(4096), section(".noinit")));
-static unsigned s2_pool_used;
 
 /*
  * 0-1 GiB: devices; 1-4 GiB: RAM.  Only the hypervisor's text is executable, and read-only;
@@ -137,74 +113,6 @@ bool mmu_text_protected(void)
 	       !el2_writable((uintptr_t)cpu_stacks[this_cpu()->id].guard);
 }
 
-static uint64_t *s2_alloc(void)
-{
-	if (s2_pool_used == S2_POOL_PAGES)
-		return NULL;
-	uint64_t *t = s2_pool[s2_pool_used++];
-	(void)memset(t, 0, 4096);
-	return t;
-}
-
-/* The next-level table behind *entry, made on first use. */
-static uint64_t *s2_table(uint64_t *entry)
-{
-	if (!(*entry & PTE_VALID)) {
-		uint64_t *t = s2_alloc();
-		if (!t)
-			return NULL;
-		*entry = (uintptr_t)t | PTE_TABLE;
-	}
-	return (uint64_t *)(uintptr_t)(*entry & PTE_ADDR_MASK);
-}
-
-/* Map [ipa, ipa+size) to pa: 2 MiB blocks where both are aligned, 4 KiB pages elsewhere. */
-static bool s2_map(uint64_t *root, ipaddr_t ipa, paddr_t pa, uint64_t size, uint64_t attrs)
-{
-	uint64_t off = 0;
-
-	while (off < size) {
-		uint64_t *l2 = s2_table(&root[((ipa + off) >> 30) & 3]);
-		if (!l2)
-			return false;
-		uint64_t *l2e = &l2[((ipa + off) >> 21) & 511];
-		if (IS_ALIGNED((ipa + off) | (pa + off), MiB(2)) && size - off >= MiB(2)) {
-			*l2e = ((pa + off) & PTE_ADDR_MASK) | PTE_VALID | attrs;
-			off += MiB(2);
-			continue;
-		}
-		uint64_t *l3 = s2_table(l2e);
-		if (!l3)
-			return false;
-		l3[((ipa + off) >> 12) & 511] = ((pa + off) & PTE_ADDR_MASK) | PTE_PAGE | attrs;
-		off += KiB(4);
-	}
-	return true;
-}
-
-bool arch_partition_init(struct partition *p, char *err, size_t errlen)
-{
-	struct arch_partition *ap = &p->arch;
-	const struct tern_config_partition *c = p->cfg;
-
-	spin_lock_init(&ap->dist.lock);
-	ap->s2_root = s2_alloc();
-	bool mapped = ap->s2_root && s2_map(ap->s2_root, c->ram_ipa, c->ram_hpa, c->ram_size,
-					    S2_MEM_NORMAL | S2_AP_RW | PTE_SH_INNER | PTE_AF);
-	/* Device MMIO: never executable, no speculative or gathered access. */
-	for (uint32_t r = 0; mapped && r < c->num_regions; r++)
-		mapped = s2_map(ap->s2_root, c->region[r].ipa, c->region[r].hpa, c->region[r].size,
-				S2_MEM_DEVICE | S2_AP_RW | PTE_AF | PTE_XN);
-	if (!mapped) {
-		(void)snprintf(err, errlen, "out of stage-2 table pages");
-		return false;
-	}
-
-	ap->vttbr = (uintptr_t)ap->s2_root | ((uint64_t)(p->index + 1) << 48);
-	dsb(ish);
-	return true;
-}
-
 void arch_sync_guest_memory(paddr_t pa, uint64_t size)
 {
 	uint64_t line = 4ULL << ((read_sysreg(ctr_el0) >> 16) & 0xf);
@@ -216,10 +124,4 @@ void arch_sync_guest_memory(paddr_t pa, uint64_t size)
 	__asm__ volatile("ic iallu" ::: "memory");
 	dsb(nsh);
 	isb();
-}
-
-void arch_table_pages(uint32_t *used, uint32_t *total)
-{
-	*used = s2_pool_used;
-	*total = S2_POOL_PAGES;
 }

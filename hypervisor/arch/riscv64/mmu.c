@@ -11,17 +11,11 @@
 #include <arch/aplic.h>
 #include <arch/csr.h>
 #include <arch/entry.h>
+#include <arch/pte.h>
 #include <tern/fdt.h>
 #include <tern/lib.h>
 #include <tern/platform.h>
 
-#define PTE_V BIT(0)
-#define PTE_R BIT(1)
-#define PTE_W BIT(2)
-#define PTE_X BIT(3)
-#define PTE_G BIT(5)
-#define PTE_A BIT(6)
-#define PTE_D BIT(7)
 /* Accessed and dirty already set: no walker ever writes them back (nor faults for them). */
 #define PTE_LEAF (PTE_V | PTE_G | PTE_A | PTE_D)
 #define MAP_RX (PTE_R | PTE_X)

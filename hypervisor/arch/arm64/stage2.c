@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Stage 2: each partition's IPA space, built by core/pagetable.c from this format and
+ * <arch/pte.h>'s encoders.  A partition's RAM (2 MiB blocks) and the MMIO of devices passed
+ * to it (2 MiB blocks where aligned, else 4 KiB pages) are the only things mapped; every
+ * other IPA faults into the hypervisor.
+ */
+#include <arch/partition.h>
+#include <tern/partition.h>
+#include <arch/pte.h>
+#include <arch/sysreg.h>
+#include <tern/arch.h>
+#include <tern/lib.h>
+#include <tern/pagetable.h>
+
+#define S2_MEM_NORMAL  (0xfULL << 2) /* outer and inner write-back */
+#define S2_MEM_DEVICE  (0x1ULL << 2) /* Device-nGnRE */
+#define S2_AP_RW       (3ULL << 6)
+
+/* Root, one level-2 table per GiB touched, level-3 tables for unaligned device edges. */
+#define S2_POOL_PAGES  (8 * TERN_MAX_PARTITIONS)
+
+/*
+ * VTCR_EL2 (mmu.c): a 32-bit IPA from level 1, so a 4-entry root.  Blocks of 2 MiB only: level
+ * 1's 1 GiB ones would save a table per partition but change every map the tests count.
+ */
+static const struct pt_format s2_format = {
+	.levels = 3,
+	.bits = { 2, 9, 9, 0 },
+	.page_shift = 12,
+	.block_levels = 1u << 1,
+};
+
+/* Set up field by field for the partitions that exist: not cleared at boot, it is large. */
+/* Each page is cleared when handed out (pt_alloc). */
+static pte_t s2_pages[S2_POOL_PAGES][PT_PAGE_ENTRIES] __attribute__((aligned(4096), section(".noinit")));
+static struct pt_pool s2_pool = { s2_pages, S2_POOL_PAGES, 0 };
+
+bool arch_partition_init(struct partition *p, char *err, size_t errlen)
+{
+	struct arch_partition *ap = &p->arch;
+	const struct tern_config_partition *c = p->cfg;
+	pte_t *root = pt_alloc(&s2_pool);
+
+	spin_lock_init(&ap->dist.lock);
+	bool mapped = root && pt_map(&s2_format, &s2_pool, root, c->ram_ipa, c->ram_hpa, c->ram_size,
+				     S2_MEM_NORMAL | S2_AP_RW | PTE_SH_INNER | PTE_AF);
+	/* Device MMIO: never executable, no speculative or gathered access. */
+	for (uint32_t r = 0; mapped && r < c->num_regions; r++)
+		mapped = pt_map(&s2_format, &s2_pool, root, c->region[r].ipa, c->region[r].hpa,
+				c->region[r].size, S2_MEM_DEVICE | S2_AP_RW | PTE_AF | PTE_XN);
+	if (!mapped) {
+		(void)snprintf(err, errlen, "out of stage-2 table pages, or a region outside the 4 GiB IPA space");
+		return false;
+	}
+
+	ap->s2_root = root;
+	ap->vttbr = (uintptr_t)root | ((uint64_t)(p->index + 1) << 48);
+	dsb(ish);
+	return true;
+}
+
+void arch_table_pages(uint32_t *used, uint32_t *total)
+{
+	*used = s2_pool.used;
+	*total = s2_pool.total;
+}
