@@ -31,7 +31,6 @@ static const struct pt_format s2_format = {
 	.block_levels = 1u << 1,
 };
 
-/* Set up field by field for the partitions that exist: not cleared at boot, it is large. */
 /* Each page is cleared when handed out (pt_alloc). */
 static pte_t s2_pages[S2_POOL_PAGES][PT_PAGE_ENTRIES] __attribute__((aligned(4096), section(".noinit")));
 static struct pt_pool s2_pool = { s2_pages, S2_POOL_PAGES, 0 };
