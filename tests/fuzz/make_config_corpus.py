@@ -62,7 +62,7 @@ def blob_of(toml, hypervisor):
 def main():
     out = ROOT / "tests" / "fuzz" / "corpus" / "config"
     out.mkdir(parents=True, exist_ok=True)
-    hypervisor = ROOT / "hypervisor" / "build" / "tern.img"
+    hypervisor = ROOT / "hypervisor" / "build" / "arm64" / "tern.img"
     with tempfile.TemporaryDirectory() as work:
         (Path(work) / "initrd.bin").write_bytes(bytes(range(256)) * 64)
         toml = Path(work) / "more.toml"

@@ -281,7 +281,7 @@ def board_c_values(repo_root, platform):
 
 
 def test_board_constants_match_board_c(repo_root):
-    value = board_c_values(repo_root, "qemu-virt")
+    value = board_c_values(repo_root, "qemu-virt-arm64")
     assert value("uart_base") == layout.UART_BASE
     assert value("uart_intid") == 32 + layout.UART_SPI
     assert value("gicd_base") == layout.GICD_BASE

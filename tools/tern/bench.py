@@ -25,12 +25,12 @@ from .errors import ToolError
 from .units import MiB
 
 REPO = runner.REPO_ROOT
-LAT = REPO / "guests" / "build" / "lat.img"
-LAT_ELF = REPO / "guests" / "build" / "lat.elf"
-HYPERVISOR_ELF = REPO / "hypervisor" / "build" / "tern.elf"
-PROBE = REPO / "guests" / "build" / "probe.img"
+LAT = REPO / "guests" / "build" / "arm64" / "lat.img"
+LAT_ELF = REPO / "guests" / "build" / "arm64" / "lat.elf"
+HYPERVISOR_ELF = REPO / "hypervisor" / "build" / "arm64" / "tern.elf"
+PROBE = REPO / "guests" / "build" / "arm64" / "probe.img"
 LAT_RISCV64 = REPO / "guests" / "build" / "riscv64" / "lat.img"
-NOISE = REPO / "guests" / "build" / "noise.img"
+NOISE = REPO / "guests" / "build" / "arm64" / "noise.img"
 LINUX_IMAGE = REPO / "build" / "linux" / "Image"
 LINUX_INITRD = REPO / "build" / "linux" / "initramfs.cpio.gz"
 

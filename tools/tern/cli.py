@@ -30,7 +30,7 @@ from .errors import (EXIT_INTERNAL, EXIT_SIGNAL_BASE, Interrupted, TernError, To
 from .files import NotAFile, check_regular
 from .image import ARCHS
 
-DEMO_IMAGE = runner.REPO_ROOT / "guests" / "build" / "lat.img"
+DEMO_IMAGE = runner.REPO_ROOT / "guests" / "build" / "arm64" / "lat.img"
 DEMO_TESTS = ("vtimer-wfi", "vtimer-busy", "ptimer-wfi", "ptimer-busy", "edu-wfi", "edu-busy")
 # The device tests' board: QEMU's edu on the PCIe bus, the host bridge owned by the partition.
 DEMO_PCI = ("edu",)

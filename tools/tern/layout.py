@@ -1,6 +1,6 @@
 """Board addresses of QEMU virt, arm64 and riscv64, and where each part of a system goes.
 
-The arm64 constants mirror hypervisor/platform/qemu-virt/board.c, the RISCV64_ ones
+The arm64 constants mirror hypervisor/platform/qemu-virt-arm64/board.c, the RISCV64_ ones
 hypervisor/platform/qemu-virt-riscv64/board.c (tests/tool checks that they agree); each
 architecture's board is one VirtBoard in VIRT_BOARDS.  `place(system)` decides every
 host-physical (HPA) and guest-physical (IPA) address, or raises ConfigError when something

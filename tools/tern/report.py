@@ -10,7 +10,7 @@ from .bench import (BESIDE_SCENARIOS, NATIVE_PARTITION_DT, NATIVE_PARTITION_DT_N
                     TRACE_NOTICE_US, TRAP_SAMPLES)
 from .runner import REPO_ROOT
 
-HYPERVISOR_ELF = REPO_ROOT / "hypervisor" / "build" / "tern.elf"
+HYPERVISOR_ELF = REPO_ROOT / "hypervisor" / "build" / "arm64" / "tern.elf"
 TIMER_TICK_NS = 16  # QEMU virt's 62.5 MHz generic timer
 
 # Goals from the issues, in instructions over native (icount shift 4).
@@ -472,7 +472,7 @@ def markdown_report(data, plot_dir_rel=None):
         "",
         "Xen gives a domU its own memory map, not the board's (GIC at 0x0300_1000 / 0x0302_0000,",
         "console on Xen's emulated PL011 at 0x2200_0000), so the Xen runs use",
-        "`guests/build/*-xen.img`: the same sources built with `guests/xen/board.h`. An image built",
+        "`guests/build/arm64/*-xen.img`: the same sources built with `guests/xen/board.h`. An image built",
         "for the board does not boot unchanged as a Xen domU; it does in a Tern partition. Every",
         "Xen run uses `bootscrub=off` (Xen scrubs free RAM in the background after boot, which",
         "would delay wake-ups in the first hundreds of milliseconds).",

@@ -41,7 +41,7 @@ from .image import ARCHS, ARM64, RISCV64, ImageError, inspect
 from .layout import place
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_HYPERVISOR = REPO_ROOT / "hypervisor" / "build" / "tern.img"
+DEFAULT_HYPERVISOR = REPO_ROOT / "hypervisor" / "build" / "arm64" / "tern.img"
 DEFAULT_HYPERVISOR_RISCV64 = REPO_ROOT / "hypervisor" / "build" / "riscv64" / "tern.img"
 RUN_DIR = REPO_ROOT / "build" / "run"
 DEFAULT_TIMEOUT = 120
