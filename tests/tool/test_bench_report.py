@@ -74,14 +74,15 @@ def test_beside_neighbours():
 @pytest.mark.skipif(not shutil.which("dtc"), reason="needs dtc")
 def test_rng_seed_goes_into_chosen(tmp_path):
     seed = bytes(range(devicetree.RNG_SEED_BYTES))
-    dts = devicetree.partition_dts("linux", 2, "cortex-a53", layout.PARTITION_RAM_IPA,
+    ram_ipa = layout.QEMU_VIRT_ARM64.partition_ram_ipa
+    dts = devicetree.partition_dts("linux", 2, "cortex-a53", ram_ipa,
                                    256 * MiB, "console=ttyAMA0", rng_seed=seed)
     assert dts.count("rng-seed") == 1
     assert f"rng-seed = [{seed.hex(' ')}];" in dts
     assert dts.index("chosen {") < dts.index("rng-seed") < dts.index("cpus {")
     devicetree.compile_dts(dts, tmp_path / "seeded.dtb")
     assert "rng-seed" not in devicetree.partition_dts("linux", 2, "cortex-a53",
-                                                      layout.PARTITION_RAM_IPA, 256 * MiB)
+                                                      ram_ipa, 256 * MiB)
 
 
 def test_native_command_with_initrd_and_dtb():

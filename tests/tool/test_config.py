@@ -709,7 +709,7 @@ def test_arm64_takes_unconfined_dma_but_the_smmu_still_confines(tmp_path, stub_i
     rt, b = system.partitions
     assert (rt.devices, rt.unconfined_dma) == (("pcie",), False)
     assert (b.devices, b.unconfined_dma) == ((), True)
-    assert system.board.virt.iommu and not layout.RISCV64_BOARD.iommu
+    assert system.board.virt.iommu and not layout.QEMU_VIRT_RISCV64.iommu
 
 
 @pytest.mark.parametrize("text, expected", [

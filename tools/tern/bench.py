@@ -760,8 +760,8 @@ def run_cyclictest(system, shift, plan, runs):
         dtb, unseeded = d / "partition.dtb", d / "partition-no-rng-seed.dtb"
         for path, seed in ((dtb, bytes(devicetree.RNG_SEED_BYTES)), (unseeded, None)):
             devicetree.compile_dts(devicetree.partition_dts(
-                "linux", 2, "cortex-a53", layout.PARTITION_RAM_IPA, 256 * MiB, bootargs,
-                rng_seed=seed), path)
+                "linux", 2, "cortex-a53", layout.QEMU_VIRT_ARM64.partition_ram_ipa, 256 * MiB,
+                bootargs, rng_seed=seed), path)
         for name, how, kwargs, sub in (
                 (system.name, "QEMU's own device tree (with rng-seed), 1 GiB", {}, label),
                 (NATIVE_PARTITION_DT, "the device tree Tern writes for a 2-vCPU, 256 MiB "

@@ -21,7 +21,7 @@ from .units import MS, SECOND, GiB, KiB, MiB, TiB, format_duration, format_size
 
 MAX_CPUS = 8
 MAX_PARTITIONS = 8
-CPU_MODELS = layout.ARM64_BOARD.cpu_models   # arm64's [board] cpu; a riscv64 board has no choice
+CPU_MODELS = layout.QEMU_VIRT_ARM64.cpu_models  # arm64's [board] cpu; riscv64's has no choice
 WFI_MODES = ("native", "trap")
 IRQ_MODES = ("trap", "direct")
 # QEMU PCI device models [board] pci may list.  virtio-blk needs a disk image (a table entry:
