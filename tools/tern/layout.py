@@ -102,7 +102,8 @@ class VirtBoard:
 
     arch: str
     platform: str                 # its hypervisor/platform/ directory, whose board.c this mirrors
-    name: str                     # how the docs and reports name it
+    name: str                     # how the docs and reports name it ...
+    features: str                 # ... and what sets it apart
     ram_base: int
     memory_max: int               # [board] memory at most ...
     memory_max_reason: str        # ... because of this
@@ -183,7 +184,8 @@ def _riscv64_qemu_dtb_block(board_memory):
 # Tern runs QEMU virt with highmem=off (no device or RAM above 4 GiB, the PCIe ECAM at
 # 0x3f00_0000), so board RAM ends at 4 GiB at most: 3 GiB from its base.
 QEMU_VIRT_ARM64 = VirtBoard(
-    arch=ARM64, platform="qemu-virt-arm64", name="QEMU virt arm64 (GICv3, Cortex-A53)",
+    arch=ARM64, platform="qemu-virt-arm64", name="QEMU virt arm64",
+    features="GICv3, Cortex-A53",
     ram_base=0x4000_0000, memory_max=3 * GiB,
     memory_max_reason="board RAM starts at 1 GiB and must end by 4 GiB (QEMU virt with "
                       "highmem=off)",
@@ -220,7 +222,8 @@ QEMU_VIRT_ARM64 = VirtBoard(
 
 # The riscv virt board (qemu.RISCV64_MACHINE: the AIA's APLIC and IMSIC, harts with H and Sstc).
 QEMU_VIRT_RISCV64 = VirtBoard(
-    arch=RISCV64, platform="qemu-virt-riscv64", name="QEMU virt riscv64 (AIA APLIC+IMSIC, Sstc)",
+    arch=RISCV64, platform="qemu-virt-riscv64", name="QEMU virt riscv64",
+    features="AIA APLIC+IMSIC, Sstc",
     ram_base=0x8000_0000, memory_max=2 * GiB,
     memory_max_reason="board RAM starts at 2 GiB and must end by 4 GiB (the riscv64 "
                       "hypervisor's limit)",
