@@ -17,7 +17,8 @@ import tern.runner  # noqa: E402  (from tools/, just put on the path)
 
 # TERN_HYPERVISOR=IMAGE runs the suite against another hypervisor build (an older config ABI,
 # say); run_system's default image is what every test then boots.
-HYPERVISOR = Path(os.environ.get("TERN_HYPERVISOR") or REPO / "hypervisor" / "build" / "arm64" / "tern.img")
+HYPERVISOR = Path(os.environ.get("TERN_HYPERVISOR")
+                  or REPO / "hypervisor" / "build" / "arm64" / "tern.img")
 tern.runner.DEFAULT_HYPERVISOR = HYPERVISOR
 LAT = REPO / "guests" / "build" / "arm64" / "lat.img"
 PROBE = REPO / "guests" / "build" / "arm64" / "probe.img"

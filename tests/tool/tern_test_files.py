@@ -52,7 +52,8 @@ def write_toml(directory, text, name="sys.toml"):
     return path
 
 
-def partition(name="rt", cpus="[1]", memory='"64MiB"', image='"guests/build/arm64/lat.img"', extra=""):
+def partition(name="rt", cpus="[1]", memory='"64MiB"', image='"guests/build/arm64/lat.img"',
+              extra=""):
     """One [[partition]] table as TOML text."""
     return (f'[[partition]]\nname = "{name}"\ncpus = {cpus}\nmemory = {memory}\n'
             f"image = {image}\n{extra}\n")

@@ -885,7 +885,8 @@ def beside_section(data, plot_dir_rel=None):
     present = [name for name in BESIDE_SCENARIOS if beside_records(recs, name)]
     if not present:
         return []
-    lines = [f"## Real-time partition beside Linux ({layout.QEMU_VIRT_ARM64.name}, shift 4)", "", *BESIDE_INTRO,
+    lines = [f"## Real-time partition beside Linux ({layout.QEMU_VIRT_ARM64.name}, shift 4)", "",
+             *BESIDE_INTRO,
              "Acceptance: `rt`'s WARM_MAX beside a busy Linux equals its WARM_MAX alone with direct",
              "delivery (`irq = \"direct\"`), and with trap-and-inject stays within a bound: **the bound",
              f"used here is +{BESIDE_TRAP_BOUND} instructions over WARM_MAX alone** (the project's",
@@ -980,7 +981,8 @@ def path_section(data):
     if not rows:
         return []
     setup = _setup(recs, "rt-path", "tern direct")
-    lines = [f"## rt's core instruction by instruction ({layout.QEMU_VIRT_ARM64.name}, shift 4)", "",
+    board = layout.QEMU_VIRT_ARM64.name
+    lines = [f"## rt's core instruction by instruction ({board}, shift 4)", "",
              "The same `rt` partition as above (core 1), alone and beside Linux running `stress`,",
              "each run traced by QEMU instruction by instruction (`-singlestep -d exec,nochain,int`,",
              "code at 0x4000_0000 and up: the hypervisor and `rt`; tools/tern/pathtrace.py reads",
