@@ -123,6 +123,11 @@ class VirtBoard:
     default_cpu: str
     default_irq: str              # [[partition]] irq
     direct_needs_native_wfi: bool
+    qemu_binary: str              # the QEMU that emulates the board ...
+    qemu_package: str             # ... and Debian's package with it
+    qemu_machine: str             # -M: the machine, then ...
+    qemu_machine_options: str     # ... the options every run gives it
+    qemu_cpu: str                 # -cpu unless a run says otherwise
     gic: Gicv3 = None             # arm64's interrupt controller
     aia: Aia = None               # riscv64's
     devices: dict = field(default_factory=dict)   # BoardDevice a partition may own, by name
@@ -203,6 +208,10 @@ QEMU_VIRT_ARM64 = VirtBoard(
     # A direct guest owns its core's GIC CPU interface: a trapped WFI would wake in the
     # hypervisor with the guest's interrupt pending for EL1, so it waits on the core.
     default_irq="trap", direct_needs_native_wfi=True,
+    # highmem=off: nothing above 4 GiB (PCIe ECAM at 0x3f00_0000, RAM ends by 4 GiB), the board
+    # Tern's addresses assume.
+    qemu_binary="qemu-system-aarch64", qemu_package="qemu-system-arm", qemu_machine="virt",
+    qemu_machine_options="gic-version=3,highmem=off", qemu_cpu="cortex-a53",
     # What a partition may own, by name.  A device is mapped at its board addresses
     # (IPA == HPA) as device memory, and its SPIs go to that partition alone.  QEMU virt's
     # PCIe host bridge (generic ECAM) with highmem=off: QEMU's own device tree names it
@@ -245,6 +254,10 @@ QEMU_VIRT_RISCV64 = VirtBoard(
     # hypervisor (wfi = "trap") keeps its file selected, so what arrives in it ends the wait:
     # any combination works.
     default_irq="direct", direct_needs_native_wfi=False,
+    # The AIA: the APLIC in MSI mode, an IMSIC with an S-level file and 4 guest files per hart;
+    # harts with the H extension and Sstc.
+    qemu_binary="qemu-system-riscv64", qemu_package="qemu-system-misc", qemu_machine="virt",
+    qemu_machine_options="aia=aplic-imsic,aia-guests=4", qemu_cpu="rv64,h=true,sstc=true",
     # What a riscv64 partition may own.  QEMU riscv virt's PCIe host bridge (generic ECAM),
     # as QEMU 7.2's hw/riscv/virt.c maps it; QEMU's own device tree names it
     # /soc/pci@30000000.  Its 64-bit window (16 GiB past the top of RAM) is not given to a
