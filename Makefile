@@ -7,9 +7,9 @@ all: hypervisor guests
 deps:
 	@scripts/install-deps.sh
 
-# arm64 (QEMU virt, build/) and riscv64 (QEMU virt, build/riscv64/).
+# arm64 (QEMU virt, build/arm64/) and riscv64 (QEMU virt, build/riscv64/).
 hypervisor:
-	$(MAKE) -C hypervisor
+	$(MAKE) -C hypervisor PLATFORM=qemu-virt-arm64 BUILD=build/arm64
 	$(MAKE) -C hypervisor PLATFORM=qemu-virt-riscv64 BUILD=build/riscv64
 
 guests:

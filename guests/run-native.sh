@@ -40,18 +40,18 @@ for machine in virt,virtualization=on,gic-version=3 virt,gic-version=3; do
 	*) probe_args=$PROBE_EL1 ;;
 	esac
 	for icount in "" "$ICOUNT"; do
-		run "$machine" cortex-a53 "$icount" lat "lat.samples=50" LAT-DONE
-		run "$machine" cortex-a53 "$icount" probe "$probe_args" PROBE-DONE
-		run "$machine" cortex-a53 "$icount" lat "lat.samples=50 lat.tests=sgi-wfi,sgi-busy" \
+		run "$machine" cortex-a53 "$icount" arm64/lat "lat.samples=50" LAT-DONE
+		run "$machine" cortex-a53 "$icount" arm64/probe "$probe_args" PROBE-DONE
+		run "$machine" cortex-a53 "$icount" arm64/lat "lat.samples=50 lat.tests=sgi-wfi,sgi-busy" \
 			LAT-DONE
-		run "$machine,highmem=off" cortex-a53 "$icount" lat \
+		run "$machine,highmem=off" cortex-a53 "$icount" arm64/lat \
 			"lat.samples=50 lat.tests=edu-wfi,edu-busy" LAT-DONE "$EDU"
-		run "$machine" cortex-a53 "$icount" noise "noise.bursts=200" NOISE-DONE
+		run "$machine" cortex-a53 "$icount" arm64/noise "noise.bursts=200" NOISE-DONE
 	done
 done
 for cpu in cortex-a57 max; do
-	run virt,virtualization=on,gic-version=3 "$cpu" "$ICOUNT" lat "lat.samples=50" LAT-DONE
-	run virt,virtualization=on,gic-version=3 "$cpu" "" probe "$PROBE_EL2" PROBE-DONE
+	run virt,virtualization=on,gic-version=3 "$cpu" "$ICOUNT" arm64/lat "lat.samples=50" LAT-DONE
+	run virt,virtualization=on,gic-version=3 "$cpu" "" arm64/probe "$PROBE_EL2" PROBE-DONE
 done
 RV_TESTS="sstc-wfi,sstc-busy,sbi-timer-wfi,sbi-timer-busy,ipi-wfi,ipi-busy,sbi-ipi-wfi,sbi-ipi-busy"
 RV_TESTS="$RV_TESTS,edu-wfi,edu-busy"

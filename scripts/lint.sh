@@ -4,7 +4,7 @@
 #   2. clang-tidy over every hypervisor C file, with its build flags (hypervisor/.clang-tidy)
 #   3. cppcheck with its MISRA C 2012 addon, for the AArch64 target, and the riscv64 files for
 #      theirs (deviations: hypervisor/misra-deviations.txt)
-# Both builds are analysed: arm64 (qemu-virt) and riscv64 (qemu-virt-riscv64); a file both
+# Both builds are analysed: arm64 (qemu-virt-arm64) and riscv64 (qemu-virt-riscv64); a file both
 # compile (core/, lib/) with arm64's flags.
 set -euo pipefail
 cd "$(dirname "$0")/../hypervisor"
@@ -18,11 +18,11 @@ for tool in clang-tidy cppcheck; do
 done
 
 echo "lint: build and stack check"
-make -s all build/compile_commands.json
+make -s PLATFORM=qemu-virt-arm64 BUILD=build/arm64 all build/arm64/compile_commands.json
 make -s PLATFORM=qemu-virt-riscv64 BUILD=build/riscv64 all build/riscv64/compile_commands.json
 rm -rf "$out"
 mkdir -p "$out/tidy"
-python3 - build/compile_commands.json build/riscv64/compile_commands.json > "$out/compile_commands.json" <<'EOF_PY'
+python3 - build/arm64/compile_commands.json build/riscv64/compile_commands.json > "$out/compile_commands.json" <<'EOF_PY'
 import json, sys
 seen, merged = set(), []
 for db in sys.argv[1:]:
@@ -75,7 +75,7 @@ echo "lint: cppcheck + MISRA C 2012 addon, ${#files[@]} files"
 cppcheck_ok=1
 files_of() { python3 -c 'import json, sys
 for e in json.load(open(sys.argv[1])): print(e["file"])' "$1" | sort; }
-mapfile -t arm64_files < <(files_of build/compile_commands.json)
+mapfile -t arm64_files < <(files_of build/arm64/compile_commands.json)
 mapfile -t riscv64_files < <(files_of build/riscv64/compile_commands.json)
 # -D/-U: the one configuration the build compiles (C, not the assembly's view of the headers;
 # not the host tests' TERN_HOST).  Both targets are LP64, little-endian.

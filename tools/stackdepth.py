@@ -13,8 +13,8 @@ Both ISAs the hypervisor runs on, each with its own tables below: arm64 (`bl` ca
 calls, `j`/`auipc t1 + jr t1` and branches to another function as tail calls, any other
 `jalr`/`jr` through INDIRECT).  The ISA is the ELF header's unless --arch says.
 
-    stackdepth.py --elf build/tern.elf --header arch/arm64/include/arch/cpu.h \
-                  [--arch arm64|riscv64] [--report build/stack-usage.txt] build/**/*.su
+    stackdepth.py --elf build/arm64/tern.elf --header arch/arm64/include/arch/cpu.h \
+                  [--arch arm64|riscv64] [--report build/arm64/stack-usage.txt] build/arm64/**/*.su
 """
 
 import argparse

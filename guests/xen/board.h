@@ -1,7 +1,7 @@
 /*
  * The Xen build variant (lat-xen.img): the memory map Xen 4.17 gives an Arm domU, which is
- * not the board's. Pre-included (-include) ahead of every source; it takes lib/board.h's
- * include guard, so lib/board.h is skipped and the lib sources build unchanged.
+ * not the board's. Pre-included (-include) ahead of every source; it takes lib/arm64/board.h's
+ * include guard, so lib/arm64/board.h is skipped and the lib sources build unchanged.
  */
 #ifndef GUEST_BOARD_H
 #define GUEST_BOARD_H

@@ -39,7 +39,8 @@ def main():
     bootargs = f"lat.samples={args.samples} lat.delta_us={args.delta_us}"
     if args.tests:
         bootargs += f" lat.tests={args.tests}"
-    domain = xen.Domain("lat", REPO / "guests" / "build" / "lat-xen.img", bootargs, args.vcpus)
+    image = REPO / "guests" / "build" / "arm64" / "lat-xen.img"
+    domain = xen.Domain("lat", image, bootargs, args.vcpus)
     try:
         result = xen.run_xen([domain], args.xen_args, xen=args.xen, icount=args.icount,
                              timeout=args.timeout, quiet=not args.verbose, workdir=args.workdir)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The config blob parser: a fuzzed blob through config_validate with the real board's
- * allow-lists (platform/qemu-virt/board.c, as partition.c's board_limits builds them).
+ * allow-lists (platform/qemu-virt-arm64/board.c, as partition.c's board_limits builds them).
  *
  * Oracle: a refusal is one line; an accepted blob really is what the hypervisor relies on,
  * checked again here independently: partitions within the board's RAM and apart from each

@@ -45,11 +45,11 @@ def blob_of(toml, hypervisor):
 def main():
     out = ROOT / "tests" / "fuzz" / "corpus" / "config"
     out.mkdir(parents=True, exist_ok=True)
-    hypervisor = ROOT / "hypervisor" / "build" / "tern.img"
+    hypervisor = ROOT / "hypervisor" / "build" / "arm64" / "tern.img"
     with tempfile.TemporaryDirectory() as work:
         (Path(work) / "initrd.bin").write_bytes(bytes(range(256)) * 64)
         toml = Path(work) / "more.toml"
-        toml.write_text(more(ROOT / "guests" / "build", work))
+        toml.write_text(more(ROOT / "guests" / "build" / "arm64", work))
         try:
             blob = blob_of(toml, hypervisor)
             (out / "more.bin").write_bytes(blob)

@@ -18,10 +18,11 @@ from tern.config import dump_toml  # noqa: E402
 
 # TERN_HYPERVISOR=IMAGE runs the suite against another hypervisor build (an older config ABI,
 # say); run_system's default image is what every test then boots.
-HYPERVISOR = Path(os.environ.get("TERN_HYPERVISOR") or REPO / "hypervisor" / "build" / "tern.img")
+HYPERVISOR = Path(os.environ.get("TERN_HYPERVISOR")
+                  or REPO / "hypervisor" / "build" / "arm64" / "tern.img")
 tern.runner.DEFAULT_HYPERVISOR = HYPERVISOR
-LAT = REPO / "guests" / "build" / "lat.img"
-PROBE = REPO / "guests" / "build" / "probe.img"
+LAT = REPO / "guests" / "build" / "arm64" / "lat.img"
+PROBE = REPO / "guests" / "build" / "arm64" / "probe.img"
 LAT_RISCV64 = REPO / "guests" / "build" / "riscv64" / "lat.img"
 
 # What guests/sbi-smoke reports in a 2-vCPU riscv64 partition: SBI-JSON check -> (error, value).

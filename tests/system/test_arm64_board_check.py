@@ -12,7 +12,7 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "tools"))
 from tern import abi, qemu  # noqa: E402
 
-HYPERVISOR = REPO / "hypervisor" / "build" / "tern.img"
+HYPERVISOR = REPO / "hypervisor" / "build" / "arm64" / "tern.img"
 CONFIG_HPA = 0x43F00000
 MiB = 1 << 20
 TIMEOUT = 60

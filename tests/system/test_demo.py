@@ -40,5 +40,5 @@ def test_demo_riscv64_table_trapless_rows_equal_native(tmp_path, capsys):
     assert intx["traps_by_cause"].get("exit_mmio", 0) >= 1, intx
     assert "traps" not in runs["native"]
     # The table printed: riscv64's only, its trap column.
-    assert "guests/build/riscv64/lat.img" in printed and "guests/build/lat.img" not in printed
+    assert "guests/build/riscv64/lat.img" in printed and "guests/build/arm64/lat.img" not in printed
     assert "traps/interrupt" in printed

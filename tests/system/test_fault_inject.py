@@ -14,7 +14,7 @@ from conftest import REPO, partition, probe_record
 
 from tern import run_native, run_system
 
-HOSTILE = REPO / "guests" / "build" / "hostile.img"
+HOSTILE = REPO / "guests" / "build" / "arm64" / "hostile.img"
 HOSTILE_RISCV64 = REPO / "guests" / "build" / "riscv64" / "hostile.img"
 ACCESSES = ("load", "store", "fetch")
 

@@ -13,7 +13,7 @@ from conftest import LAT, REPO, partition, probe_record
 
 from tern import run_system
 
-FUZZ = REPO / "guests" / "build" / "fuzz.img"
+FUZZ = REPO / "guests" / "build" / "arm64" / "fuzz.img"
 BOARD_CPUS = 4
 SAMPLES = 100
 RT_TESTS = ("vtimer-wfi", "vtimer-busy", "ptimer-busy")

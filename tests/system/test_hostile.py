@@ -28,7 +28,7 @@ from conftest import LAT, REPO, partition, probe_record
 
 from tern import run_system
 
-HOSTILE = REPO / "guests" / "build" / "hostile.img"
+HOSTILE = REPO / "guests" / "build" / "arm64" / "hostile.img"
 
 BOARD_CPUS = 3
 BOARD_PCI = ("edu",)            # on the bus in every run; owned only where a test says so

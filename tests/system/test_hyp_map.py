@@ -17,7 +17,7 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "tools"))
 from tern import qemu  # noqa: E402
 
-PLATFORMS = {"arm64": "qemu-virt", "riscv64": "qemu-virt-riscv64"}
+PLATFORMS = {"arm64": "qemu-virt-arm64", "riscv64": "qemu-virt-riscv64"}
 TIMEOUT = 60
 
 

@@ -13,7 +13,7 @@ from tern.config import dump_toml
 
 # The probe linked for 0x4008_0000 with no Image header (guests/Makefile); it refuses to run
 # anywhere else, so its output says it was placed where it was linked.
-PROBE_RAW = REPO / "guests" / "build" / "probe.bin"
+PROBE_RAW = REPO / "guests" / "build" / "arm64" / "probe.bin"
 SBI_SMOKE_RAW = REPO / "guests" / "build" / "riscv64" / "sbi-smoke.img"
 TESTS = "probe.tests=cpu-features"
 

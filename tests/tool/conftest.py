@@ -21,9 +21,9 @@ def repo_root():
 
 @pytest.fixture
 def stub_image(tmp_path):
-    """A minimal arm64 Image (a 64-byte header) at guests/build/lat.img under tmp_path."""
+    """A minimal arm64 Image (a 64-byte header) at guests/build/arm64/lat.img under tmp_path."""
     from tern_test_files import write_image
-    return write_image(tmp_path / "guests" / "build" / "lat.img")
+    return write_image(tmp_path / "guests" / "build" / "arm64" / "lat.img")
 
 
 @pytest.fixture(scope="session")

@@ -53,7 +53,7 @@ def write_toml(directory, text, name="sys.toml"):
     return path
 
 
-def partition(name="rt", cpus=(1,), memory="64MiB", image="guests/build/lat.img", raw="",
+def partition(name="rt", cpus=(1,), memory="64MiB", image="guests/build/arm64/lat.img", raw="",
               **keys):
     """One [[partition]] table as TOML text (config.dump_toml): its keys as Python values,
     `keys` after the four every test gives, None leaves a key out; `raw` is TOML text put at

@@ -280,27 +280,10 @@ def board_c_values(repo_root, platform):
     return value
 
 
-def test_board_constants_match_board_c(repo_root):
-    value = board_c_values(repo_root, "qemu-virt")
-    assert value("uart_base") == layout.UART_BASE
-    assert value("uart_intid") == 32 + layout.UART_SPI
-    assert value("gicd_base") == layout.GICD_BASE
-    assert value("gicd_size") == layout.GICD_SIZE
-    assert value("gicr_base") == layout.GICR_BASE
-    assert value("gicr_stride") == layout.GICR_STRIDE
-    assert value("ram_base") == layout.RAM_BASE == layout.PARTITION_RAM_IPA
-    assert value("hyp_base") == layout.HYP_BASE
-    assert value("hyp_size") == layout.HYP_SIZE
-    assert value("config_hpa") == layout.CONFIG_HPA
-    assert value("config_max") == layout.CONFIG_MAX
-    assert value("max_cpus") == MAX_CPUS
-    assert value("ram_max") == layout.ARM64_BOARD.memory_max
-
-
-def test_riscv64_board_constants_match_its_board_c(repo_root):
-    value = board_c_values(repo_root, "qemu-virt-riscv64")
-    board = layout.RISCV64_BOARD
-    assert value("uart_base") == layout.RISCV64_UART_BASE
+@pytest.mark.parametrize("board", layout.VIRT_BOARDS.values(), ids=lambda b: b.platform)
+def test_board_objects_match_their_board_c(repo_root, board):
+    value = board_c_values(repo_root, board.platform)
+    assert value("uart_base") == board.uart.base
     assert value("ram_base") == board.ram_base == board.partition_ram_ipa
     assert value("ram_max") == board.memory_max
     assert value("hyp_base") == board.hyp_base
@@ -308,6 +291,15 @@ def test_riscv64_board_constants_match_its_board_c(repo_root):
     assert value("config_hpa") == board.config_hpa
     assert value("config_max") == board.config_max
     assert value("max_cpus") == MAX_CPUS
-    assert value("timebase_hz") == layout.RISCV64_TIMEBASE_HZ
-    assert value("imsic_s_base") == layout.RISCV64_IMSIC_S_BASE
-    assert value("imsic_vcpu_stride") == layout.RISCV64_IMSIC_STRIDE
+    if board.gic:
+        assert value("uart_intid") == 32 + board.uart.spi
+        assert value("gicd_base") == board.gic.dist_base
+        assert value("gicd_size") == board.gic.dist_size
+        assert value("gicr_base") == board.gic.redist_base
+        assert value("gicr_stride") == board.gic.redist_stride
+    else:
+        assert value("timebase_hz") == board.timer_hz
+        assert value("imsic_s_base") == board.aia.imsic_s_base
+        assert value("imsic_vcpu_stride") == board.aia.imsic_stride
+        assert value("aplic_s_base") == board.aia.aplic_base
+        assert value("aplic_num_sources") == board.aia.aplic_num_sources

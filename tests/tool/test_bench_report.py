@@ -92,14 +92,15 @@ def test_bench_systems_keep_quotes_and_backslashes(tmp_path):
 @pytest.mark.skipif(not shutil.which("dtc"), reason="needs dtc")
 def test_rng_seed_goes_into_chosen(tmp_path):
     seed = bytes(range(devicetree.RNG_SEED_BYTES))
-    dts = devicetree.partition_dts("linux", 2, "cortex-a53", layout.PARTITION_RAM_IPA,
+    ram_ipa = layout.QEMU_VIRT_ARM64.partition_ram_ipa
+    dts = devicetree.partition_dts("linux", 2, "cortex-a53", ram_ipa,
                                    256 * MiB, "console=ttyAMA0", rng_seed=seed)
     assert dts.count("rng-seed") == 1
     assert f"rng-seed = [{seed.hex(' ')}];" in dts
     assert dts.index("chosen {") < dts.index("rng-seed") < dts.index("cpus {")
     devicetree.compile_dts(dts, tmp_path / "seeded.dtb")
     assert "rng-seed" not in devicetree.partition_dts("linux", 2, "cortex-a53",
-                                                      layout.PARTITION_RAM_IPA, 256 * MiB)
+                                                      ram_ipa, 256 * MiB)
 
 
 def test_native_command_with_initrd_and_dtb():
@@ -308,3 +309,26 @@ def test_riscv64_boot_is_reported_beside_arm64():
     assert "| tern wfi=trap | 24600808 | 24568493 | 32315 |" in text
     assert "| arm64 tern wfi=trap (shift 4, above) | 39476 | 8 | 39468 |" in text
     assert report._riscv64_boot_goal_rows([arm]) == []
+
+
+def _report_data(records, scenarios, shifts):
+    return {"meta": {"command": "test", "date": "today", "seconds": 1.0,
+                     "versions": {"qemu": "QEMU 7.2", "clang": "clang 14"}},
+            "plan": {"samples": 10, "prio_runs": 2, "shifts": shifts},
+            "systems": [], "scenarios": scenarios,
+            "paths": {"fast_path": ["eret"], "wfi_wake": []}, "records": records, "errors": []}
+
+
+def test_report_names_every_board_it_reports():
+    riscv = [_lat("native", "sbi-timer-busy", 2)]
+    arm = [dict(_lat("native", "vtimer-busy", 2), scenario="timer")]
+    scenarios = [{"name": "timer", "title": "timer latency"},
+                 {"name": "riscv64", "title": "RISC-V board"}]
+    both = report.markdown_report(_report_data(arm + riscv, scenarios, [0]))
+    assert ("- Boards: QEMU virt arm64 (GICv3, Cortex-A53) and QEMU virt riscv64 "
+            "(AIA APLIC+IMSIC, Sstc); QEMU 7.2; built with clang 14") in both
+    assert "## Timer latency (QEMU virt arm64, shift 0)" in both
+    assert "## RISC-V board (QEMU virt riscv64, shift 0)" in both
+    alone = report.markdown_report(_report_data(arm, scenarios[:1], [0]))
+    assert "- Board: QEMU virt arm64 (GICv3, Cortex-A53); QEMU 7.2;" in alone
+    assert "riscv64" not in alone

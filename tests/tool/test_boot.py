@@ -56,8 +56,8 @@ def test_native_timeout(assemble, tmp_path):
 
 def system(tmp_path, assemble, text):
     guest = assemble("hello_guest")
-    (tmp_path / "guests" / "build").mkdir(parents=True)
-    shutil.copy(guest, tmp_path / "guests" / "build" / "lat.img")
+    (tmp_path / "guests" / "build" / "arm64").mkdir(parents=True)
+    shutil.copy(guest, tmp_path / "guests" / "build" / "arm64" / "lat.img")
     return write_toml(tmp_path, text)
 
 

@@ -131,17 +131,17 @@ def test_unconfined_dma_flag_only_when_asked(tmp_path, stub_image):
 
 def test_riscv64_hypervisor_may_be_a_flat_binary(tmp_path):
     _, hypervisor = riscv_system(tmp_path)
-    assert build.check_hypervisor(hypervisor, layout.RISCV64_BOARD) == hypervisor
+    assert build.check_hypervisor(hypervisor, layout.QEMU_VIRT_RISCV64) == hypervisor
     assert build.check_hypervisor(write_riscv_image(tmp_path / "h.img"),
-                                  layout.RISCV64_BOARD) == tmp_path / "h.img"
+                                  layout.QEMU_VIRT_RISCV64) == tmp_path / "h.img"
     # arm64's must say what it is.
     with pytest.raises(ToolError, match=r"^hypervisor image: not an arm64 Image or ELF: "):
         build.check_hypervisor(hypervisor)
 
 
 @pytest.mark.parametrize("board, image, message", [
-    (layout.RISCV64_BOARD, write_image, "is an arm64 Image, not riscv64"),
-    (layout.ARM64_BOARD, write_riscv_image, "is a riscv64 Image, not arm64"),
+    (layout.QEMU_VIRT_RISCV64, write_image, "is an arm64 Image, not riscv64"),
+    (layout.QEMU_VIRT_ARM64, write_riscv_image, "is a riscv64 Image, not arm64"),
 ])
 def test_hypervisor_of_the_other_architecture(tmp_path, board, image, message):
     with pytest.raises(ToolError, match=message):
@@ -154,4 +154,4 @@ def test_riscv64_hypervisor_must_end_below_the_config_blob(tmp_path):
         f.truncate(0x83F0_0000 - 0x8020_0000 + 1)           # one byte over, sparse
     with pytest.raises(ToolError, match=r"ends at 0x83f00001, past the config blob at "
                                         r"0x83f00000$"):
-        build.check_hypervisor(big, layout.RISCV64_BOARD)
+        build.check_hypervisor(big, layout.QEMU_VIRT_RISCV64)

@@ -39,7 +39,7 @@ def test_minimal_system_gets_defaults(tmp_path, stub_image):
     assert system.board.memory == 2 * GiB
     (p,) = system.partitions
     assert (p.name, p.cpus, p.memory, p.wfi_native, p.bootargs) == ("rt", (1,), 64 * MiB, False, "")
-    assert p.image_path == tmp_path / "guests" / "build" / "lat.img"
+    assert p.image_path == tmp_path / "guests" / "build" / "arm64" / "lat.img"
     assert p.image.kind == "Image"
 
 
@@ -445,7 +445,7 @@ def example_with_stand_ins(repo_root, example, tmp_path):
     (tmp_path / "examples").mkdir()
     path = write_toml(tmp_path / "examples", text, example)
     for name in ("lat.img", "probe.img"):
-        write_image(tmp_path / "guests" / "build" / name)
+        write_image(tmp_path / "guests" / "build" / "arm64" / name)
     write_riscv_image(tmp_path / "guests" / "build" / "riscv64" / "lat.img")
     linux = tmp_path / "build" / "linux-riscv64"
     write_riscv_image(linux / "Image", image_size=0x23a0000)
@@ -565,8 +565,8 @@ def test_a_device_is_not_a_regular_file(tmp_path, stub_image):
 
 
 def test_a_path_through_a_file_is_no_such_file(tmp_path, stub_image):
-    assert error_of(tmp_path, partition(image="guests/build/lat.img/x")) == \
-        f"partition[0].image: no such file: {tmp_path}/guests/build/lat.img/x"
+    assert error_of(tmp_path, partition(image="guests/build/arm64/lat.img/x")) == \
+        f"partition[0].image: no such file: {tmp_path}/guests/build/arm64/lat.img/x"
 
 
 def test_restart_policy_defaults(tmp_path, stub_image):
@@ -751,7 +751,7 @@ def test_arm64_takes_unconfined_dma_but_the_smmu_still_confines(tmp_path, stub_i
     rt, b = system.partitions
     assert (rt.devices, rt.unconfined_dma) == (("pcie",), False)
     assert (b.devices, b.unconfined_dma) == ((), True)
-    assert system.board.virt.iommu and not layout.RISCV64_BOARD.iommu
+    assert system.board.virt.iommu and not layout.QEMU_VIRT_RISCV64.iommu
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -808,7 +808,7 @@ def test_riscv64_config_errors(tmp_path, riscv_image, text, expected):
 
 def test_arm64_image_refused_on_a_riscv64_board(tmp_path, stub_image):
     message = error_of(tmp_path, RISCV64_BOARD + partition())
-    assert message == (f"partition[0].image: {tmp_path}/guests/build/lat.img is an arm64 Image, "
+    assert message == (f"partition[0].image: {tmp_path}/guests/build/arm64/lat.img is an arm64 Image, "
                        "not riscv64")
     write_elf(tmp_path / "a.elf", [(0x8020_0000, 0x8020_0000, b"\0" * 8, 8)], 0x8020_0000)
     assert error_of(tmp_path, RISCV64_BOARD + partition(image="a.elf")) == \

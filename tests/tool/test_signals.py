@@ -25,8 +25,8 @@ from tern.config import dump_toml
 REPO = Path(__file__).resolve().parents[2]
 LAUNCHER = REPO / "tern"
 HYPERVISOR = Path(os.environ.get("TERN_HYPERVISOR")
-                  or REPO / "hypervisor" / "build" / "tern.img")
-PROBE = REPO / "guests" / "build" / "probe.img"
+                  or REPO / "hypervisor" / "build" / "arm64" / "tern.img")
+PROBE = REPO / "guests" / "build" / "arm64" / "probe.img"
 BOOT_DEADLINE = 90          # seconds until the guest says it spins (QEMU on a busy host)
 END_DEADLINE = 30           # seconds for tern and QEMU to be gone after the signal
 

@@ -480,7 +480,7 @@ def built_su(build):
             if not any(n in p.parents for n in nested) and "lint" not in p.parts]
 
 
-@pytest.mark.parametrize("arch, build", [("arm64", "build"), ("riscv64", "build/riscv64")])
+@pytest.mark.parametrize("arch, build", [("arm64", "build/arm64"), ("riscv64", "build/riscv64")])
 def test_the_built_image(arch, build, tmp_path, capsys):
     """The check on the image `make -s all` built, if it did: every entry point bounded."""
     build = HYPERVISOR / build

@@ -19,7 +19,7 @@ def test_guest_lines_rejoin_xen_console_chunks():
 
 
 def test_xen_variant_names():
-    assert xen.xen_variant("guests/build/lat.img") == Path("guests/build/lat-xen.img")
+    assert xen.xen_variant("guests/build/arm64/lat.img") == Path("guests/build/arm64/lat-xen.img")
 
 
 @pytest.mark.skipif(subprocess.run(["which", "qemu-system-aarch64"], capture_output=True).returncode,

@@ -6,7 +6,7 @@
 
 #define RAM_IPA 0x40000000ull
 
-/* QEMU virt's allow-lists (platform/qemu-virt/board.c): the PCIe host bridge. */
+/* QEMU virt's allow-lists (platform/qemu-virt-arm64/board.c): the PCIe host bridge. */
 static const struct config_device devices[] = {
 	{ .base = 0x10000000, .size = 0x2eff0000, .dma = true, .device = 0 },
 	{ .base = 0x3eff0000, .size = 0x10000, .dma = true, .device = 0 },

@@ -27,12 +27,12 @@ from .errors import ToolError
 from .units import MiB
 
 REPO = runner.REPO_ROOT
-LAT = REPO / "guests" / "build" / "lat.img"
-LAT_ELF = REPO / "guests" / "build" / "lat.elf"
-HYPERVISOR_ELF = REPO / "hypervisor" / "build" / "tern.elf"
-PROBE = REPO / "guests" / "build" / "probe.img"
+LAT = REPO / "guests" / "build" / "arm64" / "lat.img"
+LAT_ELF = REPO / "guests" / "build" / "arm64" / "lat.elf"
+HYPERVISOR_ELF = REPO / "hypervisor" / "build" / "arm64" / "tern.elf"
+PROBE = REPO / "guests" / "build" / "arm64" / "probe.img"
 LAT_RISCV64 = REPO / "guests" / "build" / "riscv64" / "lat.img"
-NOISE = REPO / "guests" / "build" / "noise.img"
+NOISE = REPO / "guests" / "build" / "arm64" / "noise.img"
 LINUX_IMAGE = REPO / "build" / "linux" / "Image"
 LINUX_INITRD = REPO / "build" / "linux" / "initramfs.cpio.gz"
 
@@ -728,8 +728,8 @@ def run_cyclictest(system, shift, plan, runs):
         dtb, unseeded = d / "partition.dtb", d / "partition-no-rng-seed.dtb"
         for path, seed in ((dtb, bytes(devicetree.RNG_SEED_BYTES)), (unseeded, None)):
             devicetree.compile_dts(devicetree.partition_dts(
-                "linux", 2, "cortex-a53", layout.PARTITION_RAM_IPA, 256 * MiB, bootargs,
-                rng_seed=seed), path)
+                "linux", 2, "cortex-a53", layout.QEMU_VIRT_ARM64.partition_ram_ipa, 256 * MiB,
+                bootargs, rng_seed=seed), path)
         for name, how, kwargs, sub in (
                 (system.name, "QEMU's own device tree (with rng-seed), 1 GiB", {}, label),
                 (NATIVE_PARTITION_DT, "the device tree Tern writes for a 2-vCPU, 256 MiB "

@@ -31,7 +31,7 @@ class Prepared:
     command: list = field(default_factory=list)
 
 
-def check_hypervisor(path, board=layout.ARM64_BOARD):
+def check_hypervisor(path, board=layout.QEMU_VIRT_ARM64):
     """The hypervisor image for `board` (layout.VirtBoard) must exist and, once loaded, stay
     below the config blob.  arm64's is an Image; riscv64's may also be a flat binary, which
     QEMU loads as it is at board.hyp_image_hpa."""

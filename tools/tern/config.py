@@ -29,7 +29,7 @@ def dump_toml(doc, comment=None):
 
 MAX_CPUS = 8
 MAX_PARTITIONS = 8
-CPU_MODELS = layout.ARM64_BOARD.cpu_models   # arm64's [board] cpu; a riscv64 board has no choice
+CPU_MODELS = layout.QEMU_VIRT_ARM64.cpu_models  # arm64's [board] cpu; riscv64's has no choice
 WFI_MODES = ("native", "trap")
 IRQ_MODES = ("trap", "direct")
 # QEMU PCI device models [board] pci may list.  virtio-blk needs a disk image (a table entry:
@@ -333,7 +333,26 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
     for key in entry:
         if key not in PARTITION_KEYS:
             raise ConfigError(f"{at}.{show_key(key)}", "unknown key")
+    name = _parse_name(entry, at, earlier)
+    cpus = _parse_cpus(entry, at, name, board, core_owner)
+    memory = _parse_memory(entry, at)
+    image_path, image = _parse_image(entry, at, board, base_dir, memory)
+    initrd_path, initrd_size = _parse_initrd(entry.get("initrd"), f"{at}.initrd", base_dir)
+    virt = board.virt
+    irq, wfi = _parse_irq_and_wfi(entry, at, virt)
+    bootargs = _parse_bootargs(entry.get("bootargs", ""), f"{at}.bootargs")
+    devices, unconfined_dma = _parse_devices_and_dma(entry, at, name, virt, device_owner)
+    on_fault, max_restarts, restart_backoff_us = _parse_fault_policy(entry, at)
+    return Partition(index=index, name=name, cpus=tuple(cpus), memory=memory,
+                     image_path=image_path, image=image, wfi_native=(wfi == "native"),
+                     irq_direct=(irq == "direct"), bootargs=bootargs, devices=devices,
+                     unconfined_dma=unconfined_dma,
+                     initrd_path=initrd_path, initrd_size=initrd_size, on_fault=on_fault,
+                     max_restarts=max_restarts, restart_backoff_us=restart_backoff_us)
 
+
+def _parse_name(entry, at, earlier):
+    """The partition's name, unique among the `earlier` partitions."""
     if "name" not in entry:
         raise ConfigError(f"{at}.name", "missing (every partition needs a name)")
     name = entry["name"]
@@ -343,7 +362,11 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
     for other in earlier:
         if other.name == name:
             raise ConfigError(f"{at}.name", f'"{name}" is already the name of {other.toml_key}')
+    return name
 
+
+def _parse_cpus(entry, at, name, board, core_owner):
+    """The partition's physical cores, each recorded in core_owner (core -> partition name)."""
     if "cpus" not in entry:
         raise ConfigError(f"{at}.cpus", "missing (list the physical cores, like [1])")
     cpus = entry["cpus"]
@@ -364,7 +387,10 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
                 raise ConfigError(f"{at}.cpus", f"core {core} is listed twice")
             raise ConfigError(f"{at}.cpus", f'core {core} is already used by partition "{owner}"')
         core_owner[core] = name
+    return cpus
 
+
+def _parse_memory(entry, at):
     if "memory" not in entry:
         raise ConfigError(f"{at}.memory", 'missing (give the RAM size, like "64MiB")')
     memory = parse_size(entry["memory"], f"{at}.memory")
@@ -378,7 +404,11 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
     if memory < PARTITION_MEMORY_MIN:
         raise ConfigError(f"{at}.memory", f"must be at least {format_size(PARTITION_MEMORY_MIN)} "
                                           f"(got {format_size(memory)})")
+    return memory
 
+
+def _parse_image(entry, at, board, base_dir, memory):
+    """(path, image.inspect's view of it): a guest image for the board that fits in `memory`."""
     if "image" not in entry:
         raise ConfigError(f"{at}.image", "missing (path of the guest's Image, ELF or raw binary)")
     image_value = entry["image"]
@@ -402,10 +432,11 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
         raise ConfigError(f"{at}.image", f"{shown} {what} "
                                          f"{format_size(image.mem_size, round_up=True)}, more "
                                          f"than the partition's {format_size(memory)} of RAM")
+    return image_path, image
 
-    initrd_path, initrd_size = _parse_initrd(entry.get("initrd"), f"{at}.initrd", base_dir)
 
-    virt = board.virt
+def _parse_irq_and_wfi(entry, at, virt):
+    """(irq, wfi): wfi's default, and whether a combination works, depend on irq and the board."""
     irq = entry.get("irq", virt.default_irq)
     if irq not in IRQ_MODES:
         raise ConfigError(f"{at}.irq", f'must be "trap" or "direct" (got {_show(irq)})')
@@ -414,16 +445,22 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
         raise ConfigError(f"{at}.wfi", f'must be "native" or "trap" (got {_show(wfi)})')
     if irq == "direct" and wfi != "native" and virt.direct_needs_native_wfi:
         raise ConfigError(f"{at}.wfi", 'irq = "direct" needs wfi = "native"')
+    return irq, wfi
 
-    bootargs = entry.get("bootargs", "")
+
+def _parse_bootargs(bootargs, key):
     if not isinstance(bootargs, str):
-        raise ConfigError(f"{at}.bootargs", f"must be a string (got {_show(bootargs)})")
+        raise ConfigError(key, f"must be a string (got {_show(bootargs)})")
     if any(not (" " <= ch <= "~") for ch in bootargs):
-        raise ConfigError(f"{at}.bootargs", "must be printable ASCII on one line")
+        raise ConfigError(key, "must be printable ASCII on one line")
     if len(bootargs) > MAX_BOOTARGS:
-        raise ConfigError(f"{at}.bootargs", f"at most {MAX_BOOTARGS} characters "
-                                            f"(got {len(bootargs)})")
+        raise ConfigError(key, f"at most {MAX_BOOTARGS} characters (got {len(bootargs)})")
+    return bootargs
 
+
+def _parse_devices_and_dma(entry, at, name, virt, device_owner):
+    """(devices, unconfined_dma): what the partition owns, and whether it may own a device
+    whose DMA nothing confines."""
     devices = _parse_devices(entry.get("devices", []), f"{at}.devices", name, virt,
                              device_owner)
     unconfined_dma = entry.get("unconfined_dma", False)
@@ -431,7 +468,12 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
         raise ConfigError(f"{at}.unconfined_dma", f"must be true or false "
                                                   f"(got {_show(unconfined_dma)})")
     _check_dma(devices, unconfined_dma, f"{at}.devices", virt)
+    return devices, unconfined_dma
 
+
+def _parse_fault_policy(entry, at):
+    """(on_fault, max_restarts, restart_backoff_us): what the hypervisor does when the
+    partition faults."""
     on_fault = entry.get("on_fault", "inject")
     if on_fault not in FAULT_ACTIONS:
         raise ConfigError(f"{at}.on_fault",
@@ -439,13 +481,7 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
     max_restarts = _parse_max_restarts(entry.get("max_restarts", 0), f"{at}.max_restarts")
     restart_backoff_us = _parse_restart_backoff(entry.get("restart_backoff", 0),
                                                 f"{at}.restart_backoff")
-
-    return Partition(index=index, name=name, cpus=tuple(cpus), memory=memory,
-                     image_path=image_path, image=image, wfi_native=(wfi == "native"),
-                     irq_direct=(irq == "direct"), bootargs=bootargs, devices=devices,
-                     unconfined_dma=unconfined_dma,
-                     initrd_path=initrd_path, initrd_size=initrd_size, on_fault=on_fault,
-                     max_restarts=max_restarts, restart_backoff_us=restart_backoff_us)
+    return on_fault, max_restarts, restart_backoff_us
 
 
 def _parse_max_restarts(value, key):

@@ -14,7 +14,7 @@ from .config import dump_toml
 from .errors import ToolError, cwd_relative, one_line, show_path
 from .files import NotAFile, check_regular
 
-IMAGE = runner.REPO_ROOT / "guests" / "build" / "lat.img"
+IMAGE = runner.REPO_ROOT / "guests" / "build" / "arm64" / "lat.img"
 TESTS = ("vtimer-wfi", "vtimer-busy", "ptimer-wfi", "ptimer-busy", "edu-wfi", "edu-busy")
 # The device tests' board: QEMU's edu on the PCIe bus, the host bridge owned by the partition.
 PCI = ("edu",)

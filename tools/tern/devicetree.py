@@ -120,14 +120,15 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
                   initrd=None, rng_seed=None):
     """DTS source for an arm64 partition with `num_vcpus` vCPUs and RAM at `ram_ipa`.
 
-    devices: names of layout.BOARD_DEVICES the partition owns; each gets its node,
+    devices: names of layout.QEMU_VIRT_ARM64.devices the partition owns; each gets its node,
     at the board's addresses, after the emulated ones.  initrd: (IPA, size) of an
     initial ramdisk, named in /chosen as Linux expects.  rng_seed: bytes for
     /chosen/rng-seed, as QEMU gives the bare board (random bytes for its guest's
     random number generator).
     """
-    uart = f"pl011@{layout.UART_BASE:x}"
-    gicr_size = layout.GICR_STRIDE * num_vcpus
+    board = layout.QEMU_VIRT_ARM64
+    uart = f"pl011@{board.uart.base:x}"
+    gicr_size = board.gic.redist_stride * num_vcpus
     lines = _preamble(name, num_vcpus, ram_ipa, ram_size) + [
         '\tcompatible = "linux,dummy-virt";',
         f'\tmodel = {_string("Tern partition " + name)};',
@@ -157,13 +158,13 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
         '\t\tmethod = "smc";',
         "\t};",
         "",
-        f"\tintc@{layout.GICD_BASE:x} {{",
+        f"\tintc@{board.gic.dist_base:x} {{",
         '\t\tcompatible = "arm,gic-v3";',
         "\t\t#interrupt-cells = <3>;",
         "\t\t#address-cells = <0>;         /* no children: no ITS */",
         "\t\tinterrupt-controller;",
-        f"\t\treg = {_reg(layout.GICD_BASE, layout.GICD_SIZE)},",
-        f"\t\t      {_reg(layout.GICR_BASE, gicr_size)};",
+        f"\t\treg = {_reg(board.gic.dist_base, board.gic.dist_size)},",
+        f"\t\t      {_reg(board.gic.redist_base, gicr_size)};",
         f"\t\tphandle = <{GIC_PHANDLE}>;",
         "\t};",
         "",
@@ -183,14 +184,14 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
         "",
         f"\t{uart} {{",
         '\t\tcompatible = "arm,pl011", "arm,primecell";',
-        f"\t\treg = {_reg(layout.UART_BASE, layout.UART_SIZE)};",
-        f"\t\tinterrupts = {_cells(0, layout.UART_SPI, 4)};",
+        f"\t\treg = {_reg(board.uart.base, board.uart.size)};",
+        f"\t\tinterrupts = {_cells(0, board.uart.spi, 4)};",
         f"\t\tclocks = <{CLOCK_PHANDLE}>, <{CLOCK_PHANDLE}>;",
         '\t\tclock-names = "uartclk", "apb_pclk";',
         "\t};",
     ]
     for device_name in devices:
-        device = layout.BOARD_DEVICES[device_name]
+        device = board.devices[device_name]
         lines += [""] + DEVICE_NODES[device.kind](device)
     lines += [
         "};",
@@ -207,12 +208,13 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
     QEMU's style.  No SBI node: the hypervisor is the partition's SBI.  initrd, rng_seed: as
     partition_dts.
 
-    devices: names of layout.RISCV64_BOARD_DEVICES the partition owns.  ram_hpa: where its
+    devices: names of layout.QEMU_VIRT_RISCV64.devices the partition owns.  ram_hpa: where its
     RAM is on the board (default: at ram_ipa), which is where a device's DMA must go to reach
     it, as nothing translates DMA on this board.
     """
+    board = layout.QEMU_VIRT_RISCV64
     soc = "/soc"
-    uart = f"serial@{layout.RISCV64_UART_BASE:x}"
+    uart = f"serial@{board.uart.base:x}"
     isa = RISCV_ISA + (RISCV_ISA_DIRECT if irq_direct else "")
     lines = _preamble(name, num_vcpus, ram_ipa, ram_size) + [
         "\t#address-cells = <2>;",
@@ -224,7 +226,7 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
         "\tcpus {",
         "\t\t#address-cells = <1>;",
         "\t\t#size-cells = <0>;",
-        f"\t\ttimebase-frequency = <{layout.RISCV64_TIMEBASE_HZ}>;",
+        f"\t\ttimebase-frequency = <{board.timer_hz}>;",
     ]
     for i in range(num_vcpus):
         lines += [
@@ -257,13 +259,13 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
         # No interrupts: partitions have no console input yet.
         f"\t\t{uart} {{",
         '\t\t\tcompatible = "ns16550a";',
-        f"\t\t\treg = {_reg(layout.RISCV64_UART_BASE, layout.RISCV64_UART_SIZE)};",
+        f"\t\t\treg = {_reg(board.uart.base, board.uart.size)};",
         f"\t\t\tclock-frequency = <{RISCV_UART_CLOCK_HZ}>;",
         "\t\t};",
     ]
     if irq_direct:
         lines += [""] + _riscv_imsic_node(num_vcpus)
-    owned = [layout.RISCV64_BOARD_DEVICES[d] for d in devices]
+    owned = [board.devices[d] for d in devices]
     if any(device.aplic_sources for device in owned):
         lines += [""] + _riscv_aplic_node(num_vcpus, irq_direct)
     # Without an IMSIC (irq = "trap") a device has nowhere to send its MSIs: it uses INTx.
@@ -296,15 +298,16 @@ def _riscv_imsic_node(num_vcpus):
     riscv,guest-index-bits is the board's, so that a guest computes that stride; the files
     in between (guest files on the board) are not the partition's.
     """
-    base = layout.RISCV64_IMSIC_S_BASE
+    aia = layout.QEMU_VIRT_RISCV64.aia
+    base = aia.imsic_s_base
     targets = _riscv_s_external(num_vcpus)
     return [
         f"\t\timsics@{base:x} {{",
         '\t\t\tcompatible = "qemu,imsics", "riscv,imsics";',
-        f"\t\t\treg = {_reg(base, layout.RISCV64_IMSIC_STRIDE * num_vcpus)};",
+        f"\t\t\treg = {_reg(base, aia.imsic_stride * num_vcpus)};",
         f"\t\t\tinterrupts-extended = {targets};",
         f"\t\t\triscv,num-ids = <{RISCV_IMSIC_NUM_IDS}>;",
-        f"\t\t\triscv,guest-index-bits = <{layout.RISCV64_IMSIC_GUEST_INDEX_BITS}>;",
+        f"\t\t\triscv,guest-index-bits = <{aia.imsic_guest_index_bits}>;",
         "\t\t\tinterrupt-controller;",
         "\t\t\t#interrupt-cells = <0>;",
         "\t\t\t#address-cells = <0>;",
@@ -319,7 +322,8 @@ def _riscv_aplic_node(num_vcpus, msi_mode):
     into its IMSIC (trap-less partitions, as on the board), else in direct delivery mode with
     an interrupt delivery control per vCPU (QEMU's aia=aplic board), which the hypervisor
     emulates.  Its sources are the board's; those the partition does not own read as zero."""
-    base = layout.RISCV64_APLIC_BASE
+    aia = layout.QEMU_VIRT_RISCV64.aia
+    base = aia.aplic_base
     if msi_mode:
         parent = [f"\t\t\tmsi-parent = <{RISCV_IMSIC_PHANDLE}>;"]
     else:
@@ -327,9 +331,9 @@ def _riscv_aplic_node(num_vcpus, msi_mode):
     return [
         f"\t\taplic@{base:x} {{",
         '\t\t\tcompatible = "riscv,aplic";',
-        f"\t\t\treg = {_reg(base, layout.RISCV64_APLIC_SIZE)};",
+        f"\t\t\treg = {_reg(base, aia.aplic_size)};",
     ] + parent + [
-        f"\t\t\triscv,num-sources = <{layout.RISCV64_APLIC_NUM_SOURCES}>;",
+        f"\t\t\triscv,num-sources = <{aia.aplic_num_sources}>;",
         "\t\t\tinterrupt-controller;",
         "\t\t\t#interrupt-cells = <2>;",
         "\t\t\t#address-cells = <0>;",

@@ -1,10 +1,10 @@
-"""Board addresses of QEMU virt, arm64 and riscv64, and where each part of a system goes.
+"""The boards, QEMU virt arm64 and riscv64, and where each part of a system goes.
 
-The arm64 constants mirror hypervisor/platform/qemu-virt/board.c, the RISCV64_ ones
-hypervisor/platform/qemu-virt-riscv64/board.c (tests/tool checks that they agree); each
-architecture's board is one VirtBoard in VIRT_BOARDS.  `place(system)` decides every
-host-physical (HPA) and guest-physical (IPA) address, or raises ConfigError when something
-does not fit.
+Each board is one VirtBoard object: QEMU_VIRT_ARM64 mirrors
+hypervisor/platform/qemu-virt-arm64/board.c, QEMU_VIRT_RISCV64
+hypervisor/platform/qemu-virt-riscv64/board.c (tests/tool checks that they agree); VIRT_BOARDS
+has them by architecture.  `place(system)` decides every host-physical (HPA) and
+guest-physical (IPA) address, or raises ConfigError when something does not fit.
 """
 
 from dataclasses import dataclass, field
@@ -15,30 +15,14 @@ from .errors import ConfigError
 from .image import ARM64, RISCV64
 from .units import GiB, MiB, format_duration, format_size
 
-# The board (host physical addresses).
-GICD_BASE = 0x0800_0000
-GICD_SIZE = 0x1_0000
-GICR_BASE = 0x080A_0000
-GICR_STRIDE = 0x2_0000
-UART_BASE = 0x0900_0000
-UART_SIZE = 0x1000
-UART_SPI = 1                      # INTID 33
-SPI_INTID_BASE = 32               # INTID of SPI 0
-RAM_BASE = 0x4000_0000
-# Tern runs QEMU virt with highmem=off (no device or RAM above 4 GiB, the PCIe ECAM at
-# 0x3f00_0000), so board RAM ends at 4 GiB at most: 3 GiB from RAM_BASE.
-RAM_LIMIT = 0x1_0000_0000
+SPI_INTID_BASE = 32               # the GIC architecture's INTID of SPI 0
+PCIE_ECAM_BUS_SIZE = 1 * MiB      # a generic ECAM's bus: 32 devices x 8 functions x 4 KiB
+CONFIG_MAX = 1 * MiB              # the config blob's room, on either board
 
-# QEMU virt's PCIe host bridge (generic ECAM) with highmem=off.  QEMU's own device tree
-# names it pcie@10000000; bus numbers follow from the ECAM size, 1 MiB per bus.
-PCIE_MMIO_BASE = 0x1000_0000      # 32-bit memory window, PCI address == CPU address
-PCIE_MMIO_SIZE = 0x2EFF_0000
-PCIE_PIO_BASE = 0x3EFF_0000       # I/O window, PCI I/O addresses from 0
-PCIE_PIO_SIZE = 0x1_0000
-PCIE_ECAM_BASE = 0x3F00_0000
-PCIE_ECAM_SIZE = 0x100_0000
-PCIE_ECAM_BUS_SIZE = 1 * MiB      # 32 devices x 8 functions x 4 KiB
-PCIE_INTX_SPIS = (3, 4, 5, 6)     # INTA..INTD of slot 0 (INTIDs 35-38); swizzled per slot
+BLOCK = 2 * MiB                   # stage-2 block size: the unit of partition RAM
+DTB_AREA = 2 * MiB                # the device tree gets the last 2 MiB of RAM ...
+DTB_WINDOW = 512 * MiB            # ... within the first 512 MiB (arm64 boot protocol; a
+                                  # riscv64 partition's goes at the same place)
 
 
 @dataclass(frozen=True)
@@ -73,35 +57,102 @@ class BoardDevice:
         raise KeyError(name)
 
 
-# What a partition may own, by name.  A device is mapped at its board addresses
-# (IPA == HPA) as device memory, and its SPIs go to that partition alone.
-BOARD_DEVICES = {d.name: d for d in (
-    BoardDevice("pcie", "pci-host-ecam-generic",
-                regions=(DeviceRegion("mmio", PCIE_MMIO_BASE, PCIE_MMIO_SIZE),
-                         DeviceRegion("io", PCIE_PIO_BASE, PCIE_PIO_SIZE),
-                         DeviceRegion("ecam", PCIE_ECAM_BASE, PCIE_ECAM_SIZE)),
-                spis=PCIE_INTX_SPIS, dma=True),
-)}
+@dataclass(frozen=True)
+class Uart:
+    """The board's console UART, which every partition sees emulated at the same address."""
 
-HYP_BASE = 0x4000_0000
-HYP_SIZE = 64 * MiB
-HYP_IMAGE_HPA = 0x4008_0000       # where QEMU's -kernel puts an Image with text_offset 0x80000
-CONFIG_HPA = 0x43F0_0000
-CONFIG_MAX = 1 * MiB
+    name: str                     # as messages name it: "PL011", "ns16550"
+    base: int
+    size: int
+    spi: int = 0                  # arm64: its SPI (INTID = 32 + SPI)
 
-# Every partition sees its RAM at the board's RAM base, so unmodified images boot.
-PARTITION_RAM_IPA = RAM_BASE
 
-BLOCK = 2 * MiB                   # stage-2 block size: the unit of partition RAM
-DTB_AREA = 2 * MiB                # the device tree gets the last 2 MiB of RAM ...
-DTB_WINDOW = 512 * MiB            # ... within the first 512 MiB (arm64 boot protocol; a
-                                  # riscv64 partition's goes at the same place)
+@dataclass(frozen=True)
+class Gicv3:
+    """An arm64 board's interrupt controller, at its board addresses."""
 
-# With -kernel, QEMU writes its own device tree for the hypervisor into RAM at
-# RAM base + min(RAM / 2, 128 MiB), as a 1 MiB ROM region.  QEMU refuses to
-# start if a -device loader region overlaps it, and a partition whose RAM held
-# it would not start from zeroed memory, so that 2 MiB block is left unused.
-QEMU_DTB_MAX_OFFSET = 128 * MiB
+    dist_base: int
+    dist_size: int
+    redist_base: int
+    redist_stride: int            # one redistributor frame a core
+
+
+@dataclass(frozen=True)
+class Aia:
+    """A riscv64 board's interrupt controllers: the IMSIC's S-level interrupt files (hart i's
+    at imsic_s_base + i * imsic_stride, each followed by its guest files) and the APLIC's
+    supervisor-level domain."""
+
+    imsic_s_base: int
+    imsic_guest_index_bits: int   # log2 of the files a hart has room for after its S file
+    imsic_file_size: int
+    aplic_base: int
+    aplic_size: int
+    aplic_num_sources: int        # sources 1 .. aplic_num_sources - 1
+
+    @property
+    def imsic_stride(self):
+        return self.imsic_file_size << self.imsic_guest_index_bits
+
+
+@dataclass(frozen=True)
+class VirtBoard:
+    """QEMU's virt board of one architecture, as tern lays a system out on it and as its
+    partitions see it: every fact `[board] arch` selects."""
+
+    arch: str
+    platform: str                 # its hypervisor/platform/ directory, whose board.c this mirrors
+    name: str                     # how the docs and reports name it ...
+    features: str                 # ... and what sets it apart
+    ram_base: int
+    memory_max: int               # [board] memory at most ...
+    memory_max_reason: str        # ... because of this
+    hyp_base: int                 # the hypervisor's range of board RAM (firmware included)
+    hyp_size: int
+    hyp_image_hpa: int            # where QEMU's -kernel puts the hypervisor
+    config_hpa: int
+    config_max: int
+    firmware: str                 # what else runs in the hypervisor's range ("" nothing)
+    raw_hypervisor: bool          # -kernel takes a headerless hypervisor image, at hyp_image_hpa
+    partition_ram_ipa: int        # every partition's RAM, at the bare board's RAM base
+    qemu_dtb_block: Callable      # board memory -> (start, end) of QEMU's own device tree
+    uart: Uart
+    timer_hz: int                 # the rate of the counter a guest reads
+    dtb_register: str             # holds the device tree's address when a guest starts
+    cpu_models: tuple             # what [board] cpu may say; () the key is refused
+    default_cpu: str
+    default_irq: str              # [[partition]] irq
+    direct_needs_native_wfi: bool
+    qemu_binary: str              # the QEMU that emulates the board ...
+    qemu_package: str             # ... and Debian's package with it
+    qemu_machine: str             # -M: the machine, then ...
+    qemu_machine_options: str     # ... the options every run gives it
+    qemu_cpu: str                 # -cpu unless a run says otherwise
+    gic: Gicv3 = None             # arm64's interrupt controller
+    aia: Aia = None               # riscv64's
+    devices: dict = field(default_factory=dict)   # BoardDevice a partition may own, by name
+    iommu: str = ""               # what confines the DMA of devices a partition owns ("": nothing)
+
+    @property
+    def partition_ram_start(self):
+        """The first board address past the hypervisor's range."""
+        return self.hyp_base + self.hyp_size
+
+    @property
+    def ram_limit(self):
+        """The first board address past the most RAM the board may have."""
+        return self.ram_base + self.memory_max
+
+    def emulated_regions(self, num_vcpus):
+        """What a partition sees at fixed board addresses besides its RAM:
+        ((what, base, size), ...)."""
+        uart = (f"the {self.uart.name}", self.uart.base, self.uart.size)
+        if self.gic:
+            return (("the GIC distributor", self.gic.dist_base, self.gic.dist_size),
+                    ("the GIC redistributors", self.gic.redist_base,
+                     self.gic.redist_stride * num_vcpus),
+                    uart)
+        return (uart, ("the IMSIC", self.aia.imsic_s_base, self.aia.imsic_stride * num_vcpus))
 
 
 def align_up(value, alignment):
@@ -117,153 +168,117 @@ def dtb_ipa(ram_ipa, ram_size):
     return ram_ipa + min(ram_size, DTB_WINDOW) - DTB_AREA
 
 
-def qemu_dtb_block(board_memory):
-    """The 2 MiB block holding QEMU's own device tree, as (start, end)."""
-    start = align_down(RAM_BASE + min(board_memory // 2, QEMU_DTB_MAX_OFFSET), BLOCK)
+def _arm64_qemu_dtb_block(board_memory):
+    """With -kernel, QEMU writes its own device tree for the hypervisor into RAM at RAM base
+    + min(RAM / 2, 128 MiB), as a 1 MiB ROM region.  QEMU refuses to start if a -device
+    loader region overlaps it, and a partition whose RAM held it would not start from zeroed
+    memory, so that 2 MiB block is left unused: (start, end)."""
+    start = align_down(QEMU_VIRT_ARM64.ram_base + min(board_memory // 2, 128 * MiB), BLOCK)
     return start, start + BLOCK
 
 
-# The riscv virt board (qemu.RISCV64_MACHINE: the AIA's APLIC and IMSIC, harts with H and Sstc).
-RISCV64_UART_BASE = 0x1000_0000   # ns16550a
-RISCV64_UART_SIZE = 0x100
-RISCV64_TIMEBASE_HZ = 10_000_000  # the time CSR's rate
-# The IMSIC's S-level interrupt files: hart i's at RISCV64_IMSIC_S_BASE + i * stride, each
-# followed by its guest files.  aia-guests=4 needs 5 files a hart, rounded up to 8 = 2^3: a
-# stride of 8 pages.  A partition's vCPU i finds its own file at the same address.
-RISCV64_IMSIC_S_BASE = 0x2800_0000
-RISCV64_IMSIC_GUEST_INDEX_BITS = 3
-RISCV64_IMSIC_FILE_SIZE = 0x1000
-RISCV64_IMSIC_STRIDE = RISCV64_IMSIC_FILE_SIZE << RISCV64_IMSIC_GUEST_INDEX_BITS
-# QEMU riscv virt's PCIe host bridge (generic ECAM), as QEMU 7.2's hw/riscv/virt.c maps it;
-# QEMU's own device tree names it /soc/pci@30000000.  Its 64-bit window (16 GiB past the top of
-# RAM) is not given to a partition: a guest assigns BARs from the 32-bit one.
-RISCV64_PCIE_PIO_BASE = 0x0300_0000   # I/O window, PCI I/O addresses from 0
-RISCV64_PCIE_PIO_SIZE = 0x1_0000
-RISCV64_PCIE_ECAM_BASE = 0x3000_0000
-RISCV64_PCIE_ECAM_SIZE = 0x1000_0000  # 256 buses of 1 MiB
-RISCV64_PCIE_MMIO_BASE = 0x4000_0000  # 32-bit memory window, PCI address == CPU address
-RISCV64_PCIE_MMIO_SIZE = 0x4000_0000
-
-# What a riscv64 partition may own.  A device interrupts its owner by MSI (into the vCPU's
-# IMSIC file; the hypervisor, which emulates the ECAM, rewrites the MSI address to the guest
-# interrupt file backing it) or by INTx, the bridge's four lines at the board's APLIC, which
-# the owner then programs through its own virtual APLIC.  Nothing confines the DMA of what is
-# behind the bridge: the board has no IOMMU (VirtBoard.iommu), see config._check_dma.
-RISCV64_PCIE_INTX_SOURCES = (32, 33, 34, 35)  # INTA..INTD of slot 0; swizzled per slot
-RISCV64_APLIC_BASE = 0x0D00_0000  # the supervisor-level domain
-RISCV64_APLIC_SIZE = 0x8000
-RISCV64_APLIC_NUM_SOURCES = 96    # sources 1..95
-RISCV64_BOARD_DEVICES = {d.name: d for d in (
-    BoardDevice("pcie", "pci-host-ecam-generic",
-                regions=(DeviceRegion("io", RISCV64_PCIE_PIO_BASE, RISCV64_PCIE_PIO_SIZE),
-                         DeviceRegion("ecam", RISCV64_PCIE_ECAM_BASE, RISCV64_PCIE_ECAM_SIZE),
-                         DeviceRegion("mmio", RISCV64_PCIE_MMIO_BASE, RISCV64_PCIE_MMIO_SIZE)),
-                spis=(), dma=True, aplic_sources=RISCV64_PCIE_INTX_SOURCES),
-)}
-
-RISCV64_RAM_BASE = 0x8000_0000
-RISCV64_RAM_MAX = 2 * GiB         # the hypervisor's limit: board RAM ends by 4 GiB
-# OpenSBI (QEMU's fw_dynamic) in the first 2 MiB of RAM, then Tern where the firmware enters
-# an S-mode kernel; the config blob in the last MiB of the hypervisor's 64 MiB.
-RISCV64_FIRMWARE_SIZE = 2 * MiB
-RISCV64_HYP_BASE = RISCV64_RAM_BASE
-RISCV64_HYP_SIZE = 64 * MiB
-RISCV64_HYP_IMAGE_HPA = RISCV64_RAM_BASE + RISCV64_FIRMWARE_SIZE
-RISCV64_CONFIG_HPA = 0x83F0_0000
-# QEMU's riscv virt puts its own device tree, as a 1 MiB ROM region, at the 2 MiB boundary
-# below min(RAM end, 3 GiB) (so that 32-bit software reaches it); the hypervisor is given it.
-RISCV64_QEMU_DTB_LIMIT = 0xC000_0000
-RISCV64_QEMU_DTB_SIZE = 1 * MiB
-
-
-def riscv64_qemu_dtb_block(board_memory):
-    """The 2 MiB block holding QEMU's own device tree on the riscv board, as (start, end)."""
-    top = min(RISCV64_RAM_BASE + board_memory, RISCV64_QEMU_DTB_LIMIT)
-    start = align_down(top - RISCV64_QEMU_DTB_SIZE, BLOCK)
+def _riscv64_qemu_dtb_block(board_memory):
+    """QEMU's riscv virt puts its own device tree, as a 1 MiB ROM region, at the 2 MiB
+    boundary below min(RAM end, 3 GiB) (so that 32-bit software reaches it); the hypervisor
+    is given it.  The 2 MiB block holding it: (start, end)."""
+    top = min(QEMU_VIRT_RISCV64.ram_base + board_memory, 0xC000_0000)
+    start = align_down(top - 1 * MiB, BLOCK)
     return start, start + BLOCK
 
 
-def arm64_emulated_regions(num_vcpus):
-    """What an arm64 partition sees at fixed board addresses besides its RAM."""
-    return (("the GIC distributor", GICD_BASE, GICD_SIZE),
-            ("the GIC redistributors", GICR_BASE, GICR_STRIDE * num_vcpus),
-            ("the PL011", UART_BASE, UART_SIZE))
-
-
-def riscv64_emulated_regions(num_vcpus):
-    """What a riscv64 partition sees at fixed board addresses besides its RAM."""
-    return (("the ns16550", RISCV64_UART_BASE, RISCV64_UART_SIZE),
-            ("the IMSIC", RISCV64_IMSIC_S_BASE, RISCV64_IMSIC_STRIDE * num_vcpus))
-
-
-@dataclass(frozen=True)
-class VirtBoard:
-    """QEMU's virt board of one architecture, as tern lays a system out on it and as its
-    partitions see it: every fact `[board] arch` selects."""
-
-    arch: str
-    ram_base: int
-    memory_max: int               # [board] memory at most ...
-    memory_max_reason: str        # ... because of this
-    hyp_base: int                 # the hypervisor's range of board RAM (firmware included)
-    hyp_size: int
-    hyp_image_hpa: int            # where QEMU's -kernel puts the hypervisor
-    config_hpa: int
-    config_max: int
-    firmware: str                 # what else runs in the hypervisor's range ("" nothing)
-    raw_hypervisor: bool          # -kernel takes a headerless hypervisor image, at hyp_image_hpa
-    partition_ram_ipa: int        # every partition's RAM, at the bare board's RAM base
-    qemu_dtb_block: Callable      # board memory -> (start, end) of QEMU's own device tree
-    emulated_regions: Callable    # vCPUs -> ((what, base, size), ...) a partition always sees
-    dtb_register: str             # holds the device tree's address when a guest starts
-    cpu_models: tuple             # what [board] cpu may say; () the key is refused
-    default_cpu: str
-    default_irq: str              # [[partition]] irq
-    direct_needs_native_wfi: bool
-    devices: dict = field(default_factory=dict)   # BoardDevice a partition may own, by name
-    iommu: str = ""               # what confines the DMA of devices a partition owns ("": nothing)
-
-    @property
-    def partition_ram_start(self):
-        """The first board address past the hypervisor's range."""
-        return self.hyp_base + self.hyp_size
-
-
-ARM64_BOARD = VirtBoard(
-    arch=ARM64, ram_base=RAM_BASE, memory_max=RAM_LIMIT - RAM_BASE,
+# Tern runs QEMU virt with highmem=off (no device or RAM above 4 GiB, the PCIe ECAM at
+# 0x3f00_0000), so board RAM ends at 4 GiB at most: 3 GiB from its base.
+QEMU_VIRT_ARM64 = VirtBoard(
+    arch=ARM64, platform="qemu-virt-arm64", name="QEMU virt arm64",
+    features="GICv3, Cortex-A53",
+    ram_base=0x4000_0000, memory_max=3 * GiB,
     memory_max_reason="board RAM starts at 1 GiB and must end by 4 GiB (QEMU virt with "
                       "highmem=off)",
-    hyp_base=HYP_BASE, hyp_size=HYP_SIZE, hyp_image_hpa=HYP_IMAGE_HPA, config_hpa=CONFIG_HPA,
+    # hyp_image_hpa: where QEMU's -kernel puts an Image with text_offset 0x80000.
+    hyp_base=0x4000_0000, hyp_size=64 * MiB, hyp_image_hpa=0x4008_0000, config_hpa=0x43F0_0000,
     config_max=CONFIG_MAX, firmware="", raw_hypervisor=False,
-    partition_ram_ipa=PARTITION_RAM_IPA, qemu_dtb_block=qemu_dtb_block,
-    emulated_regions=arm64_emulated_regions, dtb_register="x0",
+    # Every partition sees its RAM at the board's RAM base, so unmodified images boot.
+    partition_ram_ipa=0x4000_0000, qemu_dtb_block=_arm64_qemu_dtb_block,
+    uart=Uart("PL011", 0x0900_0000, 0x1000, spi=1),        # INTID 33
+    timer_hz=62_500_000,
+    gic=Gicv3(dist_base=0x0800_0000, dist_size=0x1_0000, redist_base=0x080A_0000,
+              redist_stride=0x2_0000),
+    dtb_register="x0",
     cpu_models=("cortex-a53", "cortex-a57", "max"), default_cpu="cortex-a53",
     # A direct guest owns its core's GIC CPU interface: a trapped WFI would wake in the
     # hypervisor with the guest's interrupt pending for EL1, so it waits on the core.
-    default_irq="trap", direct_needs_native_wfi=True, devices=BOARD_DEVICES,
+    default_irq="trap", direct_needs_native_wfi=True,
+    # highmem=off: nothing above 4 GiB (PCIe ECAM at 0x3f00_0000, RAM ends by 4 GiB), the board
+    # Tern's addresses assume.
+    qemu_binary="qemu-system-aarch64", qemu_package="qemu-system-arm", qemu_machine="virt",
+    qemu_machine_options="gic-version=3,highmem=off", qemu_cpu="cortex-a53",
+    # What a partition may own, by name.  A device is mapped at its board addresses
+    # (IPA == HPA) as device memory, and its SPIs go to that partition alone.  QEMU virt's
+    # PCIe host bridge (generic ECAM) with highmem=off: QEMU's own device tree names it
+    # pcie@10000000; the 32-bit memory window has PCI address == CPU address, the I/O window
+    # PCI I/O addresses from 0; INTA..INTD of slot 0 are SPIs 3-6 (INTIDs 35-38), swizzled
+    # per slot.
+    devices={d.name: d for d in (
+        BoardDevice("pcie", "pci-host-ecam-generic",
+                    regions=(DeviceRegion("mmio", 0x1000_0000, 0x2EFF_0000),
+                             DeviceRegion("io", 0x3EFF_0000, 0x1_0000),
+                             DeviceRegion("ecam", 0x3F00_0000, 0x100_0000)),
+                    spis=(3, 4, 5, 6), dma=True),
+    )},
     # `tern run` starts the board with QEMU's SMMUv3 (qemu.SYSTEM_MACHINE_OPTIONS), which the
     # hypervisor programs to confine each device's DMA to its owner's RAM.
     iommu="the SMMUv3")
 
-RISCV64_BOARD = VirtBoard(
-    arch=RISCV64, ram_base=RISCV64_RAM_BASE, memory_max=RISCV64_RAM_MAX,
+# The riscv virt board (qemu.RISCV64_MACHINE: the AIA's APLIC and IMSIC, harts with H and Sstc).
+QEMU_VIRT_RISCV64 = VirtBoard(
+    arch=RISCV64, platform="qemu-virt-riscv64", name="QEMU virt riscv64",
+    features="AIA APLIC+IMSIC, Sstc",
+    ram_base=0x8000_0000, memory_max=2 * GiB,
     memory_max_reason="board RAM starts at 2 GiB and must end by 4 GiB (the riscv64 "
                       "hypervisor's limit)",
-    hyp_base=RISCV64_HYP_BASE, hyp_size=RISCV64_HYP_SIZE, hyp_image_hpa=RISCV64_HYP_IMAGE_HPA,
-    config_hpa=RISCV64_CONFIG_HPA, config_max=CONFIG_MAX,
-    firmware=f"OpenSBI at 0x{RISCV64_RAM_BASE:x}", raw_hypervisor=True,
-    partition_ram_ipa=RISCV64_RAM_BASE, qemu_dtb_block=riscv64_qemu_dtb_block,
-    emulated_regions=riscv64_emulated_regions, dtb_register="a1",
+    # OpenSBI (QEMU's fw_dynamic) in the first 2 MiB of RAM, then Tern where the firmware
+    # enters an S-mode kernel; the config blob in the last MiB of the hypervisor's 64 MiB.
+    hyp_base=0x8000_0000, hyp_size=64 * MiB, hyp_image_hpa=0x8000_0000 + 2 * MiB,
+    config_hpa=0x83F0_0000, config_max=CONFIG_MAX,
+    firmware="OpenSBI at 0x80000000", raw_hypervisor=True,
+    partition_ram_ipa=0x8000_0000, qemu_dtb_block=_riscv64_qemu_dtb_block,
+    uart=Uart("ns16550", 0x1000_0000, 0x100),
+    timer_hz=10_000_000,          # the time CSR's rate
+    # aia-guests=4 needs 5 files a hart, rounded up to 8 = 2^3: a stride of 8 pages.  A
+    # partition's vCPU i finds its own file at the same address.
+    aia=Aia(imsic_s_base=0x2800_0000, imsic_guest_index_bits=3, imsic_file_size=0x1000,
+            aplic_base=0x0D00_0000, aplic_size=0x8000, aplic_num_sources=96),
+    dtb_register="a1",
     cpu_models=(), default_cpu="rv64",
     # The guest's own interrupt file and Sstc timer are the fast path; a vCPU waiting in the
     # hypervisor (wfi = "trap") keeps its file selected, so what arrives in it ends the wait:
     # any combination works.
-    default_irq="direct", direct_needs_native_wfi=False, devices=RISCV64_BOARD_DEVICES,
+    default_irq="direct", direct_needs_native_wfi=False,
+    # The AIA: the APLIC in MSI mode, an IMSIC with an S-level file and 4 guest files per hart;
+    # harts with the H extension and Sstc.
+    qemu_binary="qemu-system-riscv64", qemu_package="qemu-system-misc", qemu_machine="virt",
+    qemu_machine_options="aia=aplic-imsic,aia-guests=4", qemu_cpu="rv64,h=true,sstc=true",
+    # What a riscv64 partition may own.  QEMU riscv virt's PCIe host bridge (generic ECAM),
+    # as QEMU 7.2's hw/riscv/virt.c maps it; QEMU's own device tree names it
+    # /soc/pci@30000000.  Its 64-bit window (16 GiB past the top of RAM) is not given to a
+    # partition: a guest assigns BARs from the 32-bit one.  A device interrupts its owner by
+    # MSI (into the vCPU's IMSIC file; the hypervisor, which emulates the ECAM, rewrites the
+    # MSI address to the guest interrupt file backing it) or by INTx, the bridge's four lines
+    # at the board's APLIC (sources 32-35 for INTA..INTD of slot 0, swizzled per slot), which
+    # the owner then programs through its own virtual APLIC.  Nothing confines the DMA of
+    # what is behind the bridge: the board has no IOMMU, see config._check_dma.
+    devices={d.name: d for d in (
+        BoardDevice("pcie", "pci-host-ecam-generic",
+                    regions=(DeviceRegion("io", 0x0300_0000, 0x1_0000),
+                             DeviceRegion("ecam", 0x3000_0000, 0x1000_0000),   # 256 buses
+                             DeviceRegion("mmio", 0x4000_0000, 0x4000_0000)),
+                    spis=(), dma=True, aplic_sources=(32, 33, 34, 35)),
+    )},
     # QEMU 7.2's riscv virt has no IOMMU: a partition owns a DMA-capable device only with
     # unconfined_dma = true.
     iommu="")
 
-VIRT_BOARDS = {b.arch: b for b in (ARM64_BOARD, RISCV64_BOARD)}
+VIRT_BOARDS = {b.arch: b for b in (QEMU_VIRT_ARM64, QEMU_VIRT_RISCV64)}
 
 
 @dataclass(frozen=True)

@@ -7,18 +7,18 @@ import time
 from .config import MAX_PCI_DEVICES, PCI_DISK_MODELS, PCI_MODELS, PciDevice
 from .errors import ToolError
 from .image import ARM64, RISCV64
-from .layout import VIRT_BOARDS
+from .layout import QEMU_VIRT_ARM64, QEMU_VIRT_RISCV64, VIRT_BOARDS
 
-QEMU = "qemu-system-aarch64"
-QEMU_RISCV64 = "qemu-system-riscv64"
+QEMU = QEMU_VIRT_ARM64.qemu_binary
+QEMU_RISCV64 = QEMU_VIRT_RISCV64.qemu_binary
 # The QEMU that runs each architecture's board, and Debian's package with it.
-QEMU_BINARIES = {ARM64: QEMU, RISCV64: QEMU_RISCV64}
-QEMU_PACKAGES = {ARM64: "qemu-system-arm", RISCV64: "qemu-system-misc"}
+QEMU_BINARIES = {b.arch: b.qemu_binary for b in VIRT_BOARDS.values()}
+QEMU_PACKAGES = {b.arch: b.qemu_package for b in VIRT_BOARDS.values()}
 MiB = 1 << 20
 
-# highmem=off: nothing above 4 GiB (PCIe ECAM at 0x3f00_0000, RAM ends by 4 GiB), the board
-# Tern's addresses assume.  -nic none: no default network card on the PCIe bus.
-MACHINE_OPTIONS = "gic-version=3,highmem=off"
+# What every arm64 run gives -M (layout.QEMU_VIRT_ARM64).  -nic none: no default network card
+# on the PCIe bus.
+MACHINE_OPTIONS = QEMU_VIRT_ARM64.qemu_machine_options
 # Hypervisor runs only: QEMU's SMMUv3 in front of the PCIe bus, which Tern programs to confine
 # the DMA of passed-through devices (the config blob says it is there: abi.CF_SMMUV3).  Native
 # runs stay the bare board, where a guest would see it in QEMU's device tree and might use it.
@@ -34,9 +34,9 @@ PCI_MODEL_OPTIONS = {"edu": ",dma_mask=0xffffffff"}
 # an S-level file and 4 guest files per hart: ECAM 0x3000_0000, 32-bit window 0x4000_0000),
 # harts with the H extension and Sstc. QEMU's own OpenSBI (fw_dynamic) is the firmware; an
 # S-mode -kernel is entered at 0x8020_0000 with a0 = hart id, a1 = the device tree.
-RISCV64_MACHINE = "virt,aia=aplic-imsic,aia-guests=4"
-RISCV64_CPU = "rv64,h=true,sstc=true"
-DEFAULT_CPU = {ARM64: "cortex-a53", RISCV64: RISCV64_CPU}
+RISCV64_MACHINE = f"{QEMU_VIRT_RISCV64.qemu_machine},{QEMU_VIRT_RISCV64.qemu_machine_options}"
+RISCV64_CPU = QEMU_VIRT_RISCV64.qemu_cpu
+DEFAULT_CPU = {b.arch: b.qemu_cpu for b in VIRT_BOARDS.values()}
 
 
 def require_qemu(arch=ARM64):
@@ -58,7 +58,8 @@ def board_args(cpu, cpus, memory, virtualization=True, icount=None, pci=(), mach
     (the hypervisor's case); False enters at EL1, as a partition's guest does.
     machine_extra is appended to the -M options (",dumpdtb=FILE").
     """
-    machine = "virt," + ("virtualization=on," if virtualization else "") + MACHINE_OPTIONS
+    machine = (f"{QEMU_VIRT_ARM64.qemu_machine}," + ("virtualization=on," if virtualization else "")
+               + MACHINE_OPTIONS)
     return _machine_args(QEMU, machine + machine_extra, cpu, cpus, memory, icount, pci)
 
 

@@ -41,7 +41,7 @@ from .image import ARCHS, ARM64, RISCV64, ImageError, inspect
 from .layout import place
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_HYPERVISOR = REPO_ROOT / "hypervisor" / "build" / "tern.img"
+DEFAULT_HYPERVISOR = REPO_ROOT / "hypervisor" / "build" / "arm64" / "tern.img"
 DEFAULT_HYPERVISOR_RISCV64 = REPO_ROOT / "hypervisor" / "build" / "riscv64" / "tern.img"
 RUN_DIR = REPO_ROOT / "build" / "run"
 DEFAULT_TIMEOUT = 120
@@ -161,102 +161,133 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, sto
     (guarded()).  Unless interactive, QEMU has a process group of its own, so that a
     Ctrl-C at the terminal reaches tern, which ends QEMU, rather than both at once.
     """
-    lines, stderr = [], []
-    arrivals = queue.Queue()
+    session = _QemuSession(timeout, quiet, panic_prefix, stop_when, console)
     stdin = subprocess.PIPE if console else (None if interactive else subprocess.DEVNULL)
-    deadline = time.monotonic() + timeout
-    timed_out = False
-    stopped = False
-    echo = not quiet
-    proc = None
-    readers = []
-    log_file = None
     terminal = _terminal_state() if interactive else None
-
-    def take(tag, raw):
-        nonlocal deadline, stopped
-        line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if tag == "err":
-            stderr.append(line)
-            if echo:
-                print(line, file=sys.stderr, flush=True)
-            return
-        lines.append(line)
-        if log_file:
-            log_file.write(line + "\n")
-            log_file.flush()
-        if echo:
-            print(line, flush=True)
-        if panic_prefix and line.startswith(panic_prefix):
-            deadline = min(deadline, time.monotonic() + PANIC_GRACE)
-        if stop_when and stop_when(line):
-            stopped = True
-        typed = console(line) if console and proc.poll() is None else None
-        if typed:
-            try:
-                proc.stdin.write(typed.encode())
-                proc.stdin.flush()
-            except (BrokenPipeError, OSError):
-                pass                              # QEMU is gone; its exit says why
-
     try:
         if log_path:
-            log_file = files.create_text(log_path)
-        proc = subprocess.Popen(guarded(str(c) for c in command), stdin=stdin,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                process_group=None if interactive else 0)
+            session.log_file = files.create_text(log_path)
+        session.start(command, stdin, interactive, pid_path)
+        session.read_output()
+        session.wait_for_exit()
+    except BaseException:
+        session.echo = False  # the exception says what happened; QEMU's last words go to the log
+        raise
+    finally:
+        try:
+            session.end()
+        finally:
+            if pid_path:
+                _remove(pid_path)
+            if session.log_file:
+                session.log_file.close()
+            _restore_terminal(terminal)
+    returncode = 0 if session.stopped else session.proc.returncode
+    return QemuRun(lines=session.lines, returncode=returncode, timed_out=session.timed_out,
+                   stderr=session.stderr)
+
+
+class _QemuSession:
+    """One QEMU process while run_qemu reads it: what it wrote, and when to stop reading."""
+
+    def __init__(self, timeout, quiet, panic_prefix, stop_when, console):
+        self.lines, self.stderr = [], []
+        self.arrivals = queue.Queue()
+        self.deadline = time.monotonic() + timeout
+        self.timed_out = False
+        self.stopped = False
+        self.echo = not quiet
+        self.panic_prefix = panic_prefix
+        self.stop_when = stop_when
+        self.console = console
+        self.proc = None
+        self.readers = []
+        self.log_file = None
+
+    def start(self, command, stdin, interactive, pid_path):
+        """QEMU, with a thread reading each of its output streams into self.arrivals."""
+        self.proc = subprocess.Popen(guarded(str(c) for c in command), stdin=stdin,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     process_group=None if interactive else 0)
         if pid_path:
-            files.write_new(pid_path, f"{proc.pid}\n")
-        readers = [threading.Thread(target=_pump, args=(stream, tag, arrivals), daemon=True)
-                   for stream, tag in ((proc.stdout, "out"), (proc.stderr, "err"))]
-        for reader in readers:
+            files.write_new(pid_path, f"{self.proc.pid}\n")
+        self.readers = [threading.Thread(target=_pump, args=(stream, tag, self.arrivals),
+                                         daemon=True)
+                        for stream, tag in ((self.proc.stdout, "out"), (self.proc.stderr, "err"))]
+        for reader in self.readers:
             reader.start()
-        open_streams = len(readers)
-        while open_streams and not stopped:
-            remaining = deadline - time.monotonic()
+
+    def read_output(self):
+        """Take QEMU's lines as they arrive, until it closes both streams, stop_when says the
+        run is complete, or the deadline passes."""
+        open_streams = len(self.readers)
+        while open_streams and not self.stopped:
+            remaining = self.deadline - time.monotonic()
             if remaining <= 0:
-                timed_out = True
+                self.timed_out = True
                 break
             try:
-                tag, raw = arrivals.get(timeout=remaining)
+                tag, raw = self.arrivals.get(timeout=remaining)
             except queue.Empty:
                 continue
             if raw is None:
                 open_streams -= 1
             else:
-                take(tag, raw)
-        if not timed_out and not stopped:
+                self.take(tag, raw)
+
+    def wait_for_exit(self):
+        """QEMU closed its streams: give it what is left of the time to exit."""
+        if not self.timed_out and not self.stopped:
             try:
-                proc.wait(timeout=max(deadline - time.monotonic(), 0))
+                self.proc.wait(timeout=max(self.deadline - time.monotonic(), 0))
             except subprocess.TimeoutExpired:
-                timed_out = True
-    except BaseException:
-        echo = False        # the exception says what happened; QEMU's last words go to the log
-        raise
-    finally:
-        try:
-            if proc is not None:
-                if proc.poll() is None:
-                    proc.kill()
-                proc.wait()
-                # Killing QEMU closes its pipes; keep whatever it wrote before that.
-                for reader in readers:
-                    reader.join(timeout=5)
-                while True:
-                    try:
-                        tag, raw = arrivals.get_nowait()
-                    except queue.Empty:
-                        break
-                    if raw is not None:
-                        take(tag, raw)
-        finally:
-            if pid_path:
-                _remove(pid_path)
-            if log_file:
-                log_file.close()
-            _restore_terminal(terminal)
-    return QemuRun(lines=lines, returncode=0 if stopped else proc.returncode, timed_out=timed_out,
-                   stderr=stderr)
+                self.timed_out = True
+
+    def end(self):
+        """Kill QEMU if it still runs, and keep whatever it wrote before its pipes closed."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for reader in self.readers:
+            reader.join(timeout=5)
+        while True:
+            try:
+                tag, raw = self.arrivals.get_nowait()
+            except queue.Empty:
+                break
+            if raw is not None:
+                self.take(tag, raw)
+
+    def take(self, tag, raw):
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if tag == "err":
+            self.stderr.append(line)
+            if self.echo:
+                print(line, file=sys.stderr, flush=True)
+            return
+        self.lines.append(line)
+        if self.log_file:
+            self.log_file.write(line + "\n")
+            self.log_file.flush()
+        if self.echo:
+            print(line, flush=True)
+        if self.panic_prefix and line.startswith(self.panic_prefix):
+            self.deadline = min(self.deadline, time.monotonic() + PANIC_GRACE)
+        if self.stop_when and self.stop_when(line):
+            self.stopped = True
+        self._answer(line)
+
+    def _answer(self, line):
+        """Type on QEMU's serial console what console(line) gives, while QEMU runs."""
+        typed = self.console(line) if self.console and self.proc.poll() is None else None
+        if typed:
+            try:
+                self.proc.stdin.write(typed.encode())
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                pass                              # QEMU is gone; its exit says why
 
 
 def _remove(path):

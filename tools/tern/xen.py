@@ -45,7 +45,7 @@ class Domain:
 
 
 def xen_variant(image):
-    """guests/build/lat.img -> guests/build/lat-xen.img"""
+    """guests/build/arm64/lat.img -> guests/build/arm64/lat-xen.img"""
     image = Path(image)
     return image.with_name(image.stem + "-xen" + image.suffix)
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fake board: platform/qemu-virt/board.c's description with the GIC, the PCIe ECAM, the
+ * The fake board: platform/qemu-virt-arm64/board.c's description with the GIC, the PCIe ECAM, the
  * RAM and the config blob in host memory, and a UART that records what it is given.
  */
 #include <string.h>
