@@ -13,7 +13,7 @@
 #define CPU_SCRATCH2    24
 #define CPU_FAST_TIMER  32     /* SBI timer interrupts handed to the guest by the fast path */
 #define CPU_FAST_WFI    40     /* trapped WFIs the fast path waited for */
-#define CPU_PANIC_TOP   48     /* the top of the core's panic stack (boot.S: from_hs) */
+#define CPU_PANIC_TOP   48     /* the top of the core's panic stack (vectors.S: from_hs) */
 #define GUEST_FRAME_SIZE 272   /* x0 (unused) - x31, sepc, padding: kept at the stack top */
 #define GUEST_SEPC      256
 #define STACK_SIZE      16384
@@ -80,6 +80,10 @@ extern struct riscv_cpu cpus[MAX_CPUS];
 
 /* Post `what` (POSTED_*) to vCPU `target`: taken at once on its own core, else with a kick. */
 void riscv_post(const struct vcpu *target, uint32_t what);
+/* What was posted to this core's vCPU, taken (traps.c). */
+void riscv_take_posted(struct riscv_cpu *c);
+/* The core's own interrupts pending (SIP_SEIP: a kick, SIP_STIP: the SBI timer's stand-in), taken for `v`. */
+void riscv_core_interrupts(struct vcpu *v, uint64_t pending);
 
 #ifdef TERN_HOST
 /* Host tests (tests/unit/fake/riscv64): the core the test acts as. */

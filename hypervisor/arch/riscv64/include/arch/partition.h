@@ -2,7 +2,7 @@
 #ifndef ARCH_PARTITION_H
 #define ARCH_PARTITION_H
 
-#include <arch/aplic.h>
+#include <arch/vaplic.h>
 #include <tern/config_abi.h>
 
 /*

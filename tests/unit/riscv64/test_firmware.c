@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The SBI a riscv64 guest calls (arch/riscv64/vcpu.c), on the fake riscv64 board (rv.h). */
+/* The SBI a riscv64 guest calls (arch/riscv64/firmware.c, dispatched by traps.c), on the fake riscv64 board (rv.h). */
 #include <string.h>
 #include <tern/platform.h>
 #include <tern/arch.h>
