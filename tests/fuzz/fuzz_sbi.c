@@ -83,7 +83,7 @@ ORACLE static void snapshot(const struct partition *o, struct others *s)
 	for (uint32_t i = 0; i < o->num_vcpus; i++) {
 		unsigned c = o->vcpu[i].pcpu;
 		s->power[i] = atomic_load(&o->vcpu[i].power);
-		s->posted[i] = atomic_load(&cpus[c].posted);
+		s->posted[i] = atomic_load(&o->vcpu[i].arch.posted);
 		s->hvip[i] = fake_csr(c, "hvip");
 		s->stimecmp[i] = fake_csr(c, "0x14d");
 		s->vstimecmp[i] = fake_csr(c, "0x24d");

@@ -143,7 +143,7 @@ static struct sbiret hsm_get_status(struct vcpu *v, uint32_t hart)
 {
 	uint64_t status = hsm_status(vcpu_power_of(v, hart));
 
-	if (status == 0u && atomic_load(&cpus[v->partition->vcpu[hart].pcpu].suspended))
+	if (status == 0u && atomic_load(&v->partition->vcpu[hart].arch.suspended))
 		status = HSM_STATUS_SUSPENDED;
 	return result(SBI_SUCCESS, status);
 }
@@ -169,7 +169,6 @@ static bool guest_interrupt_pending(void)
  */
 static struct sbiret hsm_suspend(struct vcpu *v, struct guest_regs *r)
 {
-	struct riscv_cpu *c = this_cpu();
 	uint32_t type = (uint32_t)r->x[10];
 	uint32_t base = type & ~HSM_SUSPEND_NON_RETENTIVE;
 	bool retentive = (type & HSM_SUSPEND_NON_RETENTIVE) == 0u;
@@ -180,12 +179,12 @@ static struct sbiret hsm_suspend(struct vcpu *v, struct guest_regs *r)
 		return result(SBI_ERR_INVALID_ADDRESS, 0);
 	if (base != 0u)
 		return result(SBI_ERR_NOT_SUPPORTED, 0);
-	atomic_store(&c->suspended, true);
+	atomic_store(&v->arch.suspended, true);
 	while (!guest_interrupt_pending()) {
 		wfi();
 		riscv_core_interrupts(v, csr_read(sip) & (SIP_SEIP | SIP_STIP));
 	}
-	atomic_store(&c->suspended, false);
+	atomic_store(&v->arch.suspended, false);
 	if (retentive)
 		return result(SBI_SUCCESS, 0);
 	csr_write(vsatp, 0);
@@ -237,7 +236,7 @@ static void harts_named(const struct partition *p, uint64_t *mask, uint64_t *bas
  */
 static int64_t post_to_harts(const struct vcpu *v, uint64_t mask, uint64_t base, uint32_t what)
 {
-	const struct partition *p = v->partition;
+	struct partition *p = v->partition;
 	uint32_t n = p->num_vcpus;
 
 	harts_named(p, &mask, &base);
@@ -256,16 +255,16 @@ static int64_t post_to_harts(const struct vcpu *v, uint64_t mask, uint64_t base,
  * core ending the partition takes no posted work, so a wait for it would never end.  Never
  * inlined: where the SBI calls were dispatched, its registers were saved and restored on every trap.
  */
-static __attribute__((noinline)) void wait_taken(const struct vcpu *v, uint64_t mask, uint64_t base, uint32_t what)
+static __attribute__((noinline)) void wait_taken(struct vcpu *v, uint64_t mask, uint64_t base, uint32_t what)
 {
 	const struct partition *p = v->partition;
 
 	harts_named(p, &mask, &base);
 	for (uint64_t m = mask; m != 0u; m &= m - 1u) {
 		const struct vcpu *t = &p->vcpu[base + (unsigned)__builtin_ctzll(m)];
-		while ((atomic_load(&cpus[t->pcpu].posted) & what) && atomic_load(&t->power) == VCPU_ON &&
+		while ((atomic_load(&t->arch.posted) & what) && atomic_load(&t->power) == VCPU_ON &&
 		       !power_must_leave(p, v)) {
-			riscv_take_posted(this_cpu()); /* two harts fencing each other both get through */
+			riscv_take_posted(v); /* two harts fencing each other both get through */
 			arch_cpu_relax();
 		}
 	}

@@ -20,25 +20,23 @@
 #include <tern/platform.h>
 
 /* The SBI IPI a vCPU of the partition posted to this core's vCPU, and RFENCEs, come with a kick. */
-void riscv_take_posted(struct riscv_cpu *c)
+void riscv_take_posted(struct vcpu *v)
 {
-	uint32_t posted = atomic_exchange(&c->posted, 0);
+	uint32_t posted = atomic_exchange(&v->arch.posted, 0);
 
 	if (posted & POSTED_VSSIP)
 		csr_set(hvip, HVIP_VSSIP);
 	if (posted & POSTED_FENCE)
 		hfence_vvma_all();
-	if ((posted & POSTED_VAPLIC) && c->vcpu)
-		vaplic_update(c->vcpu);
+	if (posted & POSTED_VAPLIC)
+		vaplic_update(v);
 }
 
-void riscv_post(const struct vcpu *target, uint32_t what)
+void riscv_post(struct vcpu *target, uint32_t what)
 {
-	struct riscv_cpu *c = &cpus[target->pcpu];
-
-	(void)atomic_fetch_or(&c->posted, what);
-	if (c == this_cpu())
-		riscv_take_posted(c);
+	(void)atomic_fetch_or(&target->arch.posted, what);
+	if (target == this_cpu()->vcpu)
+		riscv_take_posted(target);
 	else
 		arch_cpu_kick(target->pcpu);
 }
@@ -114,7 +112,7 @@ void riscv_core_interrupts(struct vcpu *v, uint64_t pending)
 		vcpu_count(v, STAT_IRQ_INJECTED);
 	}
 	if ((pending & SIP_SEIP) && riscv_take_kicks()) {
-		riscv_take_posted(this_cpu());
+		riscv_take_posted(v);
 		vcpu_check_requests(v);
 	}
 }

@@ -44,8 +44,8 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	bool trapless = p->cfg->flags & TERN_PF_IRQ_DIRECT;
 
 	c->vcpu = v;
-	atomic_store(&c->posted, 0); /* meant for the vCPU's previous life */
-	atomic_store(&c->suspended, false); /* it may have left from a suspend */
+	atomic_store(&v->arch.posted, 0); /* meant for the vCPU's previous life */
+	atomic_store(&v->arch.suspended, false); /* it may have left from a suspend */
 	csr_write(CSR_HENVCFG, trapless ? HENVCFG_STCE : 0);
 	csr_write(CSR_VSTIMECMP, ~0ULL);
 	arch_vcpu_quiesce(v); /* the SBI timer's stand-in disarmed (QEMU resets stimecmp to 0) */

@@ -156,7 +156,7 @@ static void suspend_wakes(unsigned cpu)
 	struct riscv_cpu *c = fake_this_cpu();
 	uint64_t enabled = fake_csr(cpu, "hie") & VS_INTERRUPTS;
 
-	if (!atomic_load(&c->suspended) || c->vcpu == NULL)
+	if (c->vcpu == NULL || !atomic_load(&c->vcpu->arch.suspended))
 		return;
 	if (enabled) {
 		fake_csr_put(cpu, "hip", fake_csr(cpu, "hip") | (enabled & -enabled));
