@@ -76,9 +76,9 @@ ARM64_BRANCHES = {"b", "cbz", "cbnz", "tbz", "tbnz"}
 
 # ---- riscv64 ----------------------------------------------------------------------------
 
-# The C functions boot.S enters.  A trap from a guest (trap_entry) saves the guest frame at
-# the top; one taken in HS-mode (from_hs) pushes 256 bytes of registers at the top of the
-# core's panic stack, which the panic entry's guest frame (272) covers.
+# The C functions boot.S and vectors.S enter.  A trap from a guest (trap_entry) saves the
+# guest frame at the top; one taken in HS-mode (from_hs) pushes 256 bytes of registers at the
+# top of the core's panic stack, which the panic entry's guest frame (272) covers.
 RISCV64_ENTRIES = {
     "riscv_boot_primary": "idle",
     "riscv_boot_secondary": "idle",
@@ -98,11 +98,11 @@ RISCV64_INDIRECT = {
 
 RISCV64_STACK_RESETS = {
     "arch_cpu_return_to_idle": "boot.S: back to cpu_idle on an empty stack",
-    "guest_enter": "boot.S: the guest's registers from the frame at the top, then sret",
+    "guest_enter": "vectors.S: the guest's registers from the frame at the top, then sret",
 }
 
 RISCV64_ASSEMBLY = {
-    "riscv_fetch_guest_insn": (0, "boot.S: two HLVX reads with stvec pointed at its own code"),
+    "riscv_fetch_guest_insn": (0, "vectors.S: two HLVX reads with stvec pointed at its own code"),
     "riscv_probe_load": (0, "boot.S: one load with stvec pointed at its own code"),
     "riscv_probe_store": (0, "boot.S: one AMO with stvec pointed at its own code"),
     "riscv_probe_exec": (0, "boot.S: one call with stvec pointed at its own code"),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The riscv64 SBI (arch/riscv64/vcpu.c): sequences of ecalls from the vCPUs of two partitions
+ * The riscv64 SBI (arch/riscv64/firmware.c): sequences of ecalls from the vCPUs of two partitions
  * (every extension of the SBI and some that are not offered, any function ID, arguments biased
  * towards hart ids, masks, -1 and the partition's RAM), with the kicks they send delivered to
  * a fuzzed subset of cores between calls: a hart_start whose core has not taken it yet races
@@ -14,7 +14,7 @@
  * core) are kicked.  Once every kick is delivered: the power state machine's invariants.
  */
 #include <string.h>
-#include <arch/csr.h>
+#include <arch/sysreg.h>
 #include <tern/power.h>
 #include "fake_riscv64.h"
 #include "harness.h"
@@ -83,7 +83,7 @@ ORACLE static void snapshot(const struct partition *o, struct others *s)
 	for (uint32_t i = 0; i < o->num_vcpus; i++) {
 		unsigned c = o->vcpu[i].pcpu;
 		s->power[i] = atomic_load(&o->vcpu[i].power);
-		s->posted[i] = atomic_load(&cpus[c].posted);
+		s->posted[i] = atomic_load(&o->vcpu[i].arch.posted);
 		s->hvip[i] = fake_csr(c, "hvip");
 		s->stimecmp[i] = fake_csr(c, "0x14d");
 		s->vstimecmp[i] = fake_csr(c, "0x24d");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The riscv64 virtual APLIC (arch/riscv64/aplic.c): sequences of guest accesses to its
+ * The riscv64 virtual APLIC (arch/riscv64/vaplic.c): sequences of guest accesses to its
  * registers, through the guest page fault path and the transformed instruction (which vCPU,
  * offset: mostly registers of sources 1, 34..38, 95, 96, 127 and of every IDC, any other one
  * too; width, read or write, value), interleaved with board interrupts of any source
@@ -20,8 +20,8 @@
  *  - a board interrupt of a source changes only its owner's APLIC.
  */
 #include <string.h>
-#include <arch/aplic.h>
-#include <arch/csr.h>
+#include <arch/imsic.h>
+#include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/mmio.h>
 #include <tern/platform.h>

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * riscv64: core bring-up through SBI HSM, idling, kicks, the board's power.  Partitions
- * (G-stage, VS-mode entry, the SBI the guests call) come next (issue 13, docs/design.md).
+ * The physical core: bring-up through SBI HSM, its HS-mode map checked, idling and spin-waits,
+ * the board's power and counter, and the hypervisor's own panic.
  */
 #include <arch/aplic.h>
 #include <arch/cpu.h>
-#include <arch/csr.h>
 #include <arch/entry.h>
+#include <arch/firmware.h>
+#include <arch/imsic.h>
 #include <arch/partition.h>
+#include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/config_abi.h>
 #include <tern/console.h>
@@ -15,34 +17,10 @@
 #include <tern/partition.h>
 #include <tern/platform.h>
 
-#define SBI_EXT_HSM  0x48534du
-#define SBI_EXT_SRST 0x53525354u
-#define SBI_HSM_HART_START  0
-#define SBI_SRST_RESET      0
-#define SBI_SRST_SHUTDOWN   0
-
-struct sbiret {
-	long error;
-	long value;
-};
-
 struct riscv_cpu cpus[MAX_CPUS];
 /* Page-aligned: the guard pages are left out of HS-mode's map (mmu.c). */
 struct core_stack cpu_stacks[MAX_CPUS] __attribute__((aligned(4096), section(".noinit")));
 uint8_t panic_stacks[MAX_CPUS][PANIC_STACK_SIZE] __attribute__((aligned(16), section(".noinit")));
-
-/* A call into the SBI firmware (OpenSBI) below the hypervisor. */
-static struct sbiret sbi_call(uint32_t ext, uint32_t fn, uint64_t a0, uint64_t a1, uint64_t a2)
-{
-	register uint64_t r0 __asm__("a0") = a0;
-	register uint64_t r1 __asm__("a1") = a1;
-	register uint64_t r2 __asm__("a2") = a2;
-	register uint64_t r6 __asm__("a6") = fn;
-	register uint64_t r7 __asm__("a7") = ext;
-
-	__asm__ volatile("ecall" : "+r"(r0), "+r"(r1) : "r"(r2), "r"(r6), "r"(r7) : "memory");
-	return (struct sbiret){ (long)r0, (long)r1 };
-}
 
 static void cpu_early(unsigned id)
 {
@@ -58,59 +36,6 @@ static void cpu_early(unsigned id)
 	csr_write(hedeleg, HEDELEG_GUEST);
 	csr_write(hideleg, HIDELEG_GUEST);
 	csr_write(hcounteren, HCOUNTEREN_CY_TM_IR);
-}
-
-/*
- * Kicks are MSIs: a store of KICK_ID into the core's S-level IMSIC file (one store, where an
- * SBI IPI is an ecall into OpenSBI and its M-mode IPI to the target).
- */
-#define KICK_ID 1u
-
-/* cppcheck-suppress misra-c2012-2.7 ; both are read by csr_write's asm operands, which the addon does not see */
-static void imsic_write(unsigned reg, uint64_t value)
-{
-	csr_write(CSR_SISELECT, reg);
-	csr_write(CSR_SIREG, value);
-}
-
-/*
- * This core's S-level file: interrupts delivered; the kick's, the console's and the wired
- * sources' identities enabled (only what the APLIC is told to send here arrives).
- */
-static void kicks_init(void)
-{
-	uint64_t wired_last = EIID_WIRED_BASE + APLIC_MAX_SOURCES - 1u;
-
-	_Static_assert(EIID_WIRED_BASE >= 32u && EIID_WIRED_BASE + APLIC_MAX_SOURCES <= 192u,
-		       "the wired identities are eie0's upper half, eie2 and part of eie4");
-	imsic_write(IMSIC_EITHRESHOLD, 0);
-	imsic_write(IMSIC_EIE0, BIT(KICK_ID) | BIT(EIID_CONSOLE) | (~0ULL << EIID_WIRED_BASE));
-	imsic_write(IMSIC_EIE0 + 2u, ~0ULL);
-	imsic_write(IMSIC_EIE0 + 4u, BIT(wired_last - 128u + 1u) - 1u);
-	imsic_write(IMSIC_EIDELIVERY, 1);
-}
-
-/* How many guest interrupt files each hart has (GEILEN: the hgeie bits that stick). */
-unsigned riscv_guest_files(void)
-{
-	csr_write(CSR_HGEIE, ~0ULL);
-	uint64_t files = csr_read(CSR_HGEIE);
-	csr_write(CSR_HGEIE, 0);
-	return (unsigned)__builtin_popcountll(files);
-}
-
-/*
- * QEMU virt gives each hart its S-level file and its guest files in a power-of-two number of
- * pages (aia-guests=1: 2 pages, 2 or 3: 4, 4 to 7: 8).  The base is copied next to the stride so
- * that a kick reads both from one address: the base from `platform` and the stride from a
- * variable of its own took two more instructions a kick.  Not static for the same reason: clang
- * gives each field of a static object its own address computation.
- */
-struct riscv_imsic_harts riscv_imsic_harts;
-
-paddr_t riscv_imsic_hart_file(unsigned hart)
-{
-	return riscv_imsic_harts.base + (uint64_t)hart * riscv_imsic_harts.stride;
 }
 
 #define INSN_RET 0x00008067u
@@ -154,10 +79,7 @@ void riscv_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt)
 			 "(QEMU: -M virt,aia=aplic-imsic,aia-guests=1 or more)");
 		arch_board_off();
 	}
-	riscv_imsic_harts.base = platform.arch.imsic_s_base;
-	riscv_imsic_harts.stride = IMSIC_FILE_SIZE;
-	while (riscv_imsic_harts.stride < ((uint64_t)guest_files + 1u) * IMSIC_FILE_SIZE)
-		riscv_imsic_harts.stride <<= 1;
+	riscv_imsic_harts_init(guest_files);
 	/* The map takes every hart's IMSIC files at the board's stride. */
 	if (!riscv_mmu_init(fdt)) {
 		console_panic_line("error: out of table pages for HS-mode's own map");
@@ -177,7 +99,7 @@ void riscv_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt)
 	/* Test builds only (tests/system/test_hyp_map.py): a push past the end of this core's stack. */
 	__asm__ volatile("li t0, %0\n\tsub sp, sp, t0\n\tsd zero, 0(sp)" : : "i"(STACK_SIZE) : "t0", "memory");
 #endif
-	kicks_init();
+	riscv_imsic_init();
 	aplic_init();
 	tern_main(fdt);
 }
@@ -185,7 +107,7 @@ void riscv_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt)
 void riscv_boot_secondary(unsigned id)
 {
 	cpu_early(id);
-	kicks_init();
+	riscv_imsic_init();
 	cpu_idle(id);
 }
 
@@ -227,35 +149,6 @@ void arch_cpu_relax(void)
 	__asm__ volatile("wfi" ::: "memory");
 	csr_write(sie, enabled);
 	csr_write(CSR_STIMECMP, deadline);
-}
-
-void arch_cpu_kick(unsigned pcpu)
-{
-	volatile uint32_t *seteipnum = (volatile uint32_t *)(uintptr_t)riscv_imsic_hart_file(pcpu);
-
-	__asm__ volatile("fence w, o" ::: "memory"); /* what the kick is about is visible first */
-	*seteipnum = KICK_ID;
-}
-
-bool riscv_take_kicks(void)
-{
-	bool kicked = false;
-
-	for (;;) {
-		/* identity << 16 | priority, or 0 */
-		uint32_t id = (uint32_t)(csr_swap(CSR_STOPEI, 0) >> 16);
-		if (id == 0u)
-			break;
-		if (id == KICK_ID) {
-			kicked = true;
-		} else if (id == EIID_CONSOLE) {
-			console_rx();
-			aplic_console_retrigger();
-		} else {
-			vaplic_host_interrupt(id);
-		}
-	}
-	return kicked;
 }
 
 /*
@@ -313,68 +206,9 @@ uint64_t arch_counter_freq(void)
 	return platform.arch.timebase_hz;
 }
 
-bool arch_iommu_init(const struct tern_config *cfg, char *err, size_t errlen)
-{
-	if (cfg->flags & TERN_CF_SMMUV3) {
-		(void)snprintf(err, errlen, "this board has no IOMMU");
-		return false;
-	}
-	return true;
-}
-
-bool arch_iommu_present(void)
-{
-	return false;
-}
-
-void arch_iommu_poll(void)
-{
-}
-
-void arch_iommu_poll_partition(struct partition *p)
-{
-	(void)p;
-}
-
 uint64_t arch_ipa_limit(void)
 {
 	return BIT(41); /* Sv39x4 */
-}
-
-/*
- * The SBI timer's stand-in (the core's stimecmp) and what the vCPU had pending, dropped; its
- * enables too (hie's VS bits are its vsie), or its timer or interrupt file would keep waking
- * the idle core's WFI.
- */
-void arch_vcpu_quiesce(struct vcpu *v)
-{
-	(void)v;
-	csr_write(CSR_STIMECMP, ~0ULL);
-	csr_write(hvip, 0);
-	csr_write(hie, 0);
-}
-
-/* The fast paths' counts (boot.S: the SBI timer handed to the guest, trapped WFIs). */
-uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
-{
-	const struct riscv_cpu *c = &cpus[v->pcpu];
-
-	if (id == STAT_EXIT_IRQ || id == STAT_IRQ_INJECTED)
-		return c->fast_timer;
-	if (id == STAT_EXIT_WFI)
-		return c->fast_wfi;
-	return 0;
-}
-
-/* A trapped WFI waits with the vCPU's guest file still selected (vcpu.c: guest_wfi). */
-bool arch_direct_wfi_trap(void)
-{
-	return true;
-}
-
-uint32_t arch_irq_max_intid(void)
-{
-	return 1023;
 }
 
 void arch_sync_guest_memory(paddr_t pa, uint64_t size)

@@ -9,8 +9,9 @@
  * DBCN strings there) and pristine copies (read-only: it only copies from them).
  */
 #include <arch/aplic.h>
-#include <arch/csr.h>
+#include <arch/sysreg.h>
 #include <arch/entry.h>
+#include <arch/imsic.h>
 #include <arch/pte.h>
 #include <tern/fdt.h>
 #include <tern/lib.h>

@@ -5,8 +5,9 @@
  * leaves; nothing else is mapped, so any other access is a guest page fault the hypervisor
  * sees.  Tables come from a static pool, at boot only.
  */
-#include <arch/csr.h>
+#include <arch/sysreg.h>
 #include <arch/entry.h>
+#include <arch/imsic.h>
 #include <arch/partition.h>
 #include <tern/partition.h>
 #include <arch/pte.h>

@@ -21,6 +21,8 @@ bool arch_cpu_start(unsigned pcpu);
 __attribute__((noreturn)) void arch_cpu_return_to_idle(void);
 /* Make another core look at its vCPU's requests. */
 void arch_cpu_kick(unsigned pcpu);
+/* Spin-wait politely (a cross-core wait's loop body). */
+void arch_cpu_relax(void);
 /*
  * Sleep until something may have changed for this core (a kick or an interrupt), or until the
  * counter reaches `deadline` (0: no deadline).

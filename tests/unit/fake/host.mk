@@ -3,9 +3,10 @@
 # to the hypervisor tree, FAKE to this directory and ARCH to the port (arm64 if unset).
 ARCH ?= arm64
 HOST_SUT_arm64 := $(HYP)/arch/arm64/vgic.c $(HYP)/arch/arm64/traps.c $(HYP)/arch/arm64/esr.c \
-	$(HYP)/arch/arm64/vcpu.c $(HYP)/arch/riscv64/insn.c
-HOST_SUT_riscv64 := $(HYP)/arch/riscv64/vcpu.c $(HYP)/arch/riscv64/aplic.c \
-	$(HYP)/arch/riscv64/insn.c $(HYP)/arch/riscv64/stage2.c
+	$(HYP)/arch/arm64/vcpu.c
+HOST_SUT_riscv64 := $(HYP)/arch/riscv64/vcpu.c $(HYP)/arch/riscv64/traps.c \
+	$(HYP)/arch/riscv64/firmware.c $(HYP)/arch/riscv64/aplic.c $(HYP)/arch/riscv64/vaplic.c \
+	$(HYP)/arch/riscv64/decode.c $(HYP)/arch/riscv64/stage2.c
 HOST_SUT := $(wildcard $(HYP)/core/*.c) $(HYP)/lib/printf.c $(HOST_SUT_$(ARCH))
 FAKE_SRCS := $(wildcard $(FAKE)/*.c) $(wildcard $(FAKE)/$(ARCH)/*.c)
 HOST_DEPS := $(HOST_SUT) $(FAKE_SRCS) $(wildcard $(FAKE)/*.h) $(wildcard $(FAKE)/$(ARCH)/*.h) \

@@ -4,7 +4,8 @@
 #define TERN_TEST_RV_H
 
 #include <arch/cpu.h>
-#include <arch/csr.h>
+#include <arch/imsic.h>
+#include <arch/sysreg.h>
 #include <arch/partition.h>
 #include <tern/config_abi.h>
 #include <tern/partition.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The partitions' virtual APLIC (arch/riscv64/aplic.c), on the fake riscv64 board (rv.h). */
+/* The partitions' virtual APLIC (arch/riscv64/vaplic.c), on the fake riscv64 board (rv.h). */
 #include <string.h>
 #include <tern/platform.h>
 #include "check.h"

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The riscv64 hardware the SBI handlers (vcpu.c), the virtual APLIC (aplic.c) and the G-stage
- * code (gstage.c) reach, on the host: CSRs (a cell per name and core), the instructions
- * arch/csr.h names (counted), the board's APLIC (its per-source registers act as the board's,
- * every write logged) and IMSIC files in host memory, and what cpu.c and boot.S provide.
+ * The riscv64 hardware the vCPU, trap and SBI code (vcpu.c, traps.c, firmware.c), the APLIC
+ * (aplic.c, vaplic.c) and the G-stage code (gstage.c) reach, on the host: CSRs (a cell per
+ * name and core), the instructions arch/sysreg.h names (counted), the board's APLIC (its
+ * per-source registers act as the board's, every write logged) and IMSIC files in host memory,
+ * and what cpu.c, imsic.c and the assembly provide.
  */
 #ifndef TERN_TEST_FAKE_RISCV64_H
 #define TERN_TEST_FAKE_RISCV64_H
@@ -14,7 +15,7 @@
 
 struct guest_regs;
 
-/* A CSR of core `cpu` as csr_read() there sees it: its name as arch/csr.h spells it ("hvip", "0x14d"). */
+/* A CSR of core `cpu` as csr_read() there sees it: its name as arch/sysreg.h spells it ("hvip", "0x14d"). */
 uint64_t fake_csr(unsigned cpu, const char *name);
 void fake_csr_put(unsigned cpu, const char *name, uint64_t value);
 /* What fake_insn() recorded on core `cpu`: "wfi", "hfence.gvma", "hfence.vvma", "fence rw, rw". */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The riscv64 hardware on the host (fake_riscv64.h), and what cpu.c and boot.S define. */
+/* The riscv64 hardware on the host (fake_riscv64.h), and what cpu.c, imsic.c and the assembly define. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,10 +7,12 @@
 #include <sys/mman.h>
 #include <arch/aplic.h>
 #include <arch/cpu.h>
-#include <arch/csr.h>
+#include <arch/sysreg.h>
 #include <arch/entry.h>
+#include <arch/imsic.h>
 #include <arch/io.h>
 #include <arch/partition.h>
+#include <arch/vaplic.h>
 #include <tern/arch.h>
 #include <tern/console.h>
 #include <tern/partition.h>
@@ -53,7 +55,7 @@ static unsigned cpu_checked(unsigned cpu)
 
 #define VS_INTERRUPTS (HVIP_VSSIP | HVIP_VSTIP | HVIP_VSEIP)
 
-/* Every CSR the code under test may touch, as arch/csr.h's macros spell it; anything else is a test's bug. */
+/* Every CSR the code under test may touch, as arch/sysreg.h's macros spell it; anything else is a test's bug. */
 static const char *const csr_names[] = {
 	"sstatus", "sie", "sip", "scause", "stval", "sepc",
 	"hstatus", "hgatp", "hvip", "hie", "hip", "htval", "0x64a" /* htinst */, "0x60a" /* henvcfg */,
@@ -99,6 +101,12 @@ void fake_csr_write(const char *csr, uint64_t value)
 	unsigned i = csr_index(csr);
 
 	csrs[cpu][i] = value;
+	/*
+	 * arch_vcpu_quiesce (vcpu.c) is the only writer of hie = 0: a vCPU stopped (counted as on
+	 * arm64: arch_vcpu_run quiesces too, before it runs).
+	 */
+	if (!strcmp(csr, "hie") && value == 0u && fake_cores[cpu].running)
+		fake_cores[cpu].quiesces++;
 	/* The guest file's registers behind vsireg, by vsiselect (the AIA's indirect access). */
 	if (i == VSIREG)
 		fake_vsireg[cpu][csrs[cpu][VSISELECT] & 0xff] = value;
@@ -148,7 +156,7 @@ static void suspend_wakes(unsigned cpu)
 	struct riscv_cpu *c = fake_this_cpu();
 	uint64_t enabled = fake_csr(cpu, "hie") & VS_INTERRUPTS;
 
-	if (!atomic_load(&c->suspended) || c->vcpu == NULL)
+	if (c->vcpu == NULL || !atomic_load(&c->vcpu->arch.suspended))
 		return;
 	if (enabled) {
 		fake_csr_put(cpu, "hip", fake_csr(cpu, "hip") | (enabled & -enabled));
@@ -250,7 +258,7 @@ uint32_t fake_imsic_seteipnum(unsigned cpu, unsigned file)
 	return v;
 }
 
-/* ---- cores: what cpu.c and boot.S do ---- */
+/* ---- cores: what cpu.c, imsic.c and the assembly do ---- */
 
 struct riscv_cpu *fake_this_cpu(void)
 {
@@ -300,7 +308,7 @@ bool riscv_take_kicks(void)
 	while (eiid_count[cpu]) {
 		uint32_t id = eiids[cpu][0];
 		memmove(&eiids[cpu][0], &eiids[cpu][1], --eiid_count[cpu] * sizeof(eiids[0][0]));
-		/* As cpu.c's: the console's input, or a trap-and-emulate partition's source. */
+		/* As imsic.c's: the console's input, or a trap-and-emulate partition's source. */
 		if (id == EIID_CONSOLE) {
 			console_rx();
 			aplic_console_retrigger();
@@ -362,40 +370,7 @@ enum fake_exit fake_rv_trap(unsigned cpu, uint64_t scause, uint64_t stval, uint6
 	return FAKE_ON(cpu, riscv_guest_trap(fake_guest_regs(cpu)));
 }
 
-/* As cpu.c: the SBI timer's stand-in and the vCPU's pending and enabled interrupts dropped. */
-void arch_vcpu_quiesce(struct vcpu *v)
-{
-	(void)v;
-	csr_write(CSR_STIMECMP, ~0ULL);
-	csr_write(hvip, 0);
-	csr_write(hie, 0);
-	/* Counted as on arm64, when a vCPU stops: arch_vcpu_run quiesces too, before it runs. */
-	if (fake_cores[fake_cpu].running)
-		fake_cores[fake_cpu].quiesces++;
-}
-
-uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
-{
-	const struct riscv_cpu *c = &cpus[v->pcpu];
-
-	if (id == STAT_EXIT_IRQ || id == STAT_IRQ_INJECTED)
-		return c->fast_timer;
-	if (id == STAT_EXIT_WFI)
-		return c->fast_wfi;
-	return 0;
-}
-
-bool arch_direct_wfi_trap(void)
-{
-	return true;
-}
-
-uint32_t arch_irq_max_intid(void)
-{
-	return 1023;
-}
-
-/* cpu.c's: the board's harts' files are FAKE_IMSIC_STRIDE apart, as a partition's vCPUs'. */
+/* imsic.c's: the board's harts' files are FAKE_IMSIC_STRIDE apart, as a partition's vCPUs'. */
 paddr_t riscv_imsic_hart_file(unsigned hart)
 {
 	return platform.arch.imsic_s_base + (paddr_t)hart * FAKE_IMSIC_STRIDE;

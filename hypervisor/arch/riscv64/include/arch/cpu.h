@@ -13,7 +13,7 @@
 #define CPU_SCRATCH2    24
 #define CPU_FAST_TIMER  32     /* SBI timer interrupts handed to the guest by the fast path */
 #define CPU_FAST_WFI    40     /* trapped WFIs the fast path waited for */
-#define CPU_PANIC_TOP   48     /* the top of the core's panic stack (boot.S: from_hs) */
+#define CPU_PANIC_TOP   48     /* the top of the core's panic stack (vectors.S: from_hs) */
 #define GUEST_FRAME_SIZE 272   /* x0 (unused) - x31, sepc, padding: kept at the stack top */
 #define GUEST_SEPC      256
 #define STACK_SIZE      16384
@@ -22,10 +22,9 @@
 #define MAX_CPUS        8
 
 #ifndef __ASSEMBLER__
-#include <stdatomic.h>
 #include <tern/types.h>
 
-/* What another core of the partition asks of this core's vCPU (struct riscv_cpu.posted), with a kick. */
+/* What another core of the partition asks of a vCPU (struct arch_vcpu.posted), with a kick. */
 #define POSTED_VSSIP  BIT(0)  /* an SBI IPI: the guest's supervisor software interrupt */
 #define POSTED_FENCE  BIT(1)  /* an SBI RFENCE: drop the guest's translations and instructions */
 #define POSTED_VAPLIC BIT(2)  /* its virtual APLIC changed: re-evaluate VSEIP */
@@ -33,9 +32,11 @@
 struct vcpu;
 
 /*
- * A cache line each, and a power of two in size (checked below): cpus[] is indexed by a shift,
- * not a multiply, on the kick and SBI IPI paths (riscv_post, post_to_harts), and the `posted`
- * other cores write shares no line with a neighbour's fields.
+ * The physical core's: its stacks, the trap entry's scratch slots and the fast paths' counts
+ * the assembly reads at fixed offsets, the vCPU it runs.  A cache line each, and a power of
+ * two in size (checked below): cpus[] is indexed by a shift, not a multiply.  The fast paths'
+ * counts stay here although they count for the vCPU: per vCPU, the assembly would load the
+ * vCPU's address first, an instruction more on each fast path.
  */
 struct __attribute__((aligned(64))) riscv_cpu {
 	uint64_t id;
@@ -46,8 +47,6 @@ struct __attribute__((aligned(64))) riscv_cpu {
 	uint64_t fast_wfi;
 	uint64_t panic_top;
 	struct vcpu *vcpu;
-	_Atomic uint32_t posted;   /* POSTED_*, taken by this core */
-	_Atomic bool suspended;    /* its vCPU waits in SBI HSM hart_suspend (read by its siblings) */
 	bool panicking;            /* a fault while reporting one ends the board at once */
 };
 
@@ -78,8 +77,12 @@ _Static_assert(__builtin_offsetof(struct guest_regs, sepc) == GUEST_SEPC, "asm f
 
 extern struct riscv_cpu cpus[MAX_CPUS];
 
-/* Post `what` (POSTED_*) to vCPU `target`: taken at once on its own core, else with a kick. */
-void riscv_post(const struct vcpu *target, uint32_t what);
+/* Post `what` (POSTED_*) to vCPU `target`: taken at once if it runs here, else with a kick. */
+void riscv_post(struct vcpu *target, uint32_t what);
+/* What was posted to vCPU `v`, taken on its core (traps.c). */
+void riscv_take_posted(struct vcpu *v);
+/* The core's own interrupts pending (SIP_SEIP: a kick, SIP_STIP: the SBI timer's stand-in), taken for `v`. */
+void riscv_core_interrupts(struct vcpu *v, uint64_t pending);
 
 #ifdef TERN_HOST
 /* Host tests (tests/unit/fake/riscv64): the core the test acts as. */

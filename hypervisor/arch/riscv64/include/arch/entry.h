@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What boot.S and C call across the assembly boundary. */
+/* What boot.S, vectors.S and C call across the assembly boundary. */
 #ifndef ARCH_ENTRY_H
 #define ARCH_ENTRY_H
 
@@ -16,31 +16,16 @@ extern const char hyp_image_end;
 /* satp for HS-mode's own map (mmu.c), written by the boot core before any other starts. */
 extern uint64_t riscv_hyp_satp;
 
-/* boot.S */
+/* boot.S, vectors.S */
 void secondary_entry(void);
 void trap_entry(void);
 /* Resume the guest from `r` (sscratch = this core, sret to VS-mode). */
 __attribute__((noreturn)) void guest_enter(struct guest_regs *r);
 
-/* C entry points boot.S branches to. */
+/* C entry points the assembly branches to. */
 __attribute__((noreturn)) void riscv_boot_primary(unsigned id, uint64_t entry_time, paddr_t fdt);
 __attribute__((noreturn)) void riscv_boot_secondary(unsigned id);
 __attribute__((noreturn)) void riscv_hyp_panic(const uint64_t *regs);
-/* Claim this core's pending kicks (its S-level IMSIC file); whether there was one. */
-bool riscv_take_kicks(void);
-/* The guest interrupt files each hart has (0 without the AIA's IMSIC). */
-unsigned riscv_guest_files(void);
-/*
- * Hart 0's S-level IMSIC file on the board, and the stride from one hart's to the next (its
- * guest files between), written once by the boot core before any other core starts.
- */
-struct riscv_imsic_harts {
-	paddr_t base;
-	uint64_t stride;
-};
-extern struct riscv_imsic_harts riscv_imsic_harts;
-/* Hart `hart`'s S-level IMSIC file on the board; its guest files follow it. */
-paddr_t riscv_imsic_hart_file(unsigned hart);
 /*
  * The instruction at the guest's virtual address `gva`, as its fetch translates it; false if
  * that faults (its page tables changed meanwhile).

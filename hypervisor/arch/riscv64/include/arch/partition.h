@@ -2,7 +2,8 @@
 #ifndef ARCH_PARTITION_H
 #define ARCH_PARTITION_H
 
-#include <arch/aplic.h>
+#include <stdatomic.h>
+#include <arch/vaplic.h>
 #include <tern/config_abi.h>
 
 /*
@@ -25,8 +26,15 @@ struct arch_partition {
 	struct vaplic vaplic;
 };
 
+/*
+ * What is the vCPU's, wherever it runs.  What it has in the hardware while it runs on its
+ * core (its VS-level CSRs, the guest interrupt file, its timer) and the fast paths' counts
+ * stay with the core (struct riscv_cpu; docs/design.md, "Per-vCPU state").
+ */
 struct arch_vcpu {
 	struct vaplic_idc idc;   /* its interrupt delivery control (direct delivery mode) */
+	_Atomic uint32_t posted; /* POSTED_* (arch/cpu.h): what its siblings ask of it, with a kick */
+	_Atomic bool suspended;  /* it waits in SBI HSM hart_suspend (read by its siblings) */
 };
 
 /* Where vCPU i's interrupt file is on the board: a guest file of its core. */

@@ -3,8 +3,8 @@
  * Control and status registers.  Clang 14 knows neither the Sstc nor the AIA names, so those
  * go by number.
  */
-#ifndef ARCH_CSR_H
-#define ARCH_CSR_H
+#ifndef ARCH_SYSREG_H
+#define ARCH_SYSREG_H
 
 #include <tern/types.h>
 

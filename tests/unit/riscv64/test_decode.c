@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The riscv64 port's MMIO instruction decoder (arch/riscv64/insn.c), on the host. */
-#include "../../hypervisor/arch/riscv64/insn.h"
+/* The riscv64 port's MMIO instruction decoder (arch/riscv64/decode.c), on the host. */
+#include <arch/decode.h>
 #include <tern/lib.h>
 #include "check.h"
 #include "tests.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The SBI a riscv64 guest calls (arch/riscv64/vcpu.c), on the fake riscv64 board (rv.h). */
+/* The SBI a riscv64 guest calls (arch/riscv64/firmware.c, dispatched by traps.c), on the fake riscv64 board (rv.h). */
 #include <string.h>
 #include <tern/platform.h>
 #include <tern/arch.h>
@@ -201,7 +201,7 @@ void test_sbi_ipi_masks(void)
 	}
 	CHECK_EQ(atomic_load(&fake_kicks), 0);
 	CHECK_EQ(fake_csr(1, "hvip"), 0);
-	CHECK_EQ(atomic_load(&cpus[2].posted), 0);
+	CHECK_EQ(atomic_load(&rv_part(RV_TRAP)->vcpu[1].arch.posted), 0);
 	/* An empty mask names nobody. */
 	sbi(1, SBI_IPI, 0, 0, 0, 0);
 	CHECK_EQ(a0_of(1), 0);
@@ -225,7 +225,7 @@ void test_sbi_ipi_to_a_stopped_hart(void)
 	fake_deliver_all_kicks(8);
 	CHECK(fake_cores[2].running);
 	CHECK_EQ(fake_csr(2, "hvip") & HVIP_VSSIP, 0);
-	CHECK_EQ(atomic_load(&cpus[2].posted), 0);
+	CHECK_EQ(atomic_load(&rv_part(RV_TRAP)->vcpu[1].arch.posted), 0);
 }
 
 void test_sbi_rfence(void)
@@ -239,7 +239,7 @@ void test_sbi_rfence(void)
 		CHECK_EQ(a0_of(1), 0);
 		CHECK_EQ(fake_insn_count(1, "hfence.vvma"), before1 + fn + 1);
 		CHECK_EQ(fake_insn_count(2, "hfence.vvma"), before2 + fn + 1);
-		CHECK_EQ(atomic_load(&cpus[2].posted), 0);
+		CHECK_EQ(atomic_load(&rv_part(RV_TRAP)->vcpu[1].arch.posted), 0);
 	}
 	/* The other partitions' harts are never fenced. */
 	for (unsigned c = 3; c <= 5; c++)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "insn.h"
+#include <arch/decode.h>
 
 #define OPCODE_LOAD  0x03u
 #define OPCODE_STORE 0x23u

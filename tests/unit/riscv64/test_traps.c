@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rest of what a riscv64 guest reaches (arch/riscv64/vcpu.c, gstage.c): MMIO through a
+ * The rest of what a riscv64 guest reaches (arch/riscv64/traps.c, vcpu.c, stage2.c): MMIO through a
  * fetched instruction, trapped instructions, interrupts, device MSI steering, restarts.
  */
 #include <stdio.h>

@@ -3,8 +3,8 @@
  * The guest's loads and stores to emulated devices, decoded from the instruction that made
  * them.  No CSR access here: the host tests build it as it is.
  */
-#ifndef RISCV64_INSN_H
-#define RISCV64_INSN_H
+#ifndef ARCH_DECODE_H
+#define ARCH_DECODE_H
 
 #include <stdbool.h>
 #include <stdint.h>
