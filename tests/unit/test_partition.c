@@ -38,7 +38,7 @@ void test_partition_boot(void)
 	lx->num_regions = 1;
 	lx->region[0] = (struct tern_config_region){ (uintptr_t)fake_ecam, (uintptr_t)fake_ecam,
 						     FAKE_ECAM_SIZE, TERN_RF_DEVICE, 0 };
-	lx->spis[1] = BIT(35 - 32);
+	lx->irqs[1] = BIT(35 - 32);
 	fake_now = 5000;
 	CHECK_EQ(boot_board(), FAKE_EXIT_RUN);
 
