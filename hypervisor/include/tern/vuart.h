@@ -2,9 +2,9 @@
 /*
  * The UART each partition sees at the board UART's address, with the board's own register
  * model (devices/<model>/, the one platform.mk names in VUART: a PL011 on arm64 `virt`, an
- * ns16550 on riscv64 `virt`), so a guest's own driver works unchanged.  Transmitted bytes are collected per line and put,
- * tagged `[name] `, into the partition's console ring: a write never waits for the board
- * UART or for another partition (tern/console.h).
+ * ns16550 on riscv64 `virt`), so a guest's own driver works unchanged.  Transmitted bytes are
+ * collected per line and put, tagged `[name] `, into the partition's console ring: a write
+ * never waits for the board UART or for another partition (tern/console.h).
  */
 #ifndef TERN_VUART_H
 #define TERN_VUART_H
