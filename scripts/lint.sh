@@ -81,11 +81,14 @@ mapfile -t riscv64_files < <(files_of build/riscv64/compile_commands.json)
 # not the host tests' TERN_HOST).  Both targets are LP64, little-endian.
 # Each build whole (MISRA's unused-declaration rules look at the program); the deviations
 # that name arm64-only code find nothing in the riscv64 build.
-run_cppcheck() {  # arch define extra-option files...
-	local arch=$1 define=$2 extra=$3
-	shift 3
+# The include path of the UART model the build's platform names (VUART in its platform.mk).
+vuart_of() { sed -n 's/^VUART *:= *//p' "platform/$1/platform.mk"; }
+run_cppcheck() {  # arch platform define extra-option files...
+	local arch=$1 platform=$2 define=$3 extra=$4
+	shift 4
 	cppcheck --quiet --std=c11 --language=c --platform="$lint_dir/aarch64-lp64.xml" \
-		-Iinclude -Iarch/"$arch"/include -D"$define" -U__ASSEMBLER__ -UTERN_HOST \
+		-Iinclude -Iarch/"$arch"/include -Idevices/"$(vuart_of "$platform")" \
+		-D"$define" -U__ASSEMBLER__ -UTERN_HOST \
 		--enable=warning,style,performance,portability,information \
 		--suppress=missingIncludeSystem --suppressions-list=misra-deviations.txt --inline-suppr \
 		--addon="$out/misra.json" --error-exitcode=1 $extra \
@@ -93,8 +96,9 @@ run_cppcheck() {  # arch define extra-option files...
 		"$@" 2>> "$out/cppcheck.txt"
 }
 : > "$out/cppcheck.txt"
-run_cppcheck arm64 __aarch64__ "" "${arm64_files[@]}" || cppcheck_ok=
-run_cppcheck riscv64 __riscv --suppress=unmatchedSuppression "${riscv64_files[@]}" || cppcheck_ok=
+run_cppcheck arm64 qemu-virt-arm64 __aarch64__ "" "${arm64_files[@]}" || cppcheck_ok=
+run_cppcheck riscv64 qemu-virt-riscv64 __riscv --suppress=unmatchedSuppression "${riscv64_files[@]}" ||
+	cppcheck_ok=
 if [ -s "$out/cppcheck.txt" ]; then
 	cat "$out/cppcheck.txt"
 	cppcheck_ok=

@@ -45,7 +45,7 @@ void console_input_start(unsigned board_cpus)
 		input_core = trapping;
 	console_start(input_core);
 	uart_rx_enable();
-	arch_hyp_irq_route(platform.uart_intid, input_core);
+	arch_hyp_irq_route(platform.uart_irq, input_core);
 }
 
 static struct partition *partition_named(const char *name)

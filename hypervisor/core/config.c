@@ -40,9 +40,9 @@ static bool inside(uint64_t base, uint64_t len, uint64_t lo, uint64_t size)
 	return base >= lo && len <= size && base - lo <= size - len;
 }
 
-static bool has_spi(const struct tern_config_partition *p, uint32_t intid)
+static bool has_irq(const struct tern_config_partition *p, uint32_t id)
 {
-	return p->spis[intid / 32] & (1u << (intid % 32));
+	return p->irqs[id / 32] & (1u << (id % 32));
 }
 
 /* The allow-listed device range holding [base, base+size), or NULL. */
@@ -56,11 +56,11 @@ static const struct config_device *device_of(const struct config_limits *lim, ui
 	return NULL;
 }
 
-/* The allow-listed interrupt `intid`, or NULL. */
-static const struct config_irq *irq_of(const struct config_limits *lim, uint32_t intid)
+/* The allow-listed interrupt `id`, or NULL. */
+static const struct config_irq *irq_of(const struct config_limits *lim, uint32_t id)
 {
 	for (uint32_t i = 0; i < lim->num_irqs; i++) {
-		if (lim->irqs[i].id == intid)
+		if (lim->irqs[i].id == id)
 			return &lim->irqs[i];
 	}
 	return NULL;
@@ -76,7 +76,7 @@ static bool has_device(const struct tern_config_partition *p, const struct confi
 			return true;
 	}
 	for (uint32_t i = 0; i < lim->num_irqs; i++) {
-		if (lim->irqs[i].device == device && has_spi(p, lim->irqs[i].id))
+		if (lim->irqs[i].device == device && has_irq(p, lim->irqs[i].id))
 			return true;
 	}
 	return false;
@@ -98,7 +98,7 @@ static const char *other_owner(const struct tern_config *cfg, uint32_t i,
 	return NULL;
 }
 
-/* Devices passed through: MMIO regions and SPIs the board allows, each given to one partition. */
+/* Devices passed through: MMIO regions and interrupts the board allows, each to one partition. */
 static int check_devices(const struct tern_config *cfg, uint32_t i, const struct config_limits *lim,
 			 char *err, size_t errlen)
 {
@@ -136,7 +136,7 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 				    (unsigned long long)g->size, (unsigned long long)dev->base,
 				    (unsigned long long)dev->size);
 		/* Without an IOMMU, only where the description says it accepts DMA anywhere. */
-		if (dev->dma && !(lim->iommu && (cfg->flags & TERN_CF_SMMUV3)) &&
+		if (dev->dma && !(lim->iommu && (cfg->flags & TERN_CF_IOMMU)) &&
 		    !(p->flags & TERN_PF_UNCONFINED_DMA))
 			return fail(err, errlen, "partition %s: region 0x%llx belongs to devices that "
 				    "can do DMA, and the board has no IOMMU to confine it", n, base);
@@ -154,22 +154,22 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 				    "a part of (a device goes to one partition whole)", n, base, other);
 	}
 	for (uint32_t w = 0; w < TERN_IRQ_WORDS; w++) {
-		uint32_t bits = p->spis[w];
+		uint32_t bits = p->irqs[w];
 		for (; bits; bits &= bits - 1) {
-			uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
-			const struct config_irq *irq = irq_of(lim, intid);
+			uint32_t id = w * 32 + (uint32_t)__builtin_ctz(bits);
+			const struct config_irq *irq = irq_of(lim, id);
 			if (!irq)
 				return fail(err, errlen, "partition %s: interrupt %u is not one of a device "
-					    "this board lets a partition own", n, intid);
+					    "this board lets a partition own", n, id);
 			for (uint32_t j = 0; j < i; j++) {
-				if (has_spi(&cfg->partition[j], intid))
+				if (has_irq(&cfg->partition[j], id))
 					return fail(err, errlen, "partition %s: interrupt %u already given to %s",
-						    n, intid, cfg->partition[j].name);
+						    n, id, cfg->partition[j].name);
 			}
 			const char *other = other_owner(cfg, i, lim, irq->device);
 			if (other)
 				return fail(err, errlen, "partition %s: interrupt %u is part of a device %s "
-					    "has a part of (a device goes to one partition whole)", n, intid,
+					    "has a part of (a device goes to one partition whole)", n, id,
 					    other);
 		}
 	}
@@ -259,7 +259,7 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 	    cfg->board_cpus > ARRAY_SIZE(cpu_owner))
 		return fail(err, errlen, "board_cpus %u (1..%u supported)", cfg->board_cpus,
 			    lim->max_cpus);
-	if (cfg->flags & ~TERN_CF_SMMUV3)
+	if (cfg->flags & ~TERN_CF_IOMMU)
 		return fail(err, errlen, "unknown flags 0x%x", cfg->flags);
 	/* Board RAM: from the platform's RAM base, no larger than the platform allows. */
 	if (!cfg->ram_size || cfg->ram_size > lim->ram.size || !IS_ALIGNED(cfg->ram_size, MiB(1)))

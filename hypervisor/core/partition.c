@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Partition and vCPU life cycle: boot, PSCI power state, ending (off, stopped after a fault),
- * restarts from pristine images with their limit and back-off, board power-off when the last
- * partition ends.  The state machine itself is core/power.c; everything here that a guest
- * can set off runs on that partition's own cores and waits only for them.
+ * Partition and vCPU life cycle: boot, vCPU power state (the firmware interface's), ending
+ * (off, stopped after a fault), restarts from pristine images with their limit and back-off,
+ * board power-off when the last partition ends.  The state machine itself is core/power.c;
+ * everything here that a guest can set off runs on that partition's own cores and waits only
+ * for them.
  */
 #include <tern/arch.h>
 #include <tern/config.h>
@@ -213,7 +214,7 @@ void vcpu_check_requests(struct vcpu *v)
 {
 	struct partition *p = v->partition;
 
-	/* Most kicks carry SGIs or interrupt state (arch's): each check here is a plain load first. */
+	/* Most kicks carry interrupt state (arch's): each check here is a plain load first. */
 	if (v->pcpu == console_core() && console_drain())
 		arch_cpu_kick(v->pcpu); /* the rest after the guest had its turn */
 	if (atomic_load_explicit(&v->stop, memory_order_relaxed))

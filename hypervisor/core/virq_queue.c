@@ -7,33 +7,33 @@ void virq_queue_init(struct virq_queue *q)
 	(void)memset(q, 0, sizeof(*q));
 }
 
-bool virq_queue_contains(const struct virq_queue *q, uint32_t intid)
+bool virq_queue_contains(const struct virq_queue *q, uint32_t irq)
 {
-	return intid < VIRQ_MAX && (q->pending[intid / 64] & BIT(intid % 64));
+	return irq < VIRQ_MAX && (q->pending[irq / 64] & BIT(irq % 64));
 }
 
-void virq_queue_push(struct virq_queue *q, uint32_t intid, uint8_t prio)
+void virq_queue_push(struct virq_queue *q, uint32_t irq, uint8_t prio)
 {
-	if (intid >= VIRQ_MAX)
+	if (irq >= VIRQ_MAX)
 		return;
-	if (!virq_queue_contains(q, intid)) {
-		q->pending[intid / 64] |= BIT(intid % 64);
+	if (!virq_queue_contains(q, irq)) {
+		q->pending[irq / 64] |= BIT(irq % 64);
 		q->count++;
 	}
-	q->prio[intid] = prio;
+	q->prio[irq] = prio;
 }
 
-bool virq_queue_remove(struct virq_queue *q, uint32_t intid)
+bool virq_queue_remove(struct virq_queue *q, uint32_t irq)
 {
-	if (!virq_queue_contains(q, intid))
+	if (!virq_queue_contains(q, irq))
 		return false;
-	q->pending[intid / 64] &= ~BIT(intid % 64);
+	q->pending[irq / 64] &= ~BIT(irq % 64);
 	q->count--;
 	return true;
 }
 
 /* Linear in the number of queued interrupts: this runs only when list registers overflow. */
-bool virq_queue_peek(const struct virq_queue *q, uint32_t *intid, uint8_t *prio)
+bool virq_queue_peek(const struct virq_queue *q, uint32_t *irq, uint8_t *prio)
 {
 	uint32_t best = VIRQ_MAX;
 	uint8_t best_prio = UINT8_MAX;
@@ -51,15 +51,15 @@ bool virq_queue_peek(const struct virq_queue *q, uint32_t *intid, uint8_t *prio)
 			}
 		}
 	}
-	*intid = best;
+	*irq = best;
 	*prio = best_prio;
 	return true;
 }
 
-bool virq_queue_pop(struct virq_queue *q, uint32_t *intid, uint8_t *prio)
+bool virq_queue_pop(struct virq_queue *q, uint32_t *irq, uint8_t *prio)
 {
-	if (!virq_queue_peek(q, intid, prio))
+	if (!virq_queue_peek(q, irq, prio))
 		return false;
-	(void)virq_queue_remove(q, *intid);
+	(void)virq_queue_remove(q, *irq);
 	return true;
 }

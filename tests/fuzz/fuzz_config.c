@@ -91,7 +91,7 @@ ORACLE static bool device_elsewhere(const struct tern_config *cfg, uint32_t i, u
 		}
 		for (uint32_t k = 0; k < platform.num_device_irqs; k++) {
 			uint32_t id = platform.device_irqs[k].id;
-			if (platform.device_irqs[k].device == device && (q->spis[id / 32] & (1u << (id % 32))))
+			if (platform.device_irqs[k].device == device && (q->irqs[id / 32] & (1u << (id % 32))))
 				return true;
 		}
 	}
@@ -101,7 +101,7 @@ ORACLE static bool device_elsewhere(const struct tern_config *cfg, uint32_t i, u
 ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 {
 	const uint64_t ram_base = platform.ram_base, ram = cfg->ram_size;
-	uint32_t cores = 0, spis[TERN_IRQ_WORDS] = { 0 };
+	uint32_t cores = 0, given_irqs[TERN_IRQ_WORDS] = { 0 };
 
 	CHECK(cfg->num_partitions >= 1 && cfg->num_partitions <= TERN_MAX_PARTITIONS);
 	CHECK(cfg->size == sizeof(*cfg) + cfg->num_partitions * sizeof(cfg->partition[0]));
@@ -152,7 +152,7 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 			}
 		}
 		for (uint32_t w = 0; w < TERN_IRQ_WORDS; w++) {
-			for (uint32_t bits = p->spis[w]; bits; bits &= bits - 1) {
+			for (uint32_t bits = p->irqs[w]; bits; bits &= bits - 1) {
 				uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
 				bool allowed = false;
 				for (uint32_t k = 0; k < platform.num_device_irqs; k++) {
@@ -163,8 +163,8 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 				}
 				CHECK(allowed);
 			}
-			CHECK(!(spis[w] & p->spis[w]));
-			spis[w] |= p->spis[w];
+			CHECK(!(given_irqs[w] & p->irqs[w]));
+			given_irqs[w] |= p->irqs[w];
 		}
 		for (uint32_t j = 0; j < i; j++) {
 			CHECK(strcmp(p->name, cfg->partition[j].name));

@@ -46,7 +46,7 @@ static struct partition *acting;
 
 static bool owns(const struct partition *p, uint32_t s)
 {
-	return s < APLIC_MAX_SOURCES && (p->cfg->spis[s / 32] >> (s % 32)) & 1u;
+	return s < APLIC_MAX_SOURCES && (p->cfg->irqs[s / 32] >> (s % 32)) & 1u;
 }
 
 /* Every board APLIC write, before it takes effect. */
@@ -95,7 +95,7 @@ ORACLE static void check_own_state(const struct partition *p)
 	const struct vaplic *va = &p->arch.vaplic;
 
 	for (uint32_t w = 0; w < APLIC_WORDS; w++) {
-		uint32_t owned = p->cfg->spis[w];
+		uint32_t owned = p->cfg->irqs[w];
 		FUZZ_ASSERT(va->owned[w] == owned);
 		FUZZ_ASSERT(!(va->level[w] & ~owned) && !(va->enabled[w] & ~owned));
 		FUZZ_ASSERT(!(atomic_load(&va->pending[w]) & ~owned));

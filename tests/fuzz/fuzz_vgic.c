@@ -58,7 +58,7 @@ ORACLE static void build_allowed(uint32_t pi)
 	uint8_t *gicd = allowed_gicd[pi];
 
 	for (uint32_t intid = 32; intid < NR_INTIDS; intid++) {
-		if (!(p->cfg->spis[intid / 32] & BIT(intid % 32)))
+		if (!(p->cfg->irqs[intid / 32] & BIT(intid % 32)))
 			continue;
 		for (unsigned i = 0; i < ARRAY_SIZE(pairs); i++)
 			allow_bit(gicd, pairs[i], intid);
@@ -165,7 +165,7 @@ ORACLE static void check_delivery_state(void)
 		struct partition *p = &partitions[pi];
 		bool direct = p->cfg->flags & TERN_PF_IRQ_DIRECT;
 		for (uint32_t w = 1; w < TERN_IRQ_WORDS; w++) {
-		    for (uint32_t bits = p->cfg->spis[w]; bits; bits &= bits - 1) {
+		    for (uint32_t bits = p->cfg->irqs[w]; bits; bits &= bits - 1) {
 			uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
 			uint64_t route;
 			memcpy(&route, fake_gicd + GICD_IROUTER + 8 * intid, 8);

@@ -93,8 +93,8 @@ static void give_ecam(struct tern_config *cfg)
 						    .flags = TERN_RF_DEVICE };
 	/* One bridge, one owner: the bus's INTA (SPI 35) goes with its ECAM. */
 	for (uint32_t p = 0; p < cfg->num_partitions; p++)
-		cfg->partition[p].spis[1] &= ~BIT(35 - 32);
-	o->spis[1] |= BIT(35 - 32);
+		cfg->partition[p].irqs[1] &= ~BIT(35 - 32);
+	o->irqs[1] |= BIT(35 - 32);
 }
 
 static uint16_t get16(const uint8_t *b, uint32_t at)

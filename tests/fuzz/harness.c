@@ -104,10 +104,10 @@ void std_boot(uint32_t started)
 		fuzz_trace = getenv("FUZZ_TRACE") != NULL;
 		struct tern_config *cfg = fake_config_begin(STD_CPUS);
 		struct tern_config_partition *t = fake_config_add("trap", std_trap_cpus, 3, 0);
-		t->spis[1] = BIT(35 - 32) | BIT(37 - 32);
+		t->irqs[1] = BIT(35 - 32) | BIT(37 - 32);
 		struct tern_config_partition *d = fake_config_add("direct", std_direct_cpus, 2,
 								  TERN_PF_IRQ_DIRECT | TERN_PF_WFI_NATIVE);
-		d->spis[1] = BIT(36 - 32);
+		d->irqs[1] = BIT(36 - 32);
 		if (std_config_hook)
 			std_config_hook(cfg);
 		FUZZ_ASSERT(fake_boot(0) == FAKE_EXIT_RUN);

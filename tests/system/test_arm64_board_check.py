@@ -41,7 +41,7 @@ def partition(name="rt", cpus=(1,), ram_hpa=0x44000000, **more):
 
 def blob(*partitions, ram_size=1 << 30):
     return abi.pack(abi.ConfigBlob(board_cpus=2, partitions=list(partitions), ram_size=ram_size,
-                                   flags=abi.CF_SMMUV3))
+                                   flags=abi.CF_IOMMU))
 
 
 ECAM = abi.Region(0x3F000000, 0x3F000000, 0x1000000)

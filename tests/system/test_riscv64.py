@@ -117,7 +117,7 @@ MEMORY_WINDOW = abi.Region(0x40000000, 0x40000000, 0x40000000)
     (dict(records=[partition(flags=abi.PF_UNCONFINED_DMA, regions=[ECAM]),
                    partition(name="other", cpus=(2,), ram_hpa=0x86000000,
                              pristine_image_hpa=0x8A400000, pristine_dtb_hpa=0x8A600000,
-                             spis={33})],
+                             irqs={33})],
           board_cpus=3),
      "partition other: interrupt 33 is part of a device rt has a part of"),
 ], ids=["ram-beyond-the-board", "ecam-part", "bridge-split-window", "bridge-split-intx"])

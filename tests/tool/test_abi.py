@@ -20,7 +20,7 @@ WITH_DEVICES = abi.PartitionRecord(**{
     **PARTITION.__dict__, "name": "dev",
     "regions": ((0x1000_0000, 0x1000_0000, 0x2EFF_0000, abi.RF_DEVICE),
                 (0x3EFF_0000, 0x3EFF_0000, 0x1_0000, abi.RF_DEVICE), PCIE_ECAM),
-    "spis": (35, 36, 37, 38)})
+    "irqs": (35, 36, 37, 38)})
 
 
 def u32(data, offset):
@@ -43,7 +43,7 @@ def test_round_trip():
                                 pristine_image_hpa=0, pristine_dtb_hpa=0, dtb_size=9,
                                 cpus=tuple(range(8)),
                                 regions=[(k << 32, (k + 1) << 12, 0x1000, k & 1) for k in range(8)],
-                                spis=range(32, 1020))
+                                irqs=range(32, 1020))
     blob = abi.ConfigBlob(board_cpus=4, partitions=[PARTITION, WITH_DEVICES, other])
     data = abi.pack(blob)
     assert len(data) == 48 + 3 * 544 == blob.size
@@ -51,9 +51,9 @@ def test_round_trip():
     assert back == blob
     assert back.partitions[1].regions[2] == PCIE_ECAM
     assert back.partitions[1].regions[2].size == 0x100_0000
-    assert back.partitions[1].spis == {35, 36, 37, 38}
-    assert back.partitions[2].spis == frozenset(range(32, 1020))
-    assert back.partitions[0].regions == () and back.partitions[0].spis == frozenset()
+    assert back.partitions[1].irqs == {35, 36, 37, 38}
+    assert back.partitions[2].irqs == frozenset(range(32, 1020))
+    assert back.partitions[0].regions == () and back.partitions[0].irqs == frozenset()
 
 
 def test_header_bytes():
@@ -81,7 +81,7 @@ def test_region_and_spi_bytes():
         (0x3F00_0000, 0x3F00_0000, 0x100_0000)
     assert (u32(record, 208), u32(record, 212)) == (abi.RF_DEVICE, 0)
     assert record[120 + 3 * 32:376] == bytes(5 * 32)                 # unused regions are zero
-    # spis: INTIDs 35-38 are bits 3-6 of word 1; every other word is zero.
+    # irqs: INTIDs 35-38 are bits 3-6 of word 1; every other word is zero.
     assert u32(record, 376) == 0
     assert u32(record, 380) == 0b111_1000
     assert record[384:504] == bytes(120)
@@ -119,11 +119,11 @@ def test_fault_policy_defaults_to_stop_without_limit_or_wait():
     assert abi.ConfigBlob(board_cpus=1).ram_size == 0
 
 
-def test_spi_bitmap_places_intid_n_at_bit_n_mod_32_of_word_n_div_32():
-    words = abi.spi_bitmap({32, 63, 64, 1019})
+def test_irq_bitmap_places_interrupt_n_at_bit_n_mod_32_of_word_n_div_32():
+    words = abi.irq_bitmap({32, 63, 64, 1019})
     assert words[1] == 1 | 1 << 31 and words[2] == 1 and words[31] == 1 << 27
     assert sum(1 for w in words if w) == 3
-    assert abi.spis_of(words) == {32, 63, 64, 1019}
+    assert abi.irqs_of(words) == {32, 63, 64, 1019}
 
 
 @pytest.mark.parametrize("change, message", [
@@ -132,8 +132,8 @@ def test_spi_bitmap_places_intid_n_at_bit_n_mod_32_of_word_n_div_32():
     (dict(regions=[PCIE_ECAM] * 9), r"partition rt: 9 regions \(at most 8 supported\)"),
     (dict(regions=[(0x3F00_0800, 0x3F00_0800, 0x1000, 1)]), "not 4 KiB aligned"),
     (dict(regions=[(0x3F00_0000, 0x3F00_0000, 0, 1)]), "not 4 KiB aligned"),
-    (dict(spis=(31,)), r"INTID 31 is not an SPI \(32..1019\)"),
-    (dict(spis=(35, 1020)), r"INTID 1020 is not an SPI \(32..1019\)"),
+    (dict(irqs=(31,)), r"INTID 31 is not an SPI \(32..1019\)"),
+    (dict(irqs=(35, 1020)), r"INTID 1020 is not an SPI \(32..1019\)"),
     (dict(fault_policy=3), "partition rt: unknown fault policy 3")])
 def test_pack_refuses_what_the_hypervisor_cannot_hold(change, message):
     record = abi.PartitionRecord(**{**PARTITION.__dict__, **change})
@@ -173,7 +173,7 @@ int main(void)
 	printf("const.MAX_PARTITIONS %u 0\n", TERN_MAX_PARTITIONS);
 	printf("const.MAX_VCPUS %u 0\n", TERN_MAX_VCPUS);
 	printf("const.NAME_LEN %u 0\n", TERN_NAME_LEN);
-	printf("const.CF_SMMUV3 %u 0\n", TERN_CF_SMMUV3);
+	printf("const.CF_IOMMU %u 0\n", TERN_CF_IOMMU);
 	printf("const.PF_WFI_NATIVE %u 0\n", TERN_PF_WFI_NATIVE);
 	printf("const.PF_IRQ_DIRECT %u 0\n", TERN_PF_IRQ_DIRECT);
 	printf("const.PF_UNCONFINED_DMA %u 0\n", TERN_PF_UNCONFINED_DMA);
@@ -219,7 +219,7 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     assert c["tern_config.partition"][0] == abi.HEADER.size
     # region[] is MAX_REGIONS records of the region struct, back to back.
     assert c["tern_config_partition.region"][1] == abi.MAX_REGIONS * abi.REGION.size
-    assert c["tern_config_partition.spis"][1] == abi.IRQ_WORDS * 4
+    assert c["tern_config_partition.irqs"][1] == abi.IRQ_WORDS * 4
     for table, fields_ in (("tern_config", abi.HEADER_FIELDS),
                            ("tern_config_partition", abi.PARTITION_FIELDS),
                            ("tern_config_region", abi.REGION_FIELDS)):
@@ -230,7 +230,7 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     assert c["const.MAX_PARTITIONS"][0] == abi.MAX_PARTITIONS
     assert c["const.MAX_VCPUS"][0] == abi.MAX_VCPUS
     assert c["const.NAME_LEN"][0] == abi.NAME_LEN
-    assert c["const.CF_SMMUV3"][0] == abi.CF_SMMUV3
+    assert c["const.CF_IOMMU"][0] == abi.CF_IOMMU
     assert c["const.PF_WFI_NATIVE"][0] == abi.PF_WFI_NATIVE
     assert c["const.PF_IRQ_DIRECT"][0] == abi.PF_IRQ_DIRECT
     assert c["const.PF_UNCONFINED_DMA"][0] == abi.PF_UNCONFINED_DMA == 1 << 2
@@ -292,7 +292,7 @@ def test_board_objects_match_their_board_c(repo_root, board):
     assert value("config_max") == board.config_max
     assert value("max_cpus") == MAX_CPUS
     if board.gic:
-        assert value("uart_intid") == 32 + board.uart.spi
+        assert value("uart_irq") == 32 + board.uart.spi
         assert value("gicd_base") == board.gic.dist_base
         assert value("gicd_size") == board.gic.dist_size
         assert value("gicr_base") == board.gic.redist_base

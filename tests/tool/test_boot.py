@@ -90,14 +90,14 @@ def test_system_with_a_device_passed_through(assemble, tmp_path):
     # The board has QEMU's SMMUv3, and the blob tells the hypervisor so.
     assert command[command.index("-M") + 1].endswith(",iommu=smmuv3")
     blob = abi.unpack((tmp_path / "work" / "config.bin").read_bytes())
-    assert blob.flags == abi.CF_SMMUV3
+    assert blob.flags == abi.CF_IOMMU
     rt, b = blob.partitions
     assert rt.regions == ((0x1000_0000, 0x1000_0000, 0x2EFF_0000, abi.RF_DEVICE),
                           (0x3EFF_0000, 0x3EFF_0000, 0x1_0000, abi.RF_DEVICE),
                           (0x3F00_0000, 0x3F00_0000, 0x100_0000, abi.RF_DEVICE))
-    assert rt.spis == {35, 36, 37, 38}
+    assert rt.irqs == {35, 36, 37, 38}
     assert rt.flags == abi.PF_WFI_NATIVE | abi.PF_IRQ_DIRECT
-    assert b.regions == () and b.spis == frozenset()
+    assert b.regions == () and b.irqs == frozenset()
     assert "pcie@10000000 {" in (tmp_path / "work" / "rt.dts").read_text()
     assert "pcie" not in (tmp_path / "work" / "b.dts").read_text()
 

@@ -102,7 +102,7 @@ def test_riscv64_pcie_owner_gets_its_regions_and_the_unconfined_dma_flag(tmp_pat
     assert rt.regions == ((0x0300_0000, 0x0300_0000, 0x1_0000, abi.RF_DEVICE),
                           (0x3000_0000, 0x3000_0000, 0x1000_0000, abi.RF_DEVICE),
                           (0x4000_0000, 0x4000_0000, 0x4000_0000, abi.RF_DEVICE))
-    assert rt.spis == frozenset({32, 33, 34, 35})            # INTA..INTD at the APLIC
+    assert rt.irqs == frozenset({32, 33, 34, 35})            # INTA..INTD at the APLIC
     assert b.flags == abi.PF_IRQ_DIRECT | abi.PF_WFI_NATIVE and b.regions == ()
     # The hypervisor reads the flag in the record's flags word (offset 100) as bit 2.
     record = data[abi.HEADER.size:][:abi.PARTITION.size]
@@ -124,7 +124,7 @@ def test_unconfined_dma_flag_only_when_asked(tmp_path, stub_image):
                    + partition("rt", cpus=[1], devices=["pcie"])
                    + partition("b", cpus=[2], unconfined_dma=True))
     rt, b = blob.partitions
-    assert blob.flags == abi.CF_SMMUV3
+    assert blob.flags == abi.CF_IOMMU
     assert not rt.flags & abi.PF_UNCONFINED_DMA and len(rt.regions) == 3
     assert b.flags == abi.PF_UNCONFINED_DMA
 

@@ -79,7 +79,7 @@ void set_fast_path_irqs(unsigned cpu, uint64_t n)
 
 bool console_irq_goes_to(unsigned cpu)
 {
-	return fake_hyp_irq == platform.uart_intid && fake_hyp_irq_cpu == cpu;
+	return fake_hyp_irq == platform.uart_irq && fake_hyp_irq_cpu == cpu;
 }
 
 const char *break_partition_init(struct tern_config_partition *c)
@@ -96,14 +96,14 @@ void mend_partition_init(void)
 
 enum fake_exit console_input_interrupt(unsigned cpu)
 {
-	fake_raise_group0(cpu, platform.uart_intid);
+	fake_raise_group0(cpu, platform.uart_irq);
 	return FAKE_ON(cpu, arm64_guest_fiq(fake_guest_regs(cpu)));
 }
 
 bool console_input_completed(unsigned cpu)
 {
-	return fake_sysreg(cpu, "icc_eoir0_el1") == platform.uart_intid &&
-	       fake_sysreg(cpu, "icc_dir_el1") == platform.uart_intid;
+	return fake_sysreg(cpu, "icc_eoir0_el1") == platform.uart_irq &&
+	       fake_sysreg(cpu, "icc_dir_el1") == platform.uart_irq;
 }
 
 const uint32_t msi_flags = 0;

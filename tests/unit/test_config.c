@@ -62,7 +62,7 @@ static void make_valid(unsigned n)
 	hdr.num_partitions = n;
 	hdr.size = (uint32_t)(sizeof(struct tern_config) + n * sizeof(struct tern_config_partition));
 	hdr.board_cpus = 4;
-	hdr.flags = TERN_CF_SMMUV3;
+	hdr.flags = TERN_CF_IOMMU;
 	hdr.ram_size = 2ull << 30;
 	static const char *const names[] = { "rt", "linux", "p2", "p3" };
 	for (unsigned i = 0; i < n; i++)
@@ -241,7 +241,7 @@ static void give_pcie(unsigned i)
 	p->num_regions = 2;
 	p->region[0] = (struct tern_config_region){ 0x3f000000, 0x3f000000, 0x1000000, TERN_RF_DEVICE, 0 };
 	p->region[1] = (struct tern_config_region){ 0x10000000, 0x10000000, 0x2eff0000, TERN_RF_DEVICE, 0 };
-	p->spis[1] = 0xfu << 3;
+	p->irqs[1] = 0xfu << 3;
 }
 
 void test_config_accepts_devices(void)
@@ -253,7 +253,7 @@ void test_config_accepts_devices(void)
 	make_valid(2);
 	part(1).num_regions = 1;
 	part(1).region[0] = (struct tern_config_region){ 0x3eff0000, 0x3eff0000, 0x1000, TERN_RF_DEVICE, 0 };
-	part(1).spis[1] = 1u << 3;
+	part(1).irqs[1] = 1u << 3;
 	CHECK_EQ(validate(), 0);
 }
 
@@ -321,7 +321,7 @@ void test_config_one_device_one_owner(void)
 	make_valid(2);
 	give_pcie(0);
 	part(0).num_regions = 1;
-	part(0).spis[1] = 0;
+	part(0).irqs[1] = 0;
 	part(1).num_regions = 1;
 	part(1).region[0] = (struct tern_config_region){ 0x10000000, 0x10000000, 0x2eff0000, TERN_RF_DEVICE, 0 };
 	CHECK(expect_error("partition linux: region 0x10000000 is part of a device rt has a part of "
@@ -336,15 +336,15 @@ void test_config_one_device_one_owner(void)
 	/* Interrupts only, or interrupts against ranges. */
 	make_valid(2);
 	give_pcie(0);
-	part(0).spis[1] = 0;
-	part(1).spis[1] = 1u << 3;
+	part(0).irqs[1] = 0;
+	part(1).irqs[1] = 1u << 3;
 	CHECK(expect_error("partition linux: interrupt 35 is part of a device rt has a part of"));
 	make_valid(2);
-	part(0).spis[1] = 1u << 4;
-	part(1).spis[1] = 1u << 5;
+	part(0).irqs[1] = 1u << 4;
+	part(1).irqs[1] = 1u << 5;
 	CHECK(expect_error("partition linux: interrupt 37 is part of a device rt has a part of"));
 	make_valid(2);
-	part(0).spis[1] = 1u << 4;
+	part(0).irqs[1] = 1u << 4;
 	part(1).num_regions = 1;
 	part(1).region[0] = io;
 	CHECK(expect_error("partition linux: region 0x3eff0000 is part of a device rt has a part of"));
@@ -362,10 +362,10 @@ void test_config_one_device_one_owner(void)
 	make_valid(2);
 	part(0).num_regions = 1;
 	part(0).region[0] = (struct tern_config_region){ 0x10000000, 0x10000000, 0x1000, TERN_RF_DEVICE, 0 };
-	part(0).spis[1] = 1u << 3;
+	part(0).irqs[1] = 1u << 3;
 	part(1).num_regions = 1;
 	part(1).region[0] = (struct tern_config_region){ 0x20000000, 0x20000000, 0x1000, TERN_RF_DEVICE, 0 };
-	part(1).spis[1] = 1u << 4;
+	part(1).irqs[1] = 1u << 4;
 	CHECK_EQ(config_validate(&hdr, sizeof(raw), &lim, err, sizeof(err)), 0);
 	part(1).region[0].hpa = part(1).region[0].ipa = 0x10001000;
 	CHECK_EQ(config_validate(&hdr, sizeof(raw), &lim, err, sizeof(err)), -1);
@@ -438,7 +438,7 @@ void test_config_rejects_device_errors(void)
 	CHECK(expect_error("partition linux: region 0x3f000000 already given to rt"));
 	make_valid(2);
 	give_pcie(0);
-	part(1).spis[1] = 1u << 5;
+	part(1).irqs[1] = 1u << 5;
 	CHECK(expect_error("interrupt 37 already given to rt"));
 	make_valid(1);
 	give_pcie(0);
@@ -461,15 +461,15 @@ void test_config_rejects_device_errors(void)
 	part(0).num_regions = TERN_MAX_REGIONS + 1;
 	CHECK(expect_error("device regions"));
 	make_valid(1);
-	part(0).spis[0] = 1u << 27; /* the virtual timer PPI */
+	part(0).irqs[0] = 1u << 27; /* the virtual timer PPI */
 	CHECK(expect_error("interrupt 27 is not one of a device this board lets a partition own"));
 	make_valid(1);
-	part(0).spis[9] = 1u << 8; /* INTID 296 */
+	part(0).irqs[9] = 1u << 8; /* INTID 296 */
 	CHECK(expect_error("interrupt 296 is not one"));
 	make_valid(1);
-	part(0).spis[1] = 1u << 1;
+	part(0).irqs[1] = 1u << 1;
 	CHECK(expect_error("interrupt 33 is not one")); /* the hypervisor's console UART */
 	make_valid(1);
-	part(0).spis[1] = 1u << 16; /* a virtio-mmio transport's */
+	part(0).irqs[1] = 1u << 16; /* a virtio-mmio transport's */
 	CHECK(expect_error("interrupt 48 is not one"));
 }

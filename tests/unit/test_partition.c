@@ -25,7 +25,7 @@ static uint32_t power_of(const struct partition *p, uint32_t i)
 static void put_line(struct partition *p, const char *s)
 {
 	while (*s)
-		vpl011_write(&p->uart, 0, (uint8_t)*s++);
+		vuart_transmit(&p->uart, (uint8_t)*s++);
 }
 
 void test_partition_boot(void)
@@ -38,7 +38,7 @@ void test_partition_boot(void)
 	lx->num_regions = 1;
 	lx->region[0] = (struct tern_config_region){ (uintptr_t)fake_ecam, (uintptr_t)fake_ecam,
 						     FAKE_ECAM_SIZE, TERN_RF_DEVICE, 0 };
-	lx->spis[1] = BIT(35 - 32);
+	lx->irqs[1] = BIT(35 - 32);
 	fake_now = 5000;
 	CHECK_EQ(boot_board(), FAKE_EXIT_RUN);
 
@@ -156,34 +156,6 @@ void test_partition_boot_core_fails(void)
 	fake_cpu_start_fails = 1u << 1;
 	CHECK_EQ(fake_boot(0), FAKE_EXIT_BOARD_OFF);
 	CHECK(console_has("tern: error: core 1 did not come online\r\n"));
-}
-
-/* The partition's PL011 through the MMIO region table (partition.c's uart_access). */
-void test_partition_uart_region(void)
-{
-	fake_config_begin(2);
-	add_partition("rt", "0", 0);
-	boot_board();
-	struct vcpu *v = &partition_named("rt")->vcpu[0];
-	uint64_t value = 0x5a;
-
-	CHECK_EQ(mmio_emulate(v, platform.uart_base + 0x30, 8, true, &value), MMIO_ABORT);
-	value = 0x5a;
-	CHECK_EQ(mmio_emulate(v, platform.uart_base + 0x31, 1, true, &value), MMIO_DONE);
-	CHECK_EQ(value, 0);
-	CHECK_EQ(mmio_emulate(v, platform.uart_base + 0x18, 4, false, &value), MMIO_DONE);
-	CHECK_EQ(value, 0x90);
-	value = 0x301;
-	CHECK_EQ(mmio_emulate(v, platform.uart_base + 0x30, 4, true, &value), MMIO_DONE);
-	CHECK_EQ(mmio_emulate(v, platform.uart_base + 0x30, 2, false, &value), MMIO_DONE);
-	CHECK_EQ(value, 0x301);
-	for (const char *s = "hi\n"; *s; s++) {
-		value = (uint8_t)*s;
-		CHECK_EQ(mmio_emulate(v, platform.uart_base, 1, true, &value), MMIO_DONE);
-	}
-	CHECK(console_ends_with("[rt] hi"));
-	CHECK_EQ(mmio_emulate(v, platform.uart_base + vpl011_model.size, 4, false, &value), MMIO_UNHANDLED);
-	CHECK_EQ(mmio_emulate(v, 0x1000, 4, false, &value), MMIO_UNHANDLED);
 }
 
 /* A fault stops the partition: its other vCPUs are stopped, it is taken down, and reported. */

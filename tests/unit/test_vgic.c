@@ -34,9 +34,9 @@ static void vgic_board(void)
 {
 	fake_config_begin(6);
 	struct tern_config_partition *t = add_partition("trap", "0,1,2", 0);
-	t->spis[1] = BIT(35 - 32) | BIT(37 - 32);
+	t->irqs[1] = BIT(35 - 32) | BIT(37 - 32);
 	struct tern_config_partition *d = add_partition("direct", "3,4", TERN_PF_WFI_NATIVE | TERN_PF_IRQ_DIRECT);
-	d->spis[1] = BIT(36 - 32);
+	d->irqs[1] = BIT(36 - 32);
 	boot_board();
 	trap = partition_named("trap");
 	direct = partition_named("direct");

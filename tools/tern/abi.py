@@ -15,8 +15,8 @@ MAX_PARTITIONS = 8
 MAX_VCPUS = 8
 NAME_LEN = 16
 MAX_REGIONS = 8                   # pass-through MMIO regions per partition
-IRQ_WORDS = 32                    # INTID bitmap words: INTIDs 0..1023
-CF_SMMUV3 = 1 << 0                # header flag: the board has its SMMUv3 (iommu=smmuv3)
+IRQ_WORDS = 32                    # interrupt bitmap words: interrupts 0..1023
+CF_IOMMU = 1 << 0                 # header flag: the board has its IOMMU (arm64: SMMUv3, iommu=smmuv3)
 PF_WFI_NATIVE = 1 << 0
 PF_IRQ_DIRECT = 1 << 1
 PF_UNCONFINED_DMA = 1 << 2        # the description accepts that its devices' DMA is not confined
@@ -68,7 +68,7 @@ PARTITION_FIELDS = (
     ("num_regions", "I"),
     ("reserved0", "I"),
     ("region", REGION_FORMAT * MAX_REGIONS),
-    ("spis", f"{IRQ_WORDS}I"),
+    ("irqs", f"{IRQ_WORDS}I"),
     ("initrd_ipa", "Q"),
     ("initrd_size", "Q"),
     ("pristine_initrd_hpa", "Q"),
@@ -125,7 +125,7 @@ class PartitionRecord:
     cpus: tuple                   # physical core of vCPU i; num_vcpus = len(cpus)
     flags: int = 0
     regions: tuple = ()           # Region (ipa, hpa, size, flags), in order
-    spis: frozenset = frozenset()  # INTIDs passed through (SPIs only)
+    irqs: frozenset = frozenset()  # device interrupts passed through (arm64: SPIs' INTIDs)
     initrd_ipa: int = 0
     initrd_size: int = 0           # 0: no initrd
     pristine_initrd_hpa: int = 0
@@ -135,7 +135,7 @@ class PartitionRecord:
 
     def __post_init__(self):
         self.regions = tuple(Region(*r) for r in self.regions)
-        self.spis = frozenset(self.spis)
+        self.irqs = frozenset(self.irqs)
 
     @property
     def num_vcpus(self):
@@ -176,7 +176,7 @@ def pack(blob):
         out += PARTITION.pack(name, p.ram_ipa, p.ram_hpa, p.ram_size, p.entry_ipa, p.dtb_ipa,
                               p.image_ipa, p.image_size, p.pristine_image_hpa,
                               p.pristine_dtb_hpa, p.dtb_size, len(p.cpus), p.flags, *cpus,
-                              len(p.regions), 0, *_region_values(p), *spi_bitmap(p.spis),
+                              len(p.regions), 0, *_region_values(p), *irq_bitmap(p.irqs),
                               p.initrd_ipa, p.initrd_size, p.pristine_initrd_hpa,
                               p.fault_policy, p.max_restarts, p.restart_backoff_us)
     return bytes(out)
@@ -196,18 +196,18 @@ def _region_values(p):
     return values + [0] * (len(REGION_FIELDS) * (MAX_REGIONS - len(p.regions)))
 
 
-def spi_bitmap(intids):
-    """The spis[] words: INTID n is bit (n % 32) of word n / 32."""
+def irq_bitmap(irqs):
+    """The irqs[] words: interrupt n is bit (n % 32) of word n / 32."""
     words = [0] * IRQ_WORDS
-    for n in sorted(intids):
+    for n in sorted(irqs):
         if not SPI_FIRST <= n <= SPI_LAST:
             raise ValueError(f"INTID {n} is not an SPI ({SPI_FIRST}..{SPI_LAST})")
         words[n // 32] |= 1 << (n % 32)
     return words
 
 
-def spis_of(words):
-    """The INTIDs set in a spis[] bitmap."""
+def irqs_of(words):
+    """The interrupts set in an irqs[] bitmap."""
     return frozenset(32 * w + bit for w, word in enumerate(words)
                      for bit in range(32) if word >> bit & 1)
 
@@ -236,7 +236,7 @@ def unpack(data):
         regions = tuple(Region(*values[at + k * width:at + k * width + 4])
                         for k in range(num_regions))
         at += width * MAX_REGIONS
-        spis = spis_of(values[at:at + IRQ_WORDS])
+        irqs = irqs_of(values[at:at + IRQ_WORDS])
         at += IRQ_WORDS
         initrd_ipa, initrd_size, pristine_initrd_hpa = values[at:at + 3]
         fault_policy, max_restarts, restart_backoff_us = values[at + 3:at + 6]
@@ -245,7 +245,7 @@ def unpack(data):
                       entry_ipa=entry_ipa, dtb_ipa=dtb_ipa, image_ipa=image_ipa,
                       image_size=image_size, pristine_image_hpa=pristine_image_hpa,
                       pristine_dtb_hpa=pristine_dtb_hpa, dtb_size=dtb_size, cpus=cpus,
-                      flags=pflags, regions=regions, spis=spis, initrd_ipa=initrd_ipa,
+                      flags=pflags, regions=regions, irqs=irqs, initrd_ipa=initrd_ipa,
                       initrd_size=initrd_size, pristine_initrd_hpa=pristine_initrd_hpa,
                       fault_policy=fault_policy, max_restarts=max_restarts,
                       restart_backoff_us=restart_backoff_us)

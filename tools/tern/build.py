@@ -107,7 +107,7 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
     check_inputs_outside(system, workdir, hypervisor)
     # qemu.system_command gives an arm64 board QEMU's SMMUv3: the hypervisor takes it.
     # ram_size is the RAM QEMU is started with (-m), from the RAM base.
-    flags = abi.CF_SMMUV3 if qemu.system_has_iommu(system.board.arch) else 0
+    flags = abi.CF_IOMMU if qemu.system_has_iommu(system.board.arch) else 0
     blob = abi.ConfigBlob(board_cpus=system.board.cpus, flags=flags, ram_size=system.board.memory)
     partition_loads = []
     for p, pl in zip(system.partitions, placed.partitions):
@@ -152,7 +152,7 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             | (abi.PF_IRQ_DIRECT if p.irq_direct else 0)
             | (abi.PF_UNCONFINED_DMA if p.unconfined_dma else 0),
             regions=tuple(abi.Region(r.ipa, r.hpa, r.size, abi.RF_DEVICE) for r in pl.regions),
-            spis=pl.intids, initrd_ipa=pl.initrd_ipa, initrd_size=pl.initrd_size,
+            irqs=pl.intids, initrd_ipa=pl.initrd_ipa, initrd_size=pl.initrd_size,
             pristine_initrd_hpa=pl.pristine_initrd_hpa,
             fault_policy=FAULT_POLICIES[p.on_fault], max_restarts=p.max_restarts,
             restart_backoff_us=p.restart_backoff_us))

@@ -20,7 +20,7 @@ MiB = 1 << 20
 # on the PCIe bus.
 MACHINE_OPTIONS = QEMU_VIRT_ARM64.qemu_machine_options
 # Hypervisor runs only: QEMU's SMMUv3 in front of the PCIe bus, which Tern programs to confine
-# the DMA of passed-through devices (the config blob says it is there: abi.CF_SMMUV3).  Native
+# the DMA of passed-through devices (the config blob says it is there: abi.CF_IOMMU).  Native
 # runs stay the bare board, where a guest would see it in QEMU's device tree and might use it.
 SYSTEM_MACHINE_OPTIONS = ",iommu=smmuv3"
 PCI_FIRST_SLOT = 2                # [board] pci device i goes in slot PCI_FIRST_SLOT + i

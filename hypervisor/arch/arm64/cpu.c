@@ -164,7 +164,7 @@ void arch_cpu_idle_wait(uint64_t deadline)
 	wfi();
 	uint64_t intid = read_sysreg(icc_iar0_el1);
 	while (intid < 1020) {
-		if (intid == platform.uart_intid)
+		if (intid == platform.uart_irq)
 			console_rx();
 		write_sysreg(icc_eoir0_el1, intid);
 		write_sysreg(icc_dir_el1, intid);

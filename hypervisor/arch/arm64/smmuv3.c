@@ -279,7 +279,7 @@ bool arch_iommu_init(const struct tern_config *cfg, char *err, size_t errlen)
 {
 	const char *why;
 
-	if (!(cfg->flags & TERN_CF_SMMUV3))
+	if (!(cfg->flags & TERN_CF_IOMMU))
 		return true;
 	/* Promised and missing: refuse to boot rather than leave DMA unconfined. */
 	why = platform.arch.smmu_base ? smmu_enable(cfg) : "this board has none";

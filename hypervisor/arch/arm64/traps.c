@@ -395,7 +395,7 @@ void arm64_guest_fiq(struct guest_regs *r)
 	(void)r;
 	if (intid >= 1020)
 		return;
-	if (intid == platform.uart_intid)
+	if (intid == platform.uart_irq)
 		console_rx(); /* drained before the EOI: the UART's line is level-sensitive */
 	write_sysreg(icc_eoir0_el1, intid);
 	if (!c->direct)

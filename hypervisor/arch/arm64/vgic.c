@@ -658,7 +658,7 @@ void arch_partition_irqs_reset(struct partition *p)
 	d->group[0] = 0;
 	/* prio[] and target[] are only ever read for owned SPIs: only those are reset. */
 	for (uint32_t w = 1; w < TERN_IRQ_WORDS; w++) {
-		uint32_t bits = p->cfg->spis[w];
+		uint32_t bits = p->cfg->irqs[w];
 		d->owned[w] = bits;
 		/* A direct guest's interrupts are Group 1 for good: it sees them so. */
 		d->group[w] = direct ? bits : 0;

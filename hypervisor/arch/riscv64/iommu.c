@@ -7,7 +7,7 @@
 
 bool arch_iommu_init(const struct tern_config *cfg, char *err, size_t errlen)
 {
-	if (cfg->flags & TERN_CF_SMMUV3) {
+	if (cfg->flags & TERN_CF_IOMMU) {
 		(void)snprintf(err, errlen, "this board has no IOMMU");
 		return false;
 	}

@@ -76,13 +76,13 @@ static void program_source(struct partition *p, uint32_t s)
 void arch_partition_irqs_reset(struct partition *p)
 {
 	struct vaplic *va = &p->arch.vaplic;
-	const uint32_t *spis = p->cfg->spis;
+	const uint32_t *irqs = p->cfg->irqs;
 
 	(void)memset(va, 0, sizeof(*va));
 	for (uint32_t i = 0; i < p->num_vcpus; i++)
 		p->vcpu[i].arch.idc = (struct vaplic_idc){ 0 };
 	for (uint32_t s = 1; s < APLIC_MAX_SOURCES; s++) {
-		if (!bit_of(spis, s))
+		if (!bit_of(irqs, s))
 			continue;
 		bit_put(va->owned, s, true);
 		source_owner[s] = p;

@@ -92,7 +92,7 @@ uint32_t arch_irq_max_intid(void);
 void arch_partition_irqs_reset(struct partition *p);
 
 /* Take a board interrupt in the hypervisor (the console's input) on core `pcpu`. */
-void arch_hyp_irq_route(uint32_t intid, unsigned pcpu);
+void arch_hyp_irq_route(uint32_t irq, unsigned pcpu);
 
 /* Page-table pages the hypervisor has handed out, and how many it has: it allocates only at boot. */
 void arch_table_pages(uint32_t *used, uint32_t *total);

@@ -27,8 +27,8 @@ struct config_irq {
 
 /*
  * What the board allows.  Everything in a blob is checked against these allow-lists:
- * whatever they do not name (the GIC, the hypervisor's UART, the IOMMU, devices whose DMA
- * nothing confines) no partition can be given.
+ * whatever they do not name (the interrupt controller, the hypervisor's UART, the IOMMU,
+ * devices whose DMA nothing confines) no partition can be given.
  */
 struct config_limits {
 	uint32_t max_cpus;          /* cores the hypervisor supports on this board */

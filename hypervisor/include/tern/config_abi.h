@@ -22,14 +22,15 @@
 #define TERN_MAX_CPUS          8u
 #define TERN_NAME_LEN          16u
 #define TERN_MAX_REGIONS       8u   /* pass-through MMIO regions per partition */
-#define TERN_IRQ_WORDS         32u  /* device interrupt bitmap words: numbers 0..1023 (GIC INTIDs) */
+#define TERN_IRQ_WORDS         32u  /* device interrupt bitmap words: numbers 0..1023 */
 
 /* tern_config.flags */
-#define TERN_CF_SMMUV3         (1u << 0) /* the board has its SMMUv3 (QEMU virt, iommu=smmuv3) */
+/* the board has the IOMMU Tern drives (QEMU virt arm64: its SMMUv3, iommu=smmuv3) */
+#define TERN_CF_IOMMU          (1u << 0)
 
 /* tern_config_partition.flags */
 #define TERN_PF_WFI_NATIVE     (1u << 0) /* guest WFI/WFE run on the core, not trapped */
-#define TERN_PF_IRQ_DIRECT     (1u << 1) /* guest takes its interrupts from the GIC itself */
+#define TERN_PF_IRQ_DIRECT     (1u << 1) /* guest takes its interrupts from the controller itself */
 /* its devices' DMA is not confined: the description accepts a board without an IOMMU */
 #define TERN_PF_UNCONFINED_DMA (1u << 2)
 
@@ -73,7 +74,12 @@ struct tern_config_partition {
 	uint32_t num_regions;
 	uint32_t reserved0;
 	struct tern_config_region region[TERN_MAX_REGIONS]; /* devices passed through */
-	uint32_t spis[TERN_IRQ_WORDS];  /* SPIs passed through: bit (n % 32) of word n / 32 = INTID n */
+	/*
+	 * Device interrupts passed through: interrupt n is bit (n % 32) of word n / 32, numbered
+	 * as the board's interrupt controller numbers them (arm64: GIC INTIDs; riscv64: APLIC
+	 * sources).
+	 */
+	uint32_t irqs[TERN_IRQ_WORDS];
 	uint64_t initrd_ipa;            /* initial ramdisk named in the device tree (size 0: none) */
 	uint64_t initrd_size;
 	uint64_t pristine_initrd_hpa;   /* untouched copy of the initrd (0: none) */

@@ -94,7 +94,10 @@ enum power_result {
 	POWER_INVALID_ADDRESS,   /* the entry point is outside the partition's RAM */
 };
 
-/* PSCI's meaning on the calling vCPU's own partition; vCPUs are named by index (< num_vcpus). */
+/*
+ * Start vCPU `target` of the caller's own partition (vCPUs are named by index, < num_vcpus),
+ * as the firmware interface means it (PSCI CPU_ON on arm64, SBI HSM hart_start on riscv64).
+ */
 enum power_result vcpu_cpu_on(struct vcpu *caller, uint32_t target, uint64_t entry,
 			      uint64_t context);
 /* The power state of vCPU `target`. */
@@ -124,7 +127,7 @@ void partition_print_stats(struct partition *p);
 /* Hypervisor boot timestamps, counter ticks since board reset; printed at power-off. */
 struct boot_times {
 	uint64_t entry;     /* first hypervisor instruction */
-	uint64_t mmu_on;    /* EL2 MMU and caches on */
+	uint64_t mmu_on;    /* the hypervisor's MMU and caches on */
 	uint64_t ready;     /* every partition created, secondary cores started */
 };
 extern struct boot_times boot_times;

@@ -42,7 +42,7 @@ struct platform_desc {
 	const char *name;
 	paddr_t uart_base;          /* hypervisor console, and the partitions' view of their UART */
 	const struct vuart_model *uart_model; /* the partitions' UART: the board's own kind */
-	uint32_t uart_intid;
+	uint32_t uart_irq;
 	uint32_t uart_rate;         /* bytes a second the console UART carries: a partition's share */
 	paddr_t ram_base;           /* also every partition's RAM IPA */
 	uint64_t ram_max;           /* board RAM never extends further than this from ram_base */
@@ -53,8 +53,8 @@ struct platform_desc {
 	uint32_t max_cpus;
 	/*
 	 * Allow-lists: the device ranges and interrupts a partition may be given.  Anything
-	 * else (the GIC, the console UART, the SMMU, an ITS, fw_cfg, virtio-mmio transports
-	 * whose DMA no IOMMU confines, ...) stays the hypervisor's or nobody's.
+	 * else (the interrupt controller, the console UART, the IOMMU, fw_cfg, virtio-mmio
+	 * transports whose DMA no IOMMU confines, ...) stays the hypervisor's or nobody's.
 	 */
 	const struct platform_range *devices;
 	uint32_t num_devices;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Virtual interrupts that are pending but have no list register yet.
- * Served strictly by priority (lower value first), then by INTID, so a
- * guest sees the same order as with an unlimited number of list registers.
+ * Virtual interrupts that are pending but have no injection slot yet (arm64: a GIC list
+ * register).  Served strictly by priority (lower value first), then by number, so a
+ * guest sees the same order as with an unlimited number of slots.
  */
 #ifndef TERN_VIRQ_QUEUE_H
 #define TERN_VIRQ_QUEUE_H
@@ -18,12 +18,12 @@ struct virq_queue {
 };
 
 void virq_queue_init(struct virq_queue *q);
-/* Adding an INTID already queued keeps one entry, at the new priority. */
-void virq_queue_push(struct virq_queue *q, uint32_t intid, uint8_t prio);
-bool virq_queue_peek(const struct virq_queue *q, uint32_t *intid, uint8_t *prio);
-bool virq_queue_pop(struct virq_queue *q, uint32_t *intid, uint8_t *prio);
-bool virq_queue_remove(struct virq_queue *q, uint32_t intid);
-bool virq_queue_contains(const struct virq_queue *q, uint32_t intid);
+/* Adding an interrupt already queued keeps one entry, at the new priority. */
+void virq_queue_push(struct virq_queue *q, uint32_t irq, uint8_t prio);
+bool virq_queue_peek(const struct virq_queue *q, uint32_t *irq, uint8_t *prio);
+bool virq_queue_pop(struct virq_queue *q, uint32_t *irq, uint8_t *prio);
+bool virq_queue_remove(struct virq_queue *q, uint32_t irq);
+bool virq_queue_contains(const struct virq_queue *q, uint32_t irq);
 
 static inline bool virq_queue_empty(const struct virq_queue *q)
 {

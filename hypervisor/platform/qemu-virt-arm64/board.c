@@ -22,7 +22,7 @@ const struct platform_desc platform = {
 	.name = "qemu-virt",
 	.uart_base = 0x09000000,
 	.uart_model = &vpl011_model,
-	.uart_intid = 33,
+	.uart_irq = 33,
 	.uart_rate = 115200 / 10, /* 115200 baud, a start and a stop bit a byte */
 	.ram_base = 0x40000000,
 	.ram_max = GiB(3),          /* highmem=off: RAM ends by 4 GiB */

@@ -25,7 +25,7 @@ struct tern_config *fake_config_begin(uint32_t board_cpus)
 	cfg->version = TERN_CONFIG_VERSION;
 	cfg->size = sizeof(*cfg);
 	cfg->board_cpus = board_cpus;
-	cfg->flags = TERN_CF_SMMUV3;
+	cfg->flags = TERN_CF_IOMMU;
 	cfg->ram_size = FAKE_RAM_SIZE;
 	fake_board_reset();
 	return cfg;

@@ -2,20 +2,27 @@
 # configuration can reach, unchanged, on the fake architecture (fake.h).  Include with HYP set
 # to the hypervisor tree, FAKE to this directory and ARCH to the port (arm64 if unset).
 ARCH ?= arm64
+# The partitions' UART model, as the port's board has it (platform/*/platform.mk's VUART).
+VUART_arm64 := pl011
+VUART_riscv64 := ns16550
+VUART := $(VUART_$(ARCH))
 HOST_SUT_arm64 := $(HYP)/arch/arm64/vgic.c $(HYP)/arch/arm64/traps.c $(HYP)/arch/arm64/esr.c \
 	$(HYP)/arch/arm64/vcpu.c
 HOST_SUT_riscv64 := $(HYP)/arch/riscv64/vcpu.c $(HYP)/arch/riscv64/traps.c \
 	$(HYP)/arch/riscv64/firmware.c $(HYP)/arch/riscv64/aplic.c $(HYP)/arch/riscv64/vaplic.c \
 	$(HYP)/arch/riscv64/decode.c $(HYP)/arch/riscv64/stage2.c
-HOST_SUT := $(wildcard $(HYP)/core/*.c) $(HYP)/lib/printf.c $(HOST_SUT_$(ARCH))
+HOST_SUT := $(wildcard $(HYP)/core/*.c $(HYP)/devices/$(VUART)/*.c) $(HYP)/lib/printf.c \
+	$(HOST_SUT_$(ARCH))
 FAKE_SRCS := $(wildcard $(FAKE)/*.c) $(wildcard $(FAKE)/$(ARCH)/*.c)
 HOST_DEPS := $(HOST_SUT) $(FAKE_SRCS) $(wildcard $(FAKE)/*.h) $(wildcard $(FAKE)/$(ARCH)/*.h) \
 	$(wildcard $(HYP)/include/tern/*.h) $(wildcard $(HYP)/arch/$(ARCH)/include/arch/*.h) \
+	$(wildcard $(HYP)/devices/$(VUART)/*.h) \
 	$(wildcard $(HYP)/arch/$(ARCH)/*.h)
 # TERN_HOST: the arch headers' host mode.  The hypervisor's printf replaces libc's under its
 # own name.
 HOST_CFLAGS := -std=c11 -g -Wall -Wextra -Werror -DTERN_HOST -I$(HYP)/include \
-	-I$(HYP)/arch/$(ARCH)/include -I$(FAKE) -I$(FAKE)/$(ARCH) -fno-omit-frame-pointer \
+	-I$(HYP)/arch/$(ARCH)/include -I$(HYP)/devices/$(VUART) -I$(FAKE) -I$(FAKE)/$(ARCH) \
+	-DFAKE_VUART_MODEL=v$(VUART)_model -fno-omit-frame-pointer \
 	-Dvsnprintf=tern_vsnprintf -Dsnprintf=tern_snprintf
 # riscv64: linked at a fixed address, not as PIE.  The fake's RAM (fake_ram, a static array)
 # is the partitions' guest-physical memory, which must lie inside the G-stage's input range

@@ -10,7 +10,7 @@
 
 static void own(struct tern_config_partition *c, uint32_t source)
 {
-	c->spis[source / 32] |= 1u << (source % 32);
+	c->irqs[source / 32] |= 1u << (source % 32);
 }
 
 enum fake_exit rv_boot(void)
@@ -157,7 +157,7 @@ void set_fast_path_irqs(unsigned cpu, uint64_t n)
 /* Level-high, into the console core's own file with the console's identity. */
 bool console_irq_goes_to(unsigned cpu)
 {
-	uint32_t s = platform.uart_intid;
+	uint32_t s = platform.uart_irq;
 
 	return fake_aplic_reg(0x4 + 4 * (s - 1)) == 6 &&
 	       fake_aplic_reg(0x3004 + 4 * (s - 1)) == ((cpu << 18) | EIID_CONSOLE);
@@ -179,7 +179,7 @@ void mend_partition_init(void)
 /* Its identity in the console core's own file; the line stays high, so the board sends it again. */
 enum fake_exit console_input_interrupt(unsigned cpu)
 {
-	uint32_t s = platform.uart_intid;
+	uint32_t s = platform.uart_irq;
 
 	fake_aplic_input[s / 32] |= 1u << (s % 32);
 	fake_raise_eiid(cpu, EIID_CONSOLE);
@@ -188,7 +188,7 @@ enum fake_exit console_input_interrupt(unsigned cpu)
 
 bool console_input_completed(unsigned cpu)
 {
-	uint32_t s = platform.uart_intid;
+	uint32_t s = platform.uart_irq;
 
 	(void)cpu;
 	return (fake_aplic_reg(0x1c00 + 4 * (s / 32)) >> (s % 32)) & 1u;

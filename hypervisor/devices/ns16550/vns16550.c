@@ -32,7 +32,7 @@
 #define MSR_DCD      0x80u
 
 /* Modem status: the lines up; in loopback, MCR's outputs fed back (drivers probe with it). */
-static uint8_t modem_status(const struct vns16550_regs *r)
+static uint8_t modem_status(const struct vuart_regs *r)
 {
 	uint8_t mcr = r->mcr;
 
@@ -42,7 +42,7 @@ static uint8_t modem_status(const struct vns16550_regs *r)
 	return (uint8_t)(((mcr & 1u) << 5) | ((mcr & 2u) << 3) | ((mcr & 4u) << 4) | ((mcr & 8u) << 4));
 }
 
-static uint8_t ns16550_read(const struct vns16550_regs *r, uint64_t reg)
+static uint8_t ns16550_read(const struct vuart_regs *r, uint64_t reg)
 {
 	bool dlab = r->lcr & LCR_DLAB;
 
@@ -62,7 +62,7 @@ static uint8_t ns16550_read(const struct vns16550_regs *r, uint64_t reg)
 
 static void ns16550_write(struct vuart *u, uint64_t reg, uint8_t value)
 {
-	struct vns16550_regs *r = &u->regs.ns16550;
+	struct vuart_regs *r = &u->regs;
 	bool dlab = r->lcr & LCR_DLAB;
 
 	switch (reg) {
@@ -93,7 +93,7 @@ static enum mmio_result vns16550_access(struct vuart *u, uint64_t offset, unsign
 	if (write)
 		ns16550_write(u, offset, (uint8_t)*value);
 	else
-		*value = ns16550_read(&u->regs.ns16550, offset);
+		*value = ns16550_read(&u->regs, offset);
 	return MMIO_DONE;
 }
 

@@ -27,13 +27,13 @@ uint32_t vpl011_read(struct vuart *u, uint32_t offset)
 {
 	switch (offset) {
 	case UARTFR:    return FR_TXFE | FR_RXFE; /* transmit never busy, nothing to receive */
-	case UARTIBRD:  return u->regs.pl011.ibrd;
-	case UARTFBRD:  return u->regs.pl011.fbrd;
-	case UARTLCR_H: return u->regs.pl011.lcr_h;
-	case UARTCR:    return u->regs.pl011.cr;
-	case UARTIFLS:  return u->regs.pl011.ifls;
-	case UARTIMSC:  return u->regs.pl011.imsc;
-	case UARTDMACR: return u->regs.pl011.dmacr;
+	case UARTIBRD:  return u->regs.ibrd;
+	case UARTFBRD:  return u->regs.fbrd;
+	case UARTLCR_H: return u->regs.lcr_h;
+	case UARTCR:    return u->regs.cr;
+	case UARTIFLS:  return u->regs.ifls;
+	case UARTIMSC:  return u->regs.imsc;
+	case UARTDMACR: return u->regs.dmacr;
 	default:
 		if (offset >= UARTPERIPHID0 && offset < UARTPERIPHID0 + 32 && !(offset & 3))
 			return pl011_id[(offset - UARTPERIPHID0) / 4];
@@ -45,13 +45,13 @@ void vpl011_write(struct vuart *u, uint32_t offset, uint32_t value)
 {
 	switch (offset) {
 	case UARTDR:    vuart_transmit(u, (uint8_t)value); return;
-	case UARTIBRD:  u->regs.pl011.ibrd = value; return;
-	case UARTFBRD:  u->regs.pl011.fbrd = value; return;
-	case UARTLCR_H: u->regs.pl011.lcr_h = value; return;
-	case UARTCR:    u->regs.pl011.cr = value; return;
-	case UARTIFLS:  u->regs.pl011.ifls = value; return;
-	case UARTIMSC:  u->regs.pl011.imsc = value; return;
-	case UARTDMACR: u->regs.pl011.dmacr = value; return;
+	case UARTIBRD:  u->regs.ibrd = value; return;
+	case UARTFBRD:  u->regs.fbrd = value; return;
+	case UARTLCR_H: u->regs.lcr_h = value; return;
+	case UARTCR:    u->regs.cr = value; return;
+	case UARTIFLS:  u->regs.ifls = value; return;
+	case UARTIMSC:  u->regs.imsc = value; return;
+	case UARTDMACR: u->regs.dmacr = value; return;
 	default:        return; /* ICR and read-only registers */
 	}
 }
