@@ -2,8 +2,9 @@
 # configuration can reach, unchanged, on the fake architecture (fake.h).  Include with HYP set
 # to the hypervisor tree, FAKE to this directory and ARCH to the port (arm64 if unset).
 ARCH ?= arm64
-HOST_SUT_arm64 := $(HYP)/arch/arm64/vgic.c $(HYP)/arch/arm64/traps.c $(HYP)/arch/arm64/esr.c \
-	$(HYP)/arch/arm64/vcpu.c $(HYP)/arch/riscv64/insn.c
+HOST_SUT_arm64 := $(HYP)/arch/arm64/vgicv3.c $(HYP)/arch/arm64/traps.c $(HYP)/arch/arm64/decode.c \
+	$(HYP)/arch/arm64/vcpu.c $(HYP)/arch/arm64/firmware.c \
+	$(HYP)/arch/riscv64/insn.c
 HOST_SUT_riscv64 := $(HYP)/arch/riscv64/vcpu.c $(HYP)/arch/riscv64/aplic.c \
 	$(HYP)/arch/riscv64/insn.c $(HYP)/arch/riscv64/gstage.c
 HOST_SUT := $(wildcard $(HYP)/core/*.c) $(HYP)/lib/printf.c $(HOST_SUT_$(ARCH))

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * arch/arm64/vgic.c on the fake GIC: the distributor register decode, guest GICD/GICR accesses
+ * arch/arm64/vgicv3.c on the fake GIC: the distributor register decode, guest GICD/GICR accesses
  * through mmio_emulate (alignment, sizes, ownership, the physical state they change), changes
  * posted to the vCPU's own core, list registers and the queue, SGIs, leaving a core.
  */
 #include <string.h>
 #include <arch/gicv3.h>
+#include <arch/vgicv3.h>
 #include <arch/partition.h>
 #include <tern/partition.h>
 #include <arch/sysreg.h>

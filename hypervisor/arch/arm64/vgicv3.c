@@ -18,6 +18,7 @@
  */
 #include <arch/gicv3.h>
 #include <arch/partition.h>
+#include <arch/vgicv3.h>
 #include <tern/partition.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
