@@ -124,6 +124,10 @@ bool arch_cpu_start(unsigned pcpu)
 	return firmware_call(PSCI_CPU_ON_64, pcpu, (uintptr_t)secondary_entry, pcpu) == 0;
 }
 
+/*
+ * YIELD: under QEMU's icount every core runs in turn on one thread, and a core that waits for
+ * another without it can keep that core from running.
+ */
 void arch_cpu_relax(void)
 {
 	__asm__ volatile("yield" ::: "memory");

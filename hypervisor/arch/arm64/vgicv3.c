@@ -697,11 +697,6 @@ void arch_partition_irqs_reset(struct partition *p)
 	spin_unlock(&d->lock);
 }
 
-uint32_t arch_irq_max_intid(void)
-{
-	return gic_nr_irqs - 1;
-}
-
 /*
  * A direct vCPU's interrupts are Group 1 at the physical CPU interface, taken by the guest:
  * a core waiting at EL2 for a trapped WFI would not see them as the guest's.

@@ -21,6 +21,8 @@ bool arch_cpu_start(unsigned pcpu);
 __attribute__((noreturn)) void arch_cpu_return_to_idle(void);
 /* Make another core look at its vCPU's requests. */
 void arch_cpu_kick(unsigned pcpu);
+/* Spin-wait politely (a cross-core wait's loop body). */
+void arch_cpu_relax(void);
 /*
  * Sleep until something may have changed for this core (a kick or an interrupt), or until the
  * counter reaches `deadline` (0: no deadline).
@@ -81,8 +83,6 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id);
  */
 bool arch_direct_wfi_trap(void);
 
-/* The highest INTID the interrupt controller implements (pass-through SPIs stay below it). */
-uint32_t arch_irq_max_intid(void);
 /*
  * Put the partition's pass-through interrupts in their reset state: disabled, nothing pending
  * or active, routed to vCPU 0.  At boot, when the partition ends and before it restarts.

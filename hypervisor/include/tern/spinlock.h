@@ -10,6 +10,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <tern/arch.h>
 
 struct spinlock {
 	_Atomic unsigned next;    /* the ticket the next arrival takes */
@@ -17,12 +18,6 @@ struct spinlock {
 };
 
 #define SPINLOCK_INIT { 0, 0 }
-
-/*
- * A hint inside a wait loop (arm64: YIELD).  Under QEMU's icount every core runs in turn on
- * one thread, and a core that waits for another without it can keep that core from running.
- */
-void arch_cpu_relax(void);
 
 static inline void spin_lock_init(struct spinlock *l)
 {

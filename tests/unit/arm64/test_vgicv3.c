@@ -388,7 +388,7 @@ void test_vgic_distributor_control(void)
 	CHECK_EQ(rd(t0, GICD(GICD_ITARGETSR + 35), 1), 0);
 	CHECK_EQ(rd(t0, GICD(GICD_IGRPMODR + 4), 4), 0);
 	CHECK_EQ(ignored(t0), 0);
-	CHECK_EQ(arch_irq_max_intid(), 287);
+	CHECK_EQ(gic_nr_irqs - 1, 287); /* the highest INTID the GIC implements */
 }
 
 /* ---- redistributors ---- */

@@ -390,11 +390,6 @@ bool arch_direct_wfi_trap(void)
 	return true;
 }
 
-uint32_t arch_irq_max_intid(void)
-{
-	return 1023;
-}
-
 /* cpu.c's: the board's harts' files are FAKE_IMSIC_STRIDE apart, as a partition's vCPUs'. */
 paddr_t riscv_imsic_hart_file(unsigned hart)
 {
