@@ -7,8 +7,8 @@
 
 #ifdef TERN_HOST
 /*
- * Host tests (tests/unit/fake): the fake GIC behind these (tests/unit/fake/arm64) acts on its registers as the
- * hardware would (set/clear pairs) and logs every access.
+ * Host tests (tests/unit/fake/arm64): the fake GIC behind these acts on its registers as
+ * the hardware would (set/clear pairs) and logs every access.
  */
 void mmio_write8(uintptr_t a, uint8_t v);
 uint32_t mmio_read32(uintptr_t a);
