@@ -1,22 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The firmware interface: a guest's PSCI calls, and the hypervisor's own calls of the board's. */
+/* The firmware interface a guest calls: PSCI over SMCCC (the board's own: arch/firmware.h). */
 #include <arch/cpu.h>
 #include <arch/firmware.h>
 #include <tern/partition.h>
-
-#ifndef TERN_HOST
-/* Host tests stand in for the board's firmware (tests/unit/fake/arch.c): no SMC to the host. */
-uint64_t firmware_call(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
-{
-	register uint64_t x0 __asm__("x0") = fn;
-	register uint64_t x1 __asm__("x1") = a1;
-	register uint64_t x2 __asm__("x2") = a2;
-	register uint64_t x3 __asm__("x3") = a3;
-
-	__asm__ volatile("smc #0" : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3) : : "memory");
-	return x0;
-}
-#endif
 
 static bool psci_supported(uint32_t fn)
 {

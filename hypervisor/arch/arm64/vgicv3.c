@@ -11,7 +11,7 @@
  * (STAT_GIC_IGNORED).
  *
  * Who writes what: a vCPU's core alone writes its own list registers, lr_template[] and
- * queue (struct arm64_cpu) and its held SGIs (struct arch_vcpu).  The virtual distributor and redistributors (struct vgic_dist)
+ * queue (struct arm64_cpu).  The virtual distributor and redistributors (struct vgic_dist)
  * are written by any vCPU of the partition under the distributor's lock; a change another
  * core must act on is posted to it (vgic_post) and applied there (vgic_sync), so no core
  * ever rewrites another's delivery state under its feet.
@@ -199,7 +199,7 @@ void vgic_inject(struct arm64_cpu *c, uint32_t intid)
 	uint8_t worst = prio;
 
 	if (intid < 16 && !(atomic_load(&c->vgic.redist->enabled) & BIT(intid))) {
-		c->vcpu->arch.sgi_held |= (uint32_t)BIT(intid);
+		g->sgi_held |= (uint32_t)BIT(intid);
 		return;
 	}
 	for (unsigned n = 0; n < gic_nr_lrs; n++) {
@@ -363,7 +363,7 @@ static void apply_state(struct arm64_cpu *c, uint32_t unpend, uint32_t deactivat
 	struct virq_queue *q = &c->vgic.queue;
 	uint32_t in_lrs = 0;
 
-	c->vcpu->arch.sgi_held &= ~unpend;
+	c->vgic.sgi_held &= ~unpend;
 	for (unsigned n = 0; n < gic_nr_lrs; n++) {
 		uint64_t lr = gic_read_lr(n);
 		uint32_t id = (uint32_t)(lr & ICH_LR_VINTID_MASK);
@@ -409,8 +409,8 @@ static void vgic_sync(struct arm64_cpu *c)
 		apply_state(c, atomic_exchange(&r->unpend, 0), atomic_exchange(&r->deactivate, 0),
 			    atomic_exchange(&r->activate, 0));
 	if (sync & VGIC_SYNC_ENABLES) {
-		uint32_t release = c->vcpu->arch.sgi_held & atomic_load(&r->enabled);
-		c->vcpu->arch.sgi_held &= ~release;
+		uint32_t release = c->vgic.sgi_held & atomic_load(&r->enabled);
+		c->vgic.sgi_held &= ~release;
 		for (; release; release &= release - 1)
 			vgic_inject(c, (uint32_t)__builtin_ctz(release));
 	}
@@ -492,7 +492,7 @@ void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v)
 
 	c->vcpu = v;
 	c->vgic.redist = r;
-	v->arch.sgi_held = 0;
+	c->vgic.sgi_held = 0;
 	c->vgic.fast_path_off = false;
 	virq_queue_init(&c->vgic.queue);
 	/* lr_template[] is all zero here: at boot, and since vgic_quiesce() cleared it. */
@@ -576,8 +576,8 @@ void vgic_quiesce(struct arm64_cpu *c)
 			gic_ppi_clear(c->gicr, i);
 	}
 	/* SGIs raised while disabled stay pending in its redistributor, as on the board. */
-	atomic_fetch_or(&r->pending, c->vcpu->arch.sgi_held);
-	c->vcpu->arch.sgi_held = 0;
+	atomic_fetch_or(&r->pending, c->vgic.sgi_held);
+	c->vgic.sgi_held = 0;
 	clear_virtual_active();
 	clear_templates(c);
 	write_sysreg(ich_hcr_el2, ICH_HCR_EN);
@@ -967,7 +967,7 @@ static uint32_t redist_state(const struct vcpu *t, bool active)
 			state |= (uint32_t)BIT(id);
 	}
 	if (!active)
-		state |= c->vcpu->arch.sgi_held | (uint32_t)c->vgic.queue.pending[0];
+		state |= c->vgic.sgi_held | (uint32_t)c->vgic.queue.pending[0];
 	return state;
 }
 

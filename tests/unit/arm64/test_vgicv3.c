@@ -628,10 +628,10 @@ void test_vgic_sgi_held_while_disabled(void)
 {
 	vgic_board();
 	sgi_to_self(t0, 3);
-	CHECK_EQ(cpus[0].vcpu->arch.sgi_held, 1u << 3);
+	CHECK_EQ(cpus[0].vgic.sgi_held, 1u << 3);
 	CHECK_EQ(lr_holding(0, 3), -1);
 	wr(t0, GICR(0, SGI_FRAME + GICD_ISENABLER), 4, 1u << 3);
-	CHECK_EQ(cpus[0].vcpu->arch.sgi_held, 0);
+	CHECK_EQ(cpus[0].vgic.sgi_held, 0);
 	CHECK(lr_holding(0, 3) >= 0);
 }
 
@@ -747,7 +747,7 @@ void test_vgic_pending_state_trap(void)
 	fake_dir_count[0] = 0;
 	wr(t0, UNPEND(0), 4, BIT(4) | BIT(6));
 	CHECK_EQ(rd(t0, PEND(0), 4), 0);
-	CHECK_EQ(cpus[0].vcpu->arch.sgi_held, 0);
+	CHECK_EQ(cpus[0].vgic.sgi_held, 0);
 	CHECK_EQ(lr_holding(0, 4), -1);
 	CHECK_EQ(fake_dir_count[0], 0);                      /* SGIs are virtual */
 	wr(t0, DEACT(0), 4, BIT(PPI_VTIMER));
@@ -835,7 +835,7 @@ void test_vgic_quiesce(void)
 	fake_lrs[0][2] = ICH_LR_PENDING | 3;                                    /* a virtual SGI */
 	virq_queue_push(&c->vgic.queue, 30, 0x40);
 	virq_queue_push(&c->vgic.queue, 4, 0x40);
-	c->vcpu->arch.sgi_held = 1u << 6;
+	c->vgic.sgi_held = 1u << 6;
 	fake_sysreg_set(0, "ich_vtr_el2", (6ull << 26) | 3);  /* 7 preemption bits: 4 AP registers */
 	fake_sysreg_set(0, "ich_ap1r3_el2", 5);
 	fake_sysreg_set(0, "ich_ap0r2_el2", 5);
@@ -852,7 +852,7 @@ void test_vgic_quiesce(void)
 	CHECK(virq_queue_empty(&c->vgic.queue));
 	CHECK_EQ(phys32(fake_gicr[0] + GICR_SGI_BASE, GICD_ISENABLER) & OWNED_PPIS, 0);
 	CHECK_EQ(atomic_load(&t0->arch.redist.pending), 1u << 6);
-	CHECK_EQ(c->vcpu->arch.sgi_held, 0);
+	CHECK_EQ(c->vgic.sgi_held, 0);
 	CHECK_EQ(fake_sysreg(0, "ich_ap1r3_el2"), 0);
 	CHECK_EQ(fake_sysreg(0, "ich_ap0r2_el2"), 0);
 	for (uint32_t i = 0; i < NR_INTIDS; i++)

@@ -40,17 +40,20 @@ struct guest_regs {
 };
 
 /*
- * The running vCPU's delivery state beside its list registers, a per-core cache of the
- * vCPU's: the interrupt and SGI paths (vgicv3.c) reach it at a fixed offset from the core's
- * struct, with no pointer to follow (kept in struct arch_vcpu, the queue cost two
- * instructions on the trap-and-inject SGI path).  `redist` points at the vCPU's own virtual
- * redistributor (set when it enters); the queue is its list registers' overflow, which a
- * vCPU switch would save and restore with them; fast_path_off follows the queue.
+ * The running vCPU's delivery state beside its list registers, kept per core: the interrupt
+ * and SGI paths (vgicv3.c) reach it at a fixed offset from the core's struct, with no pointer
+ * to follow.  In struct arch_vcpu instead, the queue cost the trap-and-inject SGI path two
+ * instructions and the held SGIs cost every vCPU entry and stop one or two (measured).
+ * `redist` points at the vCPU's own virtual redistributor, its state that outlives the
+ * vCPU's stay on the core (set when it enters); the rest is reset at entry and emptied at
+ * stop (held SGIs into the redistributor's pending bits), and is what a vCPU switch would
+ * save and restore with the list registers; fast_path_off follows the queue.
  */
 struct vgic_redist;
 
 struct vgic_cpu {
 	struct vgic_redist *redist; /* the vCPU's virtual redistributor (set when it enters) */
+	uint32_t sgi_held;       /* SGIs raised while disabled, delivered on enable */
 	bool fast_path_off;      /* queue non-empty: every injection takes the ordered path */
 	struct virq_queue queue;
 };

@@ -61,13 +61,8 @@ struct arch_partition {
 	struct vgic_dist dist;
 };
 
-/*
- * The rest of the vCPU's virtual interrupt state (what its core caches for it is struct
- * arm64_cpu's `vgic`): the SGIs raised while disabled, which only its running core touches.
- */
 struct arch_vcpu {
 	struct vgic_redist redist;
-	uint32_t sgi_held;       /* SGIs raised while disabled, delivered on enable */
 };
 
 #endif
