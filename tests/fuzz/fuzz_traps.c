@@ -13,7 +13,7 @@
  * partition's vCPUs are untouched, and the power invariants hold once the cores have settled.
  */
 #include <string.h>
-#include <arch/esr.h>
+#include <arch/decode.h>
 #include <arch/sysreg.h>
 #include <tern/platform.h>
 #include "harness.h"

@@ -18,6 +18,7 @@
  */
 #include <string.h>
 #include <arch/gicv3.h>
+#include <arch/vgicv3.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/mmio.h>

@@ -104,7 +104,7 @@ def test_su_malformed_line_is_an_error():
 def test_same_function_name_in_two_files_is_refused():
     with pytest.raises(StackError, match="spi_owned is defined twice"):
         merge_frames([("a", parse_su("core/config.c:43:spi_owned\t16\tstatic\n")),
-                      ("b", parse_su("arch/vgic.c:73:spi_owned\t0\tstatic\n"))])
+                      ("b", parse_su("arch/vgicv3.c:73:spi_owned\t0\tstatic\n"))])
 
 
 def test_objdump_branches():

@@ -4,9 +4,6 @@
 #define TERN_TEST_SYSTEM_H
 
 #include <arch/cpu.h>
-#if __has_include(<arch/psci.h>)
-#include <arch/psci.h> /* arm64's tests call PSCI by its names */
-#endif
 #include <tern/config_abi.h>
 #include <tern/partition.h>
 #include "fake.h"
@@ -21,7 +18,7 @@ struct partition *partition_named(const char *name);
 /* The board UART shows `text` (anywhere, or as the last line). */
 bool console_has(const char *text);
 bool console_ends_with(const char *line);
-/* arm64 (system_arm64.c): the vCPU on `cpu` makes an SMCCC call through HVC; x0 afterwards. */
+/* arm64 (arm64/system.c): the vCPU on `cpu` makes an SMCCC call through HVC; x0 afterwards. */
 enum fake_exit hvc(unsigned cpu, uint64_t x0, uint64_t x1, uint64_t x2, uint64_t x3);
 uint64_t x0_of(unsigned cpu);
 

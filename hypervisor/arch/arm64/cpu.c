@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Core bring-up, idling, kicks, and entering a vCPU. */
+/* The physical core: bring-up, idling, kicks, the counter, the board's power, a hypervisor panic. */
 #include <arch/entry.h>
+#include <arch/firmware.h>
 #include <arch/gicv3.h>
 #include <arch/partition.h>
-#include <arch/psci.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/console.h>
@@ -11,8 +11,6 @@
 #include <tern/partition.h>
 #include <tern/platform.h>
 
-#define SPSR_EL1H_MASKED    0x3c5u    /* EL1h, D A I F masked: the boot protocol's entry state */
-#define SCTLR_EL1_RESET     0x30d00800u
 #define CNTHCTL_EL1PCTEN    BIT(0)
 #define CNTHCTL_EL1PCEN     BIT(1)
 
@@ -20,17 +18,6 @@ struct arm64_cpu cpus[MAX_CPUS];
 /* Page-aligned, in the image's first 2 MiB (hyp.ld): mmu.c leaves each guard page out. */
 struct core_stack cpu_stacks[MAX_CPUS] __attribute__((aligned(4096), section(".noinit.stacks")));
 uint8_t panic_stacks[MAX_CPUS][PANIC_STACK_SIZE] __attribute__((aligned(16), section(".noinit")));
-
-static uint64_t firmware_call(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3)
-{
-	register uint64_t x0 __asm__("x0") = fn;
-	register uint64_t x1 __asm__("x1") = a1;
-	register uint64_t x2 __asm__("x2") = a2;
-	register uint64_t x3 __asm__("x3") = a3;
-
-	__asm__ volatile("smc #0" : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3) : : "memory");
-	return x0;
-}
 
 static void cpu_early(unsigned id)
 {
@@ -137,6 +124,10 @@ bool arch_cpu_start(unsigned pcpu)
 	return firmware_call(PSCI_CPU_ON_64, pcpu, (uintptr_t)secondary_entry, pcpu) == 0;
 }
 
+/*
+ * YIELD: under QEMU's icount every core runs in turn on one thread, and a core that waits for
+ * another without it can keep that core from running.
+ */
 void arch_cpu_relax(void)
 {
 	__asm__ volatile("yield" ::: "memory");
@@ -196,155 +187,6 @@ uint64_t arch_counter_freq(void)
 	return read_sysreg(cntfrq_el0);
 }
 
-/*
- * A direct vCPU's SGI writes are filtered in the vector (vectors.S, guest_sgi) when its
- * partition's cores are contiguous: vCPU i's target-list bit then maps to physical Aff0
- * cpus[0] + i by one shift.  Anything else takes the C path.
- */
-static void sgi_fast_path_setup(struct arm64_cpu *c, const struct partition *p)
-{
-	uint32_t first = p->vcpu[0].pcpu;
-	bool contiguous = first + p->num_vcpus <= 16;
-
-	for (uint32_t i = 0; i < p->num_vcpus; i++)
-		contiguous &= p->vcpu[i].pcpu == first + i;
-	c->sgi_vcpus = c->direct && contiguous ? BIT(p->num_vcpus) - 1 : 0;
-	c->sgi_shift = first;
-}
-
-/*
- * Zero the FP/SIMD, SVE and SME registers: a new life of the partition (or a vCPU switched on
- * again) finds nothing of the previous one.  Leaving streaming mode and switching ZA off comes
- * first: it zeroes the streaming vectors, and ZA reads zero when the guest next enables it.
- * The vectors are zeroed at EL2's vector length, the core's longest (ZCR_EL2).
- */
-static void reset_fp(const struct arm64_cpu *c)
-{
-	if (c->sme) {
-		write_sysreg(svcr, 0);
-		isb();
-	}
-	if (c->sve) {
-		__asm__ volatile(".arch_extension sve\n\t"
-				 ".irp n, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, "
-				 "17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31\n\t"
-				 "dup z\\n\\().b, #0\n\t"
-				 ".endr\n\t"
-				 ".irp n, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15\n\t"
-				 "pfalse p\\n\\().b\n\t"
-				 ".endr\n\t"
-				 "wrffr p0.b" ::: "memory");
-	} else {
-		__asm__ volatile(".arch_extension simd\n\t"
-				 ".irp n, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, "
-				 "17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31\n\t"
-				 "movi v\\n\\().2d, #0\n\t"
-				 ".endr" ::: "memory");
-	}
-	write_sysreg(fpcr, 0);
-	write_sysreg(fpsr, 0);
-}
-
-/* Everything of EL1 the guest may have changed, back to a cold core's state. */
-static void reset_el1(const struct arm64_cpu *c)
-{
-	write_sysreg(sctlr_el1, SCTLR_EL1_RESET);
-	write_sysreg(cpacr_el1, 0);
-	write_sysreg(tcr_el1, 0);
-	write_sysreg(ttbr0_el1, 0);
-	write_sysreg(ttbr1_el1, 0);
-	write_sysreg(mair_el1, 0);
-	write_sysreg(vbar_el1, 0);
-	write_sysreg(contextidr_el1, 0);
-	write_sysreg(tpidr_el1, 0);
-	write_sysreg(tpidr_el0, 0);
-	write_sysreg(tpidrro_el0, 0);
-	write_sysreg(sp_el0, 0);
-	write_sysreg(sp_el1, 0);
-	write_sysreg(elr_el1, 0);
-	write_sysreg(spsr_el1, 0);
-	write_sysreg(esr_el1, 0);
-	write_sysreg(far_el1, 0);
-	write_sysreg(cntkctl_el1, 0);
-	write_sysreg(cntv_ctl_el0, 0);
-	write_sysreg(cntp_ctl_el0, 0);
-	write_sysreg(mdscr_el1, 0);
-	if (c->sve)
-		write_sysreg(zcr_el1, 0);
-	if (c->sme) {
-		write_sysreg(smcr_el1, 0);
-		write_sysreg(smpri_el1, 0);
-		write_sysreg(tpidr2_el0, 0);
-	}
-	if (c->pauth) {
-		write_sysreg(apiakeylo_el1, 0);
-		write_sysreg(apiakeyhi_el1, 0);
-		write_sysreg(apibkeylo_el1, 0);
-		write_sysreg(apibkeyhi_el1, 0);
-		write_sysreg(apdakeylo_el1, 0);
-		write_sysreg(apdakeyhi_el1, 0);
-		write_sysreg(apdbkeylo_el1, 0);
-		write_sysreg(apdbkeyhi_el1, 0);
-		write_sysreg(apgakeylo_el1, 0);
-		write_sysreg(apgakeyhi_el1, 0);
-	}
-	reset_fp(c);
-}
-
-void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
-{
-	struct arm64_cpu *c = this_cpu();
-	const struct partition *p = v->partition;
-	struct guest_regs *frame = guest_frame(c);
-	/*
-	 * IMPLEMENTATION DEFINED registers tune the core below the architecture:
-	 * not the guest's (they trap and become undefined; QEMU 7.2 ignores TIDCP).
-	 */
-	uint64_t hcr = HCR_VM | HCR_SWIO | HCR_FMO | HCR_AMO | HCR_TSC | HCR_TIDCP | HCR_TSW | HCR_RW;
-	bool direct = p->cfg->flags & TERN_PF_IRQ_DIRECT;
-
-	/*
-	 * Trap-and-inject routes the guest's interrupts (Group 1) to EL2 (IMO).
-	 * Direct leaves IMO clear: the core's GIC CPU interface delivers them to
-	 * EL1 and the guest acknowledges and EOIs them itself; FMO keeps the
-	 * hypervisor's Group 0 control path and traps the guest's SGI writes.
-	 */
-	if (!direct)
-		hcr |= HCR_IMO;
-	/* Pointer authentication's instructions and keys are the guest's, as the core is. */
-	if (c->pauth)
-		hcr |= HCR_API | HCR_APK;
-	if (!(p->cfg->flags & TERN_PF_WFI_NATIVE))
-		hcr |= HCR_TWI | HCR_TWE;
-	c->direct = direct;
-	sgi_fast_path_setup(c, p);
-	write_sysreg(icc_igrpen1_el1, 1); /* off while the core idled */
-	vgic_vcpu_reset(c, v);
-	reset_el1(c);
-	write_sysreg(vmpidr_el2, BIT(31) | v->index);
-	write_sysreg(vpidr_el2, read_sysreg(midr_el1));
-	write_sysreg(vttbr_el2, p->arch.vttbr);
-	write_sysreg(hcr_el2, hcr);
-	isb();
-	/*
-	 * A restarted partition must not see translations or instructions from its previous
-	 * life.  The core serves no other VMID, so drop all EL1 entries (the narrower TLBI
-	 * VMALLS12E1 also never completes under QEMU 7.2 icount while another core spins) and
-	 * this core's instruction cache: the reload cleaned the partition's RAM to memory but
-	 * invalidated instructions only where it ran, never on other partitions' cores.
-	 */
-	__asm__ volatile("tlbi alle1\n\tic iallu\n\tdsb nsh" ::: "memory");
-	isb();
-
-	(void)memset(frame, 0, sizeof(*frame));
-	if (!v->partition->first_entry)
-		v->partition->first_entry = arch_counter();
-	frame->x[0] = context;
-	frame->elr = entry;
-	frame->spsr = SPSR_EL1H_MASKED;
-	guest_enter(frame);
-}
-
 static const char *current_partition_name(void)
 {
 	struct vcpu *v = this_cpu()->vcpu;
@@ -377,13 +219,4 @@ void arm64_hyp_panic(struct guest_regs *r, int async, uint64_t sp)
 				   (unsigned long long)r->x[i], i + 1, (unsigned long long)r->x[i + 1],
 				   i + 2, (unsigned long long)r->x[i + 2]);
 	arch_board_off();
-}
-
-/* arm64 boards pass their ECAM through: device MSIs are the SMMU's and the GIC's business. */
-bool arch_msi_target(const struct partition *p, uint64_t guest_addr, uint64_t *host_addr)
-{
-	(void)p;
-	(void)guest_addr;
-	(void)host_addr;
-	return false;
 }

@@ -83,8 +83,6 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id);
  */
 bool arch_direct_wfi_trap(void);
 
-/* The highest INTID the interrupt controller implements (pass-through SPIs stay below it). */
-uint32_t arch_irq_max_intid(void);
 /*
  * Put the partition's pass-through interrupts in their reset state: disabled, nothing pending
  * or active, routed to vCPU 0.  At boot, when the partition ends and before it restarts.

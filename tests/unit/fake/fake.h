@@ -17,7 +17,7 @@
  *
  *   arm64/arm64.c     system registers (per core), list registers, the physical GIC's registers
  *                     (set/clear pairs act as on hardware, every write logged), cpus[]
- *   arm64/platform.c  cpu.c and mmu.c for partitions and vCPUs, the vectors' C entry points
+ *   arm64/platform.c  cpu.c, vcpu.c's entry and mmu.c for partitions and vCPUs, the vectors' C entry points
  *   riscv64/riscv64.c CSRs (per core), the board's APLIC and IMSIC files, cpus[], what cpu.c
  *                     and boot.S do (riscv64/fake_riscv64.h)
  */

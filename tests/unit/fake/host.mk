@@ -6,8 +6,8 @@ ARCH ?= arm64
 VUART_arm64 := pl011
 VUART_riscv64 := ns16550
 VUART := $(VUART_$(ARCH))
-HOST_SUT_arm64 := $(HYP)/arch/arm64/vgic.c $(HYP)/arch/arm64/traps.c $(HYP)/arch/arm64/esr.c \
-	$(HYP)/arch/arm64/vcpu.c
+HOST_SUT_arm64 := $(HYP)/arch/arm64/vgicv3.c $(HYP)/arch/arm64/traps.c $(HYP)/arch/arm64/decode.c \
+	$(HYP)/arch/arm64/vcpu.c $(HYP)/arch/arm64/firmware.c
 HOST_SUT_riscv64 := $(HYP)/arch/riscv64/vcpu.c $(HYP)/arch/riscv64/traps.c \
 	$(HYP)/arch/riscv64/firmware.c $(HYP)/arch/riscv64/aplic.c $(HYP)/arch/riscv64/vaplic.c \
 	$(HYP)/arch/riscv64/decode.c $(HYP)/arch/riscv64/stage2.c

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The arm64 hardware that vgic.c and traps.c reach, on the host: system registers (a cell per
+ * The arm64 hardware that vgicv3.c and traps.c reach, on the host: system registers (a cell per
  * name and core), list registers, and the physical GIC's registers in host memory, where the
  * set/clear pairs act as the hardware's do.  Also what cpu.c, mmu.c and gicv3.c define.
  */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* What the arm64 files that touch hardware do for partitions and vCPUs, minus the hardware (cpu.c, mmu.c, the FIQ and sync vectors). */
+/* What the arm64 files that touch hardware do for partitions and vCPUs, minus the hardware (cpu.c, vcpu.c's entry, mmu.c, the FIQ and sync vectors). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arch/gicv3.h>
+#include <arch/vgicv3.h>
 #include <arch/partition.h>
 #include <tern/partition.h>
 #include <arch/sysreg.h>
@@ -62,7 +63,7 @@ void arch_table_pages(uint32_t *used, uint32_t *total)
 	*total = 64;
 }
 
-/* As cpu.c's arch_vcpu_run up to the eret: the vCPU's interrupt state, then its first registers. */
+/* As vcpu.c's arch_vcpu_run up to the eret: the vCPU's interrupt state, then its first registers. */
 void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 {
 	struct arm64_cpu *c = this_cpu();

@@ -2,6 +2,7 @@
 /*
  * Per-core state.  TPIDR_EL2 points at the core's `struct arm64_cpu`; the
  * interrupt fast path (vectors.S) reads the first fields at fixed offsets.
+ * What is a vCPU's wherever it runs is in its struct arch_vcpu (arch/partition.h).
  */
 #ifndef ARCH_CPU_H
 #define ARCH_CPU_H
@@ -39,8 +40,14 @@ struct guest_regs {
 };
 
 /*
- * Delivery state of the vCPU pinned on this core, this core's alone (its virtual
- * redistributor, which other cores may write, is struct vgic_redist).
+ * The running vCPU's delivery state beside its list registers, kept per core: the interrupt
+ * and SGI paths (vgicv3.c) reach it at a fixed offset from the core's struct, with no pointer
+ * to follow.  In struct arch_vcpu instead, the queue cost the trap-and-inject SGI path two
+ * instructions and the held SGIs cost every vCPU entry and stop one or two (measured).
+ * `redist` points at the vCPU's own virtual redistributor, its state that outlives the
+ * vCPU's stay on the core (set when it enters); the rest is reset at entry and emptied at
+ * stop (held SGIs into the redistributor's pending bits), and is what a vCPU switch would
+ * save and restore with the list registers; fast_path_off follows the queue.
  */
 struct vgic_redist;
 
@@ -59,28 +66,36 @@ struct core_stack {
 	uint8_t stack[STACK_SIZE];
 };
 
+/*
+ * The core's own: its id, MPIDR, stacks, redistributor, list registers' count (lrs_idle) and
+ * features.  The rest is the running vCPU's, kept here because vectors.S reads it at fixed
+ * offsets with no pointer to follow: lr_template, direct and sgi_vcpus/sgi_shift are a
+ * cache rebuilt whenever the vCPU enters (arch_vcpu_run, vgic_vcpu_reset), as is `vgic`;
+ * the fast_* counters count its exits on this core (arch_vcpu_stat).  A vCPU moving between
+ * cores would rebuild the cache on the new one and carry the counters.
+ */
 struct arm64_cpu {
-	uint64_t lr_template[NR_INTIDS];
-	uint64_t fast_irqs;
+	uint64_t lr_template[NR_INTIDS]; /* vCPU cache: list-register value per INTID (vgicv3.c) */
+	uint64_t fast_irqs;      /* vCPU: its exits vectors.S counts */
 	uint64_t stack_top;
 	uint64_t id;
 	uint64_t lrs_idle;
-	uint64_t fast_wfi;
-	uint64_t fast_wfe;
-	uint64_t sgi_vcpus;
-	uint64_t sgi_shift;
-	uint64_t fast_sgi;
+	uint64_t fast_wfi;       /* vCPU */
+	uint64_t fast_wfe;       /* vCPU */
+	uint64_t sgi_vcpus;      /* vCPU cache (its partition's cores) */
+	uint64_t sgi_shift;      /* vCPU cache */
+	uint64_t fast_sgi;       /* vCPU */
 	uint64_t panic_top;
-	struct vcpu *vcpu;
+	struct vcpu *vcpu;       /* the vCPU running here, or the last one */
 	uint64_t mpidr;
 	uintptr_t gicr;          /* this core's physical redistributor */
-	bool direct;             /* the vCPU takes its interrupts from the GIC itself */
+	bool direct;             /* vCPU cache: it takes its interrupts from the GIC itself */
 	/* What this core's ID registers offer its guest beyond FP/SIMD. */
 	bool sve;
 	bool sme;
 	bool pauth;
 	bool panicking;          /* a fault while reporting one ends the board at once */
-	struct vgic_cpu vgic;
+	struct vgic_cpu vgic;    /* vCPU cache */
 };
 
 _Static_assert(__builtin_offsetof(struct arm64_cpu, fast_irqs) == CPU_FAST_IRQS, "asm offset");

@@ -62,6 +62,8 @@
 #define DIRECT_GROUP1  ((uint32_t)(GUEST_SGIS | OWNED_PPIS))
 
 #ifndef __ASSEMBLER__
+#include <arch/io.h>
+
 extern unsigned gic_nr_lrs;
 extern uint32_t gic_nr_irqs;
 
@@ -71,43 +73,6 @@ void gic_send_sgi(unsigned pcpu, uint32_t intid);
 void gic_set_eoimode(bool split);
 uint64_t gic_read_lr(unsigned n);
 void gic_write_lr(unsigned n, uint64_t value);
-
-#ifdef TERN_HOST
-/*
- * Host tests (tests/unit/fake): the fake GIC behind these acts on its registers as the
- * hardware would (set/clear pairs) and logs every access.
- */
-void mmio_write8(uintptr_t a, uint8_t v);
-uint32_t mmio_read32(uintptr_t a);
-void mmio_write32(uintptr_t a, uint32_t v);
-uint64_t mmio_read64(uintptr_t a);
-void mmio_write64(uintptr_t a, uint64_t v);
-#else
-static inline void mmio_write8(uintptr_t a, uint8_t v)
-{
-	*(volatile uint8_t *)a = v;
-}
-
-static inline uint32_t mmio_read32(uintptr_t a)
-{
-	return *(volatile uint32_t *)a;
-}
-
-static inline void mmio_write32(uintptr_t a, uint32_t v)
-{
-	*(volatile uint32_t *)a = v;
-}
-
-static inline uint64_t mmio_read64(uintptr_t a)
-{
-	return *(volatile uint64_t *)a;
-}
-
-static inline void mmio_write64(uintptr_t a, uint64_t v)
-{
-	*(volatile uint64_t *)a = v;
-}
-#endif
 
 /* The physical redistributor of core `pcpu`, 0 until that core has started. */
 static inline uintptr_t gic_redistributor(unsigned pcpu)
@@ -124,24 +89,6 @@ static inline void gic_ppi_clear(uintptr_t gicr, uint32_t intid)
 {
 	mmio_write32(gicr + GICR_SGI_BASE + GICD_ICPENDR, (uint32_t)BIT(intid));
 }
-
-/* A distributor register access, decoded: which register, and the first INTID it names. */
-struct gicd_access {
-	uint32_t reg;               /* GICD_* of the register's first instance */
-	uint32_t intid;
-	uint32_t byte;              /* the access's byte within the interrupt's field */
-};
-
-/* vgic.c */
-bool vgic_gicd_decode(uint32_t off, struct gicd_access *a);
-void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v);
-void vgic_quiesce(struct arm64_cpu *c);
-void vgic_inject(struct arm64_cpu *c, uint32_t intid);
-void vgic_maintenance(struct arm64_cpu *c);
-void vgic_kicked(struct arm64_cpu *c);
-void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r);
-bool vgic_lrs_pending(void);
-bool vgic_owned_hw(const struct arm64_cpu *c, uint32_t intid);
 
 #endif /* __ASSEMBLER__ */
 

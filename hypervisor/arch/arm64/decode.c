@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* ESR_EL2 syndromes (Arm ARM D17.2.37 ESR_EL2, ISS encodings per exception class). */
-#include <arch/esr.h>
+#include <arch/decode.h>
 #include <arch/sysreg.h>
 
 #define ISS(esr)            ESR_ISS(esr)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* system.h's firmware calls on arm64: PSCI through HVC. */
+#include <arch/firmware.h>
 #include <arch/sysreg.h>
 #include <tern/platform.h>
 #include "check.h"

@@ -3,8 +3,8 @@
  * Decoding what a trap's syndrome (ESR_EL2) says, with no hardware access: pure functions the
  * host tests and fuzzers call as they are.
  */
-#ifndef ARCH_ESR_H
-#define ARCH_ESR_H
+#ifndef ARCH_DECODE_H
+#define ARCH_DECODE_H
 
 #include <arch/sysreg.h>
 #include <tern/types.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* arch/arm64/esr.c and esr.h: what a trap's syndrome says (Arm ARM, ESR_EL2 ISS encodings). */
-#include <arch/esr.h>
+/* arch/arm64/decode.c and decode.h: what a trap's syndrome says (Arm ARM, ESR_EL2 ISS encodings). */
+#include <arch/decode.h>
 #include <arch/sysreg.h>
 #include "check.h"
 #include "tests.h"
@@ -8,7 +8,7 @@
 #define ISV BIT(24)
 #define CV  BIT(24)
 
-void test_esr_data_abort(void)
+void test_decode_data_abort(void)
 {
 	struct esr_data_access a;
 
@@ -29,7 +29,7 @@ void test_esr_data_abort(void)
 	CHECK(a.valid && !a.write && a.size == 1 && a.rt == 0);
 }
 
-void test_esr_insn_len(void)
+void test_decode_insn_len(void)
 {
 	CHECK_EQ(esr_insn_len(ESR_IL), 4);
 	CHECK_EQ(esr_insn_len(0), 2);
@@ -38,7 +38,7 @@ void test_esr_insn_len(void)
 }
 
 /* A load leaves in its register the value zero- or sign-extended from its size, W or X. */
-void test_esr_load_value(void)
+void test_decode_load_value(void)
 {
 	struct esr_data_access a = { .valid = true, .size = 1, .wide = true };
 
@@ -66,7 +66,7 @@ void test_esr_load_value(void)
 	CHECK_EQ(esr_load_value(&a, 0x8000000000000001ull), 1);
 }
 
-void test_esr_sysreg(void)
+void test_decode_sysreg(void)
 {
 	struct esr_sysreg s;
 	uint64_t esr = ((uint64_t)EC_SYSREG << 26) | ESR_IL | ISS_ICC_SGI1R | (7u << 5);
@@ -110,7 +110,7 @@ static bool holds(unsigned cond, unsigned nzcv)
 }
 
 /* Every condition with every combination of flags, from the syndrome (CV = 1), A32 and T32. */
-void test_esr_condition_codes(void)
+void test_decode_condition_codes(void)
 {
 	unsigned bad = 0;
 
@@ -128,7 +128,7 @@ void test_esr_condition_codes(void)
 }
 
 /* A T32 instruction in an IT block without CV: the block's current condition decides. */
-void test_esr_condition_from_it_block(void)
+void test_decode_condition_from_it_block(void)
 {
 	unsigned bad = 0;
 
@@ -146,7 +146,7 @@ void test_esr_condition_from_it_block(void)
 }
 
 /* ITAdvance(): after each instruction of a block the mask shifts; the block ends with it. */
-void test_esr_it_advance(void)
+void test_decode_it_advance(void)
 {
 	unsigned bad = 0;
 
@@ -174,7 +174,7 @@ void test_esr_it_advance(void)
 }
 
 /* Stage-2 aborts that are an access to nothing: translation and address size faults, any level. */
-void test_esr_unmapped_access(void)
+void test_decode_unmapped_access(void)
 {
 	uint64_t dabt = (uint64_t)EC_DABT_LOW << 26 | ESR_IL;
 
@@ -190,7 +190,7 @@ void test_esr_unmapped_access(void)
 }
 
 /* The guest's syndrome: class by its EL, IL, FSC 0x10, only WnR and CM kept of the ISS. */
-void test_esr_external_abort(void)
+void test_decode_external_abort(void)
 {
 	uint64_t load = (uint64_t)EC_DABT_LOW << 26 | ESR_IL | BIT(24) | (3u << 22) | (5u << 16) | 0x06;
 	uint64_t cmo = (uint64_t)EC_DABT_LOW << 26 | ESR_IL | BIT(8) | BIT(6) | 0x05;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * arch/arm64/traps.c: SMCCC and PSCI calls (arm64_handle_call), system register traps,
+ * arch/arm64/traps.c and firmware.c: SMCCC and PSCI calls (arm64_handle_call), system register traps,
  * emulated MMIO and the aborts it injects, AArch32 conditions, interrupts taken while a guest runs.
  */
 #include <string.h>
-#include <arch/esr.h>
+#include <arch/decode.h>
+#include <arch/firmware.h>
 #include <arch/gicv3.h>
 #include <arch/partition.h>
 #include <tern/partition.h>
@@ -14,7 +15,6 @@
 #include "system.h"
 #include "tests.h"
 
-void arm64_handle_call(struct vcpu *v, struct guest_regs *r);
 void arm64_guest_irq(uint32_t intid, struct guest_regs *r);
 void arm64_guest_fiq(struct guest_regs *r);
 void arm64_guest_async_abort(struct guest_regs *r, int kind);

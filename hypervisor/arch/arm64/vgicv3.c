@@ -18,6 +18,7 @@
  */
 #include <arch/gicv3.h>
 #include <arch/partition.h>
+#include <arch/vgicv3.h>
 #include <tern/partition.h>
 #include <arch/sysreg.h>
 #include <tern/arch.h>
@@ -694,11 +695,6 @@ void arch_partition_irqs_reset(struct partition *p)
 			mmio_write32(rd + GICR_SGI_BASE + GICD_ICPENDR, GUEST_SGIS);
 	}
 	spin_unlock(&d->lock);
-}
-
-uint32_t arch_irq_max_intid(void)
-{
-	return gic_nr_irqs - 1;
 }
 
 /*

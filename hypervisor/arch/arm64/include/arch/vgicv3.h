@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* The emulated GICv3 (vgicv3.c): what the traps, the vCPU's entry and its stop call. */
+#ifndef ARCH_VGICV3_H
+#define ARCH_VGICV3_H
+
+#include <arch/cpu.h>
+
+struct vcpu;
+
+/* A distributor register access, decoded: which register, and the first INTID it names. */
+struct gicd_access {
+	uint32_t reg;               /* GICD_* of the register's first instance */
+	uint32_t intid;
+	uint32_t byte;              /* the access's byte within the interrupt's field */
+};
+
+bool vgic_gicd_decode(uint32_t off, struct gicd_access *a);
+void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v);
+void vgic_quiesce(struct arm64_cpu *c);
+void vgic_inject(struct arm64_cpu *c, uint32_t intid);
+void vgic_maintenance(struct arm64_cpu *c);
+void vgic_kicked(struct arm64_cpu *c);
+void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r);
+bool vgic_lrs_pending(void);
+bool vgic_owned_hw(const struct arm64_cpu *c, uint32_t intid);
+
+#endif
