@@ -5,7 +5,7 @@
 #include <tern/partition.h>
 
 bool mmio_add(struct partition *p, ipaddr_t base, uint64_t size, mmio_handler handler,
-	      char *err, size_t errlen)
+	      const void *ctx, char *err, size_t errlen)
 {
 	struct mmio_devices *d = &p->devices;
 
@@ -23,7 +23,7 @@ bool mmio_add(struct partition *p, ipaddr_t base, uint64_t size, mmio_handler ha
 			       MMIO_MAX_DEVICES, (unsigned long long)base);
 		return false;
 	}
-	d->device[d->count++] = (struct mmio_device){ base, size, handler };
+	d->device[d->count++] = (struct mmio_device){ base, size, handler, ctx };
 	return true;
 }
 
@@ -55,7 +55,7 @@ enum mmio_result mmio_emulate(struct vcpu *v, ipaddr_t ipa, unsigned size, bool 
 		 */
 		if (ipa & (size - 1))
 			return MMIO_MISALIGNED;
-		return r->handler(v, offset, size, write, value);
+		return r->handler(v, offset, size, write, value, r->ctx);
 	}
 	return MMIO_UNHANDLED;
 }

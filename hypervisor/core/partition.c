@@ -417,8 +417,9 @@ void cpu_idle(unsigned pcpu)
 
 /* The partition's UART, at the board UART's address, with the board's register model. */
 static enum mmio_result uart_access(struct vcpu *v, uint64_t offset, unsigned size, bool write,
-				    uint64_t *value)
+				    uint64_t *value, const void *ctx)
 {
+	(void)ctx;
 	return platform.uart_model->access(&v->partition->uart, offset, size, write, value);
 }
 
@@ -428,7 +429,7 @@ static enum mmio_result uart_access(struct vcpu *v, uint64_t offset, unsigned si
  */
 static bool partition_devices(struct partition *p, char *err, size_t errlen)
 {
-	return mmio_add(p, platform.uart_base, platform.uart_model->size, uart_access, err, errlen) &&
+	return mmio_add(p, platform.uart_base, platform.uart_model->size, uart_access, NULL, err, errlen) &&
 	       arch_partition_devices(p, err, errlen) && vpci_add(p, err, errlen);
 }
 

@@ -189,7 +189,7 @@ bool vpci_add(struct partition *p, char *err, size_t errlen)
 		const struct platform_range *r = &platform.devices[d];
 		if ((r->flags & PLATFORM_ECAM_EMULATED) && owns(p, r->base)) {
 			vecam_base = r->base;
-			return mmio_add(p, r->base, r->size, vpci_access, err, errlen);
+			return mmio_add(p, r->base, r->size, vpci_access, NULL, err, errlen);
 		}
 	}
 	return true;
@@ -287,8 +287,9 @@ static enum mmio_result config_write(struct partition *p, uintptr_t fn, uint32_t
 }
 
 enum mmio_result vpci_access(struct vcpu *v, uint64_t offset, unsigned size, bool write,
-			     uint64_t *value)
+			     uint64_t *value, const void *ctx)
 {
+	(void)ctx;
 	struct partition *p = v->partition;
 	/* The region is the ECAM: at most 256 MiB. */
 	uint32_t reg = (uint32_t)offset & (CFG_SPACE_SIZE - 1u);

@@ -782,38 +782,44 @@ void test_partition_restart_reloads_initrd(void)
 
 /* A partition's emulated devices: at most MMIO_MAX_DEVICES, none overlapping, its own only. */
 static enum mmio_result region_handler(struct vcpu *v, uint64_t offset, unsigned size, bool write,
-				       uint64_t *value)
+				       uint64_t *value, const void *ctx)
 {
 	(void)v;
 	(void)size;
 	(void)write;
-	*value = offset;
+	/* Each region's own context comes back: region i was added with &regions[i]. */
+	*value = offset | (uint64_t)(uintptr_t)ctx << 16;
 	return MMIO_DONE;
 }
 
 void test_partition_mmio_regions(void)
 {
 	static struct partition p, other;
+	static const char regions[MMIO_MAX_DEVICES + 1];
 	struct vcpu v = { .partition = &p }, w = { .partition = &other };
+	const uint64_t past = 0x1000 * (MMIO_MAX_DEVICES + 1); /* right after the last region */
 	uint64_t value = 0;
-	char err[96];
+	char err[96], want[96];
 
 	for (uint64_t i = 0; i < MMIO_MAX_DEVICES; i++)
-		CHECK(mmio_add(&p, 0x1000 * (i + 1), 0x1000, region_handler, err, sizeof(err)));
-	CHECK(!mmio_add(&p, 0x1000 * (MMIO_MAX_DEVICES + 1), 0x1000, region_handler, err, sizeof(err)));
-	CHECK(strstr(err, "more than 8 emulated devices (at 0x9000)"));
-	CHECK(mmio_add(&other, 0x5000, 0x1000, region_handler, err, sizeof(err)));
-	CHECK(!mmio_add(&other, 0x5800, 0x1000, region_handler, err, sizeof(err)));
+		CHECK(mmio_add(&p, 0x1000 * (i + 1), 0x1000, region_handler, &regions[i], err, sizeof(err)));
+	CHECK(!mmio_add(&p, past, 0x1000, region_handler, NULL, err, sizeof(err)));
+	snprintf(want, sizeof(want), "more than %u emulated devices (at 0x%llx)", MMIO_MAX_DEVICES,
+		 (unsigned long long)past);
+	CHECK(strstr(err, want));
+	CHECK(mmio_add(&other, 0x5000, 0x1000, region_handler, NULL, err, sizeof(err)));
+	CHECK(!mmio_add(&other, 0x5800, 0x1000, region_handler, NULL, err, sizeof(err)));
 	CHECK(strstr(err, "emulated device at 0x5800 overlaps the one at 0x5000"));
 	CHECK_EQ(mmio_emulate(&v, 0x8010, 4, false, &value), MMIO_DONE);
-	CHECK_EQ(value, 0x10);
-	CHECK(mmio_claimed(&p, 0x8fff));
-	CHECK(!mmio_claimed(&p, 0x9000));
-	CHECK_EQ(mmio_emulate(&v, 0x9010, 4, false, &value), MMIO_UNHANDLED); /* not added */
+	CHECK_EQ(value, 0x10 | (uint64_t)(uintptr_t)&regions[7] << 16);
+	CHECK(mmio_claimed(&p, past - 1));
+	CHECK(!mmio_claimed(&p, past));
+	CHECK_EQ(mmio_emulate(&v, past + 0x10, 4, false, &value), MMIO_UNHANDLED); /* not added */
 	CHECK_EQ(mmio_emulate(&v, 0x0ff0, 4, false, &value), MMIO_UNHANDLED);
 	CHECK_EQ(mmio_emulate(&v, 0x1ffc, 8, false, &value), MMIO_MISALIGNED);
 	/* The other partition has its one device only. */
 	CHECK_EQ(mmio_emulate(&w, 0x5010, 4, false, &value), MMIO_DONE);
+	CHECK_EQ(value, 0x10);
 	CHECK_EQ(mmio_emulate(&w, 0x8010, 4, false, &value), MMIO_UNHANDLED);
 	CHECK(!mmio_claimed(&other, 0x8010));
 }

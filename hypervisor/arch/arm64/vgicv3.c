@@ -879,8 +879,9 @@ static enum mmio_result gicd_control(struct vcpu *v, uint32_t off, unsigned size
 }
 
 static enum mmio_result vgicd_access(struct vcpu *v, uint64_t offset, unsigned size, bool write,
-				     uint64_t *value)
+				     uint64_t *value, const void *ctx)
 {
+	(void)ctx;
 	struct vgic_dist *d = dist_of(v);
 	uint32_t off = (uint32_t)offset;
 	struct gicd_access a;
@@ -1155,8 +1156,9 @@ static enum mmio_result vgicr_rd_frame(struct vcpu *v, struct vcpu *t, uint32_t 
 }
 
 static enum mmio_result vgicr_access(struct vcpu *v, uint64_t offset, unsigned size, bool write,
-				     uint64_t *value)
+				     uint64_t *value, const void *ctx)
 {
+	(void)ctx;
 	struct partition *p = v->partition;
 	struct vgic_dist *d = dist_of(v);
 	uint64_t index = offset / platform.arch.gicr_stride;
@@ -1183,7 +1185,7 @@ static enum mmio_result vgicr_access(struct vcpu *v, uint64_t offset, unsigned s
  */
 bool arch_partition_devices(struct partition *p, char *err, size_t errlen)
 {
-	return mmio_add(p, platform.arch.gicd_base, platform.arch.gicd_size, vgicd_access, err, errlen) &&
+	return mmio_add(p, platform.arch.gicd_base, platform.arch.gicd_size, vgicd_access, NULL, err, errlen) &&
 	       mmio_add(p, platform.arch.gicr_base, platform.arch.gicr_stride * TERN_MAX_CPUS,
-			vgicr_access, err, errlen);
+			vgicr_access, NULL, err, errlen);
 }

@@ -364,8 +364,9 @@ static bool register_access(struct partition *p, uint32_t off, bool write, uint3
 }
 
 static enum mmio_result vaplic_access(struct vcpu *v, uint64_t offset, unsigned size, bool write,
-				      uint64_t *value)
+				      uint64_t *value, const void *ctx)
 {
+	(void)ctx;
 	struct partition *p = v->partition;
 	struct vaplic *va = &p->arch.vaplic;
 	uint32_t word = (uint32_t)*value;
@@ -402,5 +403,5 @@ static enum mmio_result vaplic_access(struct vcpu *v, uint64_t offset, unsigned 
 /* Every partition has the board's S-level APLIC frame: without sources, vaplic_access refuses it. */
 bool arch_partition_devices(struct partition *p, char *err, size_t errlen)
 {
-	return mmio_add(p, platform.arch.aplic_s_base, APLIC_SIZE, vaplic_access, err, errlen);
+	return mmio_add(p, platform.arch.aplic_s_base, APLIC_SIZE, vaplic_access, NULL, err, errlen);
 }

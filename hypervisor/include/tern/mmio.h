@@ -20,17 +20,24 @@ enum mmio_result {
 	MMIO_MISALIGNED,  /* not aligned to its size: an alignment fault, as the bus would raise */
 };
 
-/* `offset` from the region's base; the access is aligned to its size (1, 2, 4 or 8 bytes). */
+/*
+ * `offset` from the region's base; the access is aligned to its size (1, 2, 4 or 8 bytes).
+ * `ctx`: what the device was added with (mmio_add), for a handler that serves several.
+ */
 typedef enum mmio_result (*mmio_handler)(struct vcpu *v, uint64_t offset, unsigned size,
-					 bool write, uint64_t *value);
+					 bool write, uint64_t *value, const void *ctx);
 
-/* Emulated device regions a partition may have. */
-#define MMIO_MAX_DEVICES 8u
+/*
+ * Emulated device regions a partition may have: its UART, interrupt controller frames and ECAM,
+ * and a doorbell page per channel it is a member of (tern/channel.h).
+ */
+#define MMIO_MAX_DEVICES 16u
 
 struct mmio_device {
 	ipaddr_t base;
 	uint64_t size;
 	mmio_handler handler;
+	const void *ctx;
 };
 
 /* Written while the partition is created, by the boot core; read-only once its vCPUs run. */
@@ -40,11 +47,12 @@ struct mmio_devices {
 };
 
 /*
- * Give partition `p` an emulated device at [base, base + size).  False, with the reason in
- * `err`, if it has MMIO_MAX_DEVICES already or the region overlaps one it has: a boot error.
+ * Give partition `p` an emulated device at [base, base + size), served by `handler` with
+ * `ctx`.  False, with the reason in `err`, if it has MMIO_MAX_DEVICES already or the region
+ * overlaps one it has: a boot error.
  */
 bool mmio_add(struct partition *p, ipaddr_t base, uint64_t size, mmio_handler handler,
-	      char *err, size_t errlen);
+	      const void *ctx, char *err, size_t errlen);
 /* Whether one of the partition's emulated devices holds `ipa` (whether or not it is a register). */
 bool mmio_claimed(const struct partition *p, ipaddr_t ipa);
 /*

@@ -47,6 +47,6 @@ bool vpci_add(struct partition *p, char *err, size_t errlen);
 void vpci_reset(struct vpci *vp);
 /* The emulated ECAM's handler (mmio_handler). */
 enum mmio_result vpci_access(struct vcpu *v, uint64_t offset, unsigned size, bool write,
-			     uint64_t *value);
+			     uint64_t *value, const void *ctx);
 
 #endif
