@@ -98,6 +98,28 @@ static const char *other_owner(const struct tern_config *cfg, uint32_t i,
 	return NULL;
 }
 
+/* One of the board's spare interrupts, kept for channel doorbells. */
+static bool is_doorbell_irq(const struct config_limits *lim, uint32_t id)
+{
+	return id >= lim->doorbell_irq_base && id - lim->doorbell_irq_base < lim->num_doorbell_irqs;
+}
+
+/* Whether partition i is a member of a channel whose doorbell for it is interrupt `id`. */
+static bool rings_in(const struct tern_config *cfg, uint32_t i, uint32_t id)
+{
+	const struct tern_config_channel *ch = config_channels(cfg);
+
+	for (uint32_t c = 0; c < cfg->num_channels; c++) {
+		uint32_t members = ch[c].num_members < TERN_MAX_PARTITIONS ? ch[c].num_members :
+				   TERN_MAX_PARTITIONS;
+		for (uint32_t k = 0; k < members; k++) {
+			if (ch[c].member[k].partition == i && ch[c].member[k].irq == id)
+				return true;
+		}
+	}
+	return false;
+}
+
 /* Devices passed through: MMIO regions and interrupts the board allows, each to one partition. */
 static int check_devices(const struct tern_config *cfg, uint32_t i, const struct config_limits *lim,
 			 char *err, size_t errlen)
@@ -158,7 +180,11 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 		for (; bits; bits &= bits - 1) {
 			uint32_t id = w * 32 + (uint32_t)__builtin_ctz(bits);
 			const struct config_irq *irq = irq_of(lim, id);
-			if (!irq)
+			bool doorbell = is_doorbell_irq(lim, id);
+			if (doorbell && !rings_in(cfg, i, id))
+				return fail(err, errlen, "partition %s: interrupt %u is a spare one, given only "
+					    "as its doorbell in a channel", n, id);
+			if (!irq && !doorbell)
 				return fail(err, errlen, "partition %s: interrupt %u is not one of a device "
 					    "this board lets a partition own", n, id);
 			for (uint32_t j = 0; j < i; j++) {
@@ -166,7 +192,7 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 					return fail(err, errlen, "partition %s: interrupt %u already given to %s",
 						    n, id, cfg->partition[j].name);
 			}
-			const char *other = other_owner(cfg, i, lim, irq->device);
+			const char *other = irq ? other_owner(cfg, i, lim, irq->device) : NULL;
 			if (other)
 				return fail(err, errlen, "partition %s: interrupt %u is part of a device %s "
 					    "has a part of (a device goes to one partition whole)", n, id,
@@ -237,6 +263,161 @@ static int check_pristine(const struct tern_config *cfg, const struct config_ran
 	return 0;
 }
 
+/* The doorbell page above a channel's memory: what its members' maps hold of it. */
+#define DOORBELL_PAGE KiB(4)
+
+/* Whether partition `partition` is a member of channel `ch` (members already checked). */
+static bool member_of(const struct tern_config_channel *ch, uint32_t partition)
+{
+	for (uint32_t k = 0; k < ch->num_members; k++) {
+		if (ch->member[k].partition == partition)
+			return true;
+	}
+	return false;
+}
+
+/* A channel's memory on the board: in its RAM, apart from everything else there. */
+static int check_channel_memory(const struct tern_config *cfg, uint32_t c, const struct config_range *ram,
+				const struct config_limits *lim, char *err, size_t errlen)
+{
+	const struct tern_config_channel *all = config_channels(cfg);
+	const struct tern_config_channel *ch = &all[c];
+	const char *n = ch->name;
+
+	if (!inside(ch->hpa, ch->size, ram->base, ram->size))
+		return fail(err, errlen, "channel %s: 0x%llx+0x%llx outside the board's RAM", n,
+			    (unsigned long long)ch->hpa, (unsigned long long)ch->size);
+	if (overlaps(ch->hpa, ch->size, lim->reserved.base, lim->reserved.size))
+		return fail(err, errlen, "channel %s: overlaps the hypervisor", n);
+	if (overlaps(ch->hpa, ch->size, (uintptr_t)cfg, cfg->size))
+		return fail(err, errlen, "channel %s: overlaps the config blob", n);
+	for (uint32_t j = 0; j < cfg->num_partitions; j++) {
+		const struct tern_config_partition *q = &cfg->partition[j];
+		struct copy copies[3];
+		uint32_t m = copies_of(q, copies);
+		if (overlaps(ch->hpa, ch->size, q->ram_hpa, q->ram_size))
+			return fail(err, errlen, "channel %s: overlaps partition %s's RAM", n, q->name);
+		for (uint32_t l = 0; l < m; l++) {
+			if (overlaps(ch->hpa, ch->size, copies[l].hpa, copies[l].size))
+				return fail(err, errlen, "channel %s: overlaps a pristine copy of %s", n,
+					    q->name);
+		}
+	}
+	for (uint32_t d = 0; d < c; d++) {
+		if (overlaps(ch->hpa, ch->size, all[d].hpa, all[d].size))
+			return fail(err, errlen, "channel %s: overlaps channel %s", n, all[d].name);
+	}
+	return 0;
+}
+
+/*
+ * Where a member sees a channel: its memory and doorbell page outside the member's RAM and
+ * devices and outside the other channels it has.
+ */
+static int check_channel_map(const struct tern_config *cfg, uint32_t c, uint32_t k,
+			     char *err, size_t errlen)
+{
+	const struct tern_config_channel *all = config_channels(cfg);
+	const struct tern_config_channel *ch = &all[c];
+	const struct tern_config_partition *p = &cfg->partition[ch->member[k].partition];
+	uint64_t span = ch->size + DOORBELL_PAGE;
+
+	if (overlaps(ch->ipa, span, p->ram_ipa, p->ram_size))
+		return fail(err, errlen, "channel %s: IPA 0x%llx overlaps partition %s's RAM", ch->name,
+			    (unsigned long long)ch->ipa, p->name);
+	for (uint32_t r = 0; r < p->num_regions; r++) {
+		if (overlaps(ch->ipa, span, p->region[r].ipa, p->region[r].size))
+			return fail(err, errlen, "channel %s: IPA 0x%llx overlaps partition %s's device "
+				    "region 0x%llx", ch->name, (unsigned long long)ch->ipa, p->name,
+				    (unsigned long long)p->region[r].ipa);
+	}
+	for (uint32_t d = 0; d < c; d++) {
+		if (member_of(&all[d], ch->member[k].partition) &&
+		    overlaps(ch->ipa, span, all[d].ipa, all[d].size + DOORBELL_PAGE))
+			return fail(err, errlen, "channel %s: IPA 0x%llx overlaps channel %s in partition %s",
+				    ch->name, (unsigned long long)ch->ipa, all[d].name, p->name);
+	}
+	return 0;
+}
+
+/* A member: a partition once, known flags, its own spare interrupt as its doorbell. */
+static int check_channel_member(const struct tern_config *cfg, uint32_t c, uint32_t k,
+				const struct config_limits *lim, char *err, size_t errlen)
+{
+	const struct tern_config_channel *all = config_channels(cfg);
+	const struct tern_config_channel *ch = &all[c];
+	const struct tern_config_channel_member *m = &ch->member[k];
+	const char *n = ch->name;
+
+	if (m->partition >= cfg->num_partitions)
+		return fail(err, errlen, "channel %s: member %u is partition %u (there are %u)", n, k,
+			    m->partition, cfg->num_partitions);
+	const char *pn = cfg->partition[m->partition].name;
+	if (m->flags & ~TERN_CHF_WRITABLE)
+		return fail(err, errlen, "channel %s: member %s has flags 0x%x", n, pn, m->flags);
+	for (uint32_t l = 0; l < k; l++) {
+		if (ch->member[l].partition == m->partition)
+			return fail(err, errlen, "channel %s: partition %s is a member twice", n, pn);
+	}
+	if (!is_doorbell_irq(lim, m->irq))
+		return fail(err, errlen, "channel %s: %s's doorbell %u is not a spare interrupt of this "
+			    "board", n, pn, m->irq);
+	for (uint32_t d = 0; d <= c; d++) {
+		for (uint32_t l = 0; l < (d == c ? k : all[d].num_members); l++) {
+			if (all[d].member[l].irq == m->irq)
+				return fail(err, errlen, "channel %s: %s's doorbell %u already rings %s in "
+					    "channel %s", n, pn, m->irq,
+					    cfg->partition[all[d].member[l].partition].name, all[d].name);
+		}
+	}
+	if (!has_irq(&cfg->partition[m->partition], m->irq))
+		return fail(err, errlen, "channel %s: doorbell %u is not among partition %s's interrupts",
+			    n, m->irq, pn);
+	return check_channel_map(cfg, c, k, err, errlen);
+}
+
+/* Channels: shared memory and doorbells between partitions already checked. */
+static int check_channels(const struct tern_config *cfg, const struct config_range *ram,
+			  const struct config_limits *lim, char *err, size_t errlen)
+{
+	const struct tern_config_channel *all = config_channels(cfg);
+
+	for (uint32_t c = 0; c < cfg->num_channels; c++) {
+		const struct tern_config_channel *ch = &all[c];
+		if (!name_ok(ch->name))
+			return fail(err, errlen, "channel %u: bad name", c);
+		const char *n = ch->name;
+		for (uint32_t d = 0; d < c; d++) {
+			if (!memcmp(all[d].name, n, strnlen(n, TERN_NAME_LEN) + 1))
+				return fail(err, errlen, "channel %s: name used twice", n);
+		}
+		if (!ch->size || ch->size > MiB(64) || !IS_ALIGNED(ch->size | ch->hpa | ch->ipa, KiB(4)))
+			return fail(err, errlen, "channel %s: size 0x%llx at 0x%llx, IPA 0x%llx (4 KiB "
+				    "multiples, up to 64 MiB)", n, (unsigned long long)ch->size,
+				    (unsigned long long)ch->hpa, (unsigned long long)ch->ipa);
+		if (ch->doorbell_ipa != ch->ipa + ch->size)
+			return fail(err, errlen, "channel %s: doorbell page at 0x%llx, not right above it", n,
+				    (unsigned long long)ch->doorbell_ipa);
+		if (!inside(ch->ipa, ch->size + DOORBELL_PAGE, 0, lim->ipa_limit))
+			return fail(err, errlen, "channel %s: IPA 0x%llx+0x%llx outside the guest map", n,
+				    (unsigned long long)ch->ipa, (unsigned long long)ch->size);
+		if (check_channel_memory(cfg, c, ram, lim, err, errlen))
+			return -1;
+		if (ch->num_members < 2 || ch->num_members > TERN_MAX_PARTITIONS)
+			return fail(err, errlen, "channel %s: %u members (2..%u)", n, ch->num_members,
+				    TERN_MAX_PARTITIONS);
+		bool writable = false;
+		for (uint32_t k = 0; k < ch->num_members; k++) {
+			if (check_channel_member(cfg, c, k, lim, err, errlen))
+				return -1;
+			writable = writable || (ch->member[k].flags & TERN_CHF_WRITABLE);
+		}
+		if (!writable)
+			return fail(err, errlen, "channel %s: no member maps it read-write", n);
+	}
+	return 0;
+}
+
 int config_validate(const struct tern_config *cfg, size_t avail,
 		    const struct config_limits *lim, char *err, size_t errlen)
 {
@@ -250,10 +431,17 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 	if (cfg->num_partitions == 0 || cfg->num_partitions > TERN_MAX_PARTITIONS)
 		return fail(err, errlen, "%u partitions (1..%u supported)",
 			    cfg->num_partitions, TERN_MAX_PARTITIONS);
-	uint64_t need = sizeof(*cfg) + (uint64_t)cfg->num_partitions * sizeof(cfg->partition[0]);
+	if (cfg->num_channels > TERN_MAX_CHANNELS)
+		return fail(err, errlen, "%u channels (at most %u)", cfg->num_channels, TERN_MAX_CHANNELS);
+	/* 544-byte partition records end 8-byte aligned: the channels' follow them directly. */
+	uint64_t channels_at = sizeof(*cfg) + (uint64_t)cfg->num_partitions * sizeof(cfg->partition[0]);
+	if (cfg->channels_offset != channels_at && (cfg->num_channels || cfg->channels_offset))
+		return fail(err, errlen, "channel records at %u, not after the partitions' (%llu)",
+			    cfg->channels_offset, (unsigned long long)channels_at);
+	uint64_t need = channels_at + (uint64_t)cfg->num_channels * sizeof(struct tern_config_channel);
 	if (cfg->size != need || need > avail)
-		return fail(err, errlen, "size %u does not match %u partitions", cfg->size,
-			    cfg->num_partitions);
+		return fail(err, errlen, "size %u does not match %u partitions and %u channels",
+			    cfg->size, cfg->num_partitions, cfg->num_channels);
 	uint32_t cpu_owner[TERN_MAX_CPUS];
 	if (cfg->board_cpus == 0 || cfg->board_cpus > lim->max_cpus ||
 	    cfg->board_cpus > ARRAY_SIZE(cpu_owner))
@@ -345,5 +533,7 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 			return -1;
 	}
 
-	return check_pristine(cfg, &ram, lim, err, errlen);
+	if (check_pristine(cfg, &ram, lim, err, errlen))
+		return -1;
+	return check_channels(cfg, &ram, lim, err, errlen);
 }

@@ -459,6 +459,8 @@ static void board_limits(struct config_limits *lim, struct config_device *device
 		.num_devices = n,
 		.irqs = irqs,
 		.num_irqs = m,
+		.doorbell_irq_base = platform.doorbell_irq_base,
+		.num_doorbell_irqs = platform.num_doorbell_irqs,
 		.iommu = arch_iommu_present(),
 		.direct_wfi_trap = arch_direct_wfi_trap(),
 	};

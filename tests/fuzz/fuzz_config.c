@@ -7,7 +7,10 @@
  * checked again here independently: partitions within the board's RAM and apart from each
  * other and the hypervisor, cores their own, devices and interrupts from the allow-lists and
  * given once, every part of a board device (its ranges and interrupts) to one partition, an
- * ECAM only whole, pristine copies outside every partition and apart.
+ * ECAM only whole, pristine copies outside every partition and apart; channels in the board's
+ * RAM apart from everything else there, mapped where their members have nothing else, their
+ * members distinct partitions with one doorbell each, a spare interrupt of theirs and nobody
+ * else's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +62,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		.num_devices = platform.num_devices,
 		.irqs = irqs,
 		.num_irqs = platform.num_device_irqs,
+		.doorbell_irq_base = platform.doorbell_irq_base,
+		.num_doorbell_irqs = platform.num_doorbell_irqs,
 		.iommu = true,
 	};
 	return 0;
@@ -98,13 +103,89 @@ ORACLE static bool device_elsewhere(const struct tern_config *cfg, uint32_t i, u
 	return false;
 }
 
+/* Whether interrupt `intid` is partition i's doorbell in one of the blob's channels. */
+ORACLE static bool doorbell_of(const struct tern_config *cfg, uint32_t i, uint32_t intid)
+{
+	const struct tern_config_channel *ch =
+		(const struct tern_config_channel *)(const void *)((const uint8_t *)cfg + cfg->channels_offset);
+
+	for (uint32_t c = 0; c < cfg->num_channels; c++) {
+		for (uint32_t k = 0; k < ch[c].num_members && k < TERN_MAX_PARTITIONS; k++) {
+			if (ch[c].member[k].partition == i && ch[c].member[k].irq == intid)
+				return true;
+		}
+	}
+	return false;
+}
+
+ORACLE static void check_channels(const struct tern_config *cfg)
+{
+	const uint64_t ram_base = platform.ram_base, ram = cfg->ram_size;
+	const struct tern_config_channel *all =
+		(const struct tern_config_channel *)(const void *)((const uint8_t *)cfg + cfg->channels_offset);
+
+	for (uint32_t c = 0; c < cfg->num_channels; c++) {
+		const struct tern_config_channel *ch = &all[c];
+		bool writable = false;
+		CHECK(memchr(ch->name, 0, TERN_NAME_LEN) && ch->name[0]);
+		CHECK(ch->size && ch->size <= (64u << 20) && (ch->size | ch->hpa | ch->ipa) % 4096 == 0);
+		CHECK(within(ch->hpa, ch->size, ram_base, ram));
+		CHECK(apart(ch->hpa, ch->size, platform.hyp_base, platform.hyp_size));
+		CHECK(apart(ch->hpa, ch->size, (uintptr_t)cfg, cfg->size));
+		CHECK(ch->doorbell_ipa == ch->ipa + ch->size);
+		CHECK(within(ch->ipa, ch->size + 4096, 0, 1ull << 32));
+		CHECK(ch->num_members >= 2 && ch->num_members <= TERN_MAX_PARTITIONS);
+		for (uint32_t j = 0; j < cfg->num_partitions; j++) {
+			const struct tern_config_partition *q = &cfg->partition[j];
+			CHECK(apart(ch->hpa, ch->size, q->ram_hpa, q->ram_size));
+			const uint64_t copies[3][2] = { { q->pristine_image_hpa, q->image_size },
+							{ q->pristine_dtb_hpa, q->dtb_size },
+							{ q->pristine_initrd_hpa, q->initrd_size } };
+			for (unsigned k = 0; k < 3; k++) {
+				if (copies[k][0])
+					CHECK(apart(ch->hpa, ch->size, copies[k][0], copies[k][1]));
+			}
+		}
+		for (uint32_t d = 0; d < c; d++) {
+			CHECK(strcmp(ch->name, all[d].name));
+			CHECK(apart(ch->hpa, ch->size, all[d].hpa, all[d].size));
+		}
+		for (uint32_t k = 0; k < ch->num_members; k++) {
+			const struct tern_config_channel_member *m = &ch->member[k];
+			CHECK(m->partition < cfg->num_partitions && !(m->flags & ~TERN_CHF_WRITABLE));
+			writable = writable || m->flags;
+			const struct tern_config_partition *p = &cfg->partition[m->partition];
+			CHECK(m->irq >= platform.doorbell_irq_base &&
+			      m->irq < platform.doorbell_irq_base + platform.num_doorbell_irqs);
+			CHECK(p->irqs[m->irq / 32] & (1u << (m->irq % 32)));
+			CHECK(apart(ch->ipa, ch->size + 4096, p->ram_ipa, p->ram_size));
+			for (uint32_t r = 0; r < p->num_regions; r++)
+				CHECK(apart(ch->ipa, ch->size + 4096, p->region[r].ipa, p->region[r].size));
+			for (uint32_t d = 0; d <= c; d++) {
+				for (uint32_t l = 0; l < (d == c ? k : all[d].num_members); l++) {
+					CHECK(all[d].member[l].irq != m->irq);
+					if (d == c)
+						CHECK(all[d].member[l].partition != m->partition);
+					else if (all[d].member[l].partition == m->partition)
+						CHECK(apart(ch->ipa, ch->size + 4096, all[d].ipa, all[d].size + 4096));
+				}
+			}
+		}
+		CHECK(writable);
+	}
+}
+
 ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 {
 	const uint64_t ram_base = platform.ram_base, ram = cfg->ram_size;
 	uint32_t cores = 0, given_irqs[TERN_IRQ_WORDS] = { 0 };
 
 	CHECK(cfg->num_partitions >= 1 && cfg->num_partitions <= TERN_MAX_PARTITIONS);
-	CHECK(cfg->size == sizeof(*cfg) + cfg->num_partitions * sizeof(cfg->partition[0]));
+	CHECK(cfg->num_channels <= TERN_MAX_CHANNELS);
+	CHECK(cfg->size == sizeof(*cfg) + cfg->num_partitions * sizeof(cfg->partition[0]) +
+			   cfg->num_channels * sizeof(struct tern_config_channel));
+	if (cfg->num_channels)
+		CHECK(cfg->channels_offset == sizeof(*cfg) + cfg->num_partitions * sizeof(cfg->partition[0]));
 	CHECK(cfg->size <= size);
 	CHECK(cfg->board_cpus >= 1 && cfg->board_cpus <= platform.max_cpus);
 	CHECK(ram && ram <= platform.ram_max && ram <= limits.ram_found && ram % (1u << 20) == 0);
@@ -154,7 +235,7 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 		for (uint32_t w = 0; w < TERN_IRQ_WORDS; w++) {
 			for (uint32_t bits = p->irqs[w]; bits; bits &= bits - 1) {
 				uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
-				bool allowed = false;
+				bool allowed = doorbell_of(cfg, i, intid);
 				for (uint32_t k = 0; k < platform.num_device_irqs; k++) {
 					if (platform.device_irqs[k].id != intid)
 						continue;
@@ -183,6 +264,7 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 					    cfg->partition[j].ram_size));
 		}
 	}
+	check_channels(cfg);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

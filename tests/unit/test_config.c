@@ -25,11 +25,14 @@ static const struct config_limits limits = {
 	.num_devices = 3,
 	.irqs = irqs,
 	.num_irqs = 4,
+	.doorbell_irq_base = 256,
+	.num_doorbell_irqs = 32,
 	.iommu = true,
 };
 
 static _Alignas(8) unsigned char raw[sizeof(struct tern_config) +
-				     TERN_MAX_PARTITIONS * sizeof(struct tern_config_partition)];
+				     TERN_MAX_PARTITIONS * sizeof(struct tern_config_partition) +
+				     (TERN_MAX_CHANNELS + 1) * sizeof(struct tern_config_channel)];
 #define hdr (*(struct tern_config *)raw)
 #define part(i) (((struct tern_config *)raw)->partition[i])
 static char err[160];
@@ -472,4 +475,267 @@ void test_config_rejects_device_errors(void)
 	make_valid(1);
 	part(0).irqs[1] = 1u << 16; /* a virtio-mmio transport's */
 	CHECK(expect_error("interrupt 48 is not one"));
+}
+
+/* ---- channels ---- */
+
+#define CH_HPA 0x60000000ull
+#define CH_SIZE 0x10000ull
+
+static struct tern_config_channel *chan(unsigned c)
+{
+	return (struct tern_config_channel *)(raw + hdr.channels_offset) + c;
+}
+
+/*
+ * Channel c (after those there are) between the partitions in `members` (indices, -1 ends;
+ * the first `writable` read-write), its memory at CH_HPA + c MiB, its IPA above their RAM, its
+ * doorbells INTIDs 256 + 8 c + k, given to them.
+ */
+static struct tern_config_channel *add_channel(const char *name, const int *members, unsigned writable)
+{
+	unsigned c = hdr.num_channels++;
+
+	hdr.channels_offset = (uint32_t)(sizeof(struct tern_config) +
+					 hdr.num_partitions * sizeof(struct tern_config_partition));
+	hdr.size = (uint32_t)(hdr.channels_offset + hdr.num_channels * sizeof(struct tern_config_channel));
+	struct tern_config_channel *ch = chan(c);
+	memset(ch, 0, sizeof(*ch));
+	strcpy(ch->name, name);
+	ch->hpa = CH_HPA + c * (1ull << 20);
+	ch->size = CH_SIZE;
+	ch->ipa = RAM_IPA + (64ull << 20) + c * (2ull << 20);
+	ch->doorbell_ipa = ch->ipa + ch->size;
+	for (unsigned k = 0; members[k] >= 0; k++) {
+		uint32_t irq = 256 + 8 * c + k;
+		ch->member[k] = (struct tern_config_channel_member){
+			(uint32_t)members[k], k < writable ? TERN_CHF_WRITABLE : 0, irq, 0 };
+		part(members[k]).irqs[irq / 32] |= 1u << (irq % 32);
+		ch->num_members = k + 1;
+	}
+	return ch;
+}
+
+static const int pair[] = { 0, 1, -1 };
+
+void test_config_accepts_channels(void)
+{
+	static const int three[] = { 0, 1, 2, -1 };
+
+	make_valid(3);
+	add_channel("msg", pair, 2);
+	add_channel("log", three, 1); /* two of them map it read-only */
+	CHECK_EQ(validate(), 0);
+	/* The records' offset may be left at zero when there are none. */
+	make_valid(1);
+	hdr.channels_offset = (uint32_t)(sizeof(struct tern_config) + sizeof(struct tern_config_partition));
+	CHECK_EQ(validate(), 0);
+}
+
+void test_config_rejects_channel_header(void)
+{
+	make_valid(2);
+	add_channel("msg", pair, 2);
+	hdr.channels_offset += 8;
+	CHECK(expect_error("channel records at"));
+	make_valid(2);
+	hdr.channels_offset = 8;
+	CHECK(expect_error("channel records at 8, not after the partitions' (1136)"));
+	make_valid(2);
+	add_channel("msg", pair, 2);
+	hdr.size -= 8;
+	CHECK(expect_error("size"));
+	make_valid(2);
+	add_channel("msg", pair, 2);
+	hdr.num_channels = TERN_MAX_CHANNELS + 1;
+	CHECK(expect_error("9 channels (at most 8)"));
+	make_valid(2);
+	add_channel("msg", pair, 2);
+	CHECK_EQ(config_validate(&hdr, hdr.size - 1, &limits, err, sizeof(err)), -1);
+}
+
+void test_config_rejects_channel_names_and_sizes(void)
+{
+	make_valid(2);
+	strcpy(add_channel("msg", pair, 2)->name, "Msg");
+	CHECK(expect_error("channel 0: bad name"));
+	make_valid(2);
+	add_channel("msg", pair, 2);
+	add_channel("msg", pair, 2);
+	CHECK(expect_error("channel msg: name used twice"));
+	make_valid(2);
+	add_channel("msg", pair, 2)->size = 0x1800;
+	CHECK(expect_error("channel msg: size 0x1800"));
+	make_valid(2);
+	add_channel("msg", pair, 2)->size = 0;
+	CHECK(expect_error("4 KiB multiples, up to 64 MiB"));
+	make_valid(2);
+	add_channel("msg", pair, 2)->size = (64ull << 20) + 0x1000;
+	CHECK(expect_error("up to 64 MiB"));
+	make_valid(2);
+	add_channel("msg", pair, 2)->hpa += 0x800;
+	CHECK(expect_error("4 KiB multiples"));
+	make_valid(2);
+	add_channel("msg", pair, 2)->ipa += 0x800;
+	CHECK(expect_error("4 KiB multiples"));
+	make_valid(2);
+	add_channel("msg", pair, 2)->doorbell_ipa += 0x1000;
+	CHECK(expect_error("channel msg: doorbell page at 0x44011000, not right above it"));
+	make_valid(2);
+	struct tern_config_channel *ch = add_channel("msg", pair, 2);
+	ch->ipa = (1ull << 32) - CH_SIZE;
+	ch->doorbell_ipa = ch->ipa + ch->size; /* the doorbell page would be past the limit */
+	CHECK(expect_error("channel msg: IPA 0xffff0000+0x10000 outside the guest map"));
+}
+
+void test_config_rejects_channel_memory(void)
+{
+	make_valid(2);
+	add_channel("msg", pair, 2)->hpa = 0x40000000 + (3ull << 30);
+	CHECK(expect_error("channel msg: 0x100000000+0x10000 outside the board's RAM"));
+	make_valid(2);
+	add_channel("msg", pair, 2)->hpa = 0xfffffffffffff000ull;
+	CHECK(expect_error("outside the board's RAM"));
+	make_valid(2);
+	add_channel("msg", pair, 2)->hpa = 0x43ff8000;
+	CHECK(expect_error("channel msg: overlaps the hypervisor"));
+	make_valid(2);
+	add_channel("msg", pair, 2)->hpa = part(1).ram_hpa + 0x10000;
+	CHECK(expect_error("channel msg: overlaps partition linux's RAM"));
+	make_valid(2);
+	add_channel("msg", pair, 2)->hpa = part(1).pristine_dtb_hpa;
+	CHECK(expect_error("channel msg: overlaps a pristine copy of linux"));
+	make_valid(2);
+	add_channel("msg", pair, 2);
+	add_channel("log", pair, 2)->hpa = CH_HPA + 0x8000;
+	CHECK(expect_error("channel log: overlaps channel msg"));
+	/* The config blob itself: here where the test's blob lies (on the board, the hypervisor's RAM). */
+	struct config_limits anywhere = limits;
+	anywhere.ram = (struct config_range){ 0, ~0ull };
+	anywhere.ram_found = ~0ull;
+	anywhere.reserved = (struct config_range){ 0x40000000, 0x4000000 };
+	make_valid(2);
+	hdr.ram_size = 1ull << 47; /* all of a host process's memory */
+	add_channel("msg", pair, 2)->hpa = (uintptr_t)raw & ~0xfffull;
+	anywhere.ram.size = hdr.ram_size;
+	anywhere.ram_found = hdr.ram_size;
+	if ((uintptr_t)raw < hdr.ram_size - (1ull << 20)) {
+		CHECK_EQ(config_validate(&hdr, sizeof(raw), &anywhere, err, sizeof(err)), -1);
+		CHECK(strstr(err, "channel msg: overlaps the config blob"));
+	}
+}
+
+void test_config_rejects_channel_members(void)
+{
+	static const int one[] = { 0, -1 };
+	static const int twice[] = { 0, 1, 0, -1 };
+
+	make_valid(2);
+	add_channel("msg", one, 1);
+	CHECK(expect_error("channel msg: 1 members (2..8)"));
+	make_valid(2);
+	add_channel("msg", pair, 2)->num_members = TERN_MAX_PARTITIONS + 1;
+	CHECK(expect_error("9 members"));
+	make_valid(2);
+	add_channel("msg", pair, 2)->member[1].partition = 2;
+	part(1).irqs[8] = 0; /* linux's doorbell, now nobody's */
+	CHECK(expect_error("channel msg: member 1 is partition 2 (there are 2)"));
+	make_valid(3);
+	add_channel("msg", twice, 3);
+	CHECK(expect_error("channel msg: partition rt is a member twice"));
+	make_valid(2);
+	add_channel("msg", pair, 2)->member[1].flags = 2;
+	CHECK(expect_error("channel msg: member linux has flags 0x2"));
+	make_valid(2);
+	add_channel("msg", pair, 0);
+	CHECK(expect_error("channel msg: no member maps it read-write"));
+}
+
+void test_config_rejects_channel_doorbells(void)
+{
+	struct tern_config_channel *ch;
+
+	/* Not a spare interrupt: a device's (the PCIe INTA), then one past the range. */
+	make_valid(2);
+	ch = add_channel("msg", pair, 2);
+	part(1).irqs[8] = 0;
+	ch->member[1].irq = 35;
+	CHECK(expect_error("channel msg: linux's doorbell 35 is not a spare interrupt of this board"));
+	make_valid(2);
+	ch = add_channel("msg", pair, 2);
+	part(1).irqs[8] = 0;
+	ch->member[1].irq = 288;
+	CHECK(expect_error("doorbell 288 is not a spare interrupt"));
+	/* Two members on one interrupt, in one channel or two. */
+	make_valid(2);
+	ch = add_channel("msg", pair, 2);
+	part(1).irqs[8] = 0;
+	ch->member[1].irq = 256;
+	CHECK(expect_error("channel msg: linux's doorbell 256 already rings rt in channel msg"));
+	make_valid(2);
+	add_channel("msg", pair, 2);
+	ch = add_channel("log", pair, 2);
+	part(1).irqs[8] &= ~(1u << 9);
+	ch->member[1].irq = 257;
+	CHECK(expect_error("channel log: linux's doorbell 257 already rings linux in channel msg"));
+	/* Its doorbell must be its interrupt ... */
+	make_valid(2);
+	ch = add_channel("msg", pair, 2);
+	part(1).irqs[8] = 0;
+	CHECK(expect_error("channel msg: doorbell 257 is not among partition linux's interrupts"));
+	/* ... and a spare interrupt it has, its doorbell. */
+	make_valid(2);
+	part(0).irqs[8] = 1u << 3;
+	CHECK(expect_error("partition rt: interrupt 259 is a spare one, given only as its doorbell in a channel"));
+	make_valid(2);
+	add_channel("msg", pair, 2);
+	part(0).irqs[8] |= 1u << 1; /* linux's doorbell */
+	CHECK(expect_error("partition rt: interrupt 257 is a spare one"));
+}
+
+void test_config_rejects_channel_maps(void)
+{
+	static const int three[] = { 0, 1, 2, -1 };
+	static const int others[] = { 1, 2, -1 };
+	struct tern_config_channel *ch;
+
+	make_valid(2);
+	ch = add_channel("msg", pair, 2);
+	ch->ipa = RAM_IPA + (62ull << 20);
+	ch->doorbell_ipa = ch->ipa + ch->size;
+	CHECK(expect_error("channel msg: IPA 0x43e00000 overlaps partition rt's RAM"));
+	/* The doorbell page counts: the memory ends right at its RAM's start. */
+	make_valid(2);
+	ch = add_channel("msg", pair, 2);
+	ch->ipa = RAM_IPA - CH_SIZE;
+	ch->doorbell_ipa = RAM_IPA;
+	CHECK(expect_error("overlaps partition rt's RAM"));
+	make_valid(2);
+	give_pcie(1);
+	ch = add_channel("msg", pair, 2);
+	ch->ipa = 0x10000000;
+	ch->doorbell_ipa = ch->ipa + ch->size;
+	CHECK(expect_error("channel msg: IPA 0x10000000 overlaps partition linux's device region 0x10000000"));
+	/* Two channels of one partition apart in its map (memory and doorbell page) ... */
+	make_valid(3);
+	add_channel("msg", pair, 2);
+	ch = add_channel("log", three, 3);
+	ch->ipa = RAM_IPA + (64ull << 20) + CH_SIZE;
+	ch->doorbell_ipa = ch->ipa + ch->size;
+	CHECK(expect_error("channel log: IPA 0x44010000 overlaps channel msg in partition rt"));
+	/* ... but channels with no member in common may share addresses. */
+	make_valid(4);
+	static const int last[] = { 2, 3, -1 };
+	part(3).ram_hpa = 0x58000000; /* clear of the pristine copies */
+	add_channel("msg", pair, 2);
+	ch = add_channel("log", last, 2);
+	ch->ipa = chan(0)->ipa;
+	ch->doorbell_ipa = ch->ipa + ch->size;
+	CHECK_EQ(validate(), 0);
+	make_valid(3);
+	add_channel("msg", pair, 2);
+	ch = add_channel("log", others, 2);
+	ch->ipa = chan(0)->ipa;
+	ch->doorbell_ipa = ch->ipa + ch->size;
+	CHECK(expect_error("channel log: IPA 0x44000000 overlaps channel msg in partition linux"));
 }

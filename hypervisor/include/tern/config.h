@@ -41,9 +41,19 @@ struct config_limits {
 	uint32_t num_devices;
 	const struct config_irq *irqs; /* interrupts a partition may be given (its devices') */
 	uint32_t num_irqs;
+	/* Spare interrupts no device drives: a channel member's doorbell only. */
+	uint32_t doorbell_irq_base;
+	uint32_t num_doorbell_irqs;
 	bool iommu;                 /* the board has an IOMMU the hypervisor can take */
 	bool direct_wfi_trap;       /* direct delivery combines with trapped WFI */
 };
+
+/* The blob's channel records (config_validate has checked where they are), or NULL if none. */
+static inline const struct tern_config_channel *config_channels(const struct tern_config *cfg)
+{
+	return cfg->num_channels ?
+	       (const struct tern_config_channel *)((uintptr_t)cfg + cfg->channels_offset) : NULL;
+}
 
 /*
  * Check a config blob of `avail` bytes.  Returns 0, or -1 with a one-line

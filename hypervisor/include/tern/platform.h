@@ -60,6 +60,13 @@ struct platform_desc {
 	uint32_t num_devices;
 	const struct platform_irq *device_irqs;
 	uint32_t num_device_irqs;
+	/*
+	 * Interrupts no device of the board drives, numbered as device_irqs: a channel member's
+	 * doorbell (tern/channel.h) is one of them, given to it like a device's and set pending
+	 * by the hypervisor (arch_irq_raise) as a device would.
+	 */
+	uint32_t doorbell_irq_base;
+	uint32_t num_doorbell_irqs;
 	/* The interrupt controller's and IOMMU's addresses: only the arch code reads them. */
 	struct platform_arch arch;
 };

@@ -38,6 +38,12 @@ const struct platform_desc platform = {
 	.num_devices = ARRAY_SIZE(devices),
 	.device_irqs = device_irqs,
 	.num_device_irqs = ARRAY_SIZE(device_irqs),
+	/*
+	 * APLIC sources 48..63: QEMU 7.2's virt wires the UART (10), the RTC (11), virtio-mmio (1..8)
+	 * and PCIe (32..35), and its platform bus from 64.
+	 */
+	.doorbell_irq_base = 48,
+	.num_doorbell_irqs = 16,
 	.arch = {
 		.timebase_hz = 10000000,
 		.imsic_s_base = 0x28000000u,

@@ -41,6 +41,8 @@ const struct platform_desc platform = {
 	.num_devices = sizeof(devices) / sizeof(devices[0]),
 	.device_irqs = device_irqs,
 	.num_device_irqs = sizeof(device_irqs) / sizeof(device_irqs[0]),
+	.doorbell_irq_base = FAKE_DOORBELL_IRQ_BASE,
+	.num_doorbell_irqs = FAKE_DOORBELL_IRQS,
 	.arch = FAKE_PLATFORM_ARCH,
 };
 

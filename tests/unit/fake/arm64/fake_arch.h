@@ -3,6 +3,10 @@
 #ifndef TERN_TEST_FAKE_ARCH_H
 #define TERN_TEST_FAKE_ARCH_H
 
+/* The board's spare interrupts for doorbells: as QEMU virt's (platform/qemu-virt-arm64). */
+#define FAKE_DOORBELL_IRQ_BASE 256u
+#define FAKE_DOORBELL_IRQS     32u
+
 #define FAKE_PLATFORM_ARCH {                                                    \
 	.gicd_base = (uintptr_t)fake_gicd,                                      \
 	.gicd_size = sizeof(fake_gicd),                                         \

@@ -5,6 +5,10 @@
 
 #include "fake_riscv64.h"
 
+/* The board's spare interrupts for doorbells: as QEMU virt's (platform/qemu-virt-riscv64). */
+#define FAKE_DOORBELL_IRQ_BASE 48u
+#define FAKE_DOORBELL_IRQS     16u
+
 #define FAKE_PLATFORM_ARCH {                                                    \
 	.timebase_hz = 10000000,                                                \
 	.imsic_s_base = FAKE_IMSIC_BASE,                                        \
