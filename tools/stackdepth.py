@@ -54,11 +54,13 @@ ARM64_ENTRIES = {
 }
 
 # Calls through function pointers: the only ones are the emulated devices' MMIO handlers,
-# registered at boot (core/mmio.c, mmio_register) and called by mmio_emulate, and the
-# partition UART's register model behind uart_access (platform.uart_model).
+# registered at boot (core/mmio.c, mmio_add) and called by mmio_emulate (a channel's doorbell
+# page is one: core/channel.c), and the partition UART's register model behind uart_access
+# (platform.uart_model).
 ARM64_INDIRECT = {
-    "mmio_emulate": ("uart_access", "vpci_access", "vgicd_access", "vgicr_access"),
-    "mmio_trap": ("uart_access", "vpci_access", "vgicd_access", "vgicr_access"),  # mmio_emulate inlined
+    "mmio_emulate": ("uart_access", "vpci_access", "vgicd_access", "vgicr_access", "doorbell_access"),
+    "mmio_trap": ("uart_access", "vpci_access", "vgicd_access", "vgicr_access",
+                  "doorbell_access"),  # mmio_emulate inlined
     "uart_access": ("vpl011_access",),  # the board's model (qemu-virt: VUART := pl011)
 }
 
@@ -88,10 +90,10 @@ RISCV64_ENTRIES = {
 }
 
 # As on arm64: mmio_emulate's MMIO handlers (the partition UART, the emulated PCI ECAM, the
-# virtual APLIC) and uart_access's register model.
+# virtual APLIC, channels' doorbell pages) and uart_access's register model.
 RISCV64_INDIRECT = {
-    "mmio_emulate": ("uart_access", "vpci_access", "vaplic_access"),
-    "mmio_trap": ("uart_access", "vpci_access", "vaplic_access"),   # mmio_emulate inlined
+    "mmio_emulate": ("uart_access", "vpci_access", "vaplic_access", "doorbell_access"),
+    "mmio_trap": ("uart_access", "vpci_access", "vaplic_access", "doorbell_access"),  # mmio_emulate inlined
     "uart_access": ("vns16550_access",),  # the board's model (VUART := ns16550)
     "riscv_probe_exec": (),     # calls a `ret` in data, which must fault (the boot check)
 }

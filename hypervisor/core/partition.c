@@ -7,6 +7,7 @@
  * for them.
  */
 #include <tern/arch.h>
+#include <tern/channel.h>
 #include <tern/config.h>
 #include <tern/console.h>
 #include <tern/fdt.h>
@@ -327,7 +328,7 @@ bool partition_maps(const struct partition *p, ipaddr_t ipa)
 {
 	const struct tern_config_partition *c = p->cfg;
 
-	if (ipa - c->ram_ipa < c->ram_size)
+	if (ipa - c->ram_ipa < c->ram_size || channel_maps(p, ipa))
 		return true;
 	for (uint32_t r = 0; r < c->num_regions; r++) {
 		if (ipa - c->region[r].ipa < c->region[r].size)
@@ -541,7 +542,8 @@ void tern_main(paddr_t fdt)
 		struct partition *p = &partitions[i];
 		const struct tern_config_partition *c = &cfg->partition[i];
 		partition_create(p, i, c);
-		if (!partition_devices(p, err, sizeof(err)) || !arch_partition_init(p, err, sizeof(err))) {
+		if (!partition_devices(p, err, sizeof(err)) || !arch_partition_init(p, err, sizeof(err)) ||
+		    !channel_partition_init(p, cfg, err, sizeof(err))) {
 			tern_log("error: partition %s: %s", p->name, err);
 			arch_board_off();
 		}

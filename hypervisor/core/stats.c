@@ -6,7 +6,7 @@
 
 #define STAT_NAMES \
 	"exit_irq", "exit_wfi", "exit_mmio", "exit_other", "irq_injected", "faults", "dma_faults", \
-	"fault_injected", ARCH_STAT_NAMES
+	"fault_injected", "doorbell_ring", "doorbell_refused", ARCH_STAT_NAMES
 
 const char *const stat_names[STAT_COUNT] = { STAT_NAMES };
 _Static_assert(sizeof((const char *const[]){ STAT_NAMES }) == sizeof(stat_names),

@@ -63,6 +63,12 @@ bool console_irq_goes_to(unsigned cpu);
 uint64_t msi_guest_doorbell(uint32_t vcpu);
 uint64_t msi_host_doorbell(unsigned core);
 extern const uint32_t msi_flags;
+/*
+ * What partition p's map holds at `ipa`: its board address and whether it is writable and
+ * executable there; false if nothing is mapped there.  arm64: memory it shares only (the
+ * fake's record of arch_partition_map_shared); riscv64: its real G-stage, whatever it maps.
+ */
+bool shared_map_of(const struct partition *p, uint64_t ipa, uint64_t *pa, bool *writable, bool *executable);
 /* A vCPU of partition `p` started on its core by a CPU_ON from a running one, and entered. */
 void start_vcpu(struct partition *p, uint32_t index);
 

@@ -178,6 +178,17 @@ void arch_hyp_irq_route(uint32_t intid, unsigned pcpu)
 	mmio_write32(d + GICD_ISENABLER + word, bit);
 }
 
+/*
+ * A doorbell: the SPI pending in the distributor, as its device's line would make it; the
+ * distributor sends it wherever its owner routed it.  The ringing guest's stores to the shared
+ * memory come first for whoever takes the interrupt.
+ */
+void arch_irq_raise(uint32_t irq)
+{
+	dsb(ishst);
+	mmio_write32(platform.arch.gicd_base + GICD_ISPENDR + 4 * (uintptr_t)(irq / 32), (uint32_t)BIT(irq % 32));
+}
+
 /* arm64 boards pass their ECAM through: device MSIs are the SMMU's and the GIC's business. */
 bool arch_msi_target(const struct partition *p, uint64_t guest_addr, uint64_t *host_addr)
 {

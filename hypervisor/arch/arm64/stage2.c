@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Stage 2: each partition's IPA space, built by core/pagetable.c from this format and
- * <arch/pte.h>'s encoders.  A partition's RAM (2 MiB blocks) and the MMIO of devices passed
- * to it (2 MiB blocks where aligned, else 4 KiB pages) are the only things mapped; every
- * other IPA faults into the hypervisor.
+ * <arch/pte.h>'s encoders.  A partition's RAM (2 MiB blocks), the MMIO of devices passed
+ * to it (2 MiB blocks where aligned, else 4 KiB pages) and its channels' memory are the only
+ * things mapped; every other IPA faults into the hypervisor.
  */
 #include <arch/partition.h>
 #include <tern/partition.h>
@@ -16,6 +16,7 @@
 #define S2_MEM_NORMAL  (0xfULL << 2) /* outer and inner write-back */
 #define S2_MEM_DEVICE  (0x1ULL << 2) /* Device-nGnRE */
 #define S2_AP_RW       (3ULL << 6)
+#define S2_AP_RO       (1ULL << 6)
 
 /* Root, one level-2 table per GiB touched, level-3 tables for unaligned device edges. */
 #define S2_POOL_PAGES  (8 * TERN_MAX_PARTITIONS)
@@ -55,6 +56,20 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 
 	ap->s2_root = root;
 	ap->vttbr = (uintptr_t)root | ((uint64_t)(p->index + 1) << 48);
+	dsb(ish);
+	return true;
+}
+
+bool arch_partition_map_shared(struct partition *p, ipaddr_t ipa, paddr_t pa, uint64_t size,
+			       bool writable, char *err, size_t errlen)
+{
+	uint64_t attrs = S2_MEM_NORMAL | (writable ? S2_AP_RW : S2_AP_RO) | PTE_SH_INNER | PTE_AF | PTE_XN;
+
+	if (!pt_map(&s2_format, &s2_pool, p->arch.s2_root, ipa, pa, size, attrs)) {
+		(void)snprintf(err, errlen, "out of stage-2 table pages, or shared memory at 0x%llx outside "
+			       "the 4 GiB IPA space", (unsigned long long)ipa);
+		return false;
+	}
 	dsb(ish);
 	return true;
 }

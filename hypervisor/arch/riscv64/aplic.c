@@ -6,6 +6,7 @@
  */
 #include <arch/aplic.h>
 #include <arch/imsic.h>
+#include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/platform.h>
 
@@ -51,6 +52,17 @@ void aplic_set_pending(uint32_t s, bool level)
 {
 	if (!level || source_input(s))
 		aplic_write(SETIPNUM, s);
+}
+
+/*
+ * A doorbell: the source pending, as its device's edge would make it; the domain sends it
+ * wherever its owner's settings route it.  The ringing guest's stores to the shared memory
+ * come first for whoever takes the interrupt.
+ */
+void arch_irq_raise(uint32_t irq)
+{
+	fence_rw_rw();
+	aplic_write(SETIPNUM, irq);
 }
 
 /* A level source is sent once per rising edge: a line still high after draining goes again. */

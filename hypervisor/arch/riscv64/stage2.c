@@ -20,6 +20,9 @@
 /* G-stage leaves must allow "user" (PTE_U): guest accesses count as such. */
 #define PTE_LEAF_RAM    (PTE_V | PTE_R | PTE_W | PTE_X | PTE_U | PTE_A | PTE_D)
 #define PTE_LEAF_DEVICE (PTE_V | PTE_R | PTE_W | PTE_U | PTE_A | PTE_D)
+/* A channel's memory: never executable. */
+#define PTE_LEAF_SHARED_RW (PTE_V | PTE_R | PTE_W | PTE_U | PTE_A | PTE_D)
+#define PTE_LEAF_SHARED_RO (PTE_V | PTE_R | PTE_U | PTE_A)
 #define HGATP_SV39X4    (8ULL << 60)
 #define ROOT_BITS       11u     /* Sv39x4: 41-bit guest-physical addresses, a 16 KiB root */
 #define POOL_PAGES      64u
@@ -98,6 +101,19 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	rp->gstage_root = root;
 	/* VMID = partition index + 1; each core serves one partition only. */
 	rp->hgatp = HGATP_SV39X4 | ((uint64_t)(p->index + 1) << 44) | ((uintptr_t)root >> 12);
+	fence_rw_rw();
+	return true;
+}
+
+bool arch_partition_map_shared(struct partition *p, ipaddr_t ipa, paddr_t pa, uint64_t size,
+			       bool writable, char *err, size_t errlen)
+{
+	if (!pt_map(&gstage_format, &pool, p->arch.gstage_root, ipa, pa, size,
+		    writable ? PTE_LEAF_SHARED_RW : PTE_LEAF_SHARED_RO)) {
+		(void)snprintf(err, errlen, "out of G-stage table pages for shared memory at 0x%llx",
+			       (unsigned long long)ipa);
+		return false;
+	}
 	fence_rw_rw();
 	return true;
 }

@@ -70,6 +70,15 @@ uint64_t arch_ipa_limit(void);
 
 /* Build the partition's address space. */
 bool arch_partition_init(struct partition *p, char *err, size_t errlen);
+/*
+ * Map [pa, pa + size) at `ipa` in the partition's map (built by arch_partition_init): memory
+ * it shares with other partitions (a channel), normal cacheable memory, never executable,
+ * read-write or read-only.  At boot; false, with the reason in `err`, if it cannot be mapped.
+ */
+bool arch_partition_map_shared(struct partition *p, ipaddr_t ipa, paddr_t pa, uint64_t size,
+			       bool writable, char *err, size_t errlen);
+/* Set a board interrupt pending, as its device would (a channel's doorbell). */
+void arch_irq_raise(uint32_t irq);
 /* Enter the guest on this core at `entry` with x0/a0 = `context`. */
 __attribute__((noreturn)) void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context);
 /* Release what the vCPU holds on this core (interrupts, timers) after it left the guest. */

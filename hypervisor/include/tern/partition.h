@@ -119,7 +119,7 @@ void partition_fault(struct vcpu *v, const char *fmt, ...);
  */
 __attribute__((format(printf, 2, 3)))
 bool partition_fault_to_guest(struct vcpu *v, const char *fmt, ...);
-/* Whether `ipa` is the partition's RAM or one of its devices' regions. */
+/* Whether `ipa` is the partition's RAM, one of its devices' regions or one of its channels. */
 bool partition_maps(const struct partition *p, ipaddr_t ipa);
 
 void partition_print_stats(struct partition *p);

@@ -18,6 +18,8 @@ enum stat_id {
 	STAT_FAULT,
 	STAT_DMA_FAULT,       /* DMA by the partition's devices that the IOMMU refused */
 	STAT_FAULT_INJECTED,  /* accesses outside the partition handed to the guest (on_fault inject) */
+	STAT_DOORBELL_RING,   /* channel doorbells it rang (tern/channel.h) */
+	STAT_DOORBELL_REFUSED, /* doorbell writes naming no member: nothing rung */
 	ARCH_STAT_IDS
 	STAT_COUNT
 };

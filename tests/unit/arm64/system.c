@@ -118,3 +118,17 @@ uint64_t msi_host_doorbell(unsigned core)
 {
 	return FAKE_MSI_HOST + core * 0x1000ull;
 }
+
+bool shared_map_of(const struct partition *p, uint64_t ipa, uint64_t *pa, bool *writable, bool *executable)
+{
+	for (unsigned i = 0; i < fake_shared_map_count; i++) {
+		const struct fake_shared_map *m = &fake_shared_maps[i];
+		if (m->partition == p->index && ipa - m->ipa < m->size) {
+			*pa = m->pa + (ipa - m->ipa);
+			*writable = m->writable;
+			*executable = false; /* stage2.c's attributes: PTE_XN always */
+			return true;
+		}
+	}
+	return false;
+}

@@ -24,6 +24,8 @@ unsigned fake_iommu_polls, fake_iommu_partition_polls, fake_board_offs;
 uint64_t fake_synced_pa, fake_synced_size;
 unsigned fake_syncs;
 uint32_t fake_hyp_irq = ~0u, fake_hyp_irq_cpu = ~0u;
+uint32_t fake_raised[FAKE_RAISED_LOG];
+unsigned long fake_raises;
 _Thread_local void (*fake_relax_hook)(void);
 unsigned long fake_spin_limit = 100000;
 bool fake_threaded;
@@ -136,6 +138,11 @@ uint64_t arch_counter(void)
 uint64_t arch_counter_freq(void)
 {
 	return fake_freq;
+}
+
+void fake_raised_record(uint32_t irq)
+{
+	fake_raised[fake_raises++ % FAKE_RAISED_LOG] = irq;
 }
 
 /* ---- IOMMU ---- */

@@ -69,6 +69,36 @@ struct tern_config_partition *fake_config_add(const char *name, const uint8_t *c
 	return p;
 }
 
+struct tern_config_channel *fake_config_add_channel(const char *name, uint64_t size,
+						    const uint32_t *members, uint32_t num,
+						    uint32_t writable)
+{
+	struct tern_config *cfg = config();
+	uint32_t c = cfg->num_channels;
+	uint32_t irq = platform.doorbell_irq_base;
+
+	cfg->channels_offset = (uint32_t)(sizeof(*cfg) + cfg->num_partitions * sizeof(cfg->partition[0]));
+	struct tern_config_channel *all = (struct tern_config_channel *)(void *)(fake_config + cfg->channels_offset);
+	struct tern_config_channel *ch = &all[c];
+	for (uint32_t d = 0; d < c; d++)
+		irq += all[d].num_members;
+	memset(ch, 0, sizeof(*ch));
+	strncpy(ch->name, name, TERN_NAME_LEN - 1);
+	ch->hpa = platform.ram_base + FAKE_CHANNEL_RAM + c * (1u << 20);
+	ch->size = size;
+	ch->ipa = platform.ram_base + FAKE_PART_RAM + c * (2u << 20);
+	ch->doorbell_ipa = ch->ipa + size;
+	ch->num_members = num;
+	for (uint32_t k = 0; k < num; k++, irq++) {
+		ch->member[k] = (struct tern_config_channel_member){
+			members[k], k < writable ? TERN_CHF_WRITABLE : 0u, irq, 0 };
+		cfg->partition[members[k]].irqs[irq / 32] |= 1u << (irq % 32);
+	}
+	cfg->num_channels = c + 1;
+	cfg->size = (uint32_t)(cfg->channels_offset + cfg->num_channels * sizeof(*ch));
+	return ch;
+}
+
 uint8_t *fake_partition_ram(const struct tern_config_partition *c)
 {
 	return (uint8_t *)(uintptr_t)c->ram_hpa;

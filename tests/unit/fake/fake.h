@@ -80,6 +80,14 @@ extern uint64_t fake_synced_pa, fake_synced_size;
 extern unsigned fake_syncs;
 /* arch_hyp_irq_route(): the board interrupt taken by the hypervisor, and on which core. */
 extern uint32_t fake_hyp_irq, fake_hyp_irq_cpu;
+/*
+ * Board interrupts set pending as their device would (arch_irq_raise; riscv64: every write of
+ * the APLIC's setipnum), in order: a ring of the last FAKE_RAISED_LOG, fake_raises in all.
+ */
+#define FAKE_RAISED_LOG 64u
+extern uint32_t fake_raised[FAKE_RAISED_LOG];
+extern unsigned long fake_raises;
+void fake_raised_record(uint32_t irq);
 
 /*
  * arch_cpu_relax(): called in every wait loop.  The hook, if any, runs first (a test lets
@@ -133,6 +141,19 @@ extern unsigned fake_dir_count[FAKE_CPUS];
 /* Group 0 interrupts waiting for core `cpu` to read ICC_IAR0_EL1 (1023 once none). */
 void fake_raise_group0(unsigned cpu, uint32_t intid);
 extern unsigned fake_wfis[FAKE_CPUS];
+
+/*
+ * arch_partition_map_shared() (riscv64 builds its real G-stage instead): every map since the
+ * test last cleared fake_shared_map_count.
+ */
+struct fake_shared_map {
+	uint32_t partition;
+	uint64_t ipa, pa, size;
+	bool writable;
+};
+#define FAKE_SHARED_MAPS 32u
+extern struct fake_shared_map fake_shared_maps[FAKE_SHARED_MAPS];
+extern unsigned fake_shared_map_count;
 
 /* List registers, per core, and how many the CPU interface has (gic_nr_lrs). */
 extern uint64_t fake_lrs[FAKE_CPUS][FAKE_MAX_LRS];
@@ -223,6 +244,16 @@ struct tern_config *fake_config_begin(uint32_t board_cpus);
  */
 struct tern_config_partition *fake_config_add(const char *name, const uint8_t *cpus,
 					      uint32_t ncpus, uint32_t flags);
+/*
+ * Add channel `name` (after every partition is added) of `size` bytes between the partitions
+ * named in `members` (indices in the blob, `num` of them; the first `writable` map it
+ * read-write): its memory at FAKE_CHANNEL_RAM + c x 1 MiB, its IPA 2 MiB above the members' RAM
+ * (+ c x 2 MiB), its doorbells the board's spare interrupts in order.
+ */
+#define FAKE_CHANNEL_RAM (24u << 20)  /* offset in fake_ram: past the partitions and pristine copies */
+struct tern_config_channel *fake_config_add_channel(const char *name, uint64_t size,
+						    const uint32_t *members, uint32_t num,
+						    uint32_t writable);
 /* The RAM of a configured partition, as the hypervisor addresses it (ram_hpa). */
 uint8_t *fake_partition_ram(const struct tern_config_partition *c);
 /* The byte pattern fake_config_add puts in partition `index`'s pristine image. */

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arch/pte.h>
 #include <tern/platform.h>
 #include <tern/stats.h>
 #include "check.h"
@@ -205,4 +206,28 @@ uint64_t msi_guest_doorbell(uint32_t vcpu)
 uint64_t msi_host_doorbell(unsigned core)
 {
 	return (uintptr_t)fake_imsic[core] + (uint64_t)VCPU_GUEST_FILE * IMSIC_FILE_SIZE;
+}
+
+/* A walk of the partition's G-stage (Sv39x4: an 11-bit root, then 9 bits a level). */
+bool shared_map_of(const struct partition *p, uint64_t ipa, uint64_t *pa, bool *writable, bool *executable)
+{
+	const uint64_t *table = p->arch.gstage_root;
+	unsigned shift = 30;
+	uint64_t e = table[(ipa >> shift) & 0x7ff];
+
+	for (;;) {
+		if (!(e & PTE_V))
+			return false;
+		if (e & (PTE_R | PTE_W | PTE_X))
+			break;
+		if (shift == 12)
+			return false;
+		table = (const uint64_t *)(uintptr_t)((e >> 10) << 12);
+		shift -= 9;
+		e = table[(ipa >> shift) & 0x1ff];
+	}
+	*pa = ((e >> 10) << 12) + (ipa & ((1ull << shift) - 1));
+	*writable = e & PTE_W;
+	*executable = e & PTE_X;
+	return true;
 }

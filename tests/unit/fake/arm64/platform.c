@@ -57,6 +57,27 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	return true;
 }
 
+struct fake_shared_map fake_shared_maps[FAKE_SHARED_MAPS];
+unsigned fake_shared_map_count;
+
+bool arch_partition_map_shared(struct partition *p, ipaddr_t ipa, paddr_t pa, uint64_t size,
+			       bool writable, char *err, size_t errlen)
+{
+	if (fake_shared_map_count == FAKE_SHARED_MAPS) {
+		snprintf(err, errlen, "fake: out of shared maps");
+		return false;
+	}
+	fake_shared_maps[fake_shared_map_count++] = (struct fake_shared_map){ p->index, ipa, pa, size, writable };
+	return true;
+}
+
+/* As gicv3.c's: the SPI pending in the distributor. */
+void arch_irq_raise(uint32_t irq)
+{
+	fake_raised_record(irq);
+	mmio_write32(platform.arch.gicd_base + GICD_ISPENDR + 4 * (uintptr_t)(irq / 32), 1u << (irq % 32));
+}
+
 void arch_table_pages(uint32_t *used, uint32_t *total)
 {
 	*used = table_pages;
@@ -94,6 +115,7 @@ struct guest_regs *fake_guest_regs(unsigned cpu)
 void fake_board_reset(void)
 {
 	fake_gic_reset();
+	fake_shared_map_count = 0;
 }
 
 enum fake_exit fake_kick_running(unsigned cpu)

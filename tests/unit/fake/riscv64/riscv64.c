@@ -242,6 +242,8 @@ void io_write32(paddr_t addr, uint32_t value)
 	if (fake_aplic_write_hook)
 		fake_aplic_write_hook(off, value);
 	fake_aplic_log[fake_aplic_writes++ % FAKE_APLIC_LOG] = (struct fake_aplic_write){ off, value };
+	if (off == APLIC_SETIPNUM)
+		fake_raised_record(value);
 	if (off == APLIC_SETIPNUM || off == APLIC_CLRIPNUM)
 		source_bit(APLIC_SETIP, value, off == APLIC_SETIPNUM);
 	else if (off == APLIC_SETIENUM || off == APLIC_CLRIENUM)

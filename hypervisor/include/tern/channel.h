@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Channels: memory shared by partitions (its members), mapped at the same IPA in each, and a
+ * doorbell page right above it in each member's map, trapped and emulated: a member rings
+ * member k by writing k there, which sets member k's doorbell interrupt pending on the board's
+ * controller (arch_irq_raise), as a device would.  docs/design.md, "Channels".
+ */
+#ifndef TERN_CHANNEL_H
+#define TERN_CHANNEL_H
+
+#include <tern/config_abi.h>
+#include <tern/types.h>
+
+struct partition;
+
+/* The doorbell page's registers: 32-bit accesses only. */
+#define CHANNEL_DOORBELL_SIZE 0x1000u
+#define CHANNEL_RING          0x0u   /* write k: ring member k */
+#define CHANNEL_SELF          0x4u   /* read: the reader's member index */
+#define CHANNEL_MEMBERS       0x8u   /* read: how many members the channel has */
+
+/*
+ * Give partition p (already checked with its config blob `cfg`) the channels it is a member
+ * of: map each one's memory in its map and add its doorbell page.  At boot, after
+ * arch_partition_init; false, with the reason in `err`, if one cannot be had.
+ */
+bool channel_partition_init(struct partition *p, const struct tern_config *cfg, char *err,
+			    size_t errlen);
+/* Whether `ipa` is the memory of one of p's channels. */
+bool channel_maps(const struct partition *p, ipaddr_t ipa);
+
+#endif
