@@ -107,13 +107,11 @@ static bool is_doorbell_irq(const struct config_limits *lim, uint32_t id)
 /* Whether partition i is a member of a channel whose doorbell for it is interrupt `id`. */
 static bool rings_in(const struct tern_config *cfg, uint32_t i, uint32_t id)
 {
-	const struct tern_config_channel *ch = config_channels(cfg);
-
 	for (uint32_t c = 0; c < cfg->num_channels; c++) {
-		uint32_t members = ch[c].num_members < TERN_MAX_PARTITIONS ? ch[c].num_members :
-				   TERN_MAX_PARTITIONS;
-		for (uint32_t k = 0; k < members; k++) {
-			if (ch[c].member[k].partition == i && ch[c].member[k].irq == id)
+		/* Not checked yet: at most TERN_MAX_PARTITIONS members are read. */
+		const struct tern_config_channel *ch = &config_channels(cfg)[c];
+		for (uint32_t k = 0; k < ch->num_members && k < TERN_MAX_PARTITIONS; k++) {
+			if (ch->member[k].partition == i && ch->member[k].irq == id)
 				return true;
 		}
 	}
