@@ -15,7 +15,7 @@
 #include <tern/types.h>
 
 #define TERN_CONFIG_MAGIC      0x4e524554u /* "TERN" */
-#define TERN_CONFIG_VERSION    4u
+#define TERN_CONFIG_VERSION    5u
 #define TERN_MAX_PARTITIONS    8u
 #define TERN_MAX_VCPUS         8u
 /* Cores a board may have: numbered 0.. in boot order (the arch maps them to MPIDRs or hart ids). */
@@ -23,6 +23,7 @@
 #define TERN_NAME_LEN          16u
 #define TERN_MAX_REGIONS       8u   /* pass-through MMIO regions per partition */
 #define TERN_IRQ_WORDS         32u  /* device interrupt bitmap words: numbers 0..1023 */
+#define TERN_MAX_CHANNELS      8u
 
 /* tern_config.flags */
 /* the board has the IOMMU Tern drives (QEMU virt arm64: its SMMUv3, iommu=smmuv3) */
@@ -94,21 +95,52 @@ struct tern_config_partition {
 	uint64_t restart_backoff_us;
 };
 
+/* tern_config_channel_member.flags */
+#define TERN_CHF_WRITABLE      (1u << 0) /* it maps the channel read-write (else read-only) */
+
+/* One partition's place in a channel. */
+struct tern_config_channel_member {
+	uint32_t partition;     /* index in partition[] */
+	uint32_t flags;         /* TERN_CHF_* */
+	uint32_t irq;           /* its doorbell: a board spare interrupt, also set in its partition's irqs */
+	uint32_t reserved;
+};
+
+/*
+ * Shared memory between partitions, mapped at the same IPA in each member, and its doorbell
+ * page right above it (trapped, never mapped): member k rings member j by writing j there.
+ */
+struct tern_config_channel {
+	char     name[TERN_NAME_LEN];   /* NUL-terminated */
+	uint64_t hpa;
+	uint64_t size;
+	uint64_t ipa;           /* in every member's map */
+	uint64_t doorbell_ipa;  /* ipa + size */
+	uint32_t num_members;
+	uint32_t reserved;
+	/* members in description order (`members`, then `readonly`): the index each is rung by */
+	struct tern_config_channel_member member[TERN_MAX_PARTITIONS];
+};
+
 struct tern_config {
 	uint32_t magic;
 	uint32_t version;
-	uint32_t size;                  /* bytes, header and partitions */
+	uint32_t size;                  /* bytes: header, partitions and channels */
 	uint32_t num_partitions;
 	uint32_t board_cpus;            /* cores QEMU was started with */
 	uint32_t flags;                 /* TERN_CF_* */
 	uint64_t ram_size;              /* board RAM from the platform's RAM base, bytes */
-	uint64_t reserved[2];
+	uint32_t num_channels;
+	uint32_t channels_offset;       /* the channel records: right after the partitions' */
+	uint64_t reserved;
 	/* cppcheck-suppress misra-c2012-18.7 ; the blob is read where it lies: num_partitions records */
 	struct tern_config_partition partition[];
 };
 
 _Static_assert(sizeof(struct tern_config_region) == 32, "ABI: region record");
 _Static_assert(sizeof(struct tern_config_partition) == 544, "ABI: partition record");
+_Static_assert(sizeof(struct tern_config_channel_member) == 16, "ABI: channel member");
+_Static_assert(sizeof(struct tern_config_channel) == 184, "ABI: channel record");
 _Static_assert(sizeof(struct tern_config) == 48, "ABI: header");
 
 #endif
