@@ -62,3 +62,11 @@ def partition(name="rt", cpus=(1,), memory="64MiB", image="guests/build/arm64/la
              "memory": memory, "image": image, **keys}
     table = {key: value for key, value in table.items() if value is not None}
     return dump_toml({"partition": [table]}) + (raw + "\n" if raw else "")
+
+
+def channel(name="msg", size="64KiB", members=("a", "b"), readonly=None, **keys):
+    """One [[channel]] table as TOML text, like partition(): None leaves a key out."""
+    table = {"name": name, "size": size,
+             "members": list(members) if isinstance(members, tuple) else members,
+             "readonly": list(readonly) if isinstance(readonly, tuple) else readonly, **keys}
+    return dump_toml({"channel": [{k: v for k, v in table.items() if v is not None}]})

@@ -60,9 +60,11 @@ def test_header_bytes():
     data = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[PARTITION], ram_size=0xC000_0000))
     assert data[:4] == b"TERN"
     magic, version, size, count, cpus, flags = abi.HEADER.unpack_from(data)[:6]
-    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 4, 48 + 544, 1, 2, 0)
+    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 5, 48 + 544, 1, 2, 0)
     assert u64(data, 24) == 0xC000_0000                             # ram_size
-    assert data[32:48] == bytes(16)                                 # reserved[2]
+    # No channels: none counted, their records would start right after the partition.
+    assert (u32(data, 32), u32(data, 36)) == (0, 48 + 544)          # num_channels, offset
+    assert data[40:48] == bytes(8)                                  # reserved
     record = data[48:]
     assert record[:16] == b"rt" + bytes(14)
     assert int.from_bytes(record[16:24], "little") == 0x4000_0000
@@ -168,6 +170,11 @@ int main(void)
 	printf("sizeof.tern_config %zu 0\n", sizeof(struct tern_config));
 	printf("sizeof.tern_config_partition %zu 0\n", sizeof(struct tern_config_partition));
 	printf("sizeof.tern_config_region %zu 0\n", sizeof(struct tern_config_region));
+	printf("sizeof.tern_config_channel %zu 0\n", sizeof(struct tern_config_channel));
+	printf("sizeof.tern_config_channel_member %zu 0\n",
+	       sizeof(struct tern_config_channel_member));
+	printf("const.MAX_CHANNELS %u 0\n", TERN_MAX_CHANNELS);
+	printf("const.CHF_WRITABLE %u 0\n", TERN_CHF_WRITABLE);
 	printf("const.MAGIC %u 0\n", TERN_CONFIG_MAGIC);
 	printf("const.VERSION %u 0\n", TERN_CONFIG_VERSION);
 	printf("const.MAX_PARTITIONS %u 0\n", TERN_MAX_PARTITIONS);
@@ -205,6 +212,9 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     fields = [f"\tFIELD(tern_config, {name});" for name, _ in abi.HEADER_FIELDS]
     fields += [f"\tFIELD(tern_config_partition, {name});" for name, _ in abi.PARTITION_FIELDS]
     fields += [f"\tFIELD(tern_config_region, {name});" for name, _ in abi.REGION_FIELDS]
+    fields += [f"\tFIELD(tern_config_channel, {name});" for name, _ in abi.CHANNEL_FIELDS]
+    fields += [f"\tFIELD(tern_config_channel_member, {name});"
+               for name, _ in abi.CHANNEL_MEMBER_FIELDS]
     source = tmp_path / "abi.c"
     source.write_text(C_PROGRAM.replace("@FIELDS@", "\n".join(fields)))
     exe = tmp_path / "abi"
@@ -220,9 +230,15 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     # region[] is MAX_REGIONS records of the region struct, back to back.
     assert c["tern_config_partition.region"][1] == abi.MAX_REGIONS * abi.REGION.size
     assert c["tern_config_partition.irqs"][1] == abi.IRQ_WORDS * 4
+    assert c["sizeof.tern_config_channel"][0] == abi.CHANNEL.size == 184
+    assert c["sizeof.tern_config_channel_member"][0] == abi.CHANNEL_MEMBER.size == 16
+    # member[] is one record per partition a channel can have.
+    assert c["tern_config_channel.member"][1] == abi.MAX_PARTITIONS * abi.CHANNEL_MEMBER.size
     for table, fields_ in (("tern_config", abi.HEADER_FIELDS),
                            ("tern_config_partition", abi.PARTITION_FIELDS),
-                           ("tern_config_region", abi.REGION_FIELDS)):
+                           ("tern_config_region", abi.REGION_FIELDS),
+                           ("tern_config_channel", abi.CHANNEL_FIELDS),
+                           ("tern_config_channel_member", abi.CHANNEL_MEMBER_FIELDS)):
         for name, (offset, size) in abi.field_offsets(fields_).items():
             assert c[f"{table}.{name}"] == (offset, size), f"{table}.{name}"
     assert c["const.MAGIC"][0] == abi.CONFIG_MAGIC
@@ -240,12 +256,20 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     assert c["const.FAULT_STOP"][0] == abi.FAULT_STOP
     assert c["const.FAULT_RESTART"][0] == abi.FAULT_RESTART
     assert c["const.FAULT_INJECT"][0] == abi.FAULT_INJECT
+    assert c["const.MAX_CHANNELS"][0] == abi.MAX_CHANNELS
+    assert c["const.CHF_WRITABLE"][0] == abi.CHF_WRITABLE
     # The v4 fields, spelled out: the generic loop above would accept both sides moving together.
     assert c["tern_config.ram_size"] == (24, 8)
-    assert c["tern_config.reserved"] == (32, 16)
+    assert c["tern_config.num_channels"] == (32, 4)
+    assert c["tern_config.channels_offset"] == (36, 4)
+    assert c["tern_config.reserved"] == (40, 8)
     assert c["tern_config_partition.fault_policy"] == (528, 4)
     assert c["tern_config_partition.max_restarts"] == (532, 4)
     assert c["tern_config_partition.restart_backoff_us"] == (536, 8)
+    # The v5 channel record, as the contract of issue 28 lays it out.
+    assert [c[f"tern_config_channel.{name}"][0] for name in
+            ("name", "hpa", "size", "ipa", "doorbell_ipa", "num_members", "reserved",
+             "member")] == [0, 16, 24, 32, 40, 48, 52, 56]
 
 
 def test_every_c_field_is_mirrored(repo_root):
@@ -255,7 +279,9 @@ def test_every_c_field_is_mirrored(repo_root):
     text = header.read_text()
     for struct_name, fields_ in (("tern_config_partition", abi.PARTITION_FIELDS),
                                  ("tern_config", abi.HEADER_FIELDS),
-                                 ("tern_config_region", abi.REGION_FIELDS)):
+                                 ("tern_config_region", abi.REGION_FIELDS),
+                                 ("tern_config_channel", abi.CHANNEL_FIELDS),
+                                 ("tern_config_channel_member", abi.CHANNEL_MEMBER_FIELDS)):
         body = re.search(r"struct " + struct_name + r" \{(.*?)\};", text, re.S).group(1)
         declared = re.findall(r"^\s*(?:char|u?int\d+_t|struct\s+\w+)\s+(\w+)(\[\])?", body, re.M)
         # The flexible array member (tern_config.partition[]) is the records that follow.

@@ -141,12 +141,21 @@ PLAUSIBLE = {
                                            {"model": "virtio-blk", "disk": "disk.img"},
                                            {"model": "virtio-blk", "disk": "fifo"},
                                            {"model": "edu", "disk": "disk.img"}]), max_size=5),
+    "channel.name": st.sampled_from(["msg", "rt", "a" * 16, "Msg", ""]),
+    "channel.size": st.sampled_from(["64KiB", "4KiB", 4096, "6KiB", "64MiB", "65MiB", "3GiB"])
+    | sizes,
+    "channel.members": st.lists(st.sampled_from(["rt", "b", "linux", "zz", 1]), max_size=9)
+    | texts,
+    "channel.readonly": st.lists(st.sampled_from(["rt", "b", "linux", "zz"]), max_size=3)
+    | texts,
 }
 ONE_IN_TEN = st.sampled_from([False] * 9 + [True])   # Hypothesis favours the first
 PARTITION_KEYS = ["name", "cpus", "memory", "image", "initrd", "wfi", "irq", "bootargs",
                   "devices", "on_fault", "max_restarts", "restart_backoff"]
 VALID_PARTITION = {"name": "rt", "cpus": [1], "memory": "64MiB", "image": "lat.img"}
 VALID_BOARD = {"cpus": 4, "cpu": "cortex-a53", "memory": "2GiB", "pci": []}
+CHANNEL_KEYS = ["name", "size", "members", "readonly"]
+VALID_CHANNEL = {"name": "msg", "size": "64KiB", "members": ["rt", "b"]}
 
 
 @st.composite
@@ -178,6 +187,9 @@ def documents(draw):
                                max_size=3))
     if partitions or draw(st.booleans()):
         doc["partition"] = partitions
+    channels = draw(st.lists(tables(VALID_CHANNEL, CHANNEL_KEYS, "channel."), max_size=2))
+    if channels:
+        doc["channel"] = channels
     if draw(ONE_IN_TEN):
         doc[draw(texts)] = draw(values)
     return doc

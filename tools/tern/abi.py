@@ -1,4 +1,5 @@
-"""The config blob: struct tern_config + struct tern_config_partition[].
+"""The config blob: struct tern_config, struct tern_config_partition[], then
+struct tern_config_channel[] at channels_offset.
 
 Mirrors hypervisor/include/tern/config_abi.h field for field (little-endian,
 no padding: every field sits at its natural alignment).  tests/tool/test_abi.py
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 CONFIG_MAGIC = 0x4E524554         # "TERN"
-CONFIG_VERSION = 4
+CONFIG_VERSION = 5
 MAX_PARTITIONS = 8
 MAX_VCPUS = 8
 NAME_LEN = 16
@@ -28,6 +29,8 @@ FAULT_POLICIES = (FAULT_STOP, FAULT_RESTART, FAULT_INJECT)
 SPI_FIRST = 32                    # INTIDs a partition may be given: the SPIs
 SPI_LAST = 1019
 PAGE = 0x1000                     # regions are 4 KiB aligned and sized
+MAX_CHANNELS = 8
+CHF_WRITABLE = 1 << 0             # channel member maps the memory read-write
 
 # (C field name, struct format) in declaration order.
 HEADER_FIELDS = (
@@ -38,7 +41,9 @@ HEADER_FIELDS = (
     ("board_cpus", "I"),
     ("flags", "I"),
     ("ram_size", "Q"),
-    ("reserved", "2Q"),
+    ("num_channels", "I"),
+    ("channels_offset", "I"),
+    ("reserved", "Q"),
 )
 
 REGION_FIELDS = (
@@ -78,6 +83,26 @@ PARTITION_FIELDS = (
 )
 
 
+CHANNEL_MEMBER_FIELDS = (
+    ("partition", "I"),
+    ("flags", "I"),
+    ("irq", "I"),
+    ("reserved", "I"),
+)
+CHANNEL_MEMBER_FORMAT = "".join(fmt for _, fmt in CHANNEL_MEMBER_FIELDS)
+
+CHANNEL_FIELDS = (
+    ("name", f"{NAME_LEN}s"),
+    ("hpa", "Q"),
+    ("size", "Q"),
+    ("ipa", "Q"),
+    ("doorbell_ipa", "Q"),
+    ("num_members", "I"),
+    ("reserved", "I"),
+    ("member", CHANNEL_MEMBER_FORMAT * MAX_PARTITIONS),
+)
+
+
 def _struct(field_table):
     return struct.Struct("<" + "".join(fmt for _, fmt in field_table))
 
@@ -96,6 +121,8 @@ def field_offsets(field_table):
 HEADER = _struct(HEADER_FIELDS)
 REGION = _struct(REGION_FIELDS)
 PARTITION = _struct(PARTITION_FIELDS)
+CHANNEL_MEMBER = _struct(CHANNEL_MEMBER_FIELDS)
+CHANNEL = _struct(CHANNEL_FIELDS)
 
 
 class Region(NamedTuple):
@@ -142,9 +169,32 @@ class PartitionRecord:
         return len(self.cpus)
 
 
+class ChannelMember(NamedTuple):
+    """One struct tern_config_channel_member."""
+
+    partition: int                # index in the blob's partitions
+    flags: int                    # CHF_*
+    irq: int                      # its doorbell, also in its partition's irqs
+
+
+@dataclass
+class ChannelRecord:
+    """One struct tern_config_channel, with Python types."""
+
+    name: str
+    hpa: int
+    size: int
+    ipa: int
+    doorbell_ipa: int
+    members: tuple = ()           # ChannelMember, by member index
+
+    def __post_init__(self):
+        self.members = tuple(ChannelMember(*m) for m in self.members)
+
+
 @dataclass
 class ConfigBlob:
-    """A whole blob, header fields plus partitions."""
+    """A whole blob, header fields plus partitions and channels."""
 
     board_cpus: int
     partitions: list = field(default_factory=list)
@@ -152,18 +202,28 @@ class ConfigBlob:
     version: int = CONFIG_VERSION
     flags: int = 0
     ram_size: int = 0             # board RAM from the RAM base (QEMU -m), bytes
+    channels: list = field(default_factory=list)
+
+    @property
+    def channels_offset(self):
+        """Where the channel records start: right after the partitions (a multiple of 8, as
+        both record sizes are), with or without channels."""
+        return HEADER.size + PARTITION.size * len(self.partitions)
 
     @property
     def size(self):
-        return HEADER.size + PARTITION.size * len(self.partitions)
+        return self.channels_offset + CHANNEL.size * len(self.channels)
 
 
 def pack(blob):
     """The bytes QEMU loads at TERN_CONFIG_HPA."""
     if not 1 <= len(blob.partitions) <= MAX_PARTITIONS:
         raise ValueError(f"{len(blob.partitions)} partitions (1..{MAX_PARTITIONS} supported)")
+    if len(blob.channels) > MAX_CHANNELS:
+        raise ValueError(f"{len(blob.channels)} channels (at most {MAX_CHANNELS} supported)")
     out = bytearray(HEADER.pack(blob.magic, blob.version, blob.size, len(blob.partitions),
-                                blob.board_cpus, blob.flags, blob.ram_size, 0, 0))
+                                blob.board_cpus, blob.flags, blob.ram_size, len(blob.channels),
+                                blob.channels_offset, 0))
     for p in blob.partitions:
         name = p.name.encode("ascii")
         if not 1 <= len(name) < NAME_LEN:
@@ -179,7 +239,22 @@ def pack(blob):
                               len(p.regions), 0, *_region_values(p), *irq_bitmap(p.irqs),
                               p.initrd_ipa, p.initrd_size, p.pristine_initrd_hpa,
                               p.fault_policy, p.max_restarts, p.restart_backoff_us)
+    for c in blob.channels:
+        out += _pack_channel(c)
     return bytes(out)
+
+
+def _pack_channel(c):
+    name = c.name.encode("ascii")
+    if not 1 <= len(name) < NAME_LEN:
+        raise ValueError(f"channel name {c.name!r} must be 1..{NAME_LEN - 1} bytes")
+    if len(c.members) > MAX_PARTITIONS:
+        raise ValueError(f"channel {c.name}: {len(c.members)} members "
+                         f"(at most {MAX_PARTITIONS} supported)")
+    members = [v for m in c.members for v in (m.partition, m.flags, m.irq, 0)]
+    members += [0] * (len(CHANNEL_MEMBER_FIELDS) * (MAX_PARTITIONS - len(c.members)))
+    return CHANNEL.pack(name, c.hpa, c.size, c.ipa, c.doorbell_ipa, len(c.members), 0,
+                        *members)
 
 
 def _region_values(p):
@@ -216,9 +291,19 @@ def unpack(data):
     """Parse a blob made by pack() (or anyone); raises ValueError if malformed."""
     if len(data) < HEADER.size:
         raise ValueError(f"blob of {len(data)} bytes is shorter than the header")
-    magic, version, size, count, board_cpus, flags, ram_size, *_ = HEADER.unpack_from(data)
-    if size != HEADER.size + count * PARTITION.size or size > len(data):
-        raise ValueError(f"size {size} does not match {count} partitions in {len(data)} bytes")
+    (magic, version, size, count, board_cpus, flags, ram_size, num_channels,
+     channels_offset, _) = HEADER.unpack_from(data)
+    partitions_end = HEADER.size + count * PARTITION.size
+    # Without channels the offset may also be 0, as the hypervisor accepts.
+    if channels_offset != partitions_end and (num_channels or channels_offset):
+        raise ValueError(f"channels_offset {channels_offset} is not the end of {count} "
+                         f"partitions")
+    channels_offset = partitions_end
+    if num_channels > MAX_CHANNELS:
+        raise ValueError(f"num_channels {num_channels} (at most {MAX_CHANNELS})")
+    if size != channels_offset + num_channels * CHANNEL.size or size > len(data):
+        raise ValueError(f"size {size} does not match {count} partitions and {num_channels} "
+                         f"channels in {len(data)} bytes")
     blob = ConfigBlob(board_cpus=board_cpus, magic=magic, version=version, flags=flags,
                       ram_size=ram_size)
     for i in range(count):
@@ -250,4 +335,15 @@ def unpack(data):
                       fault_policy=fault_policy, max_restarts=max_restarts,
                       restart_backoff_us=restart_backoff_us)
         blob.partitions.append(PartitionRecord(**record))
+    for i in range(num_channels):
+        values = CHANNEL.unpack_from(data, channels_offset + i * CHANNEL.size)
+        name, hpa, size_, ipa, doorbell_ipa, num_members = values[:6]
+        if num_members > MAX_PARTITIONS:
+            raise ValueError(f"channel {i}: num_members {num_members} (at most {MAX_PARTITIONS})")
+        width = len(CHANNEL_MEMBER_FIELDS)
+        members = tuple(ChannelMember(*values[7 + k * width:7 + k * width + 3])
+                        for k in range(num_members))
+        blob.channels.append(ChannelRecord(
+            name=name.split(b"\0", 1)[0].decode("ascii", "replace"), hpa=hpa, size=size_,
+            ipa=ipa, doorbell_ipa=doorbell_ipa, members=members))
     return blob

@@ -116,7 +116,8 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
         # restart reloads the same device tree, so the same seed, which Linux mixes with
         # what it gathers itself.
         dts = devicetree.system_partition_dts(system.board, p, pl,
-                                              rng_seed=os.urandom(devicetree.RNG_SEED_BYTES))
+                                              rng_seed=os.urandom(devicetree.RNG_SEED_BYTES),
+                                              channels=placed.channels)
         dtb_path = workdir / f"{p.name}.dtb"
         dtb = devicetree.compile_dts(dts, dtb_path)
         if len(dtb) > pl.dtb_area:
@@ -152,11 +153,12 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             | (abi.PF_IRQ_DIRECT if p.irq_direct else 0)
             | (abi.PF_UNCONFINED_DMA if p.unconfined_dma else 0),
             regions=tuple(abi.Region(r.ipa, r.hpa, r.size, abi.RF_DEVICE) for r in pl.regions),
-            irqs=pl.intids, initrd_ipa=pl.initrd_ipa, initrd_size=pl.initrd_size,
+            irqs=pl.intids + pl.doorbell_irqs, initrd_ipa=pl.initrd_ipa, initrd_size=pl.initrd_size,
             pristine_initrd_hpa=pl.pristine_initrd_hpa,
             fault_policy=FAULT_POLICIES[p.on_fault], max_restarts=p.max_restarts,
             restart_backoff_us=p.restart_backoff_us))
 
+    blob.channels = channel_records(placed)
     data = abi.pack(blob)
     if len(data) > board.config_max:
         raise ToolError(f"config blob is {len(data)} bytes, more than {board.config_max}")
@@ -166,6 +168,15 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
                                   [(path, addr) for path, addr, _ in loads], icount)
     write_command(workdir, command)
     return Prepared(workdir=workdir, blob=blob, loads=loads, command=command)
+
+
+def channel_records(placed):
+    """The blob's channel records for the channels of layout `placed`."""
+    return [abi.ChannelRecord(
+        name=ch.name, hpa=ch.hpa, size=ch.size, ipa=ch.ipa, doorbell_ipa=ch.doorbell_ipa,
+        members=tuple(abi.ChannelMember(m.partition, abi.CHF_WRITABLE if m.writable else 0,
+                                        m.irq) for m in ch.members))
+        for ch in placed.channels]
 
 
 def write_command(workdir, command):

@@ -34,7 +34,9 @@ def _check_text(path):
     placed = layout.place(system)
     board = system.board
     count = len(system.partitions)
-    print(f"{show_path(path)}: ok: {count} partition{'s' if count != 1 else ''} on "
+    channels = len(system.channels)
+    shared = f", {channels} channel{'s' if channels != 1 else ''}" if channels else ""
+    print(f"{show_path(path)}: ok: {count} partition{'s' if count != 1 else ''}{shared} on "
           f"{board.cpus} x {board.cpu}, {format_size(board.memory)} RAM")
     print(results.format_table(TEXT_HEADERS, layout.describe(system, placed)))
     ram_base = placed.board.ram_base
@@ -105,10 +107,20 @@ def layout_doc(system, placed):
         "qemu_dtb": _range(dtb_start, dtb_end - dtb_start),
         "partitions": [_partition_doc(p, pl, virt) for p, pl in zip(system.partitions,
                                                                     placed.partitions)],
+        "channels": [_channel_doc(ch) for ch in placed.channels],
         "ram_used": {"bytes": placed.end - virt.ram_base, "start": virt.ram_base,
                      "end": placed.end},
         "rows": [dict(zip(ROW_KEYS, row)) for row in layout.describe(system, placed)],
     }
+
+
+def _channel_doc(ch):
+    """A channel: its memory on the board and in its members, each member's access and
+    doorbell (a GIC INTID on arm64, an APLIC source on riscv64), by member index."""
+    return {"name": ch.name, **_range(ch.hpa, ch.size, ch.ipa),
+            "doorbell_ipa": ch.doorbell_ipa,
+            "members": [{"name": m.name, "access": "rw" if m.writable else "ro",
+                         "doorbell_irq": m.irq} for m in ch.members]}
 
 
 def _partition_doc(p, pl, virt):

@@ -66,6 +66,14 @@ DURATION_UNITS = {"us": 1, "ms": MS, "s": SECOND}     # in microseconds
 # The back-off doubles up to 32 x this, so the longest wait is 32 minutes.
 MAX_RESTART_BACKOFF = 60 * SECOND
 
+# [[channel]]: shared memory between partitions, with a doorbell for each member.  The size
+# is in whole 4 KiB pages, the stage-2 granule every member maps it with.
+MAX_CHANNELS = 8
+MAX_CHANNEL_MEMBERS = 8
+CHANNEL_SIZE_ALIGN = 4 * KiB
+CHANNEL_SIZE_MAX = 64 * MiB
+CHANNEL_KEYS = ("name", "size", "members", "readonly")
+
 BOARD_KEYS = ("arch", "cpus", "cpu", "memory", "pci")
 PARTITION_KEYS = ("name", "cpus", "memory", "image", "initrd", "wfi", "irq", "bootargs",
                   "devices", "unconfined_dma", "on_fault", "max_restarts", "restart_backoff")
@@ -123,12 +131,37 @@ class Partition:
 
 
 @dataclass(frozen=True)
+class Channel:
+    """Shared memory that several partitions map, each with a doorbell the others can ring."""
+
+    index: int
+    name: str
+    size: int
+    members: tuple                # partition names that map it read-write ...
+    readonly: tuple = ()          # ... and those that map it read-only
+
+    @property
+    def toml_key(self):
+        """How messages name this channel's table: channel[i]."""
+        return f"channel[{self.index}]"
+
+    @property
+    def all_members(self):
+        """Every partition of the channel in member index order: members, then readonly."""
+        return self.members + self.readonly
+
+    def writable(self, name):
+        return name in self.members
+
+
+@dataclass(frozen=True)
 class System:
     """A whole system description."""
 
     source: str          # the path as the user gave it, for messages
     board: Board
     partitions: tuple = field(default=())
+    channels: tuple = field(default=())   # Channel, in description order
 
 
 def parse_size(value, field):
@@ -213,8 +246,9 @@ def load_system(path):
 def parse_system(doc, base_dir, source="<system>"):
     """Validate a parsed TOML document; image paths resolve against base_dir."""
     for key in doc:
-        if key not in ("board", "partition"):
-            raise ConfigError(show_key(key), "unknown key (expected [board] and [[partition]])")
+        if key not in ("board", "partition", "channel"):
+            raise ConfigError(show_key(key), "unknown key (expected [board], [[partition]] and "
+                                             "[[channel]])")
     board = _parse_board(doc.get("board", {}), base_dir)
 
     entries = doc.get("partition")
@@ -234,7 +268,86 @@ def parse_system(doc, base_dir, source="<system>"):
     for index, entry in enumerate(entries):
         p = _parse_partition(index, entry, board, base_dir, partitions, core_owner, device_owner)
         partitions.append(p)
-    return System(source=source, board=board, partitions=tuple(partitions))
+    channels = _parse_channels(doc.get("channel", []), board, partitions)
+    return System(source=source, board=board, partitions=tuple(partitions),
+                  channels=channels)
+
+
+def _parse_channels(entries, board, partitions):
+    """The [[channel]] tables, checked against the partitions already parsed."""
+    if not isinstance(entries, list) or not all(isinstance(c, dict) for c in entries):
+        raise ConfigError("channel", "must be an array of tables ([[channel]])")
+    if entries and not board.virt.doorbell_irqs:
+        raise ConfigError("channel[0]", f"not on {board.arch}: the board has no spare "
+                                        f"interrupt for a doorbell")
+    if len(entries) > MAX_CHANNELS:
+        raise ConfigError("channel", f"at most {MAX_CHANNELS} channels are supported "
+                                     f"(got {len(entries)})")
+    names = tuple(p.name for p in partitions)
+    channels = []
+    for index, entry in enumerate(entries):
+        channels.append(_parse_channel(index, entry, names, channels))
+    return tuple(channels)
+
+
+def _parse_channel(index, entry, partition_names, earlier):
+    at = f"channel[{index}]"
+    for key in entry:
+        if key not in CHANNEL_KEYS:
+            raise ConfigError(f"{at}.{show_key(key)}", "unknown key")
+    if "name" not in entry:
+        raise ConfigError(f"{at}.name", "missing (every channel needs a name)")
+    name = entry["name"]
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+        raise ConfigError(f"{at}.name", f"{_show(name)} must be 1 to 15 characters "
+                                        f"from a-z, 0-9, _ and -")
+    for other in earlier:
+        if other.name == name:
+            raise ConfigError(f"{at}.name", f'"{name}" is already the name of {other.toml_key}')
+    if "size" not in entry:
+        raise ConfigError(f"{at}.size", 'missing (give the shared memory\'s size, like "64KiB")')
+    size = parse_size(entry["size"], f"{at}.size")
+    if size > CHANNEL_SIZE_MAX:
+        raise ConfigError(f"{at}.size", f"must be at most {format_size(CHANNEL_SIZE_MAX)} "
+                                        f"(got {format_size(size, round_up=True)})")
+    if size % CHANNEL_SIZE_ALIGN:
+        raise ConfigError(f"{at}.size", f"must be a multiple of 4 KiB (got {format_size(size)})")
+    if "members" not in entry:
+        raise ConfigError(f"{at}.members", 'missing (list the partitions that share it, '
+                                           'like ["a", "b"])')
+    members = _channel_partitions(entry["members"], f"{at}.members", partition_names, ())
+    if not members:
+        raise ConfigError(f"{at}.members", "must list at least one partition (which maps it "
+                                           "read-write)")
+    readonly = _channel_partitions(entry.get("readonly", []), f"{at}.readonly",
+                                   partition_names, members)
+    if len(members) + len(readonly) < 2:
+        raise ConfigError(f"{at}.members", f'a channel needs at least two partitions '
+                                           f'(members and readonly together; got "{members[0]}" '
+                                           f"alone)")
+    return Channel(index=index, name=name, size=size, members=members, readonly=readonly)
+
+
+def _channel_partitions(value, key, partition_names, earlier):
+    """The partition names a channel's members (or readonly) list gives: known, and each
+    listed once there and in `earlier` (its members, for readonly)."""
+    if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+        raise ConfigError(key, f'must be a list of partition names, like ["a", "b"] '
+                               f"(got {_show(value)})")
+    if len(earlier) + len(value) > MAX_CHANNEL_MEMBERS:
+        raise ConfigError(key, f"at most {MAX_CHANNEL_MEMBERS} partitions share a channel "
+                               f"(got {len(earlier) + len(value)})")
+    seen = []
+    for name in value:
+        if name not in partition_names:
+            raise ConfigError(key, f"unknown partition {_show(name)} "
+                                   f"(known: {', '.join(partition_names)})")
+        if name in seen:
+            raise ConfigError(key, f'"{name}" is listed twice')
+        if name in earlier:
+            raise ConfigError(key, f'"{name}" is already in members')
+        seen.append(name)
+    return tuple(seen)
 
 
 def _syntax_error(e, source):

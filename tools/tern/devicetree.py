@@ -31,8 +31,9 @@ UART_CLOCK_HZ = 24_000_000
 # phys 30, virtual 27, hypervisor 26, in the order the binding requires.
 TIMER_PPIS = ((1, 13, 4), (1, 14, 4), (1, 11, 4), (1, 10, 4))
 
-# GIC interrupt specifier cells.
+# Interrupt specifier cells: the GIC's type, and the trigger both controllers' bindings share.
 GIC_SPI = 0
+IRQ_EDGE_RISING = 1
 IRQ_LEVEL_HIGH = 4
 
 # PCI bus addresses (3 cells: phys.hi, phys.mid, phys.lo) as the PCI bus binding spells them.
@@ -116,15 +117,42 @@ def _memory(ram_ipa, ram_size):
     ]
 
 
+def channel_node(channel, k, interrupt):
+    """The tern,channel node member `k` of `channel` (layout.ChannelPlacement) sees: its
+    shared memory and doorbell page, who is who, and its doorbell as `interrupt` (the
+    property line, in the board's own style), at the root (2 address and 2 size cells)."""
+    member = channel.members[k]
+    names = ", ".join(_string(m.name) for m in channel.members)
+    return [
+        f"\ttern-channel@{channel.ipa:x} {{",
+        '\t\tcompatible = "tern,channel";',
+        f"\t\treg = {_reg(channel.ipa, channel.size)},",
+        f"\t\t      {_reg(channel.doorbell_ipa, layout.DOORBELL_PAGE)};",
+        f"\t\ttern,name = {_string(channel.name)};",
+        f"\t\ttern,member = <{k}>;",
+        f"\t\ttern,members = {names};",
+    ] + ([] if member.writable else ["\t\ttern,readonly;"]) + [
+        f"\t\t{interrupt};",
+        "\t};",
+    ]
+
+
+def _member_channels(name, channels):
+    """[(channel, member index)] of the channels (layout.ChannelPlacement) partition `name`
+    belongs to."""
+    return [(c, k) for c in channels for k, m in enumerate(c.members) if m.name == name]
+
+
 def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", devices=(),
-                  initrd=None, rng_seed=None):
+                  initrd=None, rng_seed=None, channels=()):
     """DTS source for an arm64 partition with `num_vcpus` vCPUs and RAM at `ram_ipa`.
 
     devices: names of layout.QEMU_VIRT_ARM64.devices the partition owns; each gets its node,
     at the board's addresses, after the emulated ones.  initrd: (IPA, size) of an
     initial ramdisk, named in /chosen as Linux expects.  rng_seed: bytes for
     /chosen/rng-seed, as QEMU gives the bare board (random bytes for its guest's
-    random number generator).
+    random number generator).  channels: layout.ChannelPlacement; a tern,channel node for each
+    the partition `name` is a member of, its doorbell an edge-triggered SPI.
     """
     board = layout.QEMU_VIRT_ARM64
     uart = f"pl011@{board.uart.base:x}"
@@ -193,6 +221,10 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
     for device_name in devices:
         device = board.devices[device_name]
         lines += [""] + DEVICE_NODES[device.kind](device)
+    for channel, k in _member_channels(name, channels):
+        spi = channel.members[k].irq - layout.SPI_INTID_BASE
+        lines += [""] + channel_node(channel, k, "interrupts = "
+                                     + _cells(GIC_SPI, spi, IRQ_EDGE_RISING))
     lines += [
         "};",
         "",
@@ -201,7 +233,7 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
 
 
 def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_direct=True,
-                          initrd=None, rng_seed=None, devices=(), ram_hpa=None):
+                          initrd=None, rng_seed=None, devices=(), ram_hpa=None, channels=()):
     """DTS source for a riscv64 partition: QEMU riscv virt's own tree, cut down to what the
     partition has (its harts, RAM, the ns16550, with irq_direct an IMSIC with one S-level
     file per vCPU, the devices it owns and, if they have wired interrupts, an APLIC), in
@@ -210,7 +242,8 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
 
     devices: names of layout.QEMU_VIRT_RISCV64.devices the partition owns.  ram_hpa: where its
     RAM is on the board (default: at ram_ipa), which is where a device's DMA must go to reach
-    it, as nothing translates DMA on this board.
+    it, as nothing translates DMA on this board.  channels: as partition_dts; a doorbell is an
+    edge-rising source of the partition's APLIC, which a member has for it.
     """
     board = layout.QEMU_VIRT_RISCV64
     soc = "/soc"
@@ -266,15 +299,20 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
     if irq_direct:
         lines += [""] + _riscv_imsic_node(num_vcpus)
     owned = [board.devices[d] for d in devices]
-    if any(device.aplic_sources for device in owned):
+    member_of = _member_channels(name, channels)
+    if member_of or any(device.aplic_sources for device in owned):
         lines += [""] + _riscv_aplic_node(num_vcpus, irq_direct)
     # Without an IMSIC (irq = "trap") a device has nowhere to send its MSIs: it uses INTx.
     msi_parent = RISCV_IMSIC_PHANDLE if irq_direct else None
     dma_window = (ram_ipa, ram_ipa if ram_hpa is None else ram_hpa, ram_size)
     for device in owned:
         lines += [""] + RISCV64_DEVICE_NODES[device.kind](device, msi_parent, dma_window)
+    lines += ["\t};"]
+    for channel, k in member_of:
+        source = channel.members[k].irq
+        lines += [""] + channel_node(channel, k, "interrupts-extended = "
+                                     + _cells(RISCV_APLIC_PHANDLE, source, IRQ_EDGE_RISING))
     lines += [
-        "\t};",
         "};",
         "",
     ]
@@ -342,16 +380,17 @@ def _riscv_aplic_node(num_vcpus, msi_mode):
     ]
 
 
-def system_partition_dts(board, p, placed, rng_seed=None):
+def system_partition_dts(board, p, placed, rng_seed=None, channels=()):
     """The device tree source of partition `p` (config.Partition) of a system on `board`
-    (config.Board), laid out as `placed` (layout.PartitionPlacement)."""
+    (config.Board), laid out as `placed` (layout.PartitionPlacement); channels: the system's
+    (layout.Layout.channels), of which those `p` is a member get a node."""
     initrd = (placed.initrd_ipa, placed.initrd_size) if placed.initrd_size else None
     if board.arch == RISCV64:
         return riscv64_partition_dts(p.name, len(p.cpus), placed.ram_ipa, placed.ram_size,
                                      p.bootargs, p.irq_direct, initrd, rng_seed, p.devices,
-                                     placed.ram_hpa)
+                                     placed.ram_hpa, channels)
     return partition_dts(p.name, len(p.cpus), board.cpu, placed.ram_ipa, placed.ram_size,
-                         p.bootargs, p.devices, initrd, rng_seed)
+                         p.bootargs, p.devices, initrd, rng_seed, channels)
 
 
 def _pci_address(space, address):

@@ -7,13 +7,13 @@ has them by architecture.  `place(system)` decides every host-physical (HPA) and
 guest-physical (IPA) address, or raises ConfigError when something does not fit.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from . import abi
 from .errors import ConfigError
 from .image import ARM64, RISCV64
-from .units import GiB, MiB, format_duration, format_size
+from .units import GiB, KiB, MiB, format_duration, format_size
 
 SPI_INTID_BASE = 32               # the GIC architecture's INTID of SPI 0
 PCIE_ECAM_BUS_SIZE = 1 * MiB      # a generic ECAM's bus: 32 devices x 8 functions x 4 KiB
@@ -23,6 +23,7 @@ BLOCK = 2 * MiB                   # stage-2 block size: the unit of partition RA
 DTB_AREA = 2 * MiB                # the device tree gets the last 2 MiB of RAM ...
 DTB_WINDOW = 512 * MiB            # ... within the first 512 MiB (arm64 boot protocol; a
                                   # riscv64 partition's goes at the same place)
+DOORBELL_PAGE = 4 * KiB           # a channel's doorbell registers, right after its memory
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,15 @@ class VirtBoard:
     aia: Aia = None               # riscv64's
     devices: dict = field(default_factory=dict)   # BoardDevice a partition may own, by name
     iommu: str = ""               # what confines the DMA of devices a partition owns ("": nothing)
+    # Board interrupts no device drives, given to channel members as doorbells (GIC INTIDs,
+    # APLIC sources); () the board's partitions cannot have channels.
+    doorbell_irqs: tuple = ()
+    ipa_limit: int = 0            # the first guest-physical address past a partition's stage 2
+
+    @property
+    def irq_kind(self):
+        """What the board's interrupt numbers are, as `tern check` names them."""
+        return "INTID" if self.gic else "APLIC source"
 
     @property
     def partition_ram_start(self):
@@ -227,7 +237,11 @@ QEMU_VIRT_ARM64 = VirtBoard(
     )},
     # `tern run` starts the board with QEMU's SMMUv3 (qemu.SYSTEM_MACHINE_OPTIONS), which the
     # hypervisor programs to confine each device's DMA to its owner's RAM.
-    iommu="the SMMUv3")
+    iommu="the SMMUv3",
+    # The GIC has 256 SPIs (INTIDs 32-287); QEMU 7.2's hw/arm/virt.c wires SPIs 0-175 at most
+    # (the platform bus ends at 112 + 64 - 1), so SPIs 224-255 are free.
+    doorbell_irqs=tuple(range(256, 288)),
+    ipa_limit=4 * GiB)            # VTCR_EL2.T0SZ = 32
 
 # The riscv virt board (qemu.RISCV64_MACHINE: the AIA's APLIC and IMSIC, harts with H and Sstc).
 QEMU_VIRT_RISCV64 = VirtBoard(
@@ -276,7 +290,11 @@ QEMU_VIRT_RISCV64 = VirtBoard(
     )},
     # QEMU 7.2's riscv virt has no IOMMU: a partition owns a DMA-capable device only with
     # unconfined_dma = true.
-    iommu="")
+    iommu="",
+    # QEMU 7.2's include/hw/riscv/virt.h: virtio 1-8, UART 10, RTC 11, PCIe 32-35, the platform
+    # bus from 64; sources 48-63 are driven by nothing.
+    doorbell_irqs=tuple(range(48, 64)),
+    ipa_limit=1 << 41)            # Sv39x4
 
 VIRT_BOARDS = {b.arch: b for b in (QEMU_VIRT_ARM64, QEMU_VIRT_RISCV64)}
 
@@ -311,6 +329,7 @@ class PartitionPlacement:
     initrd_ipa: int = 0
     initrd_size: int = 0          # 0: no initrd
     pristine_initrd_hpa: int = 0
+    doorbell_irqs: tuple = ()     # its doorbells as channel member, in channel order
 
     def hpa(self, ipa):
         """Board address of a guest-physical address inside this partition's RAM."""
@@ -330,6 +349,32 @@ class PartitionPlacement:
 
 
 @dataclass(frozen=True)
+class ChannelMember:
+    """One partition of a channel, as member index k (its place in ChannelPlacement.members)."""
+
+    name: str
+    partition: int                # its index in the system's partitions
+    writable: bool                # maps the memory read-write (else read-only)
+    irq: int                      # its doorbell: a board interrupt of VirtBoard.doorbell_irqs
+
+
+@dataclass(frozen=True)
+class ChannelPlacement:
+    """Where a channel's memory is on the board and in its members, and their doorbells."""
+
+    name: str
+    hpa: int
+    size: int
+    ipa: int                      # the same in every member
+    members: tuple                # ChannelMember, by member index: members, then readonly
+
+    @property
+    def doorbell_ipa(self):
+        """The doorbell page, trapped in every member: right after the memory."""
+        return self.ipa + self.size
+
+
+@dataclass(frozen=True)
 class Layout:
     """The whole board: partitions in file order, plus what tern reserved."""
 
@@ -338,6 +383,7 @@ class Layout:
     partitions: tuple
     qemu_dtb: tuple               # (start, end) left unused: QEMU's own device tree
     end: int                      # first board address past everything placed
+    channels: tuple = ()          # ChannelPlacement, in description order
 
     @property
     def ram_end(self):
@@ -412,13 +458,78 @@ def place(system):
             regions=regions, intids=intids, initrd_ipa=initrd_ipa, initrd_size=p.initrd_size,
             pristine_initrd_hpa=pristine_initrd))
 
+    # Channels come last, so that a system without one is laid out as before.
+    channels = []
+    for c in system.channels:
+        hpa = alloc.take(c.size)
+        if hpa + c.size > ram_end and overflow is None:
+            overflow = f"{c.toml_key}.size"
+        channels.append(_place_channel(system, board, c, hpa, placements, channels))
+    placements = _give_doorbells(system, board, channels, placements)
+
     end = alloc.next
     if overflow:
         need = format_size(end - board.ram_base, round_up=True)
-        raise ConfigError(overflow, f"partitions need {need} but the board has "
+        what = "partitions and channels" if system.channels else "partitions"
+        raise ConfigError(overflow, f"{what} need {need} but the board has "
                                     f"{format_size(board_memory)}", file=system.source)
     return Layout(board=board, board_memory=board_memory, partitions=tuple(placements),
-                  qemu_dtb=hole, end=end)
+                  qemu_dtb=hole, end=end, channels=tuple(channels))
+
+
+def _place_channel(system, board, c, hpa, placements, earlier):
+    """The channel `c` (config.Channel) at board address `hpa`: its IPA is the first 2 MiB
+    boundary past every member's RAM and every earlier channel's doorbell page, so that it is
+    the same in all members; its doorbells are given by _give_doorbells."""
+    index = {p.name: i for i, p in enumerate(system.partitions)}
+    members = [index[name] for name in c.all_members]
+    start = max(placements[i].ram_ipa + placements[i].ram_size for i in members)
+    if earlier:
+        start = max(start, earlier[-1].doorbell_ipa + DOORBELL_PAGE)
+    ipa = align_up(start, BLOCK)
+    end = ipa + c.size + DOORBELL_PAGE
+    if end > board.ipa_limit:
+        raise ConfigError(f"{c.toml_key}.size",
+                          f"with its doorbell page it would take IPA 0x{ipa:x}-0x{end:x}, past "
+                          f"the {board.arch} board's IPA limit 0x{board.ipa_limit:x}",
+                          file=system.source)
+    for i in members:
+        p, pl = system.partitions[i], placements[i]
+        taken = [*((r.name, r.ipa, r.size) for r in pl.regions),
+                 *board.emulated_regions(len(p.cpus))]
+        for what, base, size in taken:
+            if ipa < base + size and base < end:
+                raise ConfigError(c.toml_key, f"its memory and doorbell page at IPA "
+                                              f"0x{ipa:x}-0x{end:x} overlap {what} "
+                                              f"(0x{base:x}-0x{base + size:x}) in partition "
+                                              f'"{p.name}"', file=system.source)
+    return ChannelPlacement(name=c.name, hpa=hpa, size=c.size, ipa=ipa,
+                            members=tuple(ChannelMember(name, i, c.writable(name), irq=0)
+                                          for name, i in zip(c.all_members, members)))
+
+
+def _give_doorbells(system, board, channels, placements):
+    """Each member of each channel, channel by channel and member by member, gets the next
+    spare interrupt of the board (VirtBoard.doorbell_irqs); returns the partitions'
+    placements with their doorbells added and fills in the channels' members."""
+    spare = iter(board.doorbell_irqs)
+    placements = list(placements)
+    for n, (c, ch) in enumerate(zip(system.channels, channels)):
+        members = []
+        for k, m in enumerate(ch.members):
+            irq = next(spare, None)
+            if irq is None:
+                first, last = board.doorbell_irqs[0], board.doorbell_irqs[-1]
+                key = f"{c.toml_key}.{'members' if k < len(c.members) else 'readonly'}"
+                raise ConfigError(key, f'no spare doorbell interrupt left for "{m.name}": the '
+                                       f"{board.arch} board has {len(board.doorbell_irqs)} "
+                                       f"({board.irq_kind}s {first}-{last}), all given to "
+                                       f"earlier channel members", file=system.source)
+            members.append(replace(m, irq=irq))
+            pl = placements[m.partition]
+            placements[m.partition] = replace(pl, doorbell_irqs=pl.doorbell_irqs + (irq,))
+        channels[n] = replace(ch, members=tuple(members))
+    return placements
 
 
 def _device_regions(system, board, p, ram_ipa):
@@ -527,6 +638,14 @@ def describe(system, layout):
             groups.append((pl.pristine_initrd_hpa, [
                 (f"{p.name} initrd copy", span(pl.pristine_initrd_hpa, pl.initrd_size),
                  format_size(pl.initrd_size), "-", "pristine, for restarts")]))
+    for ch in layout.channels:
+        members = ", ".join(f"{m.name} {'rw' if m.writable else 'ro'} {board.irq_kind} {m.irq}"
+                            for m in ch.members)
+        groups.append((ch.hpa, [
+            (f"channel {ch.name}", span(ch.hpa, ch.size), format_size(ch.size),
+             span(ch.ipa, ch.size), f"shared memory; doorbells: {members}"),
+            ("  doorbell", "-", format_size(DOORBELL_PAGE), span(ch.doorbell_ipa, DOORBELL_PAGE),
+             "trapped in every member: ring, self, members")]))
     groups.sort(key=lambda g: g[0])
     return [row for _, rows in groups for row in rows]
 
