@@ -452,7 +452,7 @@ static void run_edu_samples(const struct lat_test *t, const struct lat_config *c
  * the same message and rings member 0. The virtual counter is the same on every core (Tern
  * keeps CNTVOFF_EL2 at 0), so the two partitions' readings compare.
  */
-#define CHAN_WAIT_US    1000000         /* the watchdog on each answer */
+#define CHAN_WAIT_US    1000000         /* the watchdog's allowance per sample */
 #define CHAN_START_US   20000000        /* for the peer to boot and open the channel */
 #define CHAN_POLL_US    100             /* the pinger's sleep between looks at the peer */
 #define CHAN_PINGER     0
@@ -539,10 +539,18 @@ static const char *chan_setup(struct chan_result *r)
 	return 0;
 }
 
+/*
+ * One watchdog (EL1 physical timer) for the whole run rather than one per sample: the
+ * pinger arms nothing while it measures, and neither side has timer work between samples.
+ */
+static uint64_t chan_watchdog(const struct lat_config *cfg)
+{
+	return us_to_ticks(CHAN_START_US + (uint64_t)cfg->samples * CHAN_WAIT_US);
+}
+
 static const char *chan_ping(const struct lat_config *cfg, struct chan_result *r)
 {
 	uint64_t deadline = deadline_after_us(CHAN_START_US);
-	uint64_t watchdog = us_to_ticks(CHAN_WAIT_US);
 
 	while (!channel_peer_ready(&chan_rx)) {
 		if (deadline_passed(deadline))
@@ -554,7 +562,6 @@ static const char *chan_ping(const struct lat_config *cfg, struct chan_result *r
 		uint64_t t_send;
 
 		fired = FIRED_NONE;
-		ptimer_arm(counter_phys() + watchdog);
 		msg.word[0] = i + 1;
 		t_send = counter_virt();
 		msg.word[1] = t_send;
@@ -562,7 +569,6 @@ static const char *chan_ping(const struct lat_config *cfg, struct chan_result *r
 			return "queue to member 1 full";
 		channel_ring(&chan, CHAN_PONGER);
 		lat_wait_wfi(&fired);
-		ptimer_stop();
 		if (fired != FIRED_SAMPLE)
 			return "no answer from member 1";
 		if (!channel_recv(&chan_rx, &msg) || msg.word[0] != i + 1)
@@ -575,17 +581,13 @@ static const char *chan_ping(const struct lat_config *cfg, struct chan_result *r
 
 static const char *chan_pong(const struct lat_config *cfg, struct chan_result *r)
 {
-	uint64_t wait = us_to_ticks(CHAN_START_US);
 
 	while (chan_answered < cfg->samples) {
 		fired = FIRED_NONE;
-		ptimer_arm(counter_phys() + wait);
 		lat_wait_wfi(&fired);
-		ptimer_stop();
 		r->done = chan_answered < cfg->samples ? chan_answered : cfg->samples;
 		if (fired != FIRED_SAMPLE)
 			return "no message from member 0";
-		wait = us_to_ticks(CHAN_WAIT_US);
 	}
 	return 0;
 }
@@ -604,8 +606,11 @@ static void run_chan_samples(const struct lat_config *cfg, struct chan_result *r
 	write_sysreg(vbar_el1, (uintptr_t)lat_vectors_chan);
 	isb();
 	r->error = chan_setup(r);
-	if (!r->error)
+	if (!r->error) {
+		ptimer_arm(counter_phys() + chan_watchdog(cfg));
 		r->error = chan.self == CHAN_PINGER ? chan_ping(cfg, r) : chan_pong(cfg, r);
+		ptimer_stop();
+	}
 	if (r->found && chan.irq != GIC_SPURIOUS)
 		gic_spi_disable(chan.irq);
 	write_sysreg(vbar_el1, (uintptr_t)lib_vectors);

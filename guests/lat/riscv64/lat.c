@@ -817,7 +817,7 @@ static void print_edu_error(const struct lat_test *t, const struct lat_config *c
  * icount `cycle` counts the one virtual clock every hart shares, so the partitions' readings
  * compare.
  */
-#define CHAN_WAIT_US    1000000         /* the watchdog on each answer */
+#define CHAN_WAIT_US    1000000         /* the watchdog's allowance per sample */
 #define CHAN_START_US   20000000        /* for the peer to boot and open the channel */
 #define CHAN_PINGER     0
 #define CHAN_PONGER     1
@@ -915,23 +915,32 @@ static const char *chan_setup(struct chan_result *r)
 	return 0;
 }
 
+/*
+ * One watchdog (the supervisor timer) for the whole run rather than one per sample: the
+ * pinger arms nothing while it measures, and neither side has timer work (an SBI call in a
+ * partition without Sstc) between samples. The pinger arms it once the ponger is there.
+ */
+static uint64_t chan_watchdog(const struct lat_config *cfg)
+{
+	return us_to_ticks(CHAN_START_US + (uint64_t)cfg->samples * CHAN_WAIT_US);
+}
+
 static const char *chan_ping(const struct lat_config *cfg, struct chan_result *r)
 {
 	uint64_t deadline = deadline_after_us(CHAN_START_US);
-	uint64_t watchdog = us_to_ticks(CHAN_WAIT_US);
 
 	while (!channel_peer_ready(&chan_rx)) {
 		if (deadline_passed(deadline))
 			return "member 1 did not open the channel";
 		sleep_ticks(poll_ticks);
 	}
+	timer_arm(counter_time() + chan_watchdog(cfg));
 	chan_vector_on();
 	for (unsigned i = 0; i < cfg->samples; i++) {
 		struct channel_msg msg = { { 0 } };
 		uint64_t t_send;
 
 		fired = FIRED_NONE;
-		timer_arm(counter_time() + watchdog);
 		msg.word[0] = i + 1;
 		t_send = counter_cycle();
 		msg.word[1] = t_send;
@@ -939,7 +948,6 @@ static const char *chan_ping(const struct lat_config *cfg, struct chan_result *r
 			return "queue to member 1 full";
 		channel_ring(&chan, CHAN_PONGER);
 		lat_wait_wfi(&fired);
-		timer_stop();
 		if (fired != FIRED_SAMPLE)
 			return "no answer from member 1";
 		if (!channel_recv(&chan_rx, &msg) || msg.word[0] != i + 1)
@@ -952,18 +960,15 @@ static const char *chan_ping(const struct lat_config *cfg, struct chan_result *r
 
 static const char *chan_pong(const struct lat_config *cfg, struct chan_result *r)
 {
-	uint64_t wait = us_to_ticks(CHAN_START_US);
 
+	timer_arm(counter_time() + chan_watchdog(cfg));
 	chan_vector_on();
 	while (chan_answered < cfg->samples) {
 		fired = FIRED_NONE;
-		timer_arm(counter_time() + wait);
 		lat_wait_wfi(&fired);
-		timer_stop();
 		r->done = chan_answered < cfg->samples ? chan_answered : cfg->samples;
 		if (fired != FIRED_SAMPLE)
 			return "no message from member 0";
-		wait = us_to_ticks(CHAN_WAIT_US);
 	}
 	return 0;
 }
@@ -977,8 +982,10 @@ static void run_chan_samples(const struct lat_config *cfg, struct chan_result *r
 	chan_samples = cfg->samples;
 	active_source = SRC_CHAN;
 	r->error = chan_setup(r);
-	if (!r->error)
+	if (!r->error) {
 		r->error = chan.self == CHAN_PINGER ? chan_ping(cfg, r) : chan_pong(cfg, r);
+		timer_stop();
+	}
 	vector_off();
 	if (r->routed)
 		aplic_unroute(chan.irq);
