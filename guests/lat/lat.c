@@ -454,7 +454,7 @@ static void run_edu_samples(const struct lat_test *t, const struct lat_config *c
  */
 #define CHAN_WAIT_US    1000000         /* the watchdog's allowance per sample */
 #define CHAN_START_US   20000000        /* for the peer to boot and open the channel */
-#define CHAN_POLL_US    100             /* the pinger's sleep between looks at the peer */
+#define CHAN_POLL_US    100             /* the sleep between looks at the peer */
 #define CHAN_PINGER     0
 #define CHAN_PONGER     1
 
@@ -592,6 +592,19 @@ static const char *chan_pong(const struct lat_config *cfg, struct chan_result *r
 	return 0;
 }
 
+/*
+ * The ponger, done: it returns (and prints) once the pinger has taken the last answer. Under
+ * icount the cores run in turns that last until a core waits, so printing at once would hold
+ * the pinger's last sample up for all of it.
+ */
+static void chan_pong_finish(void)
+{
+	uint64_t deadline = deadline_after_us(CHAN_WAIT_US);
+
+	while (channel_queued(&chan_tx) && !deadline_passed(deadline))
+		vtimer_sleep_until(counter_virt() + us_to_ticks(CHAN_POLL_US));
+}
+
 static void run_chan_samples(const struct lat_config *cfg, struct chan_result *r)
 {
 	r->done = 0;
@@ -610,6 +623,8 @@ static void run_chan_samples(const struct lat_config *cfg, struct chan_result *r
 		ptimer_arm(counter_phys() + chan_watchdog(cfg));
 		r->error = chan.self == CHAN_PINGER ? chan_ping(cfg, r) : chan_pong(cfg, r);
 		ptimer_stop();
+		if (!r->error && chan.self == CHAN_PONGER)
+			chan_pong_finish();
 	}
 	if (r->found && chan.irq != GIC_SPURIOUS)
 		gic_spi_disable(chan.irq);

@@ -169,3 +169,11 @@ bool channel_recv(struct channel_queue *q, struct channel_msg *msg)
 	*q->tail = tail + 1;
 	return true;
 }
+
+uint32_t channel_queued(const struct channel_queue *q)
+{
+	uint32_t tail = *q->tail;
+
+	channel_barrier();
+	return *q->head - tail;
+}

@@ -100,4 +100,7 @@ bool channel_send(struct channel_queue *q, const struct channel_msg *msg);
 /* Take the oldest message; false if the queue is empty. */
 bool channel_recv(struct channel_queue *q, struct channel_msg *msg);
 
+/* Messages in the queue that its consumer has not taken yet. */
+uint32_t channel_queued(const struct channel_queue *q);
+
 #endif

@@ -973,6 +973,19 @@ static const char *chan_pong(const struct lat_config *cfg, struct chan_result *r
 	return 0;
 }
 
+/*
+ * The ponger, done: it returns (and prints) once the pinger has taken the last answer. Under
+ * icount the cores run in turns that last until a core waits, so printing at once would hold
+ * the pinger's last sample up for all of it.
+ */
+static void chan_pong_finish(void)
+{
+	uint64_t deadline = deadline_after_us(CHAN_WAIT_US);
+
+	while (channel_queued(&chan_tx) && !deadline_passed(deadline))
+		sleep_ticks(poll_ticks);
+}
+
 static void run_chan_samples(const struct lat_config *cfg, struct chan_result *r)
 {
 	r->done = 0;
@@ -987,6 +1000,8 @@ static void run_chan_samples(const struct lat_config *cfg, struct chan_result *r
 		timer_stop();
 	}
 	vector_off();
+	if (!r->error && chan.self == CHAN_PONGER)
+		chan_pong_finish();
 	if (r->routed)
 		aplic_unroute(chan.irq);
 	imsic_disable(ID_CHAN);
