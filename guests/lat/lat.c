@@ -6,6 +6,7 @@
  * edu PCI device: (counter at vector) - (counter just before the write that raises it).
  */
 #include "bootargs.h"
+#include "channel.h"
 #include "console.h"
 #include "exceptions.h"
 #include "gic.h"
@@ -18,7 +19,7 @@
 const char guest_name[] = "lat";
 
 /* What raises the measured interrupt (struct lat_test's source). */
-enum lat_source { SRC_VTIMER, SRC_PTIMER, SRC_SGI, SRC_EDU };
+enum lat_source { SRC_VTIMER, SRC_PTIMER, SRC_SGI, SRC_EDU, SRC_CHAN };
 
 static const struct lat_test all_tests[] = {
 	{ "vtimer-wfi",  "virt", "wfi",  SRC_VTIMER, true,  true },
@@ -31,6 +32,8 @@ static const struct lat_test all_tests[] = {
 	/* Need QEMU's edu device (-device edu). */
 	{ "edu-wfi",     "edu",  "wfi",  SRC_EDU,    true,  false },
 	{ "edu-busy",    "edu",  "busy", SRC_EDU,    false, false },
+	/* Needs a channel (lat.chan) shared with another partition running it too. */
+	{ "chan",        "chan", "wfi",  SRC_CHAN,   true,  false },
 };
 #define NUM_TESTS (sizeof(all_tests) / sizeof(all_tests[0]))
 
@@ -440,6 +443,233 @@ static void run_edu_samples(const struct lat_test *t, const struct lat_config *c
 		r->sender.avg_x100 = div_round(cost_sum * 100, r->done);
 }
 
+/*
+ * The channel test: a ping-pong over channel lat.chan between two partitions that both run
+ * it. Member 0, the pinger, writes a message holding its counter (t_send), rings member 1 and
+ * waits in WFI for member 1's answer: a sample of `chan-rtt` is (counter at its vector) -
+ * t_send. Member 1, the ponger, answers in its doorbell handler: a sample of `doorbell` is
+ * (counter at its vector) - the t_send in the message, the one-way latency; it replies with
+ * the same message and rings member 0. The virtual counter is the same on every core (Tern
+ * keeps CNTVOFF_EL2 at 0), so the two partitions' readings compare.
+ */
+#define CHAN_WAIT_US    1000000         /* the watchdog's allowance per sample */
+#define CHAN_START_US   20000000        /* for the peer to boot and open the channel */
+#define CHAN_POLL_US    100             /* the sleep between looks at the peer */
+#define CHAN_PINGER     0
+#define CHAN_PONGER     1
+
+extern char lat_vectors_chan[];
+void lat_chan_irq(uint64_t now);
+
+static struct channel chan;
+static struct channel_queue chan_tx, chan_rx;
+static volatile uint32_t chan_answered;         /* the ponger's samples */
+static uint32_t chan_samples;
+
+struct chan_result {
+	const char *error;      /* 0 if every sample arrived */
+	unsigned done;
+	bool found;             /* chan is valid */
+};
+
+/* The ponger's answer to every message waiting, `now` being its vector's counter. */
+static void chan_answer(uint64_t now)
+{
+	struct channel_msg msg;
+
+	while (channel_recv(&chan_rx, &msg)) {
+		if (chan_answered < chan_samples)
+			samples[chan_answered] = clamp32((int64_t)(now - msg.word[1]));
+		chan_answered++;
+		channel_send(&chan_tx, &msg);
+		channel_ring(&chan, CHAN_PINGER);
+	}
+}
+
+/* The doorbell is edge-triggered: EOI first, so that a ring while answering is not lost. */
+void lat_chan_irq(uint64_t now)
+{
+	uint32_t intid = gic_ack();
+
+	if (intid == INTID_PTIMER)
+		ptimer_stop();
+	else if (intid == INTID_VTIMER)
+		vtimer_stop();
+	if (intid < 1020)
+		gic_eoi(intid);
+	if (intid == chan.irq) {
+		if (chan.self == CHAN_PONGER)
+			chan_answer(now);
+		irq_counter = now;
+		fired = FIRED_SAMPLE;
+	} else if (intid == INTID_PTIMER) {
+		fired = FIRED_WATCHDOG;
+	}
+}
+
+/* The channel from the device tree, its doorbell as an edge-triggered SPI to this CPU. */
+static const char *chan_setup(struct chan_result *r)
+{
+	struct strview name;
+	char buf[CHANNEL_NAME_LEN];
+	size_t i;
+
+	if (!bootarg("lat.chan", &name) || !name.len || name.len >= sizeof(buf))
+		return "no channel named: lat.chan=NAME";
+	for (i = 0; i < name.len; i++)
+		buf[i] = name.p[i];
+	buf[i] = '\0';
+	if (!channel_find(buf, &chan))
+		return "channel not in the device tree";
+	r->found = true;
+	if (chan.self != CHAN_PINGER && chan.self != CHAN_PONGER)
+		return "this member has no part in the ping-pong (members 0 and 1 have)";
+	if (channel_self(&chan) != chan.self || channel_members(&chan) != chan.members)
+		return "doorbell page disagrees with the device tree";
+	if (chan.irq < 32 || chan.irq >= 1020)
+		return "doorbell interrupt is not an SPI";
+	/* The doorbell on before the peer may ring it, that is before the channel opens. */
+	gic_spi_set_group1(chan.irq);
+	gic_spi_set_priority(chan.irq, GIC_DEFAULT_PRIORITY);
+	gic_spi_set_trigger(chan.irq, true);
+	gic_spi_route_to_self(chan.irq);
+	gic_spi_enable(chan.irq);
+	if (!channel_open(&chan, &chan_tx, &chan_rx))
+		return "channel cannot carry queues (read-only or too small)";
+	return 0;
+}
+
+/*
+ * One watchdog (EL1 physical timer) for the whole run rather than one per sample: the
+ * pinger arms nothing while it measures, and neither side has timer work between samples.
+ */
+static uint64_t chan_watchdog(const struct lat_config *cfg)
+{
+	return us_to_ticks(CHAN_START_US + (uint64_t)cfg->samples * CHAN_WAIT_US);
+}
+
+static const char *chan_ping(const struct lat_config *cfg, struct chan_result *r)
+{
+	uint64_t deadline = deadline_after_us(CHAN_START_US);
+
+	while (!channel_peer_ready(&chan_rx)) {
+		if (deadline_passed(deadline))
+			return "member 1 did not open the channel";
+		vtimer_sleep_until(counter_virt() + us_to_ticks(CHAN_POLL_US));
+	}
+	for (unsigned i = 0; i < cfg->samples; i++) {
+		struct channel_msg msg = { { 0 } };
+		uint64_t t_send;
+
+		fired = FIRED_NONE;
+		msg.word[0] = i + 1;
+		t_send = counter_virt();
+		msg.word[1] = t_send;
+		if (!channel_send(&chan_tx, &msg))
+			return "queue to member 1 full";
+		channel_ring(&chan, CHAN_PONGER);
+		lat_wait_wfi(&fired);
+		if (fired != FIRED_SAMPLE)
+			return "no answer from member 1";
+		if (!channel_recv(&chan_rx, &msg) || msg.word[0] != i + 1)
+			return "answer from member 1 missing or out of order";
+		samples[i] = clamp32((int64_t)(irq_counter - t_send));
+		r->done++;
+	}
+	return 0;
+}
+
+static const char *chan_pong(const struct lat_config *cfg, struct chan_result *r)
+{
+
+	while (chan_answered < cfg->samples) {
+		fired = FIRED_NONE;
+		lat_wait_wfi(&fired);
+		r->done = chan_answered < cfg->samples ? chan_answered : cfg->samples;
+		if (fired != FIRED_SAMPLE)
+			return "no message from member 0";
+	}
+	return 0;
+}
+
+/*
+ * The ponger, done: it returns (and prints) once the pinger has taken the last answer. Under
+ * icount the cores run in turns that last until a core waits, so printing at once would hold
+ * the pinger's last sample up for all of it.
+ */
+static void chan_pong_finish(void)
+{
+	uint64_t deadline = deadline_after_us(CHAN_WAIT_US);
+
+	while (channel_queued(&chan_tx) && !deadline_passed(deadline))
+		vtimer_sleep_until(counter_virt() + us_to_ticks(CHAN_POLL_US));
+}
+
+static void run_chan_samples(const struct lat_config *cfg, struct chan_result *r)
+{
+	r->done = 0;
+	r->found = false;
+	chan_answered = 0;
+	chan_samples = cfg->samples;
+	chan.irq = GIC_SPURIOUS;
+	active_source = SRC_CHAN;
+	active_intid = GIC_SPURIOUS;
+	gic_enable_private(INTID_VTIMER);
+	gic_enable_private(INTID_PTIMER);
+	write_sysreg(vbar_el1, (uintptr_t)lat_vectors_chan);
+	isb();
+	r->error = chan_setup(r);
+	if (!r->error) {
+		ptimer_arm(counter_phys() + chan_watchdog(cfg));
+		r->error = chan.self == CHAN_PINGER ? chan_ping(cfg, r) : chan_pong(cfg, r);
+		ptimer_stop();
+		if (!r->error && chan.self == CHAN_PONGER)
+			chan_pong_finish();
+	}
+	if (r->found && chan.irq != GIC_SPURIOUS)
+		gic_spi_disable(chan.irq);
+	write_sysreg(vbar_el1, (uintptr_t)lib_vectors);
+	isb();
+}
+
+/* What the channel test printed: `chan-rtt` (the pinger), `doorbell` (the ponger). */
+static struct lat_test chan_test(const struct lat_test *t, const struct chan_result *r)
+{
+	struct lat_test shown = *t;
+
+	if (r->found && chan.self == CHAN_PINGER)
+		shown.name = "chan-rtt";
+	else if (r->found && chan.self == CHAN_PONGER)
+		shown.name = "doorbell";
+	return shown;
+}
+
+static void print_chan(const struct lat_test *t, const struct lat_config *cfg,
+		       const struct chan_result *r)
+{
+	struct lat_test shown = chan_test(t, r);
+	struct lat_stats s;
+
+	if (r->error) {
+		printf("lat: %s: %s (%u of %u samples taken)\n", shown.name, r->error, r->done,
+		       cfg->samples);
+		printf("LAT-JSON {\"test\":\"%s\",\"timer\":\"%s\",\"wait\":\"%s\",\"samples\":%u,"
+		       "\"done\":%u,\"error\":\"%s\"}\n", shown.name, t->timer, t->wait,
+		       cfg->samples, r->done, r->error);
+		return;
+	}
+	compute_stats(cfg, &s);
+	printf("lat: %s: channel %s, member %u of %u, doorbell INTID %u (edge), %s, %s wait, "
+	       "%u samples, warm-up %u\n", shown.name, chan.name, chan.self, chan.members,
+	       chan.irq, chan.self == CHAN_PINGER ? "round trip to member 1 and back"
+						 : "one way from member 0",
+	       t->wait, cfg->samples, cfg->warmup);
+	print_summary(shown.name, &s, timer_freq());
+	print_histogram(shown.name, &s);
+	print_json_stats(&shown, cfg, &s, timer_freq());
+	printf(",\"channel\":\"%s\",\"member\":%u,\"intid\":%u}\n", chan.name, chan.self, chan.irq);
+}
+
 static void print_bdf(uint32_t bdf)
 {
 	printf("%02x:%02x.%x", PCI_BDF_BUS(bdf), PCI_BDF_DEV(bdf), PCI_BDF_FN(bdf));
@@ -551,6 +781,13 @@ void guest_main(void)
 		struct sgi_result sgi;
 		struct edu_result dev;
 
+		if (t->source == SRC_CHAN) {
+			struct chan_result ch;
+
+			run_chan_samples(&cfg, &ch);
+			print_chan(t, &cfg, &ch);
+			continue;
+		}
 		if (t->source == SRC_SGI) {
 			run_sgi_samples(t, &cfg, &sgi);
 			if (sgi.error) {

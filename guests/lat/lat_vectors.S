@@ -3,13 +3,13 @@
  * one instruction to free a register, the second is the timestamp. Every other slot goes to
  * the library's table. One table per counter, so the measured path has no branch.
  */
-	.macro lat_vector_table counter
+	.macro lat_vector_table counter, entry=lat_irq_entry
 	.irp slot, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
 	.balign 128
 	.if \slot == 5
 	msr	tpidr_el1, x0
 	mrs	x0, \counter
-	b	lat_irq_entry
+	b	\entry
 	.else
 	b	lib_vectors + \slot * 128
 	.endif
@@ -27,11 +27,19 @@ lat_vectors_virt:
 lat_vectors_phys:
 	lat_vector_table cntpct_el0
 
+/* The channel test's: its handler answers the doorbell (lat.c). */
+	.balign 2048
+	.globl lat_vectors_chan
+lat_vectors_chan:
+	lat_vector_table cntvct_el0, lat_chan_irq_entry
+
 /*
- * x0 = counter at entry, the interrupted x0 is in TPIDR_EL1. lat_irq runs with IRQs masked
- * and takes no exceptions, so ELR/SPSR survive without being saved.
+ * x0 = counter at entry, the interrupted x0 is in TPIDR_EL1. The handler (lat_irq,
+ * lat_chan_irq) runs with IRQs masked and takes no exceptions at EL1, so ELR/SPSR survive
+ * without being saved.
  */
-lat_irq_entry:
+	.macro lat_irq_entry_for name, handler
+\name:
 	sub	sp, sp, #176
 	stp	x1, x2, [sp, #0]
 	stp	x3, x4, [sp, #16]
@@ -46,7 +54,7 @@ lat_irq_entry:
 	mrs	x1, tpidr_el1
 	str	x1, [sp, #160]
 
-	bl	lat_irq
+	bl	\handler
 
 	ldr	x0, [sp, #160]
 	ldp	x1, x2, [sp, #0]
@@ -61,6 +69,10 @@ lat_irq_entry:
 	ldp	x29, x30, [sp, #144]
 	add	sp, sp, #176
 	eret
+	.endm
+
+	lat_irq_entry_for lat_irq_entry, lat_irq
+	lat_irq_entry_for lat_chan_irq_entry, lat_chan_irq
 
 /*
  * void lat_wait_wfi(volatile uint32_t *fired)

@@ -19,6 +19,7 @@
  */
 #include "aplic.h"
 #include "bootargs.h"
+#include "channel.h"
 #include "console.h"
 #include "imsic.h"
 #include "lat_arm.h"
@@ -32,7 +33,7 @@
 const char guest_name[] = "lat";
 
 /* What raises the measured interrupt (struct lat_test's source). */
-enum lat_source { SRC_SSTC, SRC_SBI_TIMER, SRC_IPI, SRC_SBI_IPI, SRC_EDU, SRC_INTX };
+enum lat_source { SRC_SSTC, SRC_SBI_TIMER, SRC_IPI, SRC_SBI_IPI, SRC_EDU, SRC_INTX, SRC_CHAN };
 
 static const struct lat_test all_tests[] = {
 	{ "sstc-wfi",       "sstc",    "wfi",  SRC_SSTC,      true,  true },
@@ -49,6 +50,8 @@ static const struct lat_test all_tests[] = {
 	{ "edu-busy",       "edu",     "busy", SRC_EDU,       false, false },
 	{ "intx-wfi",       "intx",    "wfi",  SRC_INTX,      true,  false },
 	{ "intx-busy",      "intx",    "busy", SRC_INTX,      false, false },
+	/* Needs a channel (lat.chan) shared with another partition running it too. */
+	{ "chan",           "chan",    "wfi",  SRC_CHAN,      true,  false },
 };
 #define NUM_TESTS (sizeof(all_tests) / sizeof(all_tests[0]))
 
@@ -56,6 +59,7 @@ static const struct lat_test all_tests[] = {
 #define ID_IPI          1
 #define ID_EDU          2
 #define ID_INTX         3       /* edu's INTx, sent by an APLIC in MSI mode */
+#define ID_CHAN         4       /* the channel's doorbell, sent by an APLIC in MSI mode */
 
 /* Bound on every step of the IPI handshake, and the watchdog (the timer) of a sample. */
 #define WAIT_US         1000000
@@ -803,6 +807,248 @@ static void print_edu_error(const struct lat_test *t, const struct lat_config *c
 }
 
 /*
+ * The channel test: a ping-pong over channel lat.chan between two partitions that both run
+ * it, as on arm64 (lat.c there). Member 0, the pinger, writes a message holding its `cycle`
+ * (t_send), rings member 1 and waits in WFI for member 1's answer: a sample of `chan-rtt` is
+ * (cycle at its vector) - t_send. Member 1, the ponger, answers in its doorbell handler: a
+ * sample of `doorbell` is (cycle at its vector) - the t_send in the message; it replies with
+ * the same message and rings member 0. The doorbell is an APLIC source, edge rising: in MSI
+ * mode sent as ID_CHAN into this hart's file, in direct mode claimed from the APLIC. Under
+ * icount `cycle` counts the one virtual clock every hart shares, so the partitions' readings
+ * compare.
+ */
+#define CHAN_WAIT_US    1000000         /* the watchdog's allowance per sample */
+#define CHAN_START_US   20000000        /* for the peer to boot and open the channel */
+#define CHAN_PINGER     0
+#define CHAN_PONGER     1
+
+extern char lat_chan_vector[];
+void lat_chan_irq(uint64_t now);
+
+static struct channel chan;
+static struct channel_queue chan_tx, chan_rx;
+static volatile uint32_t chan_answered;         /* the ponger's samples */
+static uint32_t chan_samples;
+
+struct chan_result {
+	const char *error;      /* 0 if every sample arrived */
+	unsigned done;
+	bool found;             /* chan is valid */
+	bool routed;            /* its doorbell is routed to this hart */
+};
+
+/* The channel test's vector on, with the doorbell and the watchdog (vector_off ends it). */
+static void chan_vector_on(void)
+{
+	csr_write(CSR_STVEC, (uintptr_t)lat_chan_vector);
+	csr_write(CSR_SIE, SIP_STIP | SIP_SEIP);
+}
+
+/* The ponger's answer to every message waiting, `now` being its vector's cycle. */
+static void chan_answer(uint64_t now)
+{
+	struct channel_msg msg;
+
+	while (channel_recv(&chan_rx, &msg)) {
+		if (chan_answered < chan_samples)
+			samples[chan_answered] = clamp32((int64_t)(now - msg.word[1]));
+		chan_answered++;
+		channel_send(&chan_tx, &msg);
+		channel_ring(&chan, CHAN_PINGER);
+	}
+}
+
+/* The doorbell is edge-triggered: claimed first, so that a ring while answering is not lost. */
+void lat_chan_irq(uint64_t now)
+{
+	uint64_t cause = csr_read(CSR_SCAUSE) & ~SCAUSE_IRQ;
+	bool ours = false;
+
+	if (cause == IRQ_S_TIMER) {
+		timer_stop();
+		fired = FIRED_WATCHDOG;
+	} else if (cause == IRQ_S_EXT && !aplic_msi_mode()) {
+		for (unsigned s = aplic_claim(cpu_index()); s; s = aplic_claim(cpu_index()))
+			ours = ours || s == chan.irq;
+	} else if (cause == IRQ_S_EXT) {
+		ours = imsic_claim() == ID_CHAN;
+	}
+	if (ours) {
+		if (chan.self == CHAN_PONGER)
+			chan_answer(now);
+		irq_cycle = now;
+		fired = FIRED_SAMPLE;
+	}
+}
+
+/* The channel from the device tree, its doorbell routed to this hart. */
+static const char *chan_setup(struct chan_result *r)
+{
+	struct strview name;
+	char buf[CHANNEL_NAME_LEN];
+	size_t i;
+
+	if (!bootarg("lat.chan", &name) || !name.len || name.len >= sizeof(buf))
+		return "no channel named: lat.chan=NAME";
+	for (i = 0; i < name.len; i++)
+		buf[i] = name.p[i];
+	buf[i] = '\0';
+	if (!channel_find(buf, &chan))
+		return "channel not in the device tree";
+	r->found = true;
+	if (chan.self != CHAN_PINGER && chan.self != CHAN_PONGER)
+		return "this member has no part in the ping-pong (members 0 and 1 have)";
+	if (channel_self(&chan) != chan.self || channel_members(&chan) != chan.members)
+		return "doorbell page disagrees with the device tree";
+	if (!aplic_init())
+		return "no APLIC in the device tree";
+	if (aplic_msi_mode()) {
+		if (!imsic_file(cpu_index()))
+			return "no IMSIC file for this hart";
+		imsic_enable(ID_CHAN);
+	}
+	/* The doorbell on before the peer may ring it, that is before the channel opens. */
+	aplic_route_edge(chan.irq, cpu_index(), ID_CHAN);
+	r->routed = true;
+	if (!channel_open(&chan, &chan_tx, &chan_rx))
+		return "channel cannot carry queues (read-only or too small)";
+	return 0;
+}
+
+/*
+ * One watchdog (the supervisor timer) for the whole run rather than one per sample: the
+ * pinger arms nothing while it measures, and neither side has timer work (an SBI call in a
+ * partition without Sstc) between samples. The pinger arms it once the ponger is there.
+ */
+static uint64_t chan_watchdog(const struct lat_config *cfg)
+{
+	return us_to_ticks(CHAN_START_US + (uint64_t)cfg->samples * CHAN_WAIT_US);
+}
+
+static const char *chan_ping(const struct lat_config *cfg, struct chan_result *r)
+{
+	uint64_t deadline = deadline_after_us(CHAN_START_US);
+
+	while (!channel_peer_ready(&chan_rx)) {
+		if (deadline_passed(deadline))
+			return "member 1 did not open the channel";
+		sleep_ticks(poll_ticks);
+	}
+	timer_arm(counter_time() + chan_watchdog(cfg));
+	chan_vector_on();
+	for (unsigned i = 0; i < cfg->samples; i++) {
+		struct channel_msg msg = { { 0 } };
+		uint64_t t_send;
+
+		fired = FIRED_NONE;
+		msg.word[0] = i + 1;
+		t_send = counter_cycle();
+		msg.word[1] = t_send;
+		if (!channel_send(&chan_tx, &msg))
+			return "queue to member 1 full";
+		channel_ring(&chan, CHAN_PONGER);
+		lat_wait_wfi(&fired);
+		if (fired != FIRED_SAMPLE)
+			return "no answer from member 1";
+		if (!channel_recv(&chan_rx, &msg) || msg.word[0] != i + 1)
+			return "answer from member 1 missing or out of order";
+		samples[i] = clamp32((int64_t)(irq_cycle - t_send));
+		r->done++;
+	}
+	return 0;
+}
+
+static const char *chan_pong(const struct lat_config *cfg, struct chan_result *r)
+{
+
+	timer_arm(counter_time() + chan_watchdog(cfg));
+	chan_vector_on();
+	while (chan_answered < cfg->samples) {
+		fired = FIRED_NONE;
+		lat_wait_wfi(&fired);
+		r->done = chan_answered < cfg->samples ? chan_answered : cfg->samples;
+		if (fired != FIRED_SAMPLE)
+			return "no message from member 0";
+	}
+	return 0;
+}
+
+/*
+ * The ponger, done: it returns (and prints) once the pinger has taken the last answer. Under
+ * icount the cores run in turns that last until a core waits, so printing at once would hold
+ * the pinger's last sample up for all of it.
+ */
+static void chan_pong_finish(void)
+{
+	uint64_t deadline = deadline_after_us(CHAN_WAIT_US);
+
+	while (channel_queued(&chan_tx) && !deadline_passed(deadline))
+		sleep_ticks(poll_ticks);
+}
+
+static void run_chan_samples(const struct lat_config *cfg, struct chan_result *r)
+{
+	r->done = 0;
+	r->found = false;
+	r->routed = false;
+	chan_answered = 0;
+	chan_samples = cfg->samples;
+	active_source = SRC_CHAN;
+	r->error = chan_setup(r);
+	if (!r->error) {
+		r->error = chan.self == CHAN_PINGER ? chan_ping(cfg, r) : chan_pong(cfg, r);
+		timer_stop();
+	}
+	vector_off();
+	if (!r->error && chan.self == CHAN_PONGER)
+		chan_pong_finish();
+	if (r->routed)
+		aplic_unroute(chan.irq);
+	imsic_disable(ID_CHAN);
+}
+
+/* What the channel test printed: `chan-rtt` (the pinger), `doorbell` (the ponger). */
+static struct lat_test chan_test(const struct lat_test *t, const struct chan_result *r)
+{
+	struct lat_test shown = *t;
+
+	if (r->found && chan.self == CHAN_PINGER)
+		shown.name = "chan-rtt";
+	else if (r->found && chan.self == CHAN_PONGER)
+		shown.name = "doorbell";
+	return shown;
+}
+
+static void print_chan(const struct lat_test *t, const struct lat_config *cfg,
+		       const struct chan_result *r)
+{
+	struct lat_test shown = chan_test(t, r);
+	struct lat_stats s;
+
+	if (r->error) {
+		printf("lat: %s: %s (%u of %u samples taken)\n", shown.name, r->error, r->done,
+		       cfg->samples);
+		print_error_head(&shown, cfg, r->done);
+		printf(",\"error\":\"%s\"", r->error);
+		print_json_end();
+		return;
+	}
+	compute_stats(cfg, &s);
+	printf("lat: %s: channel %s, member %u of %u, doorbell APLIC source %u (edge, %s), %s, "
+	       "%s wait, %u samples, warm-up %u\n", shown.name, chan.name, chan.self, chan.members,
+	       chan.irq, aplic_msi_mode() ? "MSI mode" : "direct mode",
+	       chan.self == CHAN_PINGER ? "round trip to member 1 and back"
+					: "one way from member 0",
+	       t->wait, cfg->samples, cfg->warmup);
+	print_summary(shown.name, &s, cycle_hz);
+	print_histogram(shown.name, &s);
+	print_json_stats(&shown, cfg, &s, cycle_hz);
+	printf(",\"channel\":\"%s\",\"member\":%u,\"aplic_source\":%u,\"aplic_mode\":\"%s\"",
+	       chan.name, chan.self, chan.irq, aplic_msi_mode() ? "msi" : "direct");
+	print_json_end();
+}
+
+/*
  * lat.sip_check=1: what `sip` shows of the SBI timer, with its interrupt disabled so nothing
  * takes it: STIP pending once a deadline has passed, clear after set_timer(-1).  The bare board
  * (OpenSBI) shows both; see docs/design.md, "QEMU 7.2 and the VS timer", for a partition.
@@ -856,6 +1102,13 @@ void guest_main(void)
 		struct ipi_result ipi;
 		struct edu_result dev;
 
+		if (t->source == SRC_CHAN) {
+			struct chan_result ch;
+
+			run_chan_samples(&cfg, &ch);
+			print_chan(t, &cfg, &ch);
+			continue;
+		}
 		if (t->source == SRC_IPI || t->source == SRC_SBI_IPI) {
 			run_ipi_samples(t, &cfg, &ipi);
 			if (ipi.error) {

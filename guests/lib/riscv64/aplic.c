@@ -34,12 +34,12 @@ bool aplic_msi_mode(void)
 	return msi_mode;
 }
 
-void aplic_route(unsigned source, unsigned hart, unsigned id)
+static inline void route(unsigned source, unsigned hart, unsigned id, uint32_t mode)
 {
 	bool msi = msi_mode;
 
 	mmio_write32(base + APLIC_CLRIENUM, source);
-	mmio_write32(base + APLIC_SOURCECFG(source), APLIC_SM_LEVEL_HIGH);
+	mmio_write32(base + APLIC_SOURCECFG(source), mode);
 	mmio_write32(base + APLIC_TARGET(source),
 		     (uint32_t)hart << APLIC_TARGET_HART_SHIFT | (msi ? id : 1));
 	if (!msi) {
@@ -48,6 +48,16 @@ void aplic_route(unsigned source, unsigned hart, unsigned id)
 	}
 	mmio_write32(base + APLIC_DOMAINCFG, APLIC_DOMAINCFG_IE | (msi ? APLIC_DOMAINCFG_DM : 0));
 	mmio_write32(base + APLIC_SETIENUM, source);
+}
+
+void aplic_route(unsigned source, unsigned hart, unsigned id)
+{
+	route(source, hart, id, APLIC_SM_LEVEL_HIGH);
+}
+
+void aplic_route_edge(unsigned source, unsigned hart, unsigned id)
+{
+	route(source, hart, id, APLIC_SM_EDGE_RISE);
 }
 
 void aplic_unroute(unsigned source)

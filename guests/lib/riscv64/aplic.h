@@ -15,6 +15,7 @@
 #define APLIC_DOMAINCFG_IE      (1u << 8)
 #define APLIC_DOMAINCFG_DM      (1u << 2)       /* MSI delivery mode */
 #define APLIC_SOURCECFG(s)      (0x0004 + 4 * ((s) - 1))
+#define APLIC_SM_EDGE_RISE      4
 #define APLIC_SM_LEVEL_HIGH     6
 #define APLIC_SETIPNUM          0x1cdc
 #define APLIC_SETIENUM          0x1edc
@@ -38,6 +39,9 @@ bool aplic_msi_mode(void);
  * at priority 1 through its delivery control (direct mode). The domain is turned on.
  */
 void aplic_route(unsigned source, unsigned hart, unsigned id);
+
+/* The same for a rising-edge source (one whose pending bit a write of setipnum sets). */
+void aplic_route_edge(unsigned source, unsigned hart, unsigned id);
 
 /* The source inactive again: nothing pending or enabled. */
 void aplic_unroute(unsigned source);
