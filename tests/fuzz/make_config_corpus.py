@@ -40,7 +40,7 @@ HEADER = 48
 PARTITION = 544
 CHANNEL = 184
 VERSION = 5
-ARM64_DOORBELLS = 256            # platform/qemu-virt-arm64: INTIDs 256..287
+ARM64_DOORBELLS = 224            # platform/qemu-virt-arm64: INTIDs 224..255
 PARTITION_IRQS = 376            # offset of irqs[] in a partition record
 
 

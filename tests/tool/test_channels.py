@@ -128,7 +128,7 @@ def test_a_size_that_does_not_fit_in_the_boards_ram(tmp_path, stub_image):
 
 
 def test_no_spare_doorbell_left_on_arm64(tmp_path, stub_image):
-    # 32 doorbells (INTIDs 256-287): 6 channels of 5 members take 30, the 7th runs out at
+    # 32 doorbells (INTIDs 224-255): 6 channels of 5 members take 30, the 7th runs out at
     # its 3rd member.
     names = [f"p{i}" for i in range(5)]
     text = "[board]\ncpus = 5\n" + "".join(partition(n, cpus=[i], memory="4MiB")
@@ -136,7 +136,7 @@ def test_no_spare_doorbell_left_on_arm64(tmp_path, stub_image):
     text += "".join(channel(f"c{i}", size="4KiB", members=names) for i in range(7))
     assert error_of(tmp_path, text) == (
         'channel[6].members: no spare doorbell interrupt left for "p2": the arm64 board has 32 '
-        "(INTIDs 256-287), all given to earlier channel members")
+        "(INTIDs 224-255), all given to earlier channel members")
 
 
 def test_no_spare_doorbell_left_on_riscv64_names_the_readonly_key(tmp_path):
@@ -202,13 +202,13 @@ def test_layout_of_two_channels(tmp_path, stub_image):
     # IPA: past every member's RAM (a's ends at 0x44000000), then past msg's doorbell page.
     assert (msg.ipa, msg.size, msg.doorbell_ipa) == (0x4400_0000, 64 * KiB, 0x4401_0000)
     assert (log.ipa, log.size, log.doorbell_ipa) == (0x4420_0000, 4 * KiB, 0x4420_1000)
-    # Members in index order (members, then readonly), doorbells in order from INTID 256.
-    assert msg.members == (layout.ChannelMember("a", 0, True, 256),
-                           layout.ChannelMember("b", 1, True, 257),
-                           layout.ChannelMember("mon", 2, False, 258))
-    assert log.members == (layout.ChannelMember("mon", 2, True, 259),
-                           layout.ChannelMember("b", 1, True, 260))
-    assert [p.doorbell_irqs for p in pl.partitions] == [(256,), (257, 260), (258, 259)]
+    # Members in index order (members, then readonly), doorbells in order from INTID 224.
+    assert msg.members == (layout.ChannelMember("a", 0, True, 224),
+                           layout.ChannelMember("b", 1, True, 225),
+                           layout.ChannelMember("mon", 2, False, 226))
+    assert log.members == (layout.ChannelMember("mon", 2, True, 227),
+                           layout.ChannelMember("b", 1, True, 228))
+    assert [p.doorbell_irqs for p in pl.partitions] == [(224,), (225, 228), (226, 227)]
     assert [p.intids for p in pl.partitions] == [(), (), ()]
 
 
@@ -237,7 +237,7 @@ def test_check_text_shows_the_channel(tmp_path, stub_image):
     rows = proc.stdout.splitlines()
     (row,) = [r for r in rows if r.startswith("channel msg")]
     assert "0x4aa00000-0x4aa10000" in row and "64 KiB" in row and "0x44000000-0x44010000" in row
-    assert row.endswith("shared memory; doorbells: a rw INTID 256, b ro INTID 257")
+    assert row.endswith("shared memory; doorbells: a rw INTID 224, b ro INTID 225")
     following = rows[rows.index(row) + 1]
     assert following.startswith("  doorbell") and "0x44010000-0x44011000" in following
     assert following.endswith("trapped in every member: ring, self, members")
@@ -252,8 +252,8 @@ def test_check_json_shows_the_channel(tmp_path, stub_image):
     assert doc["layout"]["channels"] == [{
         "name": "msg", "hpa": 0x4AA0_0000, "size": 64 * KiB, "ipa": 0x4400_0000,
         "doorbell_ipa": 0x4401_0000,
-        "members": [{"name": "a", "access": "rw", "doorbell_irq": 256},
-                    {"name": "b", "access": "rw", "doorbell_irq": 257}]}]
+        "members": [{"name": "a", "access": "rw", "doorbell_irq": 224},
+                    {"name": "b", "access": "rw", "doorbell_irq": 225}]}]
     assert any(row["region"] == "channel msg" for row in doc["layout"]["rows"])
 
 
@@ -297,23 +297,23 @@ def test_blob_bytes(tmp_path, stub_image):
         (0x4B20_0000, 64 * KiB, 0x4400_0000, 0x4401_0000)
     assert (u32(msg, 48), u32(msg, 52)) == (3, 0)
     members = [tuple(u32(msg, 56 + 16 * k + 4 * f) for f in range(4)) for k in range(8)]
-    assert members == [(0, abi.CHF_WRITABLE, 256, 0), (1, abi.CHF_WRITABLE, 257, 0),
-                       (2, 0, 258, 0)] + [(0, 0, 0, 0)] * 5
+    assert members == [(0, abi.CHF_WRITABLE, 224, 0), (1, abi.CHF_WRITABLE, 225, 0),
+                       (2, 0, 226, 0)] + [(0, 0, 0, 0)] * 5
     log = data[channels_offset + 184:]
     assert log[:16] == b"log" + bytes(13)
     assert (u64(log, 16), u64(log, 24), u64(log, 32), u64(log, 40), u32(log, 48)) == \
         (0x4B40_0000, 4 * KiB, 0x4420_0000, 0x4420_1000, 2)
-    assert (u32(log, 56), u32(log, 60), u32(log, 64)) == (2, abi.CHF_WRITABLE, 259)
-    assert (u32(log, 72), u32(log, 76), u32(log, 80)) == (1, abi.CHF_WRITABLE, 260)
+    assert (u32(log, 56), u32(log, 60), u32(log, 64)) == (2, abi.CHF_WRITABLE, 227)
+    assert (u32(log, 72), u32(log, 76), u32(log, 80)) == (1, abi.CHF_WRITABLE, 228)
     # Each member's doorbell is also in its partition's irqs bitmap (irqs[] at 376).
-    for index, irqs in enumerate([{256}, {257, 260}, {258, 259}]):
+    for index, irqs in enumerate([{224}, {225, 228}, {226, 227}]):
         record = data[48 + index * 544:48 + (index + 1) * 544]
         assert abi.irqs_of([u32(record, 376 + 4 * w) for w in range(abi.IRQ_WORDS)]) == irqs
     # And abi.unpack reads it all back.
     blob = abi.unpack(data)
     assert [c.name for c in blob.channels] == ["msg", "log"]
-    assert blob.channels[0].members[2] == abi.ChannelMember(2, 0, 258)
-    assert blob.partitions[1].irqs == {257, 260}
+    assert blob.channels[0].members[2] == abi.ChannelMember(2, 0, 226)
+    assert blob.partitions[1].irqs == {225, 228}
 
 
 def test_channel_record_round_trip_and_limits():
@@ -324,7 +324,7 @@ def test_channel_record_round_trip_and_limits():
                                cpus=(1,))
     full = abi.ChannelRecord(name="x" * 15, hpa=1 << 31, size=64 * MiB, ipa=1 << 32,
                              doorbell_ipa=(1 << 32) + 64 * MiB,
-                             members=[(k, k & 1, 256 + k) for k in range(8)])
+                             members=[(k, k & 1, 224 + k) for k in range(8)])
     blob = abi.ConfigBlob(board_cpus=2, partitions=[part], channels=[full] * 8)
     data = abi.pack(blob)
     assert len(data) == blob.size == 48 + 544 + 8 * 184
@@ -333,7 +333,7 @@ def test_channel_record_round_trip_and_limits():
         abi.pack(dataclasses.replace(blob, channels=[full] * 9))
     with pytest.raises(ValueError, match="9 members"):
         abi.pack(dataclasses.replace(blob, channels=[dataclasses.replace(
-            full, members=[(0, 0, 256)] * 9)]))
+            full, members=[(0, 0, 224)] * 9)]))
     with pytest.raises(ValueError, match="channel name"):
         abi.pack(dataclasses.replace(blob, channels=[dataclasses.replace(full, name="")]))
     bad = bytearray(data)
@@ -365,11 +365,11 @@ def test_arm64_member_trees(tmp_path, stub_image):
     assert cells(node["tern,member"]) == [0]
     assert node["tern,members"] == r'"a\0b"'
     assert "tern,readonly" not in node
-    assert cells(node["interrupts"]) == [0, 224, 1]              # SPI 224 = INTID 256, edge
+    assert cells(node["interrupts"]) == [0, 192, 1]              # SPI 192 = INTID 224, edge
     b, _ = decompiled(tmp_path / "work" / "b.dtb")
     node = at(b, "/tern-channel@44000000")["props"]
     assert cells(node["tern,member"]) == [1] and "tern,readonly" in node
-    assert cells(node["interrupts"]) == [0, 225, 1]
+    assert cells(node["interrupts"]) == [0, 193, 1]
     assert cells(b["props"]["interrupt-parent"]) == cells(at(b, "/intc@8000000")["props"]
                                                           ["phandle"])
     c, _ = decompiled(tmp_path / "work" / "c.dtb")
@@ -419,7 +419,7 @@ def test_dump_toml_writes_channel_tables_that_read_back_the_same(tmp_path, stub_
 
 
 @pytest.mark.parametrize("example, arch, doorbells", [
-    ("channels.toml", "arm64", [256, 257]), ("channels-riscv64.toml", "riscv64", [48, 49])])
+    ("channels.toml", "arm64", [224, 225]), ("channels-riscv64.toml", "riscv64", [48, 49])])
 def test_channel_examples(repo_root, tmp_path, example, arch, doorbells):
     path = example_with_stand_ins(repo_root, example, tmp_path)
     system = load_system(path)
@@ -453,8 +453,8 @@ def test_doorbell_ranges_match_board_c(repo_root, board):
 
 def test_doorbells_are_driven_by_nothing_else():
     arm64, riscv64 = layout.QEMU_VIRT_ARM64, layout.QEMU_VIRT_RISCV64
-    # arm64: the GIC's last 32 SPIs of QEMU virt's 256; riscv64: the APLIC's 48-63 of 96.
-    assert arm64.doorbell_irqs == tuple(range(256, 288))
+    # arm64: the last 32 SPIs of QEMU virt's GIC (INTIDs up to 255); riscv64: the APLIC's 48-63 of 96.
+    assert arm64.doorbell_irqs == tuple(range(224, 256))
     assert riscv64.doorbell_irqs == tuple(range(48, 64))
     assert riscv64.doorbell_irqs[-1] < riscv64.aia.aplic_num_sources
     for board in (arm64, riscv64):

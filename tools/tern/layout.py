@@ -240,7 +240,7 @@ QEMU_VIRT_ARM64 = VirtBoard(
     iommu="the SMMUv3",
     # The GIC has 256 SPIs (INTIDs 32-287); QEMU 7.2's hw/arm/virt.c wires SPIs 0-175 at most
     # (the platform bus ends at 112 + 64 - 1), so SPIs 224-255 are free.
-    doorbell_irqs=tuple(range(256, 288)),
+    doorbell_irqs=tuple(range(224, 256)),
     ipa_limit=4 * GiB)            # VTCR_EL2.T0SZ = 32
 
 # The riscv virt board (qemu.RISCV64_MACHINE: the AIA's APLIC and IMSIC, harts with H and Sstc).

@@ -36,7 +36,7 @@ const struct platform_desc platform = {
 	.device_irqs = device_irqs,
 	.num_device_irqs = ARRAY_SIZE(device_irqs),
 	/* SPIs 224..255, the last 32 of the GIC's 288 INTIDs: QEMU 7.2's virt wires none of them. */
-	.doorbell_irq_base = 256,
+	.doorbell_irq_base = 224,
 	.num_doorbell_irqs = 32,
 	.arch = {
 		.gicd_base = 0x08000000,
