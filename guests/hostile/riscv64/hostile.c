@@ -395,11 +395,13 @@ static void hsm_suspend(void)
 			       ctx.satp == 0 && !(ctx.sstatus & SSTATUS_SIE);
 
 	long status = -100, woken = -100;
-	if (n >= 2 && cpu_start(1, sibling_suspend, 0) == SBI_SUCCESS) {
-		status = status_once(1, SBI_HSM_SUSPENDED);
-		(void)sbi_send_ipi_one(1);
+	/* A hart other than this one: on the bare board OpenSBI's lottery may boot any. */
+	unsigned sibling = n >= 2 && harts[0] == cpu_index() ? harts[1] : harts[0];
+	if (n >= 2 && cpu_start(sibling, sibling_suspend, 0) == SBI_SUCCESS) {
+		status = status_once(sibling, SBI_HSM_SUSPENDED);
+		(void)sbi_send_ipi_one(sibling);
 		uint64_t end = deadline_after_us(1000000);
-		while (!cpu_idle(1) && !deadline_passed(end))
+		while (!cpu_idle(sibling) && !deadline_passed(end))
 			timer_arm(deadline_after_us(10));
 		timer_stop();
 		woken = sibling_result;
