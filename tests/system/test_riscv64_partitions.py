@@ -340,7 +340,7 @@ def native_hsm_suspend():
 def test_sbi_hsm_suspend_as_on_the_board(tmp_path, native_hsm_suspend, irq):
     # Both default suspend types woken by the guest's timer, a sibling SUSPENDED until an
     # SBI IPI, the other types refused: OpenSBI's answers on the bare board, call for call.
-    assert native_hsm_suspend["pass"], native_hsm_suspend
+    assert native_hsm_suspend["pass"], str(native_hsm_suspend)
     path = system(tmp_path, partition("p", [1, 2], HOSTILE, "hostile.action=hsm-suspend", irq),
                   cpus=3)
     result = run_system(path)
