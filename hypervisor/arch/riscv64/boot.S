@@ -49,12 +49,28 @@ _start:
 	mv	a2, s3
 	tail	riscv_boot_primary
 
-/* A hart that lost the boot: stopped in the firmware (HSM hart_stop does not return). */
+/*
+ * A hart that lost the boot: stopped in the firmware, where HSM hart_stop does not return
+ * from.  It returns, refused, when OpenSBI never marked this hart started (it came by the
+ * second cold boot): its state is STOPPED, or START_PENDING once the boot core has asked for
+ * it, a start OpenSBI cannot complete, the hart not waiting in the firmware.  Parking then
+ * lost that core for good (its partition never ran).  Wait for the request instead and take it
+ * as the boot core gives it: secondary_entry, a0 = hart id.
+ */
 give_back:
 	li	a7, 0x48534d		/* HSM */
 	li	a6, 1			/* hart_stop */
 	ecall
-	j	park
+1:	li	a7, 0x48534d
+	li	a6, 2			/* hart_get_status */
+	mv	a0, s0
+	ecall
+	li	t0, 2			/* START_PENDING */
+	beq	a1, t0, 2f
+	wfi				/* the boot core's hart_start comes with an IPI */
+	j	1b
+2:	mv	a0, s0
+	j	secondary_entry
 
 /* Set by the boot core, in .data: the boot clears .bss, which a second entry must not see cleared. */
 	.pushsection .data
