@@ -295,15 +295,7 @@ def _parse_channel(index, entry, partition_names, earlier):
     for key in entry:
         if key not in CHANNEL_KEYS:
             raise ConfigError(f"{at}.{show_key(key)}", "unknown key")
-    if "name" not in entry:
-        raise ConfigError(f"{at}.name", "missing (every channel needs a name)")
-    name = entry["name"]
-    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
-        raise ConfigError(f"{at}.name", f"{_show(name)} must be 1 to 15 characters "
-                                        f"from a-z, 0-9, _ and -")
-    for other in earlier:
-        if other.name == name:
-            raise ConfigError(f"{at}.name", f'"{name}" is already the name of {other.toml_key}')
+    name = _parse_name(entry, at, earlier, "channel")
     if "size" not in entry:
         raise ConfigError(f"{at}.size", 'missing (give the shared memory\'s size, like "64KiB")')
     size = parse_size(entry["size"], f"{at}.size")
@@ -464,10 +456,10 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
                      max_restarts=max_restarts, restart_backoff_us=restart_backoff_us)
 
 
-def _parse_name(entry, at, earlier):
-    """The partition's name, unique among the `earlier` partitions."""
+def _parse_name(entry, at, earlier, kind="partition"):
+    """A partition's or channel's (`kind`) name, unique among the `earlier` ones."""
     if "name" not in entry:
-        raise ConfigError(f"{at}.name", "missing (every partition needs a name)")
+        raise ConfigError(f"{at}.name", f"missing (every {kind} needs a name)")
     name = entry["name"]
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise ConfigError(f"{at}.name", f"{_show(name)} must be 1 to 15 characters "
