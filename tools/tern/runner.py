@@ -24,6 +24,7 @@ make_workdir.  QEMU never outlives a run (run_qemu).
 import errno
 import os
 import queue
+import re
 import shutil
 import stat
 import subprocess
@@ -49,6 +50,9 @@ DEFAULT_TIMEOUT = 120
 # which may leave QEMU running; wait this long for the report, then end it.
 PANIC_GRACE = 2.0
 TAIL_LINES = 40
+# A run that times out leaves every core's registers here, in its work directory, taken
+# through QEMU's monitor before QEMU is killed: where a silent core was stuck.
+REGISTERS_FILE = "registers.txt"
 
 STATUS_OK = EXIT_OK
 STATUS_FAILED = EXIT_FAILED
@@ -64,6 +68,7 @@ class QemuRun:
     returncode: int
     timed_out: bool
     stderr: list
+    cores: list = field(default_factory=list)     # at a timeout: "CPU#n pc=..." per core
 
 
 @dataclass
@@ -85,6 +90,7 @@ class RunResult:
     qemu_stderr: list = field(default_factory=list)
     workdir: Path = None
     command: list = field(default_factory=list)
+    cores: list = field(default_factory=list)        # at a timeout: where each core was
 
     @property
     def ok(self):
@@ -101,6 +107,9 @@ class RunResult:
         if self.qemu_stderr:
             out.append("QEMU stderr:")
             out += ["  " + line for line in self.qemu_stderr[-10:]]
+        if self.cores:
+            out.append(f"cores when it timed out (their registers: {REGISTERS_FILE}):")
+            out += ["  " + line for line in self.cores]
         out.append(f"last {min(count, len(self.log))} of {len(self.log)} serial lines:")
         out += ["  " + line for line in self.tail(count)]
         return "\n".join(out)
@@ -143,7 +152,7 @@ def guarded(command):
 
 
 def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, stop_when=None,
-             console=None, interactive=False, pid_path=None):
+             console=None, interactive=False, pid_path=None, registers_path=None):
     """Run `command`, streaming its output, until it exits or `timeout` seconds pass.
 
     Serial lines (QEMU's stdout) are echoed to our stdout unless quiet, and
@@ -153,7 +162,9 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, sto
     power off by themselves).  console(line) may return text, which is typed
     on the serial console (QEMU's stdin); interactive=True hands QEMU our own
     stdin instead (a person at the terminal).  pid_path: a file holding QEMU's
-    process ID while it runs.
+    process ID while it runs.  registers_path: on a timeout, every core's registers are
+    written there (QEMU's monitor, `info registers -a`) and each core's PC is in the
+    result's `cores`.
 
     QEMU never outlives the call: whatever ends it (a timeout, an exception, a signal
     handler's exception such as KeyboardInterrupt) kills QEMU on the way out, and
@@ -164,12 +175,18 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, sto
     session = _QemuSession(timeout, quiet, panic_prefix, stop_when, console)
     stdin = subprocess.PIPE if console else (None if interactive else subprocess.DEVNULL)
     terminal = _terminal_state() if interactive else None
+    monitor_dir = tempfile.mkdtemp(prefix="tern-mon-") if registers_path else None
+    monitor = Path(monitor_dir) / "m.sock" if monitor_dir else None   # short: a socket path's limit
     try:
         if log_path:
             session.log_file = files.create_text(log_path)
+        if monitor:
+            command = list(command) + ["-monitor", f"unix:{monitor},server=on,wait=off"]
         session.start(command, stdin, interactive, pid_path)
         session.read_output()
         session.wait_for_exit()
+        if session.timed_out and monitor:
+            session.cores = cores_snapshot(monitor, registers_path)
     except BaseException:
         session.echo = False  # the exception says what happened; QEMU's last words go to the log
         raise
@@ -179,12 +196,57 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, sto
         finally:
             if pid_path:
                 _remove(pid_path)
+            if monitor_dir:
+                shutil.rmtree(monitor_dir, ignore_errors=True)
             if session.log_file:
                 session.log_file.close()
             _restore_terminal(terminal)
     returncode = 0 if session.stopped else session.proc.returncode
     return QemuRun(lines=session.lines, returncode=returncode, timed_out=session.timed_out,
-                   stderr=session.stderr)
+                   stderr=session.stderr, cores=session.cores)
+
+
+# `info registers -a`: a "CPU#n" line, then that core's registers; its PC is "pc <hex>"
+# (riscv64) or "PC=<hex>" (arm64, with the exception level in PSTATE's "EL2h").
+_CPU_HEADER = re.compile(r"^CPU#(\d+)", re.M)
+_PC = re.compile(r"\b(?:pc\s+|PC=)([0-9a-fA-F]+)")
+_ARM_EL = re.compile(r"\bEL(\d)[ht]\b")
+_RISCV_V = re.compile(r"^\s*V\s*=\s*(\d)", re.M)
+
+
+def parse_cores(text):
+    """Each core's PC in `info registers -a` output, as "CPU#n pc=0x..." lines (with the
+    exception level on arm64, V on riscv64: a guest's PC or the hypervisor's)."""
+    headers = list(_CPU_HEADER.finditer(text))
+    cores = []
+    for i, header in enumerate(headers):
+        block = text[header.end():headers[i + 1].start() if i + 1 < len(headers) else len(text)]
+        pc = _PC.search(block)
+        line = f"CPU#{header.group(1)} pc=0x{int(pc.group(1), 16):x}" if pc else \
+            f"CPU#{header.group(1)} pc=?"
+        for pattern, name in ((_ARM_EL, "EL"), (_RISCV_V, "V=")):
+            found = pattern.search(block)
+            if found:
+                line += f" {name}{found.group(1)}"
+        cores.append(line)
+    return cores
+
+
+def cores_snapshot(monitor, registers_path):
+    """Every core's registers through the monitor, saved to registers_path; each core's PC.
+    A monitor that does not answer is said in the result, not raised: the run's own outcome
+    (a timeout) is what the caller reports."""
+    try:
+        text = "".join(qemu.hmp(monitor, "info registers -a", timeout=5.0))
+    except ToolError as e:
+        return [f"(no registers: {e})"]
+    if registers_path:
+        try:
+            with files.create_text(registers_path) as out:
+                out.write(text)
+        except OSError:
+            pass
+    return parse_cores(text)
 
 
 class _QemuSession:
@@ -203,6 +265,7 @@ class _QemuSession:
         self.proc = None
         self.readers = []
         self.log_file = None
+        self.cores = []
 
     def start(self, command, stdin, interactive, pid_path):
         """QEMU, with a thread reading each of its output streams into self.arrivals."""
@@ -463,7 +526,8 @@ def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, work
         raise
     run = run_qemu(list(prepared.command) + list(qemu_args), timeout, quiet,
                    workdir / "serial.log", panic_prefix=results.PANIC_PREFIX, console=console,
-                   interactive=interactive, pid_path=workdir / "qemu.pid")
+                   interactive=interactive, pid_path=workdir / "qemu.pid",
+                   registers_path=workdir / REGISTERS_FILE)
     names = [p.name for p in system.partitions]
     parsed = results.parse_log(run.lines, names)
     status, reason = system_outcome(parsed, run, timeout, names)
@@ -472,7 +536,7 @@ def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, work
                      panic=parsed.panic,
                      lat=parsed.lat, probe=parsed.probe, timed_out=run.timed_out,
                      qemu_status=run.returncode, qemu_stderr=run.stderr, workdir=workdir,
-                     command=list(prepared.command) + list(qemu_args))
+                     command=list(prepared.command) + list(qemu_args), cores=run.cores)
 
 
 def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True,
@@ -507,7 +571,7 @@ def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT,
     workdir = make_workdir(workdir)
     build.write_command(workdir, command)
     run = run_qemu(command, timeout, quiet, workdir / "serial.log",
-                   pid_path=workdir / "qemu.pid")
+                   pid_path=workdir / "qemu.pid", registers_path=workdir / REGISTERS_FILE)
     parsed = results.parse_log(run.lines)
     status, reason = native_outcome(run, timeout)
     return RunResult(status=status, reason=reason, log=run.lines, partitions=parsed.partitions,
@@ -515,4 +579,4 @@ def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT,
                      panic=parsed.panic,
                      lat=parsed.lat, probe=parsed.probe, timed_out=run.timed_out,
                      qemu_status=run.returncode, qemu_stderr=run.stderr, workdir=workdir,
-                     command=command)
+                     command=command, cores=run.cores)

@@ -4,6 +4,9 @@
  * a0 = hart id, a1 = the board's device tree, which tern_main reads the RAM size from.
  */
 #include <arch/cpu.h>
+#include <arch/sysreg.h>
+
+#define AWAIT_START_TICKS 1000	/* 100 us at QEMU virt's 10 MHz: a check costs a few instructions */
 
 	.section .text.head, "ax"
 	.global _start
@@ -17,15 +20,13 @@ _start:
 	li	t0, MAX_CPUS
 	bgeu	s0, t0, park
 	/*
-	 * One boot core.  QEMU 7.2's OpenSBI (1.1) now and then cold-boots two harts, each
-	 * entering here: a second would run the whole boot again beside the first, and the
-	 * first could not start it later (it is not stopped).  The loser hands itself back to the
-	 * firmware stopped (SBI HSM hart_stop), from where the boot core may start it as any other.
+	 * One boot core.  Another hart may enter here too (await_start says when): it would run
+	 * the whole boot again beside the first.  The loser of the claim waits for its start.
 	 */
 	la	t0, boot_claimed
 	li	t1, 1
 	amoswap.w.aq t1, t1, (t0)
-	bnez	t1, give_back
+	bnez	t1, await_start
 	la	t0, __bss_start
 	la	t1, __bss_end
 	/* Eight stores a step: the clear is most of the instructions boot runs. */
@@ -50,27 +51,41 @@ _start:
 	tail	riscv_boot_primary
 
 /*
- * A hart that lost the boot: stopped in the firmware, where HSM hart_stop does not return
- * from.  It returns, refused, when OpenSBI never marked this hart started (it came by the
- * second cold boot): its state is STOPPED, or START_PENDING once the boot core has asked for
- * it, a start OpenSBI cannot complete, the hart not waiting in the firmware.  Parking then
- * lost that core for good (its partition never ran).  Wait for the request instead and take it
- * as the boot core gives it: secondary_entry, a0 = hart id.
+ * A hart that lost the boot claim waits here, in the hypervisor, for the boot core's word
+ * (riscv_cpu_released[hart], set before its HSM hart_start), then enters as a started core:
+ * secondary_entry, a0 = hart id.  OpenSBI 1.1 sends a started hart here now and then: its
+ * hart_start marks the hart START_PENDING before it stores the entry address, and a hart
+ * already awake in the firmware's wait (an earlier IPI left pending keeps its WFI from
+ * sleeping) leaves with the previous entry, this one.  Given back to the firmware, as before,
+ * such a hart waited there for a second start that never came: its partition never ran.
+ * The wait is a WFI on the core's own timer (Sstc), a pause QEMU can give the other harts.
  */
-give_back:
-	li	a7, 0x48534d		/* HSM */
-	li	a6, 1			/* hart_stop */
-	ecall
-1:	li	a7, 0x48534d
-	li	a6, 2			/* hart_get_status */
-	mv	a0, s0
-	ecall
-	li	t0, 2			/* START_PENDING */
-	beq	a1, t0, 2f
-	wfi				/* the boot core's hart_start comes with an IPI */
+await_start:
+	la	t0, riscv_cpu_released
+	add	t0, t0, s0
+	li	t1, 0x20		/* sie.STIE: the core's timer ends each WFI */
+	csrw	sie, t1
+1:	lbu	t1, 0(t0)
+	fence	r, rw
+	bnez	t1, 2f
+	rdtime	t2
+	li	t3, AWAIT_START_TICKS
+	add	t2, t2, t3
+	csrw	CSR_STIMECMP, t2
+	wfi
 	j	1b
-2:	mv	a0, s0
+2:	li	t2, -1
+	csrw	CSR_STIMECMP, t2
+	csrw	sie, zero
+	mv	a0, s0
 	j	secondary_entry
+
+/* The boot core's word to each core that it may enter (arch_cpu_start): in .data, as below. */
+	.pushsection .data
+	.global riscv_cpu_released
+riscv_cpu_released:
+	.fill	MAX_CPUS, 1, 0
+	.popsection
 
 /* Set by the boot core, in .data: the boot clears .bss, which a second entry must not see cleared. */
 	.pushsection .data

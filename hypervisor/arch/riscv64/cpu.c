@@ -116,11 +116,23 @@ unsigned arch_cpu_id(void)
 	return (unsigned)this_cpu()->id;
 }
 
+/*
+ * The word first, then the firmware's start: the hart may come in through _start instead of
+ * secondary_entry (boot.S, await_start), and there takes the word as its start.  A refused
+ * start is a hart the firmware counts as running already, in await_start; any other refusal
+ * (the hart absent) is the caller's error.
+ */
 bool arch_cpu_start(unsigned pcpu)
 {
 	if (pcpu >= MAX_CPUS)
 		return false;
-	return sbi_call(SBI_EXT_HSM, SBI_HSM_HART_START, pcpu, (uintptr_t)secondary_entry, pcpu).error == 0;
+	__atomic_store_n(&riscv_cpu_released[pcpu], 1, __ATOMIC_RELEASE);
+	if (sbi_call(SBI_EXT_HSM, SBI_HSM_HART_START, pcpu, (uintptr_t)secondary_entry, pcpu).error == 0)
+		return true;
+	struct sbiret status = sbi_call(SBI_EXT_HSM, SBI_HSM_HART_GET_STATUS, pcpu, 0, 0);
+
+	return status.error == 0 &&
+	       (status.value == SBI_HSM_STARTED || status.value == SBI_HSM_START_PENDING);
 }
 
 /*

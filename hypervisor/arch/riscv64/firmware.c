@@ -18,7 +18,6 @@
 #define SBI_SPEC_VERSION   0x02000000u /* 2.0 (major << 24): DBCN is there */
 #define SBI_IMPL_ID_TERN   0x5465726eu /* "Tern": not in the SBI's registry of implementations */
 
-#define HSM_STATUS_SUSPENDED      4u
 /*
  * hart_suspend types (SBI v2.0): bit 31 says non-retentive; below it, 0 is the default state,
  * 1 - 0x0fffffff are reserved, from 0x10000000 on the platform's own (this one has none).
@@ -120,20 +119,20 @@ static int64_t hsm_error(enum power_result power)
 	return error;
 }
 
-/* HSM hart_get_status: STARTED 0, STOPPED 1, START_PENDING 2 (SUSPENDED 4: hsm_get_status). */
+/* HSM hart_get_status's state of a vCPU (SUSPENDED: hsm_get_status). */
 static uint64_t hsm_status(enum vcpu_power power)
 {
 	uint64_t status;
 
 	switch (power) {
 	case VCPU_ON:
-		status = 0;
+		status = SBI_HSM_STARTED;
 		break;
 	case VCPU_ON_PENDING:
-		status = 2;
+		status = SBI_HSM_START_PENDING;
 		break;
 	default:
-		status = 1;
+		status = SBI_HSM_STOPPED;
 		break;
 	}
 	return status;
@@ -143,8 +142,8 @@ static struct sbiret hsm_get_status(struct vcpu *v, uint32_t hart)
 {
 	uint64_t status = hsm_status(vcpu_power_of(v, hart));
 
-	if (status == 0u && atomic_load(&v->partition->vcpu[hart].arch.suspended))
-		status = HSM_STATUS_SUSPENDED;
+	if (status == SBI_HSM_STARTED && atomic_load(&v->partition->vcpu[hart].arch.suspended))
+		status = SBI_HSM_SUSPENDED;
 	return result(SBI_SUCCESS, status);
 }
 

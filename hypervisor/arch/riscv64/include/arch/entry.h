@@ -15,6 +15,8 @@ extern const char hyp_rodata_end;
 extern const char hyp_image_end;
 /* satp for HS-mode's own map (mmu.c), written by the boot core before any other starts. */
 extern uint64_t riscv_hyp_satp;
+/* Set by the boot core before it starts a core, which may wait for it instead (boot.S). */
+extern uint8_t riscv_cpu_released[MAX_CPUS];
 
 /* boot.S, vectors.S */
 void secondary_entry(void);

@@ -17,7 +17,12 @@
 #define SBI_EXT_SRST   0x53525354u
 #define SBI_EXT_DBCN   0x4442434eu
 
-#define SBI_HSM_HART_START  0
+#define SBI_HSM_HART_START      0
+#define SBI_HSM_HART_GET_STATUS 2
+#define SBI_HSM_STARTED         0  /* hart_get_status's states */
+#define SBI_HSM_STOPPED         1
+#define SBI_HSM_START_PENDING   2
+#define SBI_HSM_SUSPENDED       4
 #define SBI_SRST_RESET      0
 #define SBI_SRST_SHUTDOWN   0
 

@@ -6,8 +6,7 @@
 #ifndef ARCH_SYSREG_H
 #define ARCH_SYSREG_H
 
-#include <tern/types.h>
-
+/* Plain numbers first, for the assembly too. */
 #define CSR_STIMECMP  0x14d
 #define CSR_VSTIMECMP 0x24d
 #define CSR_HENVCFG   0x60a
@@ -26,6 +25,9 @@
 #define IMSIC_EIP0        0x80
 #define IMSIC_EIE0        0xc0
 #define IMSIC_EIX_BITS    32    /* identities an eipN/eieN register covers (RV64: N even, two at once) */
+
+#ifndef __ASSEMBLER__
+#include <tern/types.h>
 
 #define SSTATUS_SPP   BIT(8)
 #define SSTATUS_SIE   BIT(1)
@@ -111,5 +113,7 @@ void fake_insn(const char *what);
 #define fence_rw_rw() __asm__ volatile("fence rw, rw" ::: "memory")
 #define wfi() __asm__ volatile("wfi" ::: "memory")
 #endif
+
+#endif /* __ASSEMBLER__ */
 
 #endif
