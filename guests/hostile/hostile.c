@@ -15,6 +15,9 @@
  *    this partition's core.
  *  - uart-flood: its console's data register stored to in a tight loop. Never a neighbour's
  *    stall: what the console cannot hold is dropped and counted.
+ *  - doorbell-storm: the doorbells of channel hostile.chan rung in a tight loop, every other
+ *    member's and one the channel does not have. Counted on this side (refused or rung);
+ *    a rung member finds its doorbell interrupt pending, once, only if it enabled it.
  *  - reset-loop, fault-loop: SYSTEM_RESET, or a fault with on_fault = "restart", first thing
  *    on every boot. Counted, and stopped at max_restarts.
  *  - gic-misaligned (MMU on, GIC pages Normal Non-cacheable): misaligned accesses to emulated
@@ -39,6 +42,7 @@
  * test can place them inside a neighbour's measurement.
  */
 #include "bootargs.h"
+#include "channel.h"
 #include "console.h"
 #include "exceptions.h"
 #include "gic.h"
@@ -1086,6 +1090,56 @@ static void uart_flood(void)
 	printf(",\"pass\":%s}\n", json_bool(started + 1 == n_cpus && finished));
 }
 
+/* ---- doorbell-storm ---- */
+
+#define STORM_BURST     64      /* rings to each other member and refused rings, a round */
+
+/*
+ * Rings every other member of channel hostile.chan (a channel it shares with rt) as fast as
+ * a core can, and a member index the channel does not have: each ring is one trapped store,
+ * the hypervisor's work on this core; the rung members only find their doorbell interrupt
+ * pending, one interrupt however many rings (and rt, which never enabled its, nothing at all).
+ */
+static void doorbell_storm(void)
+{
+	struct repeat rep = repeat_args();
+	struct strview name;
+	char buf[CHANNEL_NAME_LEN];
+	struct channel ch;
+	uint64_t rings = 0, refused = 0;
+
+	if (!bootarg("hostile.chan", &name) || !name.len || name.len >= sizeof(buf)) {
+		json_begin("doorbell-storm");
+		printf(",\"error\":\"no channel named: hostile.chan=NAME\",\"pass\":false}\n");
+		return;
+	}
+	for (size_t i = 0; i < name.len; i++)
+		buf[i] = name.p[i];
+	buf[name.len] = 0;
+	if (!channel_find(buf, &ch)) {
+		json_begin("doorbell-storm");
+		printf(",\"error\":\"channel not in the device tree\",\"pass\":false}\n");
+		return;
+	}
+	print_acting("doorbell-storm");
+	while (repeat_next(&rep)) {
+		for (unsigned i = 0; i < STORM_BURST; i++) {
+			for (uint32_t k = 0; k < ch.members; k++) {
+				if (k != ch.self) {
+					channel_ring(&ch, k);
+					rings++;
+				}
+			}
+			channel_ring(&ch, ch.members);
+			refused++;
+		}
+	}
+	json_begin("doorbell-storm");
+	printf(",\"phase\":\"done\",\"rounds\":%u,\"members\":%u,\"rings\":%lu,"
+	       "\"refused\":%lu,\"pass\":true}\n", rep.done, ch.members, (unsigned long)rings,
+	       (unsigned long)refused);
+}
+
 /* ---- reset-loop, fault-loop: the misdeed first, on every boot ---- */
 
 /*
@@ -1808,6 +1862,7 @@ static const struct {
 	{ "call-malformed", call_malformed, 0 },
 	{ "irq-storm", irq_storm, 0 },
 	{ "uart-flood", uart_flood, 0 },
+	{ "doorbell-storm", doorbell_storm, 0 },
 	{ "reset-loop", reset_loop, AT_ONCE },
 	{ "fault-loop", fault_loop, FAULTS | AT_ONCE },
 	{ "gic-misaligned", gic_misaligned, 0 },

@@ -27,6 +27,7 @@ import pytest
 from conftest import LAT, REPO, partition, probe_record
 
 from tern import run_system
+from tern.config import dump_toml
 
 HOSTILE = REPO / "guests" / "build" / "arm64" / "hostile.img"
 
@@ -291,6 +292,29 @@ def test_gic_writes_to_foreign_interrupts_are_ignored_and_counted(tmp_path, refe
     assert record["rounds"] > 1, record
     running = check_rt_unmoved(result, references, edu)
     assert_overlapped(result, "hostile-gic-foreign", running)
+
+
+# A channel between rt and the hostile partition: rt is member 0 and never enables its doorbell.
+STORM_CHANNEL = dump_toml({"channel": [{"name": "bus", "size": "64KiB",
+                                        "members": ["rt", "hostile"]}]})
+
+
+@pytest.mark.parametrize("irq", ["trap", "direct"])
+def test_a_doorbell_storm_is_counted_and_costs_only_the_ringing_core(tmp_path, references, irq):
+    """Rings to rt's doorbell and to a member the channel does not have, 64 of each a round,
+    from boot to past rt's end: each is one trapped store on the hostile core, counted there
+    (doorbell_ring, doorbell_refused), and rt, whose doorbell interrupt is pending all along
+    but never enabled, runs as alone: its samples and its counters."""
+    result = run(tmp_path, rt_partition(), hostile_partition(
+        repeated("doorbell-storm") + " hostile.chan=bus", irq), STORM_CHANNEL)
+    record = check_carried_on(result, "hostile-doorbell-storm")
+    assert record["members"] == 2 and record["rings"] == record["refused"] > 0, record
+    stats = result.stats["hostile"]
+    assert (stats["doorbell_ring"], stats["doorbell_refused"]) == \
+        (record["rings"], record["refused"]), (stats, record)
+    assert result.stats["rt"]["doorbell_ring"] == 0, result.stats
+    running = check_rt_unmoved(result, references)
+    assert_overlapped(result, "hostile-doorbell-storm", running)
 
 
 @pytest.mark.parametrize("irq", ["trap", "direct"])

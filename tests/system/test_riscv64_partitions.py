@@ -18,12 +18,15 @@ SAMPLES = 20
 TRAPLESS_TESTS = "sstc-wfi,sstc-busy,ipi-wfi,ipi-busy"
 
 
-def system(tmp_path, *partitions, cpus=4, pci=()):
-    """The description of `partitions` (partition() tables) on a riscv64 board."""
+def system(tmp_path, *partitions, cpus=4, pci=(), channels=()):
+    """The description of `partitions` (partition() tables) and `channels` ([[channel]]
+    tables) on a riscv64 board."""
     path = tmp_path / "system.toml"
-    path.write_text(dump_toml({"board": {"arch": "riscv64", "cpus": cpus, "memory": "1GiB",
-                                         "pci": list(pci)},
-                               "partition": list(partitions)}))
+    description = {"board": {"arch": "riscv64", "cpus": cpus, "memory": "1GiB", "pci": list(pci)},
+                   "partition": list(partitions)}
+    if channels:
+        description["channel"] = list(channels)
+    path.write_text(dump_toml(description))
     return path
 
 
@@ -209,11 +212,13 @@ def test_sbi_calls_naming_foreign_harts_are_refused(tmp_path):
     assert record["pass"], record
 
 
-@pytest.mark.parametrize("action", ["reset-loop", "trap-storm"])
+@pytest.mark.parametrize("action", ["reset-loop", "trap-storm", "doorbell-storm"])
 def test_a_storming_neighbour_leaves_the_rt_partition_as_alone(tmp_path, action):
     # SRST reboots only the partition that asks: the neighbour restarts until max_restarts and
     # is stopped, costing only its own core; a trap storm (SBI calls, emulated UART and APLIC
-    # registers, a source it does not own) costs only its own core too. The rt partition
+    # registers, a source it does not own) costs only its own core too, and so does a doorbell
+    # storm (rings to rt, a member of their channel that never enables its doorbell, and to a
+    # member the channel does not have: each counted on the ringing side). The rt partition
     # starts measuring after the
     # storm (lat.start_delay_us, the same alone): under icount every instruction any hart
     # executes moves the board's one virtual clock, so a neighbour running during a sample
@@ -227,12 +232,18 @@ def test_a_storming_neighbour_leaves_the_rt_partition_as_alone(tmp_path, action)
     alone = run_system(system(tmp_path, rt, cpus=4), icount=0)
     assert alone.ok, alone.explain()
     expected = {t: r["warm_max"] for t, r in by_test(alone.partitions["rt"].lat).items()}
+    channels = ()
     if action == "reset-loop":
         bad = partition("bad", [3], HOSTILE, "hostile.action=reset-loop", max_restarts=5)
-    else:   # every kind of trap, 3000 rounds, with the PCIe bus (and so an APLIC) its own
+    elif action == "trap-storm":
+        # every kind of trap, 3000 rounds, with the PCIe bus (and so an APLIC) its own
         bad = partition("bad", [3], HOSTILE, "hostile.action=trap-storm hostile.rounds=3000",
                         "trap", **PCIE)
-    result = run_system(system(tmp_path, rt, bad, cpus=4), icount=0)
+    else:
+        storm = "hostile.action=doorbell-storm hostile.rounds=3000 hostile.chan=bus"
+        bad = partition("bad", [3], HOSTILE, storm, "trap")
+        channels = ({"name": "bus", "size": "64KiB", "members": ["rt", "bad"]},)
+    result = run_system(system(tmp_path, rt, bad, cpus=4, channels=channels), icount=0)
     got = {t: r["warm_max"] for t, r in by_test(result.partitions["rt"].lat).items()}
     assert got == expected and sorted(got) == ["ipi-busy", "ipi-wfi"], \
         (got, expected, result.explain())
@@ -242,10 +253,17 @@ def test_a_storming_neighbour_leaves_the_rt_partition_as_alone(tmp_path, action)
         assert stats["restarts"] == 5 and stats["sbi_srst"] >= 1, result.stats
         assert result.partitions["bad"].state == "stopped", result.explain()
         end = "tern: partition bad stopped"
-    else:
+    elif action == "trap-storm":
         assert stats["sbi_base"] >= 3000 and stats["exit_mmio"] >= 9000, stats
         assert stats["aplic_ignored"] >= 3000 and stats["faults"] == 0, stats
         assert result.partitions["bad"].probe[-1]["rounds"] == 3000, result.explain()
+        end = "tern: partition bad off"
+    else:
+        record = result.partitions["bad"].probe[-1]
+        assert (record["rounds"], record["rings"], record["refused"]) == (3000, 3000, 3000), record
+        assert (stats["doorbell_ring"], stats["doorbell_refused"]) == (3000, 3000), stats
+        assert result.stats["rt"]["doorbell_ring"] == 0, result.stats
+        assert result.stats["rt"]["exit_irq"] == alone.stats["rt"]["exit_irq"], result.stats
         end = "tern: partition bad off"
     # The storm was over before the first sample: the neighbour's end comes before rt's lines.
     first = {prefix: next(i for i, line in enumerate(result.log) if line.startswith(prefix))

@@ -22,6 +22,9 @@
  *    misdeed, back to back: an SBI call, an emulated UART register read, its APLIC's (it owns
  *    the PCIe bus) and a source it does not own; then it ends. Each trap costs only its own
  *    core: a neighbour's latency afterwards is as alone.
+ *  - doorbell-storm: hostile.rounds rounds of rings to every other member of channel
+ *    hostile.chan and to one the channel does not have: counted on this side, a cost of its
+ *    own core only.
  *  - msi-foreign: QEMU's edu (the partition owns the PCIe bus) with its MSI aimed at the
  *    IMSIC file of a hart the partition does not have, and enabled: the hypervisor refuses
  *    the enable and stops the partition; the device never writes there.
@@ -50,6 +53,7 @@
  */
 #include "aplic.h"
 #include "bootargs.h"
+#include "channel.h"
 #include "console.h"
 #include "imsic.h"
 #include "pci.h"
@@ -482,6 +486,48 @@ static void trap_storm(void)
 	       "\"pass\":true}\n", rounds);
 }
 
+/*
+ * Rings every other member of channel hostile.chan and a member index it does not have,
+ * hostile.rounds times: the hypervisor's work is on this core only (as on arm64, whose
+ * hostile guest does the same).
+ */
+static void doorbell_storm(void)
+{
+	unsigned long rounds = bootarg_ulong("hostile.rounds", 20000, 1, 100000000);
+	struct strview name;
+	char buf[CHANNEL_NAME_LEN];
+	struct channel ch;
+	unsigned long rings = 0, refused = 0;
+
+	if (!bootarg("hostile.chan", &name) || !name.len || name.len >= sizeof(buf)) {
+		printf("PROBE-JSON {\"test\":\"hostile-doorbell-storm\",\"error\":"
+		       "\"no channel named: hostile.chan=NAME\",\"pass\":false}\n");
+		return;
+	}
+	for (size_t i = 0; i < name.len; i++)
+		buf[i] = name.p[i];
+	buf[name.len] = 0;
+	if (!channel_find(buf, &ch)) {
+		printf("PROBE-JSON {\"test\":\"hostile-doorbell-storm\",\"error\":"
+		       "\"channel not in the device tree\",\"pass\":false}\n");
+		return;
+	}
+	printf("PROBE-JSON {\"test\":\"hostile-doorbell-storm\",\"phase\":\"acting\"}\n");
+	for (unsigned long i = 0; i < rounds; i++) {
+		for (uint32_t k = 0; k < ch.members; k++) {
+			if (k != ch.self) {
+				channel_ring(&ch, k);
+				rings++;
+			}
+		}
+		channel_ring(&ch, ch.members);
+		refused++;
+	}
+	printf("PROBE-JSON {\"test\":\"hostile-doorbell-storm\",\"phase\":\"done\",\"rounds\":%lu,"
+	       "\"members\":%u,\"rings\":%lu,\"refused\":%lu,\"pass\":true}\n", rounds,
+	       (unsigned)ch.members, rings, refused);
+}
+
 static void msi_foreign(void)
 {
 	struct pci_host host;
@@ -614,6 +660,8 @@ void guest_main(void)
 		aplic_foreign();
 	else if (strview_eq(action, "trap-storm"))
 		trap_storm();
+	else if (strview_eq(action, "doorbell-storm"))
+		doorbell_storm();
 	else if (strview_eq(action, "uart-flood"))
 		uart_flood();
 	else if (strview_eq(action, "reset-loop"))
