@@ -470,6 +470,7 @@ struct chan_result {
 	const char *error;      /* 0 if every sample arrived */
 	unsigned done;
 	bool found;             /* chan is valid */
+	struct sender_stats sender;     /* the pinger's ring: its one trapped store */
 };
 
 /* The ponger's answer to every message waiting, `now` being its vector's counter. */
@@ -551,6 +552,7 @@ static uint64_t chan_watchdog(const struct lat_config *cfg)
 static const char *chan_ping(const struct lat_config *cfg, struct chan_result *r)
 {
 	uint64_t deadline = deadline_after_us(CHAN_START_US);
+	int64_t cost_sum = 0;
 
 	while (!channel_peer_ready(&chan_rx)) {
 		if (deadline_passed(deadline))
@@ -567,15 +569,20 @@ static const char *chan_ping(const struct lat_config *cfg, struct chan_result *r
 		msg.word[1] = t_send;
 		if (!channel_send(&chan_tx, &msg))
 			return "queue to member 1 full";
+		uint64_t t_ring = counter_virt();
 		channel_ring(&chan, CHAN_PONGER);
+		uint64_t t_rung = counter_virt();
 		lat_wait_wfi(&fired);
 		if (fired != FIRED_SAMPLE)
 			return "no answer from member 1";
 		if (!channel_recv(&chan_rx, &msg) || msg.word[0] != i + 1)
 			return "answer from member 1 missing or out of order";
 		samples[i] = clamp32((int64_t)(irq_counter - t_send));
+		sender_add(&r->sender, &cost_sum, i, (int64_t)(t_rung - t_ring));
 		r->done++;
 	}
+	if (r->done)
+		r->sender.avg_x100 = div_round(cost_sum * 100, r->done);
 	return 0;
 }
 
@@ -609,6 +616,7 @@ static void run_chan_samples(const struct lat_config *cfg, struct chan_result *r
 {
 	r->done = 0;
 	r->found = false;
+	r->sender = (struct sender_stats){ 0, 0, 0 };
 	chan_answered = 0;
 	chan_samples = cfg->samples;
 	chan.irq = GIC_SPURIOUS;
@@ -666,7 +674,15 @@ static void print_chan(const struct lat_test *t, const struct lat_config *cfg,
 	       t->wait, cfg->samples, cfg->warmup);
 	print_summary(shown.name, &s, timer_freq());
 	print_histogram(shown.name, &s);
+	if (chan.self == CHAN_PINGER) {
+		printf("lat: %s: sender AVG ", shown.name);
+		print_x100(r->sender.avg_x100);
+		printf(" MIN %ld MAX %ld (ticks from before to after its doorbell store)\n",
+		       r->sender.min, r->sender.max);
+	}
 	print_json_stats(&shown, cfg, &s, timer_freq());
+	if (chan.self == CHAN_PINGER)
+		print_json_sender(&r->sender);
 	printf(",\"channel\":\"%s\",\"member\":%u,\"intid\":%u}\n", chan.name, chan.self, chan.irq);
 }
 

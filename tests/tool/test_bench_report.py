@@ -332,3 +332,41 @@ def test_report_names_every_board_it_reports():
     alone = report.markdown_report(_report_data(arm, scenarios[:1], [0]))
     assert "- Board: QEMU virt arm64 (GICv3, Cortex-A53); QEMU 7.2;" in alone
     assert "riscv64" not in alone
+
+
+def test_channel_scenarios_run_in_tern_only_with_a_channel_between_the_two_members():
+    seen = {}
+
+    class Runs:
+        def tern_system(self, label, shift, partitions, board_cpus, arch="arm64", channels=()):
+            seen.update(label=label, text=bench._system_toml(board_cpus, *partitions, arch=arch,
+                                                              channels=channels))
+            return type("Result", (), {"ok": False, "reason": "not run", "workdir": None,
+                                       "partitions": {}})()
+
+    plan = type("Plan", (), {"samples": 7})()
+    system = next(s for s in bench.SYSTEMS if s.name == "tern direct")
+    for name, arch in (("channel", "arm64"), ("riscv64-channel", "riscv64")):
+        scenario = bench.SCENARIO_BY_NAME[name]
+        assert scenario.kinds == ("tern",) and scenario.arch == arch
+        outcome = scenario.run(system, scenario.shifts[0], plan, Runs())
+        assert outcome.error == "not run" and outcome.records == []
+        doc = tomllib.loads(seen["text"])
+        assert doc["board"]["arch"] == arch
+        assert doc["channel"] == [{"name": bench.CHANNEL, "size": "64KiB",
+                                   "members": ["ping", "pong"]}]
+        assert [(p["name"], p["cpus"], p["irq"]) for p in doc["partition"]] == \
+            [("ping", [1], "direct"), ("pong", [2], "direct")]
+        assert all("lat.tests=chan lat.chan=bench" in p["bootargs"] for p in doc["partition"])
+    trap = next(s for s in bench.SYSTEMS if s.name == "tern wfi=trap")
+    assert "icount" in trap.can_run(bench.SCENARIO_BY_NAME["channel"])
+    assert trap.can_run(bench.SCENARIO_BY_NAME["riscv64-channel"]) is None
+
+
+def test_channel_tables_say_what_the_sender_did():
+    record = {"system": "tern direct", "scenario": "channel", "test": "chan-rtt", "shift": 4,
+              "avg": 747.0, "min": 747, "max": 789, "warm_max": 789, "p99": 747, "p999": 747,
+              "sender": {"avg": 241.0, "min": 241, "max": 241}}
+    lines = report._latency_table([record], "channel", 4,
+                                  report.latency_rows([record], "channel", 4))
+    assert any("doorbell page" in line and "AVG 241.0" in line for line in lines), lines

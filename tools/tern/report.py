@@ -382,7 +382,18 @@ def _worst_extra(records, systems, tests, scenario="timer"):
 
 
 # Said under a scenario's first table: how its samples are taken.
+_CHANNEL_NOTE = [
+    "Two partitions of the latency guest share a 64 KiB channel (`[[channel]]`), member 0 on",
+    "core 1 and member 1 on core 2, both in the system's delivery mode. `doorbell` is member 1's",
+    "sample: from member 0's counter read before it writes its message to member 1's vector,",
+    "so it holds the sender's trapped ring; `chan-rtt` is member 0's: the same message answered",
+    "and rung back. The sender's cost is the ring alone (the trapped 32-bit store to the doorbell",
+    "page, guest instructions included). No native row: the bare board has no channel.",
+]
+
 SCENARIO_NOTES = {
+    "channel": _CHANNEL_NOTE,
+    "riscv64-channel": _CHANNEL_NOTE + ["Unit: the `cycle` CSR, one instruction at shift 0."],
     "riscv64": [
         "Unit: the guest reads the `cycle` CSR, which under icount counts virtual nanoseconds: at",
         "shift 0 one tick here is one instruction (not the arm64 tables' 16). A sample runs from",
@@ -435,6 +446,8 @@ SCENARIO_NOTES = {
 SENDER_ACTION = {
     "ipi": "its `ICC_SGI1R_EL1` write",
     "device": "its write to edu's interrupt-raise register",
+    "channel": "its store to the doorbell page, one trapped write",
+    "riscv64-channel": "its store to the doorbell page, one trapped write (cycles)",
 }
 
 

@@ -835,6 +835,7 @@ struct chan_result {
 	unsigned done;
 	bool found;             /* chan is valid */
 	bool routed;            /* its doorbell is routed to this hart */
+	struct sender_stats sender;     /* the pinger's ring: its one trapped store */
 };
 
 /* The channel test's vector on, with the doorbell and the watchdog (vector_off ends it). */
@@ -928,6 +929,7 @@ static uint64_t chan_watchdog(const struct lat_config *cfg)
 static const char *chan_ping(const struct lat_config *cfg, struct chan_result *r)
 {
 	uint64_t deadline = deadline_after_us(CHAN_START_US);
+	int64_t cost_sum = 0;
 
 	while (!channel_peer_ready(&chan_rx)) {
 		if (deadline_passed(deadline))
@@ -946,15 +948,20 @@ static const char *chan_ping(const struct lat_config *cfg, struct chan_result *r
 		msg.word[1] = t_send;
 		if (!channel_send(&chan_tx, &msg))
 			return "queue to member 1 full";
+		uint64_t t_ring = counter_cycle();
 		channel_ring(&chan, CHAN_PONGER);
+		uint64_t t_rung = counter_cycle();
 		lat_wait_wfi(&fired);
 		if (fired != FIRED_SAMPLE)
 			return "no answer from member 1";
 		if (!channel_recv(&chan_rx, &msg) || msg.word[0] != i + 1)
 			return "answer from member 1 missing or out of order";
 		samples[i] = clamp32((int64_t)(irq_cycle - t_send));
+		sender_add(&r->sender, &cost_sum, i, (int64_t)(t_rung - t_ring));
 		r->done++;
 	}
+	if (r->done)
+		r->sender.avg_x100 = div_round(cost_sum * 100, r->done);
 	return 0;
 }
 
@@ -990,6 +997,7 @@ static void run_chan_samples(const struct lat_config *cfg, struct chan_result *r
 {
 	r->done = 0;
 	r->found = false;
+	r->sender = (struct sender_stats){ 0, 0, 0 };
 	r->routed = false;
 	chan_answered = 0;
 	chan_samples = cfg->samples;
@@ -1041,8 +1049,16 @@ static void print_chan(const struct lat_test *t, const struct lat_config *cfg,
 					: "one way from member 0",
 	       t->wait, cfg->samples, cfg->warmup);
 	print_summary(shown.name, &s, cycle_hz);
+	if (chan.self == CHAN_PINGER) {
+		printf("lat: %s: sender AVG ", shown.name);
+		print_x100(r->sender.avg_x100);
+		printf(" MIN %ld MAX %ld (cycles from before to after its doorbell store)\n",
+		       r->sender.min, r->sender.max);
+	}
 	print_histogram(shown.name, &s);
 	print_json_stats(&shown, cfg, &s, cycle_hz);
+	if (chan.self == CHAN_PINGER)
+		print_json_sender(&r->sender);
 	printf(",\"channel\":\"%s\",\"member\":%u,\"aplic_source\":%u,\"aplic_mode\":\"%s\"",
 	       chan.name, chan.self, chan.irq, aplic_msi_mode() ? "msi" : "direct");
 	print_json_end();
