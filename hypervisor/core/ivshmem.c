@@ -36,16 +36,16 @@
 #define CFG_SUBSYSTEM        0x2cu
 #define CFG_INTERRUPT        0x3cu      /* line, pin, min_gnt, max_lat */
 
-#define IVSHMEM_IDS          (0x1af4u | (0x1110u << 16))   /* Red Hat, ivshmem */
-#define IVSHMEM_CLASS_REV    ((0x050000u << 8) | 1u)        /* RAM memory, revision 1 */
-#define IVSHMEM_SUBSYSTEM    (0x1af4u | (0x1100u << 16))
-#define INTERRUPT_PIN_INTA   (1u << 8)
+#define IVSHMEM_IDS          0x11101af4u   /* Red Hat's ivshmem, device and vendor */
+#define IVSHMEM_CLASS_REV    0x05000001u   /* class RAM memory, revision 1 */
+#define IVSHMEM_SUBSYSTEM    0x11001af4u
+#define INTERRUPT_PIN_INTA   0x100u
 
-#define CMD_MEMORY           (1u << 1)
-#define CMD_BUS_MASTER       (1u << 2)
-#define CMD_INTX_DISABLE     (1u << 10)
+#define CMD_MEMORY           0x2u
+#define CMD_BUS_MASTER       0x4u
+#define CMD_INTX_DISABLE     0x400u
 #define CMD_WRITABLE         (CMD_MEMORY | CMD_BUS_MASTER | CMD_INTX_DISABLE)
-#define STATUS_INTERRUPT     (1u << 3)
+#define STATUS_INTERRUPT     0x80000u   /* in the Command dword: Status bit 3 */
 #define BAR_MEM64_PREFETCH   0xcu
 
 /* One function: a member's view of one channel. */
@@ -115,7 +115,7 @@ static void reset_fn(struct ivshmem_fn *f)
 
 void ivshmem_reset(const struct partition *p)
 {
-	const struct ivshmem_bridge *b = &bridges[p->index];
+	struct ivshmem_bridge *b = &bridges[p->index];
 
 	for (uint32_t j = 0; j < b->num; j++)
 		reset_fn(b->fn[j]);
@@ -132,8 +132,14 @@ bool ivshmem_maps(const struct partition *p, ipaddr_t ipa)
 	return false;
 }
 
+/* The bytes an access of `size` (1, 2 or 4) carries. */
+static uint32_t size_mask(unsigned size)
+{
+	return size == 4u ? 0xffffffffu : (uint32_t)(BIT(8u * size) - 1u);
+}
+
 /* The type 0 header, a dword at a time; everything not named reads 0. */
-static uint32_t config_dword(struct ivshmem_fn *f, uint32_t at)
+static uint32_t header_dword(struct ivshmem_fn *f, uint32_t at)
 {
 	uint32_t sizing = load(&f->sizing);
 	uint64_t bar2_mask = ~(f->bar2_size - 1u);
@@ -142,7 +148,7 @@ static uint32_t config_dword(struct ivshmem_fn *f, uint32_t at)
 	case CFG_VENDOR_ID:
 		return IVSHMEM_IDS;
 	case CFG_COMMAND:
-		return load(&f->command) | (level(f) ? STATUS_INTERRUPT << 16 : 0u);
+		return load(&f->command) | (level(f) ? STATUS_INTERRUPT : 0u);
 	case CFG_CLASS_REV:
 		return IVSHMEM_CLASS_REV;
 	case CFG_BAR0:
@@ -161,11 +167,11 @@ static uint32_t config_dword(struct ivshmem_fn *f, uint32_t at)
 }
 
 /* Only Command's bits and the BARs' size probes take a write; Status has no bits to clear. */
-static void config_write(struct ivshmem_fn *f, uint32_t reg, unsigned size, uint32_t value)
+static void header_write(struct ivshmem_fn *f, uint32_t reg, unsigned size, uint32_t value)
 {
 	uint32_t at = reg & ~3u;
 	uint32_t shift = 8u * (reg & 3u);
-	uint32_t mask = (size == 4u ? 0xffffffffu : (1u << (8u * size)) - 1u) << shift;
+	uint32_t mask = size_mask(size) << shift;
 
 	if (at == CFG_COMMAND && (mask & 0xffffu)) {
 		uint32_t old = load(&f->command);
@@ -199,15 +205,14 @@ static enum mmio_result ecam_access(struct vcpu *v, uint64_t offset, unsigned si
 		return MMIO_ABORT; /* configuration space has no 8-byte registers */
 	if (function != 0u || device == 0u || device > b->num) {
 		if (!write)
-			*value = size == 4u ? 0xffffffffu : (1u << (8u * size)) - 1u;
+			*value = size_mask(size);
 		return MMIO_DONE;
 	}
 	struct ivshmem_fn *f = b->fn[device - 1u];
 	if (write)
-		config_write(f, reg, size, (uint32_t)*value);
+		header_write(f, reg, size, (uint32_t)*value);
 	else
-		*value = (config_dword(f, reg & ~3u) >> (8u * (reg & 3u))) &
-			 (size == 4u ? 0xffffffffu : (1u << (8u * size)) - 1u);
+		*value = (header_dword(f, reg & ~3u) >> (8u * (reg & 3u))) & size_mask(size);
 	return MMIO_DONE;
 }
 
