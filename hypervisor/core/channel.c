@@ -11,6 +11,7 @@
 #include <tern/arch.h>
 #include <tern/channel.h>
 #include <tern/config.h>
+#include <tern/ivshmem.h>
 #include <tern/lib.h>
 #include <tern/mmio.h>
 #include <tern/partition.h>
@@ -18,12 +19,23 @@
 /* A member's doorbell page: which channel, and which member it is there. */
 struct doorbell {
 	const struct tern_config_channel *channel;
+	uint32_t index;     /* the channel's, in the blob */
 	uint32_t member;
 	uint32_t partition;
 };
 
 /* Written by the boot core while it creates the partitions; read-only once a vCPU runs. */
 static struct doorbell doorbells[TERN_MAX_CHANNELS][TERN_MAX_PARTITIONS];
+
+void channel_ring(struct vcpu *v, const struct tern_config_channel *ch, uint32_t c, uint64_t k)
+{
+	if (k < ch->num_members) {
+		ivshmem_ring(c, (uint32_t)k, ch->member[k].irq);
+		vcpu_count(v, STAT_DOORBELL_RING);
+	} else {
+		vcpu_count(v, STAT_DOORBELL_REFUSED);
+	}
+}
 
 static enum mmio_result doorbell_access(struct vcpu *v, uint64_t offset, unsigned size, bool write,
 					uint64_t *value, const void *ctx)
@@ -38,12 +50,7 @@ static enum mmio_result doorbell_access(struct vcpu *v, uint64_t offset, unsigne
 		if (offset != CHANNEL_RING)
 			return MMIO_DONE;
 		/* The value is the store's 32 bits (mmio_access.value is masked to its size). */
-		if (*value < ch->num_members) {
-			arch_irq_raise(ch->member[*value].irq);
-			vcpu_count(v, STAT_DOORBELL_RING);
-		} else {
-			vcpu_count(v, STAT_DOORBELL_REFUSED);
-		}
+		channel_ring(v, ch, d->index, *value);
 		return MMIO_DONE;
 	}
 	if (offset == CHANNEL_SELF)
@@ -92,7 +99,7 @@ bool channel_partition_init(struct partition *p, const struct tern_config *cfg, 
 				return false;
 			}
 			struct doorbell *d = &doorbells[c][k];
-			*d = (struct doorbell){ ch, k, p->index };
+			*d = (struct doorbell){ ch, c, k, p->index };
 			if (!arch_partition_map_shared(p, ch->ipa, ch->hpa, ch->size,
 						       (m->flags & TERN_CHF_WRITABLE) != 0u, err, errlen) ||
 			    !mmio_add(p, ch->doorbell_ipa, CHANNEL_DOORBELL_SIZE, doorbell_access, d, err,
@@ -100,7 +107,7 @@ bool channel_partition_init(struct partition *p, const struct tern_config *cfg, 
 				return false;
 		}
 	}
-	return true;
+	return ivshmem_partition_init(p, cfg, err, errlen);
 }
 
 bool channel_maps(const struct partition *p, ipaddr_t ipa)
@@ -112,5 +119,5 @@ bool channel_maps(const struct partition *p, ipaddr_t ipa)
 				return true;
 		}
 	}
-	return false;
+	return ivshmem_maps(p, ipa);
 }

@@ -11,6 +11,7 @@
 #include <tern/config.h>
 #include <tern/console.h>
 #include <tern/fdt.h>
+#include <tern/ivshmem.h>
 #include <tern/lib.h>
 #include <tern/mmio.h>
 #include <tern/partition.h>
@@ -389,6 +390,7 @@ static uint64_t partition_housekeeping(struct vcpu *v)
 	load_pristine(p);
 	vuart_reset(&p->uart);
 	vpci_reset(&p->vpci);
+	ivshmem_reset(p);
 	atomic_fetch_add(&p->restarts, 1);
 	partition_log(p, "partition %s %s", p->name, p->reload_is_reset ? "reset" : "restarted");
 	p->started = now;

@@ -57,6 +57,22 @@ static uint32_t target_hart(uint32_t target)
 	return (target >> TARGET_HART_SHIFT) & TARGET_HART_MASK;
 }
 
+/*
+ * A channel's doorbell (a spare source) has no input line: only the hypervisor's setipnum
+ * makes it pending, which a level mode would ignore with the input low.  A level mode the
+ * guest picks for it (the ivshmem function's INTx is level-high) is latched as an edge, on the
+ * board and in the partition's pending bits; the function re-raises a level still high.
+ */
+static bool no_input(uint32_t s)
+{
+	return s - platform.doorbell_irq_base < platform.num_doorbell_irqs;
+}
+
+static uint32_t board_mode(uint32_t s, uint32_t sm)
+{
+	return (no_input(s) && (sm == SM_LEVEL_HIGH || sm == SM_LEVEL_LOW)) ? SM_EDGE_RISE : sm;
+}
+
 /* Source s as the board must deliver it for the partition's current settings. */
 static void program_source(struct partition *p, uint32_t s)
 {
@@ -64,13 +80,14 @@ static void program_source(struct partition *p, uint32_t s)
 	uint32_t hart = target_hart(va->target[s]);
 	bool valid = hart < p->num_vcpus;
 	uint32_t pcpu = p->vcpu[valid ? hart : 0u].pcpu;
+	uint32_t sm = board_mode(s, va->sourcecfg[s]);
 
 	if (trapless(p))
-		aplic_route(s, va->sourcecfg[s],
+		aplic_route(s, sm,
 			   aplic_target(pcpu, VCPU_GUEST_FILE, va->target[s] & TARGET_EIID_MASK),
 			   valid && va->domain_ie && bit_of(va->enabled, s));
 	else
-		aplic_route(s, va->sourcecfg[s], aplic_target(pcpu, 0, EIID_WIRED_BASE + s), true);
+		aplic_route(s, sm, aplic_target(pcpu, 0, EIID_WIRED_BASE + s), true);
 }
 
 void arch_partition_irqs_reset(struct partition *p)
@@ -211,7 +228,7 @@ static void write_sourcecfg(struct partition *p, uint32_t s, uint32_t value)
 	if (sm != SM_DETACHED && sm < SM_EDGE_RISE)
 		sm = 0; /* inactive, or a reserved mode */
 	va->sourcecfg[s] = sm;
-	bit_put(va->level, s, sm == SM_LEVEL_HIGH || sm == SM_LEVEL_LOW);
+	bit_put(va->level, s, board_mode(s, sm) == SM_LEVEL_HIGH || board_mode(s, sm) == SM_LEVEL_LOW);
 	if (sm == 0u) {
 		bit_put(va->enabled, s, false);
 		(void)atomic_fetch_and(&va->pending[s / 32u], ~(1u << (s % 32u)));

@@ -12,6 +12,7 @@
 #include <tern/types.h>
 
 struct partition;
+struct vcpu;
 
 /* The doorbell page's registers: 32-bit accesses only. */
 #define CHANNEL_DOORBELL_SIZE 0x1000u
@@ -26,7 +27,12 @@ struct partition;
  */
 bool channel_partition_init(struct partition *p, const struct tern_config *cfg, char *err,
 			    size_t errlen);
-/* Whether `ipa` is the memory of one of p's channels. */
+/*
+ * vCPU v rings member k of channel c (`ch`, the blob's c-th): from the doorbell page's RING or
+ * the member's PCI function's Doorbell (tern/ivshmem.h), counted either way.
+ */
+void channel_ring(struct vcpu *v, const struct tern_config_channel *ch, uint32_t c, uint64_t k);
+/* Whether `ipa` is the memory of one of p's channels (at its IPA, or at a function's BAR2). */
 bool channel_maps(const struct partition *p, ipaddr_t ipa);
 
 #endif

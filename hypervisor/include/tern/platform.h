@@ -35,6 +35,11 @@ struct platform_irq {
  * its own view of an interrupt controller, and no IOMMU translates the device's MSI writes.
  */
 #define PLATFORM_ECAM_EMULATED (1u << 2)
+/*
+ * A PCIe host bridge's 32-bit memory window (of the device its ECAM is part of): where a
+ * partition that does not own the bridge finds its channels' functions (tern/ivshmem.h).
+ */
+#define PLATFORM_PCI_MEM32 (1u << 3)
 
 struct vuart_model;
 

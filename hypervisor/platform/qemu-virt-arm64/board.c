@@ -10,7 +10,7 @@
 #define PCIE 0u /* the only device a partition may own */
 
 static const struct platform_range devices[] = {
-	{ 0x10000000, 0x2eff0000, PLATFORM_DMA, PCIE },                 /* 32-bit memory window */
+	{ 0x10000000, 0x2eff0000, PLATFORM_DMA | PLATFORM_PCI_MEM32, PCIE }, /* 32-bit memory window */
 	{ 0x3eff0000, 0x00010000, PLATFORM_DMA, PCIE },                 /* I/O window */
 	{ 0x3f000000, 0x01000000, PLATFORM_DMA | PLATFORM_ECAM, PCIE }, /* ECAM, 16 buses */
 };

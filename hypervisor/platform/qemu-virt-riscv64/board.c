@@ -15,7 +15,7 @@
 static const struct platform_range devices[] = {
 	{ 0x03000000u, 0x00010000u, PLATFORM_DMA, PCIE },                                  /* I/O window */
 	{ 0x30000000u, 0x10000000u, PLATFORM_DMA | PLATFORM_ECAM | PLATFORM_ECAM_EMULATED, PCIE }, /* ECAM */
-	{ 0x40000000u, 0x40000000u, PLATFORM_DMA, PCIE },                                  /* 32-bit memory window */
+	{ 0x40000000u, 0x40000000u, PLATFORM_DMA | PLATFORM_PCI_MEM32, PCIE },             /* 32-bit memory window */
 };
 
 /* The bridge's INTA..INTD lines at the APLIC (swizzled per slot, as on the bare board). */

@@ -17,7 +17,7 @@ uint8_t fake_config[0x4000] __attribute__((aligned(8)));
 static uint8_t uart_window[0x1000] __attribute__((aligned(0x1000)));
 
 static const struct platform_range devices[] = {
-	{ FAKE_MEM_WINDOW, 0x01000000, PLATFORM_DMA, 0 },
+	{ FAKE_MEM_WINDOW, 0x01000000, PLATFORM_DMA | PLATFORM_PCI_MEM32, 0 },
 	{ (uintptr_t)fake_ecam, FAKE_ECAM_SIZE, PLATFORM_DMA | PLATFORM_ECAM | PLATFORM_ECAM_EMULATED, 0 },
 };
 

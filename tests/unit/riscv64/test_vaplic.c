@@ -311,3 +311,53 @@ void test_vaplic_wrong_width_and_no_aplic(void)
 	CHECK(!fake_cores[5].running);
 	CHECK(fake_cores[3].running);
 }
+
+/*
+ * A channel's doorbell has no input line: a level mode the guest picks for it (the ivshmem
+ * function's INTx is level-high) is latched like an edge, on the board and in the partition's
+ * pending bits, so the hypervisor's setipnum is seen in both delivery modes.
+ */
+void test_vaplic_doorbell_in_a_level_mode(void)
+{
+	static const uint8_t trap[] = { 1, 2 }, direct[] = { 3, 4 };
+	static const uint32_t members[] = { 0, 1 };
+
+	fake_config_begin(6);
+	fake_config_add("trap", trap, 2, 0)->irqs[1] = 1u << (35 - 32);
+	fake_config_add("direct", direct, 2, TERN_PF_IRQ_DIRECT)->irqs[1] = 1u << (36 - 32);
+	const struct tern_config_channel *ch = fake_config_add_channel("msg", 0x10000, members, 2, 2);
+	enum fake_exit e = fake_boot(0);
+	CHECK(e == FAKE_EXIT_RUN || e == FAKE_EXIT_WAIT); /* hart 0 is nobody's */
+	fake_start_secondaries();
+	fake_relax_hook = fake_deliver_kicks_while_waiting;
+	uint32_t t = ch->member[0].irq, d = ch->member[1].irq;
+
+	/* Trap-and-emulate: level-high as the guest reads it, an edge on the board, latched. */
+	vaplic_write(1, DOMAINCFG, 0x100);
+	vaplic_write(1, SOURCECFG(t), 6);
+	CHECK_EQ(vaplic_read(1, SOURCECFG(t)), 6u);
+	CHECK_EQ(fake_aplic_reg(SOURCECFG(t)), 4u);
+	vaplic_write(1, TARGET(t), HART(0) | 3);
+	vaplic_write(1, IDC(0, IDELIVERY), 1);
+	vaplic_write(1, SETIENUM, t);
+	fake_raise_eiid(1, EIID_OF(t));
+	CHECK_EQ(fake_kick_running(1), FAKE_RETURNED);
+	CHECK_EQ(fake_csr(1, "hvip") & HVIP_VSEIP, HVIP_VSEIP);
+	CHECK_EQ(vaplic_read(1, SETIP(t / 32)), 1u << (t % 32));
+	CHECK_EQ(vaplic_read(1, IDC(0, CLAIMI)), (t << 16) | 3);
+	CHECK_EQ(vaplic_read(1, SETIP(t / 32)), 0u);
+	CHECK_EQ(fake_csr(1, "hvip") & HVIP_VSEIP, 0);
+	/* The guest's own setipnum latches too. */
+	vaplic_write(1, SETIPNUM, t);
+	CHECK_EQ(vaplic_read(1, SETIP(t / 32)), 1u << (t % 32));
+
+	/* Trap-less: an edge on the board, so a setipnum with no input high still lands. */
+	vaplic_write(3, SOURCECFG(d), 6);
+	CHECK_EQ(vaplic_read(3, SOURCECFG(d)), 6u);
+	CHECK_EQ(fake_aplic_reg(SOURCECFG(d)), 4u);
+	vaplic_write(3, SETIPNUM, d);
+	CHECK(board_bit(0x1c00, d));
+	/* A device's level source is still its input (test_vaplic_msi_mode). */
+	vaplic_write(3, SOURCECFG(36), 6);
+	CHECK_EQ(fake_aplic_reg(SOURCECFG(36)), 6u);
+}
