@@ -4,17 +4,22 @@ emulated PCIe host bridge, the fixed BAR assignment, the bridge's device tree no
 
 import dataclasses
 import json
+import shutil
 import subprocess
 import sys
 
 import pytest
-from tern import layout
+from tern import build, layout
 from tern.config import KiB, MiB, load_system
 from tern.layout import PciFunction, place
-from tern_test_files import channel, partition, write_toml
+from tern_test_files import channel, partition, write_image, write_toml
 
-from test_channel_config import placed, riscv_two
+from test_channel_config import RV_IMAGE, placed, riscv_two
 from test_config import LAUNCHER, error_of
+from test_devicetree import at, cells, decompiled
+
+needs_dtc = pytest.mark.skipif(shutil.which("dtc") is None, reason="needs dtc")
+
 
 def three(*channels, board="[board]\ncpus = 4\n"):
     """arm64: partitions a, b and c (c owns the board's PCIe bridge), then `channels`."""
@@ -135,4 +140,100 @@ def test_check_json_shows_the_functions_and_the_note(tmp_path, stub_image):
                                 "message": 'partition "c" owns pcie, so channel "msg" is no '
                                            "ivshmem PCI function there: only its tern,channel "
                                            "device tree node"}]
+
+
+# The device tree.
+
+def _props(root, path):
+    return at(root, path)["props"]
+
+
+@needs_dtc
+def test_arm64_bridge(tmp_path, stub_image):
+    system = load_system(write_toml(tmp_path, three(channel("msg", members=["a", "b"]),
+                                                    channel("log", size="4KiB",
+                                                            members=["b", "c"]))))
+    build.prepare_system(system, place(system), tmp_path / "work",
+                         write_image(tmp_path / "tern.img"))
+    for name, doorbells in (("a", [(1, 224)]), ("b", [(1, 225), (2, 226)])):
+        root, warnings = decompiled(tmp_path / "work" / f"{name}.dtb")
+        assert warnings == ""
+        bridge = _props(root, "/pcie@10000000")
+        assert bridge["compatible"] == '"pci-host-ecam-generic"'
+        assert bridge["device_type"] == '"pci"'
+        assert cells(bridge["#address-cells"]) == [3] and cells(bridge["#size-cells"]) == [2]
+        assert cells(bridge["#interrupt-cells"]) == [1]
+        assert cells(bridge["bus-range"]) == [0, 0]
+        assert cells(bridge["reg"]) == [0, 0x3F00_0000, 0, 0x10_0000]
+        assert cells(bridge["ranges"]) == [0x0200_0000, 0, 0x1000_0000, 0, 0x1000_0000,
+                                           0, 0x2EFF_0000]
+        assert "dma-coherent" in bridge and "msi-parent" not in bridge
+        assert cells(bridge["interrupt-map-mask"]) == [0xF800, 0, 0, 7]
+        gic = cells(_props(root, "/intc@8000000")["phandle"])[0]
+        expected = []
+        for device, intid in doorbells:
+            expected += [device << 11, 0, 0, 1, gic, 0, intid - 32, 4]      # SPI, level-high
+        assert cells(bridge["interrupt-map"]) == expected
+        assert cells(_props(root, "/chosen")["linux,pci-probe-only"]) == [1]
+        assert any(n.startswith("tern-channel@") for n in root["nodes"])
+    # c owns the board's bridge: its own node (all 16 buses), no probe-only, its tern-channel.
+    root, _ = decompiled(tmp_path / "work" / "c.dtb")
+    assert cells(_props(root, "/pcie@10000000")["bus-range"]) == [0, 15]
+    assert "linux,pci-probe-only" not in _props(root, "/chosen")
+    assert any(n.startswith("tern-channel@") for n in root["nodes"])
+
+
+@needs_dtc
+def test_no_bridge_outside_a_channel(tmp_path, stub_image):
+    system = load_system(write_toml(tmp_path, three(channel("msg", members=["a", "b"]))))
+    build.prepare_system(system, place(system), tmp_path / "work",
+                         write_image(tmp_path / "tern.img"))
+    root, _ = decompiled(tmp_path / "work" / "c.dtb")
+    assert cells(_props(root, "/pcie@10000000")["bus-range"]) == [0, 15]    # its own
+    system = load_system(write_toml(tmp_path, partition("a", cpus=[1])))
+    build.prepare_system(system, place(system), tmp_path / "solo",
+                         write_image(tmp_path / "tern.img"))
+    root, _ = decompiled(tmp_path / "solo" / "a.dtb")
+    assert not any(n.startswith("pci") for n in root["nodes"])
+    assert "linux,pci-probe-only" not in _props(root, "/chosen")
+
+
+@needs_dtc
+def test_riscv64_bridge_trap_and_direct(tmp_path):
+    system = load_system(write_toml(tmp_path, riscv_two(tmp_path, channel("log", size="4KiB"))))
+    hypervisor = tmp_path / "hyp.bin"
+    hypervisor.write_bytes(b"\x13\x00\x00\x00" * 1024)
+    build.prepare_system(system, place(system), tmp_path / "work", hypervisor)
+    # a is trap-less (irq = "direct"), b trap-and-emulate: doorbells 48, 50 and 49, 51.
+    for name, sources in (("a", (48, 50)), ("b", (49, 51))):
+        root, warnings = decompiled(tmp_path / "work" / f"{name}.dtb")
+        assert warnings == ""
+        bridge = _props(root, "/soc/pci@30000000")
+        assert bridge["compatible"] == '"pci-host-ecam-generic"'
+        assert cells(bridge["bus-range"]) == [0, 0]
+        assert cells(bridge["reg"]) == [0, 0x3000_0000, 0, 0x10_0000]
+        assert cells(bridge["ranges"]) == [0x0200_0000, 0, 0x4000_0000, 0, 0x4000_0000,
+                                           0, 0x4000_0000]
+        assert "msi-parent" not in bridge and "dma-ranges" not in bridge
+        assert "dma-coherent" in bridge
+        aplic = cells(_props(root, "/soc/aplic@d000000")["phandle"])[0]
+        assert cells(bridge["interrupt-map-mask"]) == [0xF800, 0, 0, 7]
+        assert cells(bridge["interrupt-map"]) == [0x800, 0, 0, 1, aplic, sources[0], 4,
+                                                  0x1000, 0, 0, 1, aplic, sources[1], 4]
+        assert cells(_props(root, "/chosen")["linux,pci-probe-only"]) == [1]
+
+
+@needs_dtc
+def test_riscv64_pcie_owner_keeps_its_own_bridge(tmp_path):
+    c = partition("c", cpus=[3], memory="32MiB", image=RV_IMAGE, devices=["pcie"],
+                  unconfined_dma=True)
+    system = load_system(write_toml(tmp_path, riscv_two(
+        tmp_path, channel("log", members=["a", "c"]), more_partitions=c)))
+    hypervisor = tmp_path / "hyp.bin"
+    hypervisor.write_bytes(b"\x13\x00\x00\x00" * 1024)
+    build.prepare_system(system, place(system), tmp_path / "work", hypervisor)
+    root, _ = decompiled(tmp_path / "work" / "c.dtb")
+    assert cells(_props(root, "/soc/pci@30000000")["bus-range"]) == [0, 255]
+    assert "linux,pci-probe-only" not in _props(root, "/chosen")
+    assert any(n.startswith("tern-channel@") for n in root["nodes"])
 
