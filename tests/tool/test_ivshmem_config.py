@@ -237,3 +237,20 @@ def test_riscv64_pcie_owner_keeps_its_own_bridge(tmp_path):
     assert "linux,pci-probe-only" not in _props(root, "/chosen")
     assert any(n.startswith("tern-channel@") for n in root["nodes"])
 
+
+
+def test_each_function_matches_its_own_interrupt_map_entry():
+    # As Linux resolves INTx through interrupt-map: the first entry whose cells equal the
+    # function's (device << 11, 0, 0, pin) under the mask.  Eight functions, devices 1-8.
+    from tern import devicetree
+    functions = [(device, 224 + device) for device in range(1, 9)]
+    lines = devicetree.ivshmem_bridge_node(layout.QEMU_VIRT_ARM64.devices["pcie"], False,
+                                           functions, lambda irq: (1, 0, irq - 32))
+    text = "\n".join(lines)
+    mask = cells(text.split("interrupt-map-mask = ")[1].split(";")[0])
+    entries = [cells(e.strip()) for e in text.split("interrupt-map = ")[1].split(";")[0].split(",")]
+    for device, intid in functions:
+        child = [device << 11, 0, 0, 1]
+        first = next(e for e in entries
+                     if all((c ^ v) & m == 0 for c, v, m in zip(child, e, mask)))
+        assert first[4:] == [1, 0, intid - 32, 4], device

@@ -230,10 +230,9 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
         device = board.devices[device_name]
         lines += [""] + DEVICE_NODES[device.kind](device)
     if pci_functions:
-        def doorbell(irq):
-            return (GIC_PHANDLE, GIC_SPI, irq - layout.SPI_INTID_BASE)
-        lines += [""] + ivshmem_bridge_node(board.devices[layout.PCIE_DEVICE], "\t",
-                                            _function_irqs(pci_functions, channels), doorbell)
+        lines += [""] + ivshmem_bridge_node(board.devices[layout.PCIE_DEVICE], False,
+                                            _function_irqs(pci_functions, channels),
+                                            _gic_spi_parent)
     for channel, k in _member_channels(name, channels):
         spi = channel.members[k].irq - layout.SPI_INTID_BASE
         lines += [""] + channel_node(channel, k, "interrupts = "
@@ -323,10 +322,9 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
     for device in owned:
         lines += [""] + RISCV64_DEVICE_NODES[device.kind](device, msi_parent, dma_window)
     if pci_functions:
-        def doorbell(source):
-            return (RISCV_APLIC_PHANDLE, source)
-        lines += [""] + ivshmem_bridge_node(board.devices[layout.PCIE_DEVICE], "\t\t",
-                                            _function_irqs(pci_functions, channels), doorbell)
+        lines += [""] + ivshmem_bridge_node(board.devices[layout.PCIE_DEVICE], True,
+                                            _function_irqs(pci_functions, channels),
+                                            _aplic_parent)
     lines += ["\t};"]
     for channel, k in member_of:
         source = channel.members[k].irq
@@ -437,17 +435,17 @@ def _pci_last_bus(device):
     return device.region("ecam").size // layout.PCIE_ECAM_BUS_SIZE - 1
 
 
-def _pci_host_node(device, indent, last_bus, reg_size, ranges, interrupt_map, mask,
+def _pci_host_node(device, in_soc, last_bus, reg_size, ranges, interrupt_map, mask,
                    before_reg=(), after_ranges=()):
-    """A generic ECAM host bridge node named as QEMU's tree names the board's (arm64 at the
-    root after its memory window, riscv64 under /soc after its ECAM), its lines indented by
-    `indent`; ranges, interrupt_map: the entries' cells; before_reg, after_ranges: more
-    properties, where QEMU puts them."""
+    """A generic ECAM host bridge node named as QEMU's tree names the board's: arm64's at the
+    root after its memory window, riscv64's under /soc (in_soc) after its ECAM.  ranges,
+    interrupt_map: the entries' cells; before_reg, after_ranges: more properties, where QEMU
+    puts them."""
     ecam = device.region("ecam")
-    if indent == "\t":
-        unit = f"pcie@{device.region('mmio').base:x}"
+    if in_soc:
+        indent, unit = "\t\t", f"pci@{ecam.base:x}"
     else:
-        unit = f"pci@{ecam.base:x}"
+        indent, unit = "\t", f"pcie@{device.region('mmio').base:x}"
     inner = indent + "\t"
     range_indent = inner + " " * len("ranges = ")
     map_indent = inner + " " * len("interrupt-map = ")
@@ -484,7 +482,7 @@ def pci_host_ecam_node(device):
             spi = device.spis[(slot + pin - 1) % len(device.spis)]
             interrupt_map.append(_cells(slot << PCI_DEVICE_SHIFT, 0, 0, pin, GIC_PHANDLE,
                                         GIC_SPI, spi, IRQ_LEVEL_HIGH))
-    return _pci_host_node(device, "\t", _pci_last_bus(device), device.region("ecam").size,
+    return _pci_host_node(device, False, _pci_last_bus(device), device.region("ecam").size,
                           _pci_windows(device), interrupt_map, PCI_INTX_MAP_MASK)
 
 
@@ -493,12 +491,23 @@ def _function_irqs(pci_functions, channels):
     return [(f.device, channels[f.channel].members[f.member].irq) for f in pci_functions]
 
 
-def ivshmem_bridge_node(device, indent, functions, doorbell):
+def _gic_spi_parent(intid):
+    """An interrupt-map entry's parent and its cells before the trigger: a GIC SPI."""
+    return (GIC_PHANDLE, GIC_SPI, intid - layout.SPI_INTID_BASE)
+
+
+def _aplic_parent(source):
+    """Likewise: a source of the partition's APLIC (trap-less or not, as channel_node's)."""
+    return (RISCV_APLIC_PHANDLE, source)
+
+
+def ivshmem_bridge_node(device, in_soc, functions, doorbell):
     """The PCIe host bridge the hypervisor emulates for a channel member at the board's
     `device` addresses: bus 0 (one bus of ECAM), the 32-bit memory window alone (the BARs are
     there; no I/O window), and INTA of each ivshmem function its doorbell, level-high.
 
-    functions: [(device number, doorbell irq)]; doorbell(irq): the interrupt-map parent's
+    in_soc: as _pci_host_node.  functions: [(device number, doorbell irq)]; doorbell(irq): the
+    interrupt-map parent's
     phandle and specifier cells before the trigger.  The mask keeps every bit of the device
     number: with up to 8 functions (devices 1-8), QEMU's two-bit slot mask would make device 5
     match device 1's entry.
@@ -507,7 +516,7 @@ def ivshmem_bridge_node(device, indent, functions, doorbell):
     ranges = [_pci_range(_pci_address(PCI_SPACE_MEM32, mmio.base), mmio.base, mmio.size)]
     interrupt_map = [_cells(number << PCI_DEVICE_SHIFT, 0, 0, PCI_INTA, *doorbell(irq),
                             IRQ_LEVEL_HIGH) for number, irq in functions]
-    return _pci_host_node(device, indent, 0, layout.PCIE_ECAM_BUS_SIZE, ranges, interrupt_map,
+    return _pci_host_node(device, in_soc, 0, layout.PCIE_ECAM_BUS_SIZE, ranges, interrupt_map,
                           IVSHMEM_INTX_MAP_MASK)
 
 
@@ -538,7 +547,7 @@ def riscv64_pci_host_ecam_node(device, msi_parent, dma_window):
                      for slot in range(PCI_INTX_SLOTS) for pin in range(1, PCI_INTX_PINS + 1)]
     msi = [f"msi-parent = <{msi_parent}>;"] if msi_parent is not None else []
     dma = [f"dma-ranges = {_pci_range(_pci_address(space, ram_hpa), ram_ipa, ram_size)};"]
-    return _pci_host_node(device, "\t\t", _pci_last_bus(device), device.region("ecam").size,
+    return _pci_host_node(device, True, _pci_last_bus(device), device.region("ecam").size,
                           _pci_windows(device), interrupt_map, PCI_INTX_MAP_MASK,
                           before_reg=msi, after_ranges=dma)
 
