@@ -216,7 +216,8 @@ def test_a_system_without_channels_is_laid_out_as_before(tmp_path, stub_image):
     text = partition("a", cpus=[1]) + partition("b", cpus=[2])
     _, without = placed(tmp_path, text)
     _, with_one = placed(tmp_path, text + channel())
-    strip = [dataclasses.replace(p, doorbell_irqs=()) for p in with_one.partitions]
+    strip = [dataclasses.replace(p, doorbell_irqs=(), pci_functions=())
+             for p in with_one.partitions]
     assert tuple(strip) == without.partitions
     assert with_one.end == without.end + layout.BLOCK
 
@@ -249,11 +250,13 @@ def test_check_json_shows_the_channel(tmp_path, stub_image):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
+    pci = {"bdf": "00:01.0", "device": 1, "bar0": 0x1000_0000, "bar2": 0x1010_0000,
+           "bar2_size": 64 * KiB}
     assert doc["layout"]["channels"] == [{
         "name": "msg", "hpa": 0x4AA0_0000, "size": 64 * KiB, "ipa": 0x4400_0000,
         "doorbell_ipa": 0x4401_0000,
-        "members": [{"name": "a", "access": "rw", "doorbell_irq": 224},
-                    {"name": "b", "access": "rw", "doorbell_irq": 225}]}]
+        "members": [{"name": "a", "access": "rw", "doorbell_irq": 224, "pci": pci},
+                    {"name": "b", "access": "rw", "doorbell_irq": 225, "pci": pci}]}]
     assert any(row["region"] == "channel msg" for row in doc["layout"]["rows"])
 
 

@@ -3,7 +3,8 @@
 As text for people (the layout table), or with --json as one JSON object for scripts and
 editors: the layout and the findings.  Addresses and sizes in the JSON are numbers (bytes);
 `rows` holds the table the text shows.  Loading stops at the first error, so `findings` holds
-at most one today; it is a list so that warnings can join it without a format change.
+at most one error; notes (what tern does differently than one may expect, refusing nothing)
+join it with severity "note", and the text prints them after the table.
 """
 
 import json
@@ -43,6 +44,8 @@ def _check_text(path):
     used = placed.end - ram_base
     print(f"RAM used: {format_size(used, round_up=True)} of {format_size(board.memory)} "
           f"(0x{ram_base:x}-0x{placed.end:x})")
+    for field, message in layout.notes(system):
+        print(f"{show_path(path)}: note: {field}: {message}")
 
 
 def _check_json(paths):
@@ -72,6 +75,8 @@ def check_doc(path):
         return doc, e
     doc["ok"] = True
     doc["layout"] = layout_doc(system, placed)
+    doc["findings"] += [{"severity": "note", "field": field, "message": message}
+                        for field, message in layout.notes(system)]
     return doc, None
 
 
@@ -97,6 +102,7 @@ def layout_doc(system, placed):
     """The system as `tern check` lays it out, as plain data."""
     board, virt = system.board, placed.board
     dtb_start, dtb_end = placed.qemu_dtb
+    functions = layout.member_functions(placed)
     return {
         "board": {"arch": board.arch, "cpus": board.cpus, "cpu": board.cpu,
                   "memory": board.memory, "ram_base": virt.ram_base,
@@ -107,20 +113,29 @@ def layout_doc(system, placed):
         "qemu_dtb": _range(dtb_start, dtb_end - dtb_start),
         "partitions": [_partition_doc(p, pl, virt) for p, pl in zip(system.partitions,
                                                                     placed.partitions)],
-        "channels": [_channel_doc(ch) for ch in placed.channels],
+        "channels": [_channel_doc(n, ch, functions) for n, ch in enumerate(placed.channels)],
         "ram_used": {"bytes": placed.end - virt.ram_base, "start": virt.ram_base,
                      "end": placed.end},
         "rows": [dict(zip(ROW_KEYS, row)) for row in layout.describe(system, placed)],
     }
 
 
-def _channel_doc(ch):
-    """A channel: its memory on the board and in its members, each member's access and
-    doorbell (a GIC INTID on arm64, an APLIC source on riscv64), by member index."""
+def _channel_doc(n, ch, functions):
+    """Channel `n`: its memory on the board and in its members, each member's access,
+    doorbell (a GIC INTID on arm64, an APLIC source on riscv64) and ivshmem PCI function (None
+    for a member that owns the board's PCIe bridge), by member index."""
     return {"name": ch.name, **_range(ch.hpa, ch.size, ch.ipa),
             "doorbell_ipa": ch.doorbell_ipa,
             "members": [{"name": m.name, "access": "rw" if m.writable else "ro",
-                         "doorbell_irq": m.irq} for m in ch.members]}
+                         "doorbell_irq": m.irq, "pci": _function_doc(functions.get((n, k)))}
+                        for k, m in enumerate(ch.members)]}
+
+
+def _function_doc(f):
+    if f is None:
+        return None
+    return {"bdf": f.bdf, "device": f.device, "bar0": f.bar0, "bar2": f.bar2,
+            "bar2_size": f.bar2_size}
 
 
 def _partition_doc(p, pl, virt):

@@ -46,6 +46,8 @@ PCI_INTX_PINS = 4                 # INTA..INTD = 1..4
 # (mask 0x1800) and the pin; slot s pin p raises INTx line (s + p - 1) % 4.
 PCI_INTX_SLOTS = 4
 PCI_INTX_MAP_MASK = (0x1800, 0, 0, 7)
+PCI_INTA = 1
+IVSHMEM_INTX_MAP_MASK = (0xF800, 0, 0, 7)   # the whole device number, and the pin
 
 
 # riscv64.  A partition's harts are the board's (qemu.RISCV64_CPU), as QEMU 7.2's own tree
@@ -93,8 +95,11 @@ def _preamble(name, num_vcpus, ram_ipa, ram_size):
     ]
 
 
-def _chosen(stdout_path, bootargs, initrd, rng_seed):
-    """/chosen: the console, the command line, the initrd and the random seed, if any."""
+def _chosen(stdout_path, bootargs, initrd, rng_seed, pci_probe_only=False):
+    """/chosen: the console, the command line, the initrd and the random seed, if any.
+
+    pci_probe_only: Linux keeps the BARs it finds (the emulated ivshmem bridge's, fixed by the
+    hypervisor) instead of assigning its own."""
     return [
         "",
         "\tchosen {",
@@ -102,7 +107,8 @@ def _chosen(stdout_path, bootargs, initrd, rng_seed):
         f"\t\tbootargs = {_string(bootargs)};",
     ] + ([f"\t\tlinux,initrd-start = {_u64(initrd[0])};",
           f"\t\tlinux,initrd-end = {_u64(initrd[0] + initrd[1])};"] if initrd else []) + (
-        [f"\t\trng-seed = [{bytes(rng_seed).hex(' ')}];"] if rng_seed else []) + [
+        [f"\t\trng-seed = [{bytes(rng_seed).hex(' ')}];"] if rng_seed else []) + (
+        ["\t\tlinux,pci-probe-only = <1>;"] if pci_probe_only else []) + [
         "\t};",
     ]
 
@@ -144,7 +150,7 @@ def _member_channels(name, channels):
 
 
 def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", devices=(),
-                  initrd=None, rng_seed=None, channels=()):
+                  initrd=None, rng_seed=None, channels=(), pci_functions=()):
     """DTS source for an arm64 partition with `num_vcpus` vCPUs and RAM at `ram_ipa`.
 
     devices: names of layout.QEMU_VIRT_ARM64.devices the partition owns; each gets its node,
@@ -152,7 +158,9 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
     initial ramdisk, named in /chosen as Linux expects.  rng_seed: bytes for
     /chosen/rng-seed, as QEMU gives the bare board (random bytes for its guest's
     random number generator).  channels: layout.ChannelPlacement; a tern,channel node for each
-    the partition `name` is a member of, its doorbell an edge-triggered SPI.
+    the partition `name` is a member of, its doorbell an edge-triggered SPI.  pci_functions:
+    layout.PciFunction, the partition's channels as ivshmem functions on an emulated PCIe host
+    bridge at the board's, each function's INTA its doorbell SPI, level-high.
     """
     board = layout.QEMU_VIRT_ARM64
     uart = f"pl011@{board.uart.base:x}"
@@ -163,7 +171,7 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
         "\t#address-cells = <2>;",
         "\t#size-cells = <2>;",
         f"\tinterrupt-parent = <{GIC_PHANDLE}>;",
-    ] + _chosen(f"/{uart}", bootargs, initrd, rng_seed) + [
+    ] + _chosen(f"/{uart}", bootargs, initrd, rng_seed, bool(pci_functions)) + [
         "",
         "\tcpus {",
         "\t\t#address-cells = <1>;",
@@ -221,6 +229,10 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
     for device_name in devices:
         device = board.devices[device_name]
         lines += [""] + DEVICE_NODES[device.kind](device)
+    if pci_functions:
+        lines += [""] + ivshmem_bridge_node(board.devices[layout.PCIE_DEVICE], False,
+                                            _function_irqs(pci_functions, channels),
+                                            _gic_spi_parent)
     for channel, k in _member_channels(name, channels):
         spi = channel.members[k].irq - layout.SPI_INTID_BASE
         lines += [""] + channel_node(channel, k, "interrupts = "
@@ -233,7 +245,8 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
 
 
 def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_direct=True,
-                          initrd=None, rng_seed=None, devices=(), ram_hpa=None, channels=()):
+                          initrd=None, rng_seed=None, devices=(), ram_hpa=None, channels=(),
+                          pci_functions=()):
     """DTS source for a riscv64 partition: QEMU riscv virt's own tree, cut down to what the
     partition has (its harts, RAM, the ns16550, with irq_direct an IMSIC with one S-level
     file per vCPU, the devices it owns and, if they have wired interrupts, an APLIC), in
@@ -243,7 +256,8 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
     devices: names of layout.QEMU_VIRT_RISCV64.devices the partition owns.  ram_hpa: where its
     RAM is on the board (default: at ram_ipa), which is where a device's DMA must go to reach
     it, as nothing translates DMA on this board.  channels: as partition_dts; a doorbell is an
-    edge-rising source of the partition's APLIC, which a member has for it.
+    edge-rising source of the partition's APLIC, which a member has for it.  pci_functions: as
+    partition_dts, INTA the doorbell's APLIC source, level-high.
     """
     board = layout.QEMU_VIRT_RISCV64
     soc = "/soc"
@@ -254,7 +268,7 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
         "\t#size-cells = <2>;",
         '\tcompatible = "riscv-virtio";',
         '\tmodel = "riscv-virtio,qemu";',
-    ] + _chosen(f"{soc}/{uart}", bootargs, initrd, rng_seed) + [
+    ] + _chosen(f"{soc}/{uart}", bootargs, initrd, rng_seed, bool(pci_functions)) + [
         "",
         "\tcpus {",
         "\t\t#address-cells = <1>;",
@@ -307,6 +321,10 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
     dma_window = (ram_ipa, ram_ipa if ram_hpa is None else ram_hpa, ram_size)
     for device in owned:
         lines += [""] + RISCV64_DEVICE_NODES[device.kind](device, msi_parent, dma_window)
+    if pci_functions:
+        lines += [""] + ivshmem_bridge_node(board.devices[layout.PCIE_DEVICE], True,
+                                            _function_irqs(pci_functions, channels),
+                                            _aplic_parent)
     lines += ["\t};"]
     for channel, k in member_of:
         source = channel.members[k].irq
@@ -388,9 +406,10 @@ def system_partition_dts(board, p, placed, rng_seed=None, channels=()):
     if board.arch == RISCV64:
         return riscv64_partition_dts(p.name, len(p.cpus), placed.ram_ipa, placed.ram_size,
                                      p.bootargs, p.irq_direct, initrd, rng_seed, p.devices,
-                                     placed.ram_hpa, channels)
+                                     placed.ram_hpa, channels, placed.pci_functions)
     return partition_dts(p.name, len(p.cpus), board.cpu, placed.ram_ipa, placed.ram_size,
-                         p.bootargs, p.devices, initrd, rng_seed, channels)
+                         p.bootargs, p.devices, initrd, rng_seed, channels,
+                         placed.pci_functions)
 
 
 def _pci_address(space, address):
@@ -416,6 +435,40 @@ def _pci_last_bus(device):
     return device.region("ecam").size // layout.PCIE_ECAM_BUS_SIZE - 1
 
 
+def _pci_host_node(device, in_soc, last_bus, reg_size, ranges, interrupt_map, mask,
+                   before_reg=(), after_ranges=()):
+    """A generic ECAM host bridge node named as QEMU's tree names the board's: arm64's at the
+    root after its memory window, riscv64's under /soc (in_soc) after its ECAM.  ranges,
+    interrupt_map: the entries' cells; before_reg, after_ranges: more properties, where QEMU
+    puts them."""
+    ecam = device.region("ecam")
+    if in_soc:
+        indent, unit = "\t\t", f"pci@{ecam.base:x}"
+    else:
+        indent, unit = "\t", f"pcie@{device.region('mmio').base:x}"
+    inner = indent + "\t"
+    range_indent = inner + " " * len("ranges = ")
+    map_indent = inner + " " * len("interrupt-map = ")
+    return [
+        f"{indent}{unit} {{",
+        f'{inner}compatible = "{device.kind}";',
+        f'{inner}device_type = "pci";',
+        f"{inner}#address-cells = <3>;",
+        f"{inner}#size-cells = <2>;",
+        f"{inner}#interrupt-cells = <1>;",
+        f"{inner}bus-range = {_cells(0, last_bus)};",
+        f"{inner}linux,pci-domain = <0>;",
+        f"{inner}dma-coherent;",
+    ] + [inner + line for line in before_reg] + [
+        f"{inner}reg = {_reg(ecam.base, reg_size)};",
+        f"{inner}ranges = " + (",\n" + range_indent).join(ranges) + ";",
+    ] + [inner + line for line in after_ranges] + [
+        f"{inner}interrupt-map-mask = {_cells(*mask)};",
+        f"{inner}interrupt-map = " + (",\n" + map_indent).join(interrupt_map) + ";",
+        f"{indent}}};",
+    ]
+
+
 def pci_host_ecam_node(device):
     """QEMU virt's generic ECAM host bridge, as QEMU describes it, minus MSI.
 
@@ -423,32 +476,48 @@ def pci_host_ecam_node(device):
     The interrupt-map's parent is the partition's GIC, which has
     #address-cells = <0>, so entries carry no parent unit address (QEMU's have 2).
     """
-    ecam = device.region("ecam")
-    mmio = device.region("mmio")
-    ranges = _pci_windows(device)
     interrupt_map = []
     for slot in range(PCI_INTX_SLOTS):
         for pin in range(1, PCI_INTX_PINS + 1):
             spi = device.spis[(slot + pin - 1) % len(device.spis)]
             interrupt_map.append(_cells(slot << PCI_DEVICE_SHIFT, 0, 0, pin, GIC_PHANDLE,
                                         GIC_SPI, spi, IRQ_LEVEL_HIGH))
-    indent = "\t\t" + " " * len("interrupt-map = ")
-    return [
-        f"\tpcie@{mmio.base:x} {{",
-        f'\t\tcompatible = "{device.kind}";',
-        '\t\tdevice_type = "pci";',
-        "\t\t#address-cells = <3>;",
-        "\t\t#size-cells = <2>;",
-        "\t\t#interrupt-cells = <1>;",
-        f"\t\tbus-range = {_cells(0, _pci_last_bus(device))};",
-        "\t\tlinux,pci-domain = <0>;",
-        "\t\tdma-coherent;",
-        f"\t\treg = {_reg(ecam.base, ecam.size)};",
-        "\t\tranges = " + (",\n\t\t         ").join(ranges) + ";",
-        f"\t\tinterrupt-map-mask = {_cells(*PCI_INTX_MAP_MASK)};",
-        "\t\tinterrupt-map = " + (",\n" + indent).join(interrupt_map) + ";",
-        "\t};",
-    ]
+    return _pci_host_node(device, False, _pci_last_bus(device), device.region("ecam").size,
+                          _pci_windows(device), interrupt_map, PCI_INTX_MAP_MASK)
+
+
+def _function_irqs(pci_functions, channels):
+    """[(device number, its doorbell interrupt)] of a member's ivshmem functions."""
+    return [(f.device, channels[f.channel].members[f.member].irq) for f in pci_functions]
+
+
+def _gic_spi_parent(intid):
+    """An interrupt-map entry's parent and its cells before the trigger: a GIC SPI."""
+    return (GIC_PHANDLE, GIC_SPI, intid - layout.SPI_INTID_BASE)
+
+
+def _aplic_parent(source):
+    """Likewise: a source of the partition's APLIC (trap-less or not, as channel_node's)."""
+    return (RISCV_APLIC_PHANDLE, source)
+
+
+def ivshmem_bridge_node(device, in_soc, functions, doorbell):
+    """The PCIe host bridge the hypervisor emulates for a channel member at the board's
+    `device` addresses: bus 0 (one bus of ECAM), the 32-bit memory window alone (the BARs are
+    there; no I/O window), and INTA of each ivshmem function its doorbell, level-high.
+
+    in_soc: as _pci_host_node.  functions: [(device number, doorbell irq)]; doorbell(irq): the
+    interrupt-map parent's
+    phandle and specifier cells before the trigger.  The mask keeps every bit of the device
+    number: with up to 8 functions (devices 1-8), QEMU's two-bit slot mask would make device 5
+    match device 1's entry.
+    """
+    mmio = device.region("mmio")
+    ranges = [_pci_range(_pci_address(PCI_SPACE_MEM32, mmio.base), mmio.base, mmio.size)]
+    interrupt_map = [_cells(number << PCI_DEVICE_SHIFT, 0, 0, PCI_INTA, *doorbell(irq),
+                            IRQ_LEVEL_HIGH) for number, irq in functions]
+    return _pci_host_node(device, in_soc, 0, layout.PCIE_ECAM_BUS_SIZE, ranges, interrupt_map,
+                          IVSHMEM_INTX_MAP_MASK)
 
 
 # How each kind of layout.BoardDevice is described: kind -> lines of its node.
@@ -470,33 +539,17 @@ def riscv64_pci_host_ecam_node(device, msi_parent, dma_window):
     that reads it (Linux does) gives devices those addresses.  QEMU's own tree, where RAM is
     where the CPU sees it, has none.
     """
-    ecam = device.region("ecam")
     ram_ipa, ram_hpa, ram_size = dma_window
     space = PCI_SPACE_MEM32 if ram_hpa + ram_size <= 1 << 32 else PCI_SPACE_MEM64
-    indent = "\t\t\t" + " " * len("ranges = ")
     sources = device.aplic_sources
     interrupt_map = [_cells(slot << PCI_DEVICE_SHIFT, 0, 0, pin, RISCV_APLIC_PHANDLE,
                             sources[(slot + pin - 1) % len(sources)], IRQ_LEVEL_HIGH)
                      for slot in range(PCI_INTX_SLOTS) for pin in range(1, PCI_INTX_PINS + 1)]
-    map_indent = "\t\t\t" + " " * len("interrupt-map = ")
-    return [
-        f"\t\tpci@{ecam.base:x} {{",
-        f'\t\t\tcompatible = "{device.kind}";',
-        '\t\t\tdevice_type = "pci";',
-        "\t\t\t#address-cells = <3>;",
-        "\t\t\t#size-cells = <2>;",
-        "\t\t\t#interrupt-cells = <1>;",
-        f"\t\t\tbus-range = {_cells(0, _pci_last_bus(device))};",
-        "\t\t\tlinux,pci-domain = <0>;",
-        "\t\t\tdma-coherent;",
-    ] + ([f"\t\t\tmsi-parent = <{msi_parent}>;"] if msi_parent is not None else []) + [
-        f"\t\t\treg = {_reg(ecam.base, ecam.size)};",
-        "\t\t\tranges = " + (",\n" + indent).join(_pci_windows(device)) + ";",
-        f"\t\t\tdma-ranges = {_pci_range(_pci_address(space, ram_hpa), ram_ipa, ram_size)};",
-        f"\t\t\tinterrupt-map-mask = {_cells(*PCI_INTX_MAP_MASK)};",
-        "\t\t\tinterrupt-map = " + (",\n" + map_indent).join(interrupt_map) + ";",
-        "\t\t};",
-    ]
+    msi = [f"msi-parent = <{msi_parent}>;"] if msi_parent is not None else []
+    dma = [f"dma-ranges = {_pci_range(_pci_address(space, ram_hpa), ram_ipa, ram_size)};"]
+    return _pci_host_node(device, True, _pci_last_bus(device), device.region("ecam").size,
+                          _pci_windows(device), interrupt_map, PCI_INTX_MAP_MASK,
+                          before_reg=msi, after_ranges=dma)
 
 
 RISCV64_DEVICE_NODES = {

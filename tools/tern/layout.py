@@ -25,6 +25,16 @@ DTB_WINDOW = 512 * MiB            # ... within the first 512 MiB (arm64 boot pro
                                   # riscv64 partition's goes at the same place)
 DOORBELL_PAGE = 4 * KiB           # a channel's doorbell registers, right after its memory
 
+# A Linux member reaches a channel as an ivshmem PCI function on a host bridge the hypervisor
+# emulates at the board's PCIe addresses: bus 0, its j-th channel device 1 + j (function 0).
+# The firmware-style BAR assignment below is fixed (the guest's /chosen says probe-only), and
+# the hypervisor computes the same one.
+IVSHMEM_FIRST_DEVICE = 1
+IVSHMEM_BAR0_SIZE = 4 * KiB       # the ivshmem registers
+IVSHMEM_BAR2_OFFSET = 1 * MiB     # BAR2s start this far into the window, past every BAR0
+IVSHMEM_BAR2_MIN = 4 * KiB
+PCIE_DEVICE = "pcie"              # the board device whose addresses the emulated bridge takes
+
 
 @dataclass(frozen=True)
 class DeviceRegion:
@@ -330,6 +340,7 @@ class PartitionPlacement:
     initrd_size: int = 0          # 0: no initrd
     pristine_initrd_hpa: int = 0
     doorbell_irqs: tuple = ()     # its doorbells as channel member, in channel order
+    pci_functions: tuple = ()     # PciFunction: its channels as ivshmem functions, by device
 
     def hpa(self, ipa):
         """Board address of a guest-physical address inside this partition's RAM."""
@@ -356,6 +367,43 @@ class ChannelMember:
     partition: int                # its index in the system's partitions
     writable: bool                # maps the memory read-write (else read-only)
     irq: int                      # its doorbell: a board interrupt of VirtBoard.doorbell_irqs
+
+
+@dataclass(frozen=True)
+class PciFunction:
+    """A channel as one member sees it on its emulated PCI bus 0: device `device`, function 0,
+    its registers at `bar0`, the channel's memory at the start of BAR2."""
+
+    channel: int                  # index in Layout.channels
+    member: int                   # the partition's member index k in that channel
+    device: int
+    bar0: int
+    bar2: int
+    bar2_size: int                # the channel's size rounded up to a power of two
+
+    @property
+    def bdf(self):
+        return f"00:{self.device:02x}.0"
+
+
+def ivshmem_bar2_size(channel_size):
+    """A BAR's size is a power of two: the channel's, rounded up, at least a page."""
+    return max(IVSHMEM_BAR2_MIN, 1 << (channel_size - 1).bit_length())
+
+
+def ivshmem_functions(window_base, channel_sizes):
+    """[(bar0, bar2, bar2_size)] of devices 1, 2, ... for channels of `channel_sizes` (in the
+    partition's channel order) in a memory window at `window_base`: BAR0s a page apart from the
+    window's base, each BAR2 at the next address at or above window + 1 MiB aligned to its
+    size, in device order."""
+    out = []
+    next_bar2 = window_base + IVSHMEM_BAR2_OFFSET
+    for j, size in enumerate(channel_sizes):
+        bar2_size = ivshmem_bar2_size(size)
+        bar2 = align_up(next_bar2, bar2_size)
+        next_bar2 = bar2 + bar2_size
+        out.append((window_base + j * IVSHMEM_BAR0_SIZE, bar2, bar2_size))
+    return out
 
 
 @dataclass(frozen=True)
@@ -466,6 +514,7 @@ def place(system):
             overflow = f"{c.toml_key}.size"
         channels.append(_place_channel(system, board, c, hpa, placements, channels))
     placements = _give_doorbells(system, board, channels, placements)
+    placements = _give_pci_functions(system, board, channels, placements)
 
     end = alloc.next
     if overflow:
@@ -529,6 +578,38 @@ def _give_doorbells(system, board, channels, placements):
             pl = placements[m.partition]
             placements[m.partition] = replace(pl, doorbell_irqs=pl.doorbell_irqs + (irq,))
         channels[n] = replace(ch, members=tuple(members))
+    return placements
+
+
+def gets_pci_bridge(p):
+    """Whether a channel member `p` (config.Partition) gets the emulated ivshmem bridge: not if
+    it owns the board's own PCIe host bridge, which is at the same addresses."""
+    return PCIE_DEVICE not in p.devices
+
+
+def _give_pci_functions(system, board, channels, placements):
+    """Each channel member that gets the emulated bridge gets an ivshmem function for each of
+    its channels; refuses a channel whose function would not fit in the board's window."""
+    if PCIE_DEVICE not in board.devices:
+        return placements
+    window = board.devices[PCIE_DEVICE].region("mmio")
+    placements = list(placements)
+    for i, p in enumerate(system.partitions):
+        if not gets_pci_bridge(p):
+            continue
+        mine = [(n, k) for n, ch in enumerate(channels)
+                for k, m in enumerate(ch.members) if m.partition == i]
+        bars = ivshmem_functions(window.base, [channels[n].size for n, _ in mine])
+        functions = []
+        for j, ((n, k), (bar0, bar2, bar2_size)) in enumerate(zip(mine, bars)):
+            if bar2 + bar2_size > window.base + window.size:
+                raise ConfigError(system.channels[n].toml_key,
+                                  f'its ivshmem function in partition "{p.name}" (BAR2 '
+                                  f"0x{bar2:x}-0x{bar2 + bar2_size:x}) does not fit in the "
+                                  f"PCI memory window 0x{window.base:x}-"
+                                  f"0x{window.base + window.size:x}", file=system.source)
+            functions.append(PciFunction(n, k, IVSHMEM_FIRST_DEVICE + j, bar0, bar2, bar2_size))
+        placements[i] = replace(placements[i], pci_functions=tuple(functions))
     return placements
 
 
@@ -638,16 +719,45 @@ def describe(system, layout):
             groups.append((pl.pristine_initrd_hpa, [
                 (f"{p.name} initrd copy", span(pl.pristine_initrd_hpa, pl.initrd_size),
                  format_size(pl.initrd_size), "-", "pristine, for restarts")]))
-    for ch in layout.channels:
+    functions = member_functions(layout)
+    for n, ch in enumerate(layout.channels):
         members = ", ".join(f"{m.name} {'rw' if m.writable else 'ro'} {board.irq_kind} {m.irq}"
                             for m in ch.members)
-        groups.append((ch.hpa, [
+        rows = [
             (f"channel {ch.name}", span(ch.hpa, ch.size), format_size(ch.size),
              span(ch.ipa, ch.size), f"shared memory; doorbells: {members}"),
             ("  doorbell", "-", format_size(DOORBELL_PAGE), span(ch.doorbell_ipa, DOORBELL_PAGE),
-             "trapped in every member: ring, self, members")]))
+             "trapped in every member: ring, self, members")]
+        for k, m in enumerate(ch.members):
+            f = functions.get((n, k))
+            if f is None:
+                continue
+            rows.append((f"  {m.name} pci {f.bdf}", "-", format_size(f.bar2_size),
+                         span(f.bar2, f.bar2_size),
+                         f"ivshmem BAR2 (memory {format_size(ch.size)}); BAR0 registers "
+                         f"0x{f.bar0:08x}"))
+        groups.append((ch.hpa, rows))
     groups.sort(key=lambda g: g[0])
     return [row for _, rows in groups for row in rows]
+
+
+def member_functions(layout):
+    """{(channel index, member index): PciFunction} of every member that has one."""
+    return {(f.channel, f.member): f for pl in layout.partitions for f in pl.pci_functions}
+
+
+def notes(system):
+    """(field, message) of what `tern check` tells without refusing it: a channel member that
+    owns the board's PCIe host bridge gets no ivshmem function, only its tern,channel node."""
+    out = []
+    for c in system.channels:
+        for name in c.all_members:
+            p = next(p for p in system.partitions if p.name == name)
+            if not gets_pci_bridge(p):
+                out.append((c.toml_key, f'partition "{name}" owns {PCIE_DEVICE}, so channel '
+                                        f'"{c.name}" is no ivshmem PCI function there: only its '
+                                        f"tern,channel device tree node"))
+    return out
 
 
 def _raw_note(image):
