@@ -4,12 +4,15 @@ No hypervisor: Debian's kernel (from `make linux`) boots natively with an initra
 from the same packages and this tree's tern-chan (`make -C guests tern-chan`), and QEMU's
 ivshmem-plain, the PCI function (1af4:1110) a channel is to Linux, on the board's PCIe bus.
 `tern.run=chan-probe` finds it, binds uio_pci_generic, maps BAR0 and BAR2 and reads BAR0's
-IVPosition. ivshmem-plain has no doorbell or interrupt, so the pong mode is tested against the
-hypervisor's function instead.
+IVPosition. ivshmem-plain has no doorbell or interrupt, so `tern.run=chan` (the pong mode) is
+tested here only with messages that wait in the queue before it starts: the test is member 0,
+writing them into the file behind the shared memory before the board boots and reading the
+answers back after it powered off. Its waits for rings are the hypervisor's to test.
 """
 
 import gzip
 import re
+import struct
 
 import pytest
 from conftest import REPO
@@ -19,9 +22,10 @@ from tern import initramfs, run_native
 LINUX = {"arm64": (REPO / "build" / "linux", "console=ttyAMA0"),
          "riscv64": (REPO / "build" / "linux-riscv64", "console=ttyS0")}
 SHM_SIZE = 1 << 20
-IVSHMEM = ("-object", f"memory-backend-ram,id=chan,size={SHM_SIZE},share=on",
-           "-device", "ivshmem-plain,memdev=chan")
-PROBE = re.compile(r"TERN-LINUX: chan-probe bdf=(\S+) uio=(uio\d+) position=(\d+) bar2=(\d+)")
+# channel.h's layout, as this test expects it: queue 0 (member 0 -> 1) in the first half, queue
+# 1 in the second; in each, head, ready, tail and the 64-byte slots at these offsets.
+HEAD, READY, TAIL, SLOTS, MSG_SIZE, CHANNEL_READY = 0x00, 0x04, 0x40, 0x80, 64, 0x59444552
+PROBE = re.compile(r"TERN-LINUX: chan-probe bdf=(\S+) position=(\d+) bar2=(\d+) uio=(uio\d+)")
 # riscv64 on the board's PLIC instead of its APLIC and IMSICs: natively, Debian's 7.2 kernel
 # hangs on QEMU 7.2's aplic-imsic board once its console switches to the UART's interrupt (with
 # or without ivshmem; under the hypervisor that console is polled). The PCIe map, what tern-chan
@@ -29,6 +33,14 @@ PROBE = re.compile(r"TERN-LINUX: chan-probe bdf=(\S+) uio=(uio\d+) position=(\d+
 BOARD = {"arm64": (), "riscv64": ("-machine", "aia=none")}
 # A busy 2-core host boots the board's emulation slowly; Linux is up in seconds when idle.
 TIMEOUT = 180
+
+
+def boot(tmp_path, arch, run, backend):
+    directory, console = LINUX[arch]
+    return run_native(directory / "Image", bootargs=f"{console} quiet tern.run={run}",
+                      memory=512 << 20, initrd=initrd(tmp_path, arch), timeout=TIMEOUT,
+                      qemu_args=("-object", backend, "-device", "ivshmem-plain,memdev=chan")
+                      + BOARD[arch], workdir=tmp_path / "run")
 
 
 def initrd(tmp_path, arch):
@@ -45,18 +57,49 @@ def initrd(tmp_path, arch):
 
 @pytest.mark.parametrize("arch", ["arm64", "riscv64"])
 def test_tern_chan_probe_binds_and_maps_qemus_ivshmem(tmp_path, arch):
-    directory, console = LINUX[arch]
-    result = run_native(directory / "Image", bootargs=f"{console} quiet tern.run=chan-probe",
-                        memory=512 << 20, initrd=initrd(tmp_path, arch), timeout=TIMEOUT,
-                        qemu_args=IVSHMEM + BOARD[arch], workdir=tmp_path / "run")
+    result = boot(tmp_path, arch, "chan-probe",
+                  f"memory-backend-ram,id=chan,size={SHM_SIZE},share=on")
     assert result.ok, result.explain()
     lines = [line for line in result.log if line.startswith("TERN-LINUX:")]
     assert not [line for line in lines if "error" in line], lines
     probes = [m for m in map(PROBE.fullmatch, lines) if m]
     assert len(probes) == 1, lines
-    bdf, uio, position, bar2 = probes[0].groups()
+    bdf, position, bar2, uio = probes[0].groups()
     assert re.fullmatch(r"0000:00:[0-9a-f]{2}\.0", bdf), bdf
     assert uio == "uio0"                # bound: uio_pci_generic registered its device
     assert int(bar2) == SHM_SIZE
     # QEMU's ivshmem-plain has no peers: its IVPosition reads 0.
     assert int(position) == 0
+
+
+def message(i):
+    return struct.pack("<8Q", *(i * 0x100 + k for k in range(8)))
+
+
+@pytest.mark.parametrize("arch", ["arm64", "riscv64"])
+def test_tern_chan_pong_answers_the_messages_waiting(tmp_path, arch):
+    count, half = 5, SHM_SIZE // 2
+    shm = bytearray(SHM_SIZE)
+    for i in range(count):
+        shm[SLOTS + i * MSG_SIZE:SLOTS + (i + 1) * MSG_SIZE] = message(i + 1)
+    struct.pack_into("<II", shm, HEAD, count, CHANNEL_READY)
+    # Member 1's indices, stale: it zeroes them when it opens.
+    struct.pack_into("<I", shm, TAIL, 0xdead)
+    struct.pack_into("<I", shm, half + HEAD, 0xbeef)
+    path = tmp_path / "shm"
+    path.write_bytes(shm)
+    # ivshmem-plain's IVPosition is 0: tern.chan.member=1 makes this Linux the ponger.
+    result = boot(tmp_path, arch, f"chan tern.chan.count={count} tern.chan.member=1",
+                  f"memory-backend-file,id=chan,size={SHM_SIZE},mem-path={path},share=on")
+    assert result.ok, result.explain()
+    lines = [line for line in result.log if line.startswith("TERN-LINUX:")]
+    assert f"TERN-LINUX: chan answered={count} member=1 size={SHM_SIZE} bdf=0000:00:01.0" \
+        in lines, lines
+    shm = path.read_bytes()
+    assert struct.unpack_from("<I", shm, TAIL)[0] == count              # all taken
+    head, ready = struct.unpack_from("<II", shm, half + HEAD)
+    assert (head, ready) == (count, CHANNEL_READY)                      # all answered
+    assert struct.unpack_from("<I", shm, half + TAIL)[0] == 0               # member 0's own
+    for i in range(count):
+        start = half + SLOTS + i * MSG_SIZE
+        assert shm[start:start + MSG_SIZE] == message(i + 1), i          # the same, in order

@@ -494,7 +494,7 @@ def init_part(start, end):
 def test_init_chan_runs_tern_chan_with_the_command_lines_options(tmp_path, status, extra):
     cmdline = tmp_path / "cmdline"
     cmdline.write_text("console=ttyS0 quiet tern.run=chan tern.chan.count=5 "
-                       "tern.chan.bdf=0000:00:02.0 tern.chan.size=8192\n")
+                       "tern.chan.bdf=0000:00:02.0 tern.chan.size=8192 tern.chan.member=1\n")
     fake = tmp_path / "tern-chan"
     fake.write_text(f'#!/bin/sh\necho "tern-chan $*"\nexit {status}\n')
     fake.chmod(0o755)
@@ -507,7 +507,7 @@ def test_init_chan_runs_tern_chan_with_the_command_lines_options(tmp_path, statu
     proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True)
     assert proc.stdout.splitlines() == [
         "run=chan",
-        "tern-chan pong --count 5 --bdf 0000:00:02.0 --size 8192"] + extra
+        "tern-chan pong --count 5 --bdf 0000:00:02.0 --size 8192 --member 1"] + extra
 
 
 def test_init_has_the_chan_modes():

@@ -15,7 +15,8 @@ kernel command line asks:
     stress           a busy loop pinned on every online cpu, forever
     chan             tern-chan pong: member 1 of a channel through its ivshmem PCI function,
                      `tern.chan.count=N` messages answered (`tern.chan.bdf=B` picks the function,
-                     `tern.chan.size=BYTES` gives the channel's size)
+                     `tern.chan.size=BYTES` gives the channel's size, `tern.chan.member=K`
+                     this member's index in place of the function's IVPosition)
     chan-probe       tern-chan probe: find, bind and map the function, print what it has
 
     PYTHONPATH=tools python3 -m tern.initramfs --root build/linux/root \
@@ -108,6 +109,7 @@ for arg in $(cat /proc/cmdline); do
     tern.chan.count=*) chan_args="$chan_args --count ${arg#*=}" ;;
     tern.chan.bdf=*) chan_args="$chan_args --bdf ${arg#*=}" ;;
     tern.chan.size=*) chan_args="$chan_args --size ${arg#*=}" ;;
+    tern.chan.member=*) chan_args="$chan_args --member ${arg#*=}" ;;
     esac
 done
 set +f

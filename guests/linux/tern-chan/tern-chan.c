@@ -6,8 +6,8 @@
  *     tern-chan probe [--bdf B]
  *         find the function (vendor 0x1af4, device 0x1110; the lowest address if several),
  *         bind uio_pci_generic to it, map BAR0 and BAR2 and print
- *         TERN-LINUX: chan-probe bdf=B uio=uioN position=<IVPosition> bar2=<bytes>
- *     tern-chan pong [--bdf B] [--count N] [--size BYTES] [--timeout-ms MS]
+ *         TERN-LINUX: chan-probe bdf=B position=<IVPosition> bar2=<bytes> uio=uioN
+ *     tern-chan pong [--bdf B] [--count N] [--size BYTES] [--member K] [--timeout-ms MS]
  *         as member 1 of the channel (the latency guest's "ponger", guests/lat/lat.c): open
  *         the queues of channel.h in BAR2, answer each message from member 0 with the same
  *         message and ring member 0, N times (default 1000), then print
@@ -17,6 +17,8 @@
  *
  * --size is the channel's size, which the queues' layout depends on: by default BAR2's, the
  * channel's size rounded up to a power of two, so a channel whose size is not one needs it.
+ * --member is this partition's member index, by default BAR0's IVPosition: given, it stands in
+ * for a function whose IVPosition is not the channel's (QEMU's ivshmem-plain, in the tests).
  *
  * Waiting for a ring: uio_pci_generic's handler masks the function's INTx (Command's
  * INTX_DISABLE) and counts the interrupt; a read() of /dev/uioN returns that count. Reading
@@ -45,6 +47,7 @@
 #define SYS_readlinkat  78
 #define SYS_exit_group  94
 #define SYS_nanosleep   101
+#define SYS_clock_gettime 113
 #define SYS_mmap        222
 
 #define AT_FDCWD        (-100)
@@ -56,6 +59,7 @@
 #define PROT_WRITE      2
 #define MAP_SHARED      1
 #define POLLIN          1
+#define CLOCK_MONOTONIC 1
 #define EEXIST          17
 #define EINTR           4
 #define PAGE_SIZE       4096u
@@ -437,6 +441,7 @@ struct options {
 	const char *bdf;
 	uint64_t count;
 	uint64_t size;                  /* 0: BAR2's */
+	uint64_t member;                /* UINT64_MAX: IVPosition */
 	uint64_t timeout_ms;
 };
 
@@ -512,6 +517,14 @@ static void sleep_ns(long ns)
 	sys(SYS_nanosleep, (long)&ts, 0, 0);
 }
 
+static int64_t now_ns(void)
+{
+	struct timespec_ ts = { 0, 0 };
+
+	sys(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void ring(const struct function *f, uint32_t member)
 {
 	/* What was published before the ring must be visible when the receiver wakes. */
@@ -568,8 +581,8 @@ static const char *pong(const struct options *opt, const struct function *f, uin
 			return "cannot write the function's Command register";
 	}
 	/* Like the latency guest's ponger: done once member 0 has taken the last answer. */
-	for (long waited = 0; channel_queued(&tx) && waited < FINISH_WAIT_NS;
-	     waited += FINISH_POLL_NS)
+	for (int64_t deadline = now_ns() + FINISH_WAIT_NS;
+	     channel_queued(&tx) && now_ns() < deadline;)
 		sleep_ns(FINISH_POLL_NS);
 	return 0;
 }
@@ -581,9 +594,10 @@ static const char *parse_args(int argc, char **argv, struct options *opt)
 	opt->count = DEFAULT_COUNT;
 	opt->size = 0;
 	opt->timeout_ms = DEFAULT_TIMEOUT_MS;
+	opt->member = UINT64_MAX;
 	if (!str_eq(opt->mode, "pong") && !str_eq(opt->mode, "probe"))
 		return "usage: tern-chan pong|probe [--bdf B] [--count N] [--size BYTES] "
-		       "[--timeout-ms MS]";
+		       "[--member K] [--timeout-ms MS]";
 	for (int i = 2; i < argc; i += 2) {
 		const char *key = argv[i], *value = i + 1 < argc ? argv[i + 1] : 0;
 
@@ -595,6 +609,9 @@ static const char *parse_args(int argc, char **argv, struct options *opt)
 			 opt->count)
 			;
 		else if (str_eq(key, "--size") && parse_u64(value, 10, &opt->size))
+			;
+		else if (str_eq(key, "--member") && parse_u64(value, 10, &opt->member) &&
+			 opt->member < CHANNEL_MAX_MEMBERS)
 			;
 		else if (str_eq(key, "--timeout-ms") && parse_u64(value, 10, &opt->timeout_ms))
 			;
@@ -624,6 +641,8 @@ __attribute__((noreturn, used)) void tern_start(long *sp)
 		err = open_function(&opt, &f);
 	if (!err) {
 		position = reg_read(&f.regs, IVSHMEM_IV_POSITION);
+		if (!probe && opt.member != UINT64_MAX)
+			position = (uint32_t)opt.member;
 		if (!probe)
 			err = pong(&opt, &f, position, &answered);
 	}
@@ -639,12 +658,12 @@ __attribute__((noreturn, used)) void tern_start(long *sp)
 	} else if (probe) {
 		put(&l, "bdf=");
 		put(&l, f.bdf);
-		put(&l, " uio=");
-		put(&l, f.uio);
 		put(&l, " position=");
 		put_u64(&l, position);
 		put(&l, " bar2=");
 		put_u64(&l, f.shm.size);
+		put(&l, " uio=");
+		put(&l, f.uio);
 	} else {
 		put(&l, "answered=");
 		put_u64(&l, answered);
