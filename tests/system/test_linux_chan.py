@@ -13,11 +13,12 @@ answers back after it powered off. Its waits for rings are the hypervisor's to t
 import gzip
 import re
 import struct
+import subprocess
 
 import pytest
 from conftest import REPO
 
-from tern import initramfs, run_native
+from tern import initramfs, qemu, run_native
 
 LINUX = {"arm64": (REPO / "build" / "linux", "console=ttyAMA0"),
          "riscv64": (REPO / "build" / "linux-riscv64", "console=ttyS0")}
@@ -35,10 +36,10 @@ BOARD = {"arm64": (), "riscv64": ("-machine", "aia=none")}
 TIMEOUT = 180
 
 
-def boot(tmp_path, arch, run, backend):
+def boot(tmp_path, arch, run, backend, dtb=None):
     directory, console = LINUX[arch]
     return run_native(directory / "Image", bootargs=f"{console} quiet tern.run={run}",
-                      memory=512 << 20, initrd=initrd(tmp_path, arch), timeout=TIMEOUT,
+                      memory=512 << 20, initrd=initrd(tmp_path, arch), dtb=dtb, timeout=TIMEOUT,
                       qemu_args=("-object", backend, "-device", "ivshmem-plain,memdev=chan")
                       + BOARD[arch], workdir=tmp_path / "run")
 
@@ -76,9 +77,35 @@ def message(i):
     return struct.pack("<8Q", *(i * 0x100 + k for k in range(8)))
 
 
+# Where the test's own channel node puts the channel: above each board's 512 MiB of RAM.
+NODE_ADDRESS = {"arm64": 0x6000_0000, "riscv64": 0xa000_0000}
+
+
+def dtb_with_channel(tmp_path, arch, size, qemu_args):
+    """QEMU's own device tree for the run, with a tern,channel node of `size` bytes, the
+    partition's first channel (the hypervisor gives a member this node beside the function)."""
+    board = tmp_path / "board.dtb"
+    command = qemu.native_command(LINUX[arch][0] / "Image", memory=512 << 20, arch=arch,
+                                  extra=qemu_args + ("-machine", f"dumpdtb={board}"))
+    subprocess.run(command, check=True, capture_output=True, timeout=60)
+    dts = subprocess.run(["dtc", "-q", "-I", "dtb", "-O", "dts", str(board)], check=True,
+                         capture_output=True, text=True).stdout
+    addr = NODE_ADDRESS[arch]
+    dts += (f"/ {{\n\ttern-channel@{addr:x} {{\n\t\tcompatible = \"tern,channel\";\n"
+            f"\t\treg = <0x0 0x{addr:x} 0x0 0x{size:x}>, <0x0 0x{addr + size:x} 0x0 0x1000>;\n"
+            f"\t\ttern,member = <1>;\n\t}};\n}};\n")
+    dtb = tmp_path / "channel.dtb"
+    subprocess.run(["dtc", "-q", "-I", "dts", "-O", "dtb", "-o", str(dtb), "-"], input=dts,
+                   check=True, capture_output=True, text=True)
+    return dtb
+
+
 @pytest.mark.parametrize("arch", ["arm64", "riscv64"])
-def test_tern_chan_pong_answers_the_messages_waiting(tmp_path, arch):
-    count, half = 5, SHM_SIZE // 2
+@pytest.mark.parametrize("size", [SHM_SIZE, 0xc0000], ids=["bar2-size", "node-size"])
+def test_tern_chan_pong_answers_the_messages_waiting(tmp_path, arch, size):
+    """The queues span the channel's size: BAR2's when it is a power of two, else the one its
+    device tree node gives (768 KiB in a 1 MiB BAR2 here)."""
+    count, half = 5, size // 2
     shm = bytearray(SHM_SIZE)
     for i in range(count):
         shm[SLOTS + i * MSG_SIZE:SLOTS + (i + 1) * MSG_SIZE] = message(i + 1)
@@ -88,18 +115,23 @@ def test_tern_chan_pong_answers_the_messages_waiting(tmp_path, arch):
     struct.pack_into("<I", shm, half + HEAD, 0xbeef)
     path = tmp_path / "shm"
     path.write_bytes(shm)
+    backend = f"memory-backend-file,id=chan,size={SHM_SIZE},mem-path={path},share=on"
+    dtb = None
+    if size != SHM_SIZE:
+        dtb = dtb_with_channel(tmp_path, arch, size, ("-object", backend, "-device",
+                                                      "ivshmem-plain,memdev=chan") + BOARD[arch])
     # ivshmem-plain's IVPosition is 0: tern.chan.member=1 makes this Linux the ponger.
-    result = boot(tmp_path, arch, f"chan tern.chan.count={count} tern.chan.member=1",
-                  f"memory-backend-file,id=chan,size={SHM_SIZE},mem-path={path},share=on")
+    result = boot(tmp_path, arch, f"chan tern.chan.count={count} tern.chan.member=1", backend,
+                  dtb=dtb)
     assert result.ok, result.explain()
     lines = [line for line in result.log if line.startswith("TERN-LINUX:")]
-    assert f"TERN-LINUX: chan answered={count} member=1 size={SHM_SIZE} bdf=0000:00:01.0" \
+    assert f"TERN-LINUX: chan answered={count} member=1 size={size} bdf=0000:00:01.0" \
         in lines, lines
     shm = path.read_bytes()
     assert struct.unpack_from("<I", shm, TAIL)[0] == count              # all taken
     head, ready = struct.unpack_from("<II", shm, half + HEAD)
     assert (head, ready) == (count, CHANNEL_READY)                      # all answered
-    assert struct.unpack_from("<I", shm, half + TAIL)[0] == 0               # member 0's own
+    assert struct.unpack_from("<I", shm, half + TAIL)[0] == 0           # member 0's own
     for i in range(count):
         start = half + SLOTS + i * MSG_SIZE
-        assert shm[start:start + MSG_SIZE] == message(i + 1), i          # the same, in order
+        assert shm[start:start + MSG_SIZE] == message(i + 1), i      # the same, in order

@@ -15,8 +15,10 @@
  *
  * On any error: `TERN-LINUX: chan error=<what>` (or chan-probe) and exit status 1.
  *
- * --size is the channel's size, which the queues' layout depends on: by default BAR2's, the
- * channel's size rounded up to a power of two, so a channel whose size is not one needs it.
+ * --size is the channel's size, which the queues' layout depends on. By default it is the
+ * `reg` size of the partition's channel node for the function (device 1 + j is the j-th
+ * channel, and the nodes' addresses follow the channels' order: the j-th tern-channel@ADDR
+ * node by address), else BAR2's, the channel's size rounded up to a power of two.
  * --member is this partition's member index, by default BAR0's IVPosition: given, it stands in
  * for a function whose IVPosition is not the channel's (QEMU's ivshmem-plain, in the tests).
  *
@@ -532,9 +534,73 @@ static void ring(const struct function *f, uint32_t member)
 	reg_write(&f->regs, IVSHMEM_DOORBELL, member << 16);
 }
 
-/* The answers so far, an error or 0. */
+#define DT_BASE                 "/sys/firmware/devicetree/base/"
+#define DT_CHANNEL              "tern-channel@"
+
+struct dt_pick {
+	uint64_t want;          /* the channel's place among the partition's */
+	uint64_t below;         /* nodes found at lower addresses than the best */
+	uint64_t addr;          /* the best: the lowest address above `below` of them */
+	char name[64];
+};
+
+/* Counts the channel nodes below a candidate address; one call per node. */
+static void dt_count(const char *name, void *ctx)
+{
+	struct dt_pick *p = ctx;
+	uint64_t addr;
+
+	if (starts_with(name, DT_CHANNEL) && parse_u64(name + sizeof(DT_CHANNEL) - 1, 16, &addr) &&
+	    addr < p->addr)
+		p->below++;
+}
+
+static void dt_candidate(const char *name, void *ctx)
+{
+	struct dt_pick *p = ctx;
+	struct dt_pick count = { .addr = 0 };
+
+	if (!starts_with(name, DT_CHANNEL) || str_len(name) >= sizeof(p->name) ||
+	    !parse_u64(name + sizeof(DT_CHANNEL) - 1, 16, &count.addr))
+		return;
+	if (each_entry(DT_BASE, dt_count, &count) && count.below == p->want)
+		join(p->name, sizeof(p->name), name, 0, 0);
+}
+
+static uint64_t be(const uint8_t *p, unsigned bytes)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < bytes; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The channel's size from its device tree node (the root's 2 address and 2 size cells); 0 if none. */
+static uint64_t dt_channel_size(const char *bdf)
+{
+	struct dt_pick pick = { .addr = 0 };
+	char path[PATH_LEN];
+	uint8_t reg[32];
+	uint64_t device;
+	long n;
+
+	/* "dddd:bb:DD.f": the device number DD is 1 + the channel's place. */
+	if (str_len(bdf) != 12 || !parse_u64((char[3]){ bdf[8], bdf[9], '\0' }, 16, &device) ||
+	    device == 0)
+		return 0;
+	pick.want = device - 1;
+	pick.name[0] = '\0';
+	if (!each_entry(DT_BASE, dt_candidate, &pick) || !pick.name[0] ||
+	    !join(path, sizeof(path), DT_BASE, pick.name, "/reg"))
+		return 0;
+	n = read_file(path, (char *)reg, sizeof(reg));
+	return n >= 16 ? be(reg + 8, 8) : 0;
+}
+
+/* The answers so far and the channel's size taken, an error or 0. */
 static const char *pong(const struct options *opt, const struct function *f, uint32_t self,
-			uint64_t *answered)
+			uint64_t *answered, uint64_t *size)
 {
 	char path[PATH_LEN];
 	struct channel ch = { .shm = (uintptr_t)f->shm.base, .size = opt->size, .self = self,
@@ -547,7 +613,10 @@ static const char *pong(const struct options *opt, const struct function *f, uin
 	if (self != PONGER)
 		return "this partition is not member 1 of the channel (IVPosition)";
 	if (!ch.size)
+		ch.size = dt_channel_size(f->bdf);
+	if (!ch.size)
 		ch.size = f->shm.size;
+	*size = ch.size;
 	if (ch.size > f->shm.size)
 		return "--size is larger than BAR2";
 	if (!join(path, sizeof(path), "/dev/", f->uio, 0) ||
@@ -632,7 +701,7 @@ __attribute__((noreturn, used)) void tern_start(long *sp)
 	struct options opt;
 	struct function f;
 	struct line l = { .len = 0 };
-	uint64_t answered = 0;
+	uint64_t answered = 0, size = 0;
 	uint32_t position = 0;
 	const char *err = parse_args(argc, argv, &opt);
 	bool probe = str_eq(opt.mode, "probe");
@@ -644,7 +713,7 @@ __attribute__((noreturn, used)) void tern_start(long *sp)
 		if (!probe && opt.member != UINT64_MAX)
 			position = (uint32_t)opt.member;
 		if (!probe)
-			err = pong(&opt, &f, position, &answered);
+			err = pong(&opt, &f, position, &answered, &size);
 	}
 	put(&l, probe ? "TERN-LINUX: chan-probe " : "TERN-LINUX: chan ");
 	if (err) {
@@ -670,7 +739,7 @@ __attribute__((noreturn, used)) void tern_start(long *sp)
 		put(&l, " member=");
 		put_u64(&l, position);
 		put(&l, " size=");
-		put_u64(&l, opt.size ? opt.size : f.shm.size);
+		put_u64(&l, size);
 		put(&l, " bdf=");
 		put(&l, f.bdf);
 	}
