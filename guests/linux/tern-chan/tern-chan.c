@@ -537,33 +537,37 @@ static void ring(const struct function *f, uint32_t member)
 #define DT_BASE                 "/sys/firmware/devicetree/base/"
 #define DT_CHANNEL              "tern-channel@"
 
+/* The search for the want-th channel node by address, in `name` once found. */
 struct dt_pick {
-	uint64_t want;          /* the channel's place among the partition's */
-	uint64_t below;         /* nodes found at lower addresses than the best */
-	uint64_t addr;          /* the best: the lowest address above `below` of them */
+	uint64_t want;
 	char name[64];
 };
 
-/* Counts the channel nodes below a candidate address; one call per node. */
+/* How many channel nodes are at lower addresses than `addr`. */
+struct dt_below {
+	uint64_t addr;
+	uint64_t count;
+};
+
 static void dt_count(const char *name, void *ctx)
 {
-	struct dt_pick *p = ctx;
+	struct dt_below *b = ctx;
 	uint64_t addr;
 
 	if (starts_with(name, DT_CHANNEL) && parse_u64(name + sizeof(DT_CHANNEL) - 1, 16, &addr) &&
-	    addr < p->addr)
-		p->below++;
+	    addr < b->addr)
+		b->count++;
 }
 
 static void dt_candidate(const char *name, void *ctx)
 {
 	struct dt_pick *p = ctx;
-	struct dt_pick count = { .addr = 0 };
+	struct dt_below below = { .addr = 0, .count = 0 };
 
 	if (!starts_with(name, DT_CHANNEL) || str_len(name) >= sizeof(p->name) ||
-	    !parse_u64(name + sizeof(DT_CHANNEL) - 1, 16, &count.addr))
+	    !parse_u64(name + sizeof(DT_CHANNEL) - 1, 16, &below.addr))
 		return;
-	if (each_entry(DT_BASE, dt_count, &count) && count.below == p->want)
+	if (each_entry(DT_BASE, dt_count, &below) && below.count == p->want)
 		join(p->name, sizeof(p->name), name, 0, 0);
 }
 
@@ -576,10 +580,10 @@ static uint64_t be(const uint8_t *p, unsigned bytes)
 	return v;
 }
 
-/* The channel's size from its device tree node (the root's 2 address and 2 size cells); 0 if none. */
+/* The channel's size from its node (the root has 2 address and 2 size cells); 0 if none. */
 static uint64_t dt_channel_size(const char *bdf)
 {
-	struct dt_pick pick = { .addr = 0 };
+	struct dt_pick pick = { .want = 0 };
 	char path[PATH_LEN];
 	uint8_t reg[32];
 	uint64_t device;
