@@ -72,6 +72,12 @@ uint32_t channel_members(const struct channel *ch);
 #define CHANNEL_MSG_SIZE        64
 #define CHANNEL_READY           0x59444552u     /* "REDY" */
 
+/* Offsets in a queue (above). */
+#define CHANNEL_QUEUE_HEAD      0x00
+#define CHANNEL_QUEUE_READY     0x04
+#define CHANNEL_QUEUE_TAIL      0x40
+#define CHANNEL_QUEUE_SLOTS     0x80
+
 struct channel_msg {
 	uint64_t word[CHANNEL_MSG_SIZE / 8];
 };

@@ -6,8 +6,10 @@
 #                      arm64 Image, or a RISC-V one ("RSC\x05" at 0x38; Debian's riscv64
 #                      vmlinuz is one, with an EFI stub Tern does not use)
 #   initramfs.cpio.gz  busybox-static, rt-tests' cyclictest with the libraries it needs (the
-#                      lib* packages rt-tests depends on, and libc6), the virtio modules and
-#                      /init (tools/tern/initramfs.py)
+#                      lib* packages rt-tests depends on, and libc6), the virtio and uio modules,
+#                      this tree's tern-chan (guests/build/ARCH/tern-chan: `make -C guests
+#                      tern-chan`, which `make linux` runs first) and /init
+#                      (tools/tern/initramfs.py)
 #   VERSION            package and version of the kernel (first line) and of every other
 #                      package, then the Debian suite they came from ("suite NAME")
 #   root/, deb/        the unpacked packages, and the packages themselves
@@ -31,7 +33,8 @@
 # (and /usr merged): the kernel's linux-*-V dependencies are fetched with it.
 #
 # Idempotent: the packages are fetched once; Image and the initramfs are remade only when missing
-# or older than the packages (the initramfs also when tools/tern/initramfs.py is newer).
+# or older than the packages (the initramfs also when tools/tern/initramfs.py or tern-chan is
+# newer).
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -51,6 +54,7 @@ riscv64)
 	;;
 esac
 APT="$CACHE/apt"
+TERN_CHAN="$ROOT/guests/build/$ARCH/tern-chan"
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 fail() {
@@ -194,7 +198,7 @@ make_image() {
 
 make_initramfs() {
 	if ! out=$(PYTHONPATH="$ROOT/tools" python3 -m tern.initramfs --root "$CACHE/root" \
-		--arch "$ARCH" --out "$CACHE/initramfs.cpio.gz.tmp" 2>&1); then
+		--arch "$ARCH" --tern-chan "$TERN_CHAN" --out "$CACHE/initramfs.cpio.gz.tmp" 2>&1); then
 		rm -f "$CACHE/initramfs.cpio.gz.tmp"
 		echo "$out" >&2
 		fail "could not build the initramfs"
@@ -207,7 +211,9 @@ make_initramfs() {
 if stale "$CACHE/Image" "$CACHE/VERSION"; then
 	make_image
 fi
-if stale "$CACHE/initramfs.cpio.gz" "$CACHE/VERSION" "$ROOT/tools/tern/initramfs.py"; then
+[ -f "$TERN_CHAN" ] || fail "no $TERN_CHAN: run \`make -C guests tern-chan\` first"
+if stale "$CACHE/initramfs.cpio.gz" "$CACHE/VERSION" "$ROOT/tools/tern/initramfs.py" \
+	"$TERN_CHAN"; then
 	make_initramfs
 fi
 

@@ -3,6 +3,8 @@
 import gzip
 import io
 import lzma
+import posixpath
+import re
 import shutil
 import stat
 import struct
@@ -217,7 +219,8 @@ def fake_root(root, modules_builtin=("pci_host_generic", "amba_pl011"),
     modules = {"virtio/virtio_mmio": "", "virtio/virtio_pci": "virtio_pci_modern_dev",
                "virtio/virtio_pci_modern_dev": "", "block/virtio_blk": "",
                "net/virtio_net": "net_failover", "net/net_failover": "failover",
-               "net/core/failover": "", "char/virtio_console": "", "gpu/unused": ""}
+               "net/core/failover": "", "char/virtio_console": "", "gpu/unused": "",
+               "uio/uio_pci_generic": "uio", "uio/uio": ""}
     for path, depends in modules.items():
         name, data = compress(path + ".ko", elf_module({"depends": depends}))
         write(f"{base}/kernel/drivers/{name}", data)
@@ -232,9 +235,10 @@ def test_build(tmp_path):
     assert modules == [kernel + m + ".ko" for m in (
         "virtio/virtio_mmio", "virtio/virtio_pci_modern_dev", "virtio/virtio_pci",
         "block/virtio_blk", "net/core/failover", "net/net_failover", "net/virtio_net",
-        "char/virtio_console")]
+        "char/virtio_console", "uio/uio", "uio/uio_pci_generic")]
     assert members["etc/modules"][1].decode().split() == ["/" + m for m in modules]
     assert kernel + "gpu/unused.ko" not in members
+    assert "usr/bin/tern-chan" not in members       # only when given
 
     assert members["init"][0]["mode"] == stat.S_IFREG | 0o755
     assert members["init"][1].startswith(b"#!/bin/sh\n")
@@ -272,8 +276,10 @@ def riscv64_usr_merged_root(root):
     write(f"{base}/modules.builtin", b"kernel/drivers/pci/controller/pci-host-generic.ko\n"
                                      b"kernel/drivers/virtio/virtio_pci.ko\n"
                                      b"kernel/drivers/char/virtio_console.ko\n")
-    for path in ("virtio/virtio_mmio", "block/virtio_blk", "net/virtio_net"):
-        write(f"{base}/kernel/drivers/{path}.ko.xz", lzma.compress(elf_module({"depends": ""})))
+    for path, depends in (("virtio/virtio_mmio", ""), ("block/virtio_blk", ""),
+                          ("net/virtio_net", ""), ("uio/uio", ""),
+                          ("uio/uio_pci_generic", "uio")):
+        write(f"{base}/kernel/drivers/{path}.ko.xz", lzma.compress(elf_module({"depends": depends})))
 
 
 def test_build_riscv64_with_usr_merged(tmp_path):
@@ -293,7 +299,8 @@ def test_build_riscv64_with_usr_merged(tmp_path):
         assert stat.S_ISREG(members[f"usr/lib/riscv64-linux-gnu/{lib}"][0]["mode"]), lib
     kernel = "usr/lib/modules/7.2.13+deb14-riscv64/kernel/drivers/"
     assert modules == [kernel + m + ".ko" for m in (
-        "virtio/virtio_mmio", "block/virtio_blk", "net/virtio_net")]
+        "virtio/virtio_mmio", "block/virtio_blk", "net/virtio_net", "uio/uio",
+        "uio/uio_pci_generic")]
     assert members["etc/modules"][1].decode().split() == ["/" + m for m in modules]
     assert members["init"][1] == initramfs.INIT.encode()      # the same /init on every arch
     for mount_point in ("proc", "sys", "tmp", "root", "usr/sbin"):
@@ -437,3 +444,72 @@ def test_diskimage_main(tmp_path, capsys):
 def test_diskimage_main_bad_file_argument(tmp_path):
     with pytest.raises(SystemExit):
         diskimage.main([str(tmp_path / "disk.img"), "no-equals-sign"])
+
+
+def test_build_adds_tern_chan(tmp_path):
+    fake_root(tmp_path / "root")
+    program = tmp_path / "tern-chan"
+    program.write_bytes(elf_program())             # an aarch64 ELF64
+    archive, modules = build(tmp_path / "root", "arm64", program)
+    members = {name: (fields, data) for name, fields, data in parse_newc(archive.to_bytes())}
+    assert members["usr/bin/tern-chan"][0]["mode"] == stat.S_IFREG | 0o755
+    assert members["usr/bin/tern-chan"][1] == program.read_bytes()
+    # uio_pci_generic after uio, which it needs: /etc/modules loads them in that order.
+    names = [posixpath.basename(m) for m in modules]
+    assert names.index("uio.ko") < names.index("uio_pci_generic.ko")
+
+
+def test_build_refuses_a_tern_chan_of_another_arch(tmp_path):
+    riscv64_usr_merged_root(tmp_path / "root")
+    program = tmp_path / "tern-chan"
+    program.write_bytes(elf_program())             # aarch64, not riscv64
+    with pytest.raises(ToolError, match="not a 64-bit riscv64 ELF program"):
+        build(tmp_path / "root", "riscv64", program)
+    with pytest.raises(ToolError, match="make -C guests tern-chan"):
+        build(tmp_path / "root", "riscv64", tmp_path / "missing")
+
+
+def test_main_takes_tern_chan(tmp_path):
+    fake_root(tmp_path / "root")
+    program = tmp_path / "tern-chan"
+    program.write_bytes(elf_program())
+    out = tmp_path / "initramfs.cpio.gz"
+    assert initramfs.main(["--root", str(tmp_path / "root"), "--out", str(out),
+                           "--tern-chan", str(program)]) == 0
+    names = [name for name, _, _ in parse_newc(gzip.decompress(out.read_bytes()))]
+    assert "usr/bin/tern-chan" in names
+
+
+def init_part(start, end):
+    """The text of /init from the line starting with `start` to the next line `end`."""
+    begin = initramfs.INIT.index("\n" + start) + 1
+    return initramfs.INIT[begin:initramfs.INIT.index("\n" + end + "\n", begin) + len(end) + 2]
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="no sh")
+@pytest.mark.parametrize("status, extra", [
+    (0, []), (1, []),
+    (139, ["TERN-LINUX: chan error=tern-chan exited with status 139"]),
+])
+def test_init_chan_runs_tern_chan_with_the_command_lines_options(tmp_path, status, extra):
+    cmdline = tmp_path / "cmdline"
+    cmdline.write_text("console=ttyS0 quiet tern.run=chan tern.chan.count=5 "
+                       "tern.chan.bdf=0000:00:02.0 tern.chan.size=8192 tern.chan.member=1\n")
+    fake = tmp_path / "tern-chan"
+    fake.write_text(f'#!/bin/sh\necho "tern-chan $*"\nexit {status}\n')
+    fake.chmod(0o755)
+    parse = init_part("set -f  # the command line", "set +f")
+    run_chan = init_part("run_chan() {", "}")
+    assert "/proc/cmdline" in parse and f"/{initramfs.TERN_CHAN} " in run_chan
+    script = (parse.replace("/proc/cmdline", str(cmdline)) +
+              run_chan.replace(f"/{initramfs.TERN_CHAN}", str(fake)) +
+              'echo "run=$run"\nrun_chan pong chan\n')
+    proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True)
+    assert proc.stdout.splitlines() == [
+        "run=chan",
+        "tern-chan pong --count 5 --bdf 0000:00:02.0 --size 8192 --member 1"] + extra
+
+
+def test_init_has_the_chan_modes():
+    assert re.search(r"^chan\) run_chan pong chan ;;$", initramfs.INIT, re.M)
+    assert re.search(r"^chan-probe\) run_chan probe chan-probe ;;$", initramfs.INIT, re.M)

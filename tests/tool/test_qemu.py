@@ -45,6 +45,15 @@ def test_native_command():
         "-icount", "shift=2,align=off,sleep=off", "-kernel", "lat.img"]
 
 
+def test_native_command_appends_extra_options_as_given():
+    # A device no [board] pci model stands for (QEMU's ivshmem, tests/system/test_linux_chan.py).
+    extra = ("-object", "memory-backend-ram,id=m,size=1M,share=on",
+             "-device", "ivshmem-plain,memdev=m")
+    args = qemu.native_command("Image", "a=1", initrd="i.gz", extra=extra)
+    assert args[-len(extra):] == list(extra)
+    assert args[:-len(extra)] == qemu.native_command("Image", "a=1", initrd="i.gz")
+
+
 def test_native_command_riscv64():
     # QEMU's riscv virt with the AIA (IMSIC files, 4 guest files per hart), H and Sstc; the
     # same console, options and PCI slots as the arm64 board, OpenSBI as the firmware.

@@ -124,6 +124,22 @@ def test_native_picks_the_board_from_the_image(tmp_path, monkeypatch):
     assert "qemu-system-riscv64" in (tmp_path / "w1" / "qemu.sh").read_text()
 
 
+def test_native_passes_qemu_args_through(tmp_path, monkeypatch):
+    from tern_test_files import write_image
+    commands = []
+
+    def fake_run_qemu(command, timeout, quiet, log_path, pid_path=None, **_):
+        commands.append(command)
+        return runner.QemuRun(lines=["LAT-DONE"], returncode=0, timed_out=False, stderr=[])
+
+    monkeypatch.setattr(runner, "run_qemu", fake_run_qemu)
+    monkeypatch.setattr(runner.qemu, "require_qemu", lambda arch: None)
+    extra = ("-device", "ivshmem-plain,memdev=m")
+    assert runner.run_native(write_image(tmp_path / "a.img"), qemu_args=extra,
+                             workdir=tmp_path / "w").ok
+    assert commands[0][-2:] == list(extra)
+
+
 def test_native_raw_binary_runs_on_the_board_named(tmp_path, monkeypatch, capsys):
     """A raw binary says nothing of its architecture: arm64 unless --arch says riscv64; an
     Image or ELF for another board than --arch is refused before QEMU runs."""

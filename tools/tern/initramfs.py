@@ -3,8 +3,9 @@
 The guest is made only of Debian packages of one architecture (arm64 or riscv64, ARCHS below),
 which scripts/linux/fetch-linux.sh unpacks into one tree (build/linux/root, or
 build/linux-riscv64/root). `build()` takes from that tree busybox, cyclictest with the shared
-libraries and loader it needs, and the kernel's virtio drivers that Debian builds as modules, and
-adds /init (INIT below), the same on every architecture. /init prints
+libraries and loader it needs, the kernel's virtio drivers that Debian builds as modules and
+uio_pci_generic, and adds /init (INIT below), the same on every architecture, and the
+architecture's tern-chan (guests/linux/tern-chan, built by `make -C guests tern-chan`) when given. /init prints
 `TERN-LINUX: ready cpus=N kernel=VERSION` once the guest is up, then does what `tern.run=` on the
 kernel command line asks:
 
@@ -12,9 +13,14 @@ kernel command line asks:
     blk              print hello.txt of the tar archive on /dev/vda (see diskimage.py)
     cyclictest       `tern.loops=N` cyclictest samples, printed as statistics and a histogram
     stress           a busy loop pinned on every online cpu, forever
+    chan             tern-chan pong: member 1 of a channel through its ivshmem PCI function,
+                     `tern.chan.count=N` messages answered (`tern.chan.bdf=B` picks the function,
+                     `tern.chan.size=BYTES` gives the channel's size, `tern.chan.member=K`
+                     this member's index in place of the function's IVPosition)
+    chan-probe       tern-chan probe: find, bind and map the function, print what it has
 
     PYTHONPATH=tools python3 -m tern.initramfs --root build/linux/root \
-        --out build/linux/initramfs.cpio.gz [--arch arm64]
+        --out build/linux/initramfs.cpio.gz [--arch arm64] [--tern-chan guests/build/arm64/tern-chan]
 
 A tree with /usr merged (Debian 13 on: /bin, /sbin and /lib are links into /usr, and packages
 ship their files under usr/ only) gives an archive with the same links.
@@ -32,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import TernError, ToolError
-from .image import ELF_HEADER, ELF_MAGIC, ELF_PHDR, ELFCLASS64, ELFDATA2LSB
+from .image import ELF_HEADER, ELF_MACHINES, ELF_MAGIC, ELF_PHDR, ELFCLASS64, ELFDATA2LSB
 
 NEWC_MAGIC = b"070701"
 TRAILER = "TRAILER!!!"
@@ -48,15 +54,16 @@ class GuestArch:
     """What differs between the architectures' packages: where shared libraries are, searched
     in this order (Debian's loader searches its multiarch directories without an ld.so.cache,
     so none is needed in the guest), and the drivers for the devices QEMU virt gives a guest
-    (virtio over MMIO and over PCIe, the UART, the PCIe host bridge): those Debian builds as
-    modules go in with what they depend on, the ones built into its kernel are skipped."""
+    (virtio over MMIO and over PCIe, the UART, the PCIe host bridge) and uio_pci_generic (a
+    channel's ivshmem PCI function to user space): those Debian builds as modules go in with
+    what they depend on, the ones built into its kernel are skipped."""
 
     library_dirs: tuple
     modules: tuple
 
 
 VIRTIO_MODULES = ("virtio_mmio", "virtio_pci", "virtio_blk", "virtio_net", "virtio_console",
-                  "pci_host_generic")
+                  "pci_host_generic", "uio", "uio_pci_generic")
 ARCHS = {
     "arm64": GuestArch(("lib/aarch64-linux-gnu", "usr/lib/aarch64-linux-gnu", "lib", "usr/lib"),
                        VIRTIO_MODULES + ("amba_pl011",)),
@@ -94,10 +101,15 @@ done </etc/modules
 set -f  # the command line is split into words below, never globbed
 run=shell
 loops=1000
+chan_args=
 for arg in $(cat /proc/cmdline); do
     case $arg in
     tern.run=*) run=${arg#*=} ;;
     tern.loops=*) loops=${arg#*=} ;;
+    tern.chan.count=*) chan_args="$chan_args --count ${arg#*=}" ;;
+    tern.chan.bdf=*) chan_args="$chan_args --bdf ${arg#*=}" ;;
+    tern.chan.size=*) chan_args="$chan_args --size ${arg#*=}" ;;
+    tern.chan.member=*) chan_args="$chan_args --member ${arg#*=}" ;;
     esac
 done
 set +f
@@ -182,6 +194,16 @@ run_stress() {
     wait
 }
 
+# tern-chan prints its own TERN-LINUX line and exits 1 after an error line; any other status
+# (killed by a signal, not there) has printed none.
+run_chan() {
+    set -f
+    /usr/bin/tern-chan "$1" $chan_args
+    status=$?
+    set +f
+    [ "$status" -le 1 ] || echo "TERN-LINUX: $2 error=tern-chan exited with status $status"
+}
+
 case $run in
 shell)
     echo "TERN-LINUX: shell"
@@ -190,6 +212,8 @@ shell)
 blk) run_blk ;;
 cyclictest) run_cyclictest ;;
 stress) run_stress ;;
+chan) run_chan pong chan ;;
+chan-probe) run_chan probe chan-probe ;;
 *) echo "TERN-LINUX: error unknown tern.run=$run" ;;
 esac
 finish
@@ -453,8 +477,12 @@ class _Tree:
             raise ToolError(f"{self.root / path}: cannot decompress ({e})") from None
 
 
-def build(root, arch="arm64"):
-    """The guest's initramfs from the packages of `arch` (a key of ARCHS) unpacked under root:
+TERN_CHAN = "usr/bin/tern-chan"
+
+
+def build(root, arch="arm64", tern_chan=None):
+    """The guest's initramfs from the packages of `arch` (a key of ARCHS) unpacked under root,
+    with the program tern_chan (a path: that architecture's tern-chan) at /usr/bin/tern-chan:
     (Archive, module paths)."""
     archive = Archive()
     # The kernel opens /dev/console as /init's stdin/stdout/stderr before anything is mounted.
@@ -474,6 +502,16 @@ def build(root, arch="arm64"):
     tree.add_program("usr/bin/cyclictest")
     modules = tree.add_modules()
     archive.add_file("etc/modules", "".join(f"/{path}\n" for path in modules).encode())
+    if tern_chan is not None:
+        try:
+            data = Path(tern_chan).read_bytes()
+        except OSError as e:
+            raise ToolError(f"{tern_chan}: {e.strerror} (`make -C guests tern-chan` builds it)") \
+                from None
+        machine = next(m for m, a in ELF_MACHINES.items() if a == arch)
+        if len(data) < ELF_HEADER.size or _elf64(data)[2] != machine:
+            raise ToolError(f"{tern_chan}: not a 64-bit {arch} ELF program")
+        archive.add_file(TERN_CHAN, data, 0o755)
     archive.add_file("init", INIT.encode(), 0o755)
     return archive, modules
 
@@ -488,9 +526,11 @@ def main(argv=None):
                         help="the gzip-compressed cpio archive to write")
     parser.add_argument("--arch", choices=sorted(ARCHS), default="arm64",
                         help="the packages' architecture (default: arm64)")
+    parser.add_argument("--tern-chan", type=Path,
+                        help="that architecture's tern-chan program (guests/build/ARCH/tern-chan)")
     args = parser.parse_args(argv)
     try:
-        archive, modules = build(args.root, args.arch)
+        archive, modules = build(args.root, args.arch, args.tern_chan)
     except TernError as e:
         print(f"initramfs: error: {e}", file=sys.stderr)
         return e.status

@@ -144,9 +144,10 @@ def system_command(board, hypervisor, loads, icount=None):
 
 
 def native_command(image, bootargs="", cpu=None, cpus=2, memory=2048 * MiB,
-                   icount=None, pci=(), initrd=None, dtb=None, arch=ARM64):
+                   icount=None, pci=(), initrd=None, dtb=None, arch=ARM64, extra=()):
     """QEMU booting `image` directly on `arch`'s board (arm64: at EL1; riscv64: in S-mode
-    under the firmware), with QEMU's own device tree or `dtb` (and `initrd`)."""
+    under the firmware), with QEMU's own device tree or `dtb` (and `initrd`); `extra` are
+    further QEMU options, as given (a device model [board] pci has not, such as ivshmem)."""
     cpu = cpu or DEFAULT_CPU[arch]
     if arch == RISCV64:
         args = riscv64_board_args(cpus, memory, icount, pci, cpu)
@@ -159,7 +160,7 @@ def native_command(image, bootargs="", cpu=None, cpus=2, memory=2048 * MiB,
         args += ["-dtb", str(dtb)]
     if bootargs:
         args += ["-append", bootargs]
-    return args
+    return args + list(extra)
 
 
 # Instruction traces (tern bench's rt-path scenario): every instruction at 0x4000_0000 and

@@ -540,7 +540,8 @@ def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, work
 
 
 def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True,
-               workdir=None, cpu=None, memory=2 * GiB, pci=(), initrd=None, dtb=None, arch=None):
+               workdir=None, cpu=None, memory=2 * GiB, pci=(), initrd=None, dtb=None, arch=None,
+               qemu_args=()):
     """Boot `image` directly on the board of its architecture (no hypervisor).
 
     arm64: the guest enters at EL1 with QEMU's own device tree, where PSCI is "hvc".
@@ -549,7 +550,8 @@ def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT,
     board off).  pci: QEMU PCI device models put on the board's PCIe bus, as [board] pci
     does.  cpu: a QEMU CPU model (default cortex-a53; riscv64 only runs on
     qemu.RISCV64_CPU).  arch: the board for a raw binary, which has no header to say
-    (default arm64); an Image or ELF for another is refused.
+    (default arm64); an Image or ELF for another is refused.  qemu_args: further QEMU options,
+    appended as given (a device or backend no [board] pci model stands for).
     """
     image = Path(image)
     try:
@@ -566,7 +568,7 @@ def run_native(image, bootargs="", cpus=2, icount=None, timeout=DEFAULT_TIMEOUT,
             except files.NotAFile as e:
                 raise ToolError(f"{what}: {e}") from None
     command = qemu.native_command(image, bootargs, cpu, cpus, memory, icount, pci, initrd, dtb,
-                                  arch=arch)
+                                  arch=arch, extra=qemu_args)
     qemu.require_qemu(arch)
     workdir = make_workdir(workdir)
     build.write_command(workdir, command)
