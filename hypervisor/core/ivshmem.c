@@ -105,6 +105,18 @@ void ivshmem_ring(uint32_t c, uint32_t k, uint32_t irq)
 	arch_irq_raise(irq);
 }
 
+bool ivshmem_line(const struct partition *p, uint32_t irq)
+{
+	const struct ivshmem_bridge *b = &bridges[p->index];
+
+	for (uint32_t j = 0; j < b->num; j++) {
+		struct ivshmem_fn *f = b->fn[j];
+		if (f->channel->member[f->member].irq == irq)
+			return level(f) && !(load(&f->command) & CMD_INTX_DISABLE);
+	}
+	return false;
+}
+
 static void reset_fn(struct ivshmem_fn *f)
 {
 	atomic_store(&f->command, 0u);

@@ -26,6 +26,7 @@
 #include <arch/sysreg.h>
 #include <arch/vaplic.h>
 #include <tern/arch.h>
+#include <tern/ivshmem.h>
 #include <tern/lib.h>
 #include <tern/mmio.h>
 #include <tern/partition.h>
@@ -68,9 +69,14 @@ static bool no_input(uint32_t s)
 	return s - platform.doorbell_irq_base < platform.num_doorbell_irqs;
 }
 
+static bool guest_level(uint32_t sm)
+{
+	return sm == SM_LEVEL_HIGH || sm == SM_LEVEL_LOW;
+}
+
 static uint32_t board_mode(uint32_t s, uint32_t sm)
 {
-	return (no_input(s) && (sm == SM_LEVEL_HIGH || sm == SM_LEVEL_LOW)) ? SM_EDGE_RISE : sm;
+	return (no_input(s) && guest_level(sm)) ? SM_EDGE_RISE : sm;
 }
 
 /* Source s as the board must deliver it for the partition's current settings. */
@@ -193,10 +199,20 @@ void vaplic_host_interrupt(uint32_t eiid)
 	}
 }
 
+/* The guest's set or clear of source s's pending bit (setip, setipnum, a claim). */
 static void set_pending(struct partition *p, uint32_t s, bool on)
 {
 	struct vaplic *va = &p->arch.vaplic;
 	bool level = bit_of(va->level, s);
+
+	/*
+	 * A doorbell the guest made level-sensitive takes a set only while its PCI function's
+	 * INTx is asserted, as a level source's input must be high: Linux's MSI-mode EOI sets a
+	 * level source pending again to catch a line still high, which with the latch alone
+	 * would re-deliver the interrupt for ever.
+	 */
+	if (on && no_input(s) && guest_level(va->sourcecfg[s]) && !ivshmem_line(p, s))
+		return;
 
 	if (trapless(p) && on) {
 		aplic_set_pending(s, level);

@@ -38,6 +38,12 @@ bool ivshmem_partition_init(struct partition *p, const struct tern_config *cfg, 
  * Lock-free: the ringing core and the receiver's touch the function concurrently.
  */
 void ivshmem_ring(uint32_t c, uint32_t k, uint32_t irq);
+/*
+ * Whether p's function whose INTx is board interrupt `irq` asserts its line (its level, and
+ * Command.INTX_DISABLE clear): the input of a doorbell the guest made level-sensitive, which
+ * has no wire of its own.
+ */
+bool ivshmem_line(const struct partition *p, uint32_t irq);
 /* The partition starts again: its functions are as at reset (no driver, masked, no status). */
 void ivshmem_reset(const struct partition *p);
 /* Whether `ipa` is channel memory p maps at one of its functions' BAR2. */

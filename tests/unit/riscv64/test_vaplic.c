@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The partitions' virtual APLIC (arch/riscv64/vaplic.c), on the fake riscv64 board (rv.h). */
 #include <string.h>
+#include <tern/ivshmem.h>
+#include <tern/mmio.h>
 #include <tern/platform.h>
 #include "check.h"
 #include "rv.h"
+#include "system.h"
 #include "tests.h"
 
 #define DOMAINCFG   0x0000u
@@ -317,6 +320,32 @@ void test_vaplic_wrong_width_and_no_aplic(void)
  * function's INTx is level-high) is latched like an edge, on the board and in the partition's
  * pending bits, so the hypervisor's setipnum is seen in both delivery modes.
  */
+/*
+ * Partition `name`'s first channel function (device 1 on its emulated bridge) with its INTx
+ * line asserted or not: enabled, IntrMask set and IntrStatus written (high), or IntrStatus
+ * read, which clears it (low).
+ */
+static void function_line(const char *name, bool high)
+{
+	struct vcpu *v = &partition_named(name)->vcpu[0];
+	uint64_t ecam = 0, window = 0, value;
+
+	for (uint32_t i = 0; i < platform.num_devices; i++) {
+		if (platform.devices[i].flags & PLATFORM_ECAM)
+			ecam = platform.devices[i].base;
+		if (platform.devices[i].flags & PLATFORM_PCI_MEM32)
+			window = platform.devices[i].base;
+	}
+	value = 2; /* Command.MEMORY */
+	CHECK_EQ(mmio_emulate(v, ecam + (1u << 15) + 4, 2, true, &value), MMIO_DONE);
+	value = 1;
+	CHECK_EQ(mmio_emulate(v, window + IVSHMEM_INTR_MASK, 4, true, &value), MMIO_DONE);
+	if (high)
+		CHECK_EQ(mmio_emulate(v, window + IVSHMEM_INTR_STATUS, 4, true, &value), MMIO_DONE);
+	else
+		CHECK_EQ(mmio_emulate(v, window + IVSHMEM_INTR_STATUS, 4, false, &value), MMIO_DONE);
+}
+
 void test_vaplic_doorbell_in_a_level_mode(void)
 {
 	static const uint8_t trap[] = { 1, 2 }, direct[] = { 3, 4 };
@@ -347,16 +376,30 @@ void test_vaplic_doorbell_in_a_level_mode(void)
 	CHECK_EQ(vaplic_read(1, IDC(0, CLAIMI)), (t << 16) | 3);
 	CHECK_EQ(vaplic_read(1, SETIP(t / 32)), 0u);
 	CHECK_EQ(fake_csr(1, "hvip") & HVIP_VSEIP, 0);
-	/* The guest's own setipnum latches too. */
+	/* The guest's own setipnum lands only while its function's INTx is asserted. */
+	vaplic_write(1, SETIPNUM, t);
+	CHECK_EQ(vaplic_read(1, SETIP(t / 32)), 0u);
+	function_line("trap", true);
 	vaplic_write(1, SETIPNUM, t);
 	CHECK_EQ(vaplic_read(1, SETIP(t / 32)), 1u << (t % 32));
 
-	/* Trap-less: an edge on the board, so a setipnum with no input high still lands. */
+	/*
+	 * Trap-less: an edge on the board, and the guest's setipnum_le (Linux's EOI of a level
+	 * source in MSI mode) re-pends it only while the line is high: never a storm.
+	 */
 	vaplic_write(3, SOURCECFG(d), 6);
 	CHECK_EQ(vaplic_read(3, SOURCECFG(d)), 6u);
 	CHECK_EQ(fake_aplic_reg(SOURCECFG(d)), 4u);
-	vaplic_write(3, SETIPNUM, d);
+	vaplic_write(3, SETIPNUM_LE, d);
+	CHECK(!board_bit(0x1c00, d));
+	function_line("direct", true);
+	vaplic_write(3, CLRIPNUM, d);
+	vaplic_write(3, SETIPNUM_LE, d);
 	CHECK(board_bit(0x1c00, d));
+	function_line("direct", false);
+	vaplic_write(3, CLRIPNUM, d);
+	vaplic_write(3, SETIPNUM_LE, d);
+	CHECK(!board_bit(0x1c00, d));
 	/* A device's level source is still its input (test_vaplic_msi_mode). */
 	vaplic_write(3, SOURCECFG(36), 6);
 	CHECK_EQ(fake_aplic_reg(SOURCECFG(36)), 6u);
