@@ -451,11 +451,15 @@ def example_with_stand_ins(repo_root, example, tmp_path):
     linux = tmp_path / "build" / "linux-riscv64"
     write_riscv_image(linux / "Image", image_size=0x23a0000)
     (linux / "initramfs.cpio.gz").write_bytes(b"\x1f\x8b" + bytes(62))
+    linux = tmp_path / "build" / "linux"
+    write_image(linux / "Image", image_size=0x2020000)
+    (linux / "initramfs.cpio.gz").write_bytes(b"\x1f\x8b" + bytes(62))
     return path
 
 
 @pytest.mark.parametrize("example", ["rt.toml", "two.toml", "edu-direct.toml",
-                                     "riscv64-rt.toml", "linux-riscv64.toml"])
+                                     "riscv64-rt.toml", "linux-riscv64.toml",
+                                     "linux-channel.toml", "linux-channel-riscv64.toml"])
 def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_path):
     path = example_with_stand_ins(repo_root, example, tmp_path)
     system = load_system(path)
@@ -469,6 +473,11 @@ def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_pa
         assert (rt.name, rt.devices, rt.irq_direct) == ("rt", ("pcie",), True)
         assert rt.bootargs == "lat.tests=edu-wfi,edu-busy lat.samples=200"
         assert rt.image_path.name == "lat.img"
+    if example.startswith("linux-channel"):
+        (channel,) = system.channels
+        assert (channel.name, channel.members) == ("msg", ("rt", "linux"))
+        assert "tern.run=chan tern.chan.count=100" in system.partitions[1].bootargs
+        assert "lat.tests=chan lat.chan=msg" in system.partitions[0].bootargs
     if example == "riscv64-rt.toml":
         assert system.board.arch == "riscv64"
         (rt,) = system.partitions
