@@ -71,9 +71,15 @@ struct ivshmem_bridge {
 	struct ivshmem_fn *fn[TERN_MAX_CHANNELS];
 };
 
-/* [channel][member]: where a ring of member k of channel c finds the function. */
-static struct ivshmem_fn functions[TERN_MAX_CHANNELS][TERN_MAX_PARTITIONS];
-static struct ivshmem_bridge bridges[TERN_MAX_PARTITIONS];
+/*
+ * [channel][member]: where a ring of member k of channel c finds the function.  Not cleared
+ * at boot (.noinit, like partitions[]: the clear would be most of these 8 KiB's cost at boot):
+ * each member's ivshmem_partition_init sets its entries of the configured channels, the only
+ * ones a ring or an access reaches, and its bridge, before any vCPU runs.
+ */
+static struct ivshmem_fn functions[TERN_MAX_CHANNELS][TERN_MAX_PARTITIONS]
+	__attribute__((section(".noinit")));
+static struct ivshmem_bridge bridges[TERN_MAX_PARTITIONS] __attribute__((section(".noinit")));
 
 static uint32_t load(_Atomic uint32_t *word)
 {
@@ -331,13 +337,11 @@ bool ivshmem_partition_init(struct partition *p, const struct tern_config *cfg, 
 	const struct platform_range *ecam = board_ecam();
 	const struct platform_range *window = ecam ? board_window(ecam->device) : NULL;
 
-	/* An earlier boot's functions (the host tests boot often) go, this one's start at reset. */
+	/* No function yet for any of its memberships, each at reset. */
 	*b = (struct ivshmem_bridge){ 0u, { NULL } };
-	for (uint32_t c = 0; c < TERN_MAX_CHANNELS; c++) {
-		for (uint32_t k = 0; k < TERN_MAX_PARTITIONS; k++) {
-			bool member = c < cfg->num_channels && k < all[c].num_members &&
-				      all[c].member[k].partition == p->index;
-			if (member || (functions[c][k].channel && functions[c][k].partition == p->index)) {
+	for (uint32_t c = 0; c < cfg->num_channels; c++) {
+		for (uint32_t k = 0; k < all[c].num_members; k++) {
+			if (all[c].member[k].partition == p->index) {
 				functions[c][k].channel = NULL;
 				reset_fn(&functions[c][k]);
 			}
