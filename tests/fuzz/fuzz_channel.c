@@ -20,18 +20,6 @@
 
 #define STARTED (BIT(0) | BIT(1) | BIT(2) | BIT(3) | BIT(4))
 
-static unsigned long gic_writes;
-static uintptr_t last_gic_write;
-static uint64_t last_gic_value;
-
-static void count_gic_write(uintptr_t addr, unsigned size, uint64_t value)
-{
-	(void)size;
-	gic_writes++;
-	last_gic_write = addr;
-	last_gic_value = value;
-}
-
 static void add_channels(struct tern_config *cfg)
 {
 	static const uint32_t msg[] = { STD_TRAP, STD_DIRECT }, log[] = { STD_DIRECT, STD_TRAP };
@@ -39,31 +27,6 @@ static void add_channels(struct tern_config *cfg)
 	(void)cfg;
 	fake_config_add_channel("msg", 0x10000, msg, 2, 2);
 	fake_config_add_channel("log", 0x4000, log, 2, 1);
-}
-
-/* Every counter of every vCPU, to see that a step changed only what it may. */
-static uint64_t stats[2][TERN_MAX_VCPUS][STAT_COUNT];
-
-ORACLE static void snapshot(void)
-{
-	for (uint32_t p = 0; p < 2; p++) {
-		for (uint32_t i = 0; i < partitions[p].num_vcpus; i++)
-			memcpy(stats[p][i], partitions[p].vcpu[i].stats, sizeof(stats[p][i]));
-	}
-}
-
-/* Only the acting vCPU's counter `id` may have grown, by `by`. */
-ORACLE static void check_stats(const struct vcpu *acting, int id, uint64_t by)
-{
-	for (uint32_t p = 0; p < 2; p++) {
-		for (uint32_t i = 0; i < partitions[p].num_vcpus; i++) {
-			const struct vcpu *v = &partitions[p].vcpu[i];
-			for (int s = 0; s < STAT_COUNT; s++) {
-				uint64_t want = stats[p][i][s] + ((v == acting && s == id) ? by : 0);
-				FUZZ_ASSERT(v->stats[s] == want);
-			}
-		}
-	}
 }
 
 ORACLE static int member_index(const struct tern_config_channel *ch, uint32_t partition)
@@ -101,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int self = member_index(ch, pi);
 
 		FUZZ_ASSERT(self >= 0);
-		snapshot();
+		stats_snapshot();
 		gic_writes = 0;
 		TRACE("%s vcpu %u: %s %u bytes at +0x%llx value 0x%llx\n", partitions[pi].name, v->index,
 		      write ? "write" : "read", sz, (unsigned long long)off, (unsigned long long)value);
@@ -110,17 +73,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(atomic_load(&fake_kicks) == kicks);
 		if (off >= CHANNEL_DOORBELL_SIZE) {
 			FUZZ_ASSERT(r == MMIO_UNHANDLED && gic_writes == 0);
-			check_stats(v, 0, 0);
+			stats_check(v, 0, 0);
 			continue;
 		}
 		if (off & (sz - 1)) {
 			FUZZ_ASSERT(r == MMIO_MISALIGNED && value == orig && gic_writes == 0);
-			check_stats(v, 0, 0);
+			stats_check(v, 0, 0);
 			continue;
 		}
 		if (sz != 4) {
 			FUZZ_ASSERT(r == MMIO_ABORT && value == orig && gic_writes == 0);
-			check_stats(v, 0, 0);
+			stats_check(v, 0, 0);
 			continue;
 		}
 		FUZZ_ASSERT(r == MMIO_DONE);
@@ -129,13 +92,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_ASSERT(gic_writes == 1);
 			FUZZ_ASSERT(last_gic_write == platform.arch.gicd_base + 0x200 + 4 * (irq / 32));
 			FUZZ_ASSERT(last_gic_value == (1u << (irq % 32)));
-			check_stats(v, STAT_DOORBELL_RING, 1);
+			stats_check(v, STAT_DOORBELL_RING, 1);
 		} else if (write && off == CHANNEL_RING) {
 			FUZZ_ASSERT(gic_writes == 0);
-			check_stats(v, STAT_DOORBELL_REFUSED, 1);
+			stats_check(v, STAT_DOORBELL_REFUSED, 1);
 		} else {
 			FUZZ_ASSERT(gic_writes == 0);
-			check_stats(v, 0, 0);
+			stats_check(v, 0, 0);
 			if (!write)
 				FUZZ_ASSERT(value == (off == CHANNEL_SELF ? (uint64_t)self :
 						      off == CHANNEL_MEMBERS ? ch->num_members : 0));

@@ -29,18 +29,6 @@
 #define CMD_INTX_DISABLE 0x400u
 #define CMD_WRITABLE     0x406u
 
-static unsigned long gic_writes;
-static uintptr_t last_gic_write;
-static uint64_t last_gic_value;
-
-static void count_gic_write(uintptr_t addr, unsigned size, uint64_t value)
-{
-	(void)size;
-	gic_writes++;
-	last_gic_write = addr;
-	last_gic_value = value;
-}
-
 static void add_channels(struct tern_config *cfg)
 {
 	static const uint32_t msg[] = { STD_TRAP, STD_DIRECT }, log[] = { STD_DIRECT, STD_TRAP };
@@ -57,29 +45,6 @@ struct model_fn {
 static struct model_fn model[2][2];
 static uint64_t ecam, window;
 static const struct tern_config_channel *channels;
-
-static uint64_t stats[2][TERN_MAX_VCPUS][STAT_COUNT];
-
-ORACLE static void snapshot(void)
-{
-	for (uint32_t p = 0; p < 2; p++) {
-		for (uint32_t i = 0; i < partitions[p].num_vcpus; i++)
-			memcpy(stats[p][i], partitions[p].vcpu[i].stats, sizeof(stats[p][i]));
-	}
-}
-
-ORACLE static void check_stats(const struct vcpu *acting, int id, uint64_t by)
-{
-	for (uint32_t p = 0; p < 2; p++) {
-		for (uint32_t i = 0; i < partitions[p].num_vcpus; i++) {
-			const struct vcpu *v = &partitions[p].vcpu[i];
-			for (int s = 0; s < STAT_COUNT; s++) {
-				uint64_t want = stats[p][i][s] + ((v == acting && s == id) ? by : 0);
-				FUZZ_ASSERT(v->stats[s] == want);
-			}
-		}
-	}
-}
 
 ORACLE static uint32_t member_of(uint32_t c, uint32_t p)
 {
@@ -267,7 +232,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 		}
 
-		snapshot();
+		stats_snapshot();
 		gic_writes = 0;
 		TRACE("%s vcpu %u: op %u %s %u bytes at 0x%llx+0x%llx value 0x%llx\n", partitions[pi].name,
 		      v->index, op, write ? "write" : "read", sz, (unsigned long long)base,
@@ -286,7 +251,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else {
 			FUZZ_ASSERT(gic_writes == 0);
 		}
-		check_stats(v, stat, stat ? 1 : 0);
+		stats_check(v, stat, stat ? 1 : 0);
 	}
 	fake_gic_write_hook = NULL;
 	return 0;

@@ -155,3 +155,38 @@ ORACLE void check_power_invariants(void)
 			FUZZ_ASSERT(any);
 	}
 }
+
+unsigned long gic_writes;
+uintptr_t last_gic_write;
+uint64_t last_gic_value;
+
+void count_gic_write(uintptr_t addr, unsigned size, uint64_t value)
+{
+	(void)size;
+	gic_writes++;
+	last_gic_write = addr;
+	last_gic_value = value;
+}
+
+static uint64_t stats_before[2][TERN_MAX_VCPUS][STAT_COUNT];
+
+ORACLE void stats_snapshot(void)
+{
+	for (uint32_t p = 0; p < 2; p++) {
+		for (uint32_t i = 0; i < partitions[p].num_vcpus; i++)
+			memcpy(stats_before[p][i], partitions[p].vcpu[i].stats, sizeof(stats_before[p][i]));
+	}
+}
+
+ORACLE void stats_check(const struct vcpu *acting, int id, uint64_t by)
+{
+	for (uint32_t p = 0; p < 2; p++) {
+		for (uint32_t i = 0; i < partitions[p].num_vcpus; i++) {
+			const struct vcpu *v = &partitions[p].vcpu[i];
+			for (int s = 0; s < STAT_COUNT; s++) {
+				uint64_t want = stats_before[p][i][s] + ((v == acting && s == id) ? by : 0);
+				FUZZ_ASSERT(v->stats[s] == want);
+			}
+		}
+	}
+}

@@ -53,6 +53,22 @@ ORACLE void check_power_invariants(void);
 extern bool fuzz_trace;
 #define TRACE(...) do { if (fuzz_trace) fprintf(stderr, __VA_ARGS__); } while (0)
 
+/*
+ * The fake GIC's writes, with count_gic_write as fake_gic_write_hook: how many since the
+ * target zeroed gic_writes, and the last one's address and value.
+ */
+extern unsigned long gic_writes;
+extern uintptr_t last_gic_write;
+extern uint64_t last_gic_value;
+void count_gic_write(uintptr_t addr, unsigned size, uint64_t value);
+
+/*
+ * Every counter of every vCPU of the standard partitions before a step (stats_snapshot), and after
+ * it only the acting vCPU's counter `id` grown, by `by` (stats_check).
+ */
+ORACLE void stats_snapshot(void);
+ORACLE void stats_check(const struct vcpu *acting, int id, uint64_t by);
+
 /* memcmp(a, b, n) == 0, without libFuzzer's memcmp hook learning from it. */
 ORACLE bool same_bytes(const void *a, const void *b, size_t n);
 
