@@ -15,7 +15,7 @@
 #include <tern/types.h>
 
 #define TERN_CONFIG_MAGIC      0x4e524554u /* "TERN" */
-#define TERN_CONFIG_VERSION    5u
+#define TERN_CONFIG_VERSION    6u
 #define TERN_MAX_PARTITIONS    8u
 #define TERN_MAX_VCPUS         8u
 /* Cores a board may have: numbered 0.. in boot order (the arch maps them to MPIDRs or hart ids). */
@@ -23,7 +23,8 @@
 #define TERN_NAME_LEN          16u
 #define TERN_MAX_REGIONS       8u   /* pass-through MMIO regions per partition */
 #define TERN_IRQ_WORDS         32u  /* device interrupt bitmap words: numbers 0..1023 */
-#define TERN_MAX_CHANNELS      8u
+#define TERN_MAX_CHANNELS      16u /* [[channel]]s and one per [[virtio]] */
+#define TERN_MAX_VIRTIO        8u
 
 /* tern_config.flags */
 /* the board has the IOMMU Tern drives (QEMU virt arm64: its SMMUv3, iommu=smmuv3) */
@@ -97,6 +98,11 @@ struct tern_config_partition {
 
 /* tern_config_channel_member.flags */
 #define TERN_CHF_WRITABLE      (1u << 0) /* it maps the channel read-write (else read-only) */
+/*
+ * A VirtIO device's frontend (tern_config_virtio): it does not map the channel, has no
+ * doorbell page and no PCI function for it; ringing it raises its irq, the device's interrupt.
+ */
+#define TERN_CHF_FRONTEND      (1u << 1)
 
 /* One partition's place in a channel. */
 struct tern_config_channel_member {
@@ -122,17 +128,44 @@ struct tern_config_channel {
 	struct tern_config_channel_member member[TERN_MAX_PARTITIONS];
 };
 
+/* tern_config_virtio.device_id: the VirtIO device IDs (VirtIO 1.2, 5 "Device Types") */
+#define TERN_VIRTIO_NET        1u
+#define TERN_VIRTIO_BLK        2u
+#define TERN_VIRTIO_CONSOLE    3u
+
+/* tern_config_virtio.flags */
+/* the backend maps the frontend's RAM and moves the data itself (not built yet: refused) */
+#define TERN_VF_BACKEND_TRUSTED (1u << 0)
+
+/*
+ * A VirtIO device the frontend partition sees at one of the board's virtio-mmio slots, served
+ * by the backend partition through channel `channel` (tern/virtio_channel.h gives its format):
+ * member 0 the backend (rung when requests are posted), member 1 the frontend
+ * (TERN_CHF_FRONTEND, its irq = `irq`, rung by the backend when it completes requests).
+ */
+struct tern_config_virtio {
+	char     name[TERN_NAME_LEN];   /* NUL-terminated: the channel's name too */
+	uint64_t mmio_ipa;      /* the slot's registers in the frontend's map (the board's address) */
+	uint32_t device_id;     /* TERN_VIRTIO_* */
+	uint32_t flags;         /* TERN_VF_* */
+	uint32_t frontend;      /* index in partition[] */
+	uint32_t backend;       /* index in partition[] */
+	uint32_t channel;       /* index in the channel records */
+	uint32_t irq;           /* the slot's interrupt (the board's), also in the frontend's irqs */
+};
+
 struct tern_config {
 	uint32_t magic;
 	uint32_t version;
-	uint32_t size;                  /* bytes: header, partitions and channels */
+	uint32_t size;                  /* bytes: header, partitions, channels and virtio devices */
 	uint32_t num_partitions;
 	uint32_t board_cpus;            /* cores QEMU was started with */
 	uint32_t flags;                 /* TERN_CF_* */
 	uint64_t ram_size;              /* board RAM from the platform's RAM base, bytes */
 	uint32_t num_channels;
 	uint32_t channels_offset;       /* the channel records: right after the partitions' */
-	uint64_t reserved;
+	uint32_t num_virtio;
+	uint32_t virtio_offset;         /* the virtio records: right after the channels' */
 	/* cppcheck-suppress misra-c2012-18.7 ; the blob is read where it lies: num_partitions records */
 	struct tern_config_partition partition[];
 };
@@ -141,6 +174,7 @@ _Static_assert(sizeof(struct tern_config_region) == 32, "ABI: region record");
 _Static_assert(sizeof(struct tern_config_partition) == 544, "ABI: partition record");
 _Static_assert(sizeof(struct tern_config_channel_member) == 16, "ABI: channel member");
 _Static_assert(sizeof(struct tern_config_channel) == 184, "ABI: channel record");
+_Static_assert(sizeof(struct tern_config_virtio) == 48, "ABI: virtio record");
 _Static_assert(sizeof(struct tern_config) == 48, "ABI: header");
 
 #endif
