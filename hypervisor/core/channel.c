@@ -121,3 +121,24 @@ bool channel_maps(const struct partition *p, ipaddr_t ipa)
 	}
 	return ivshmem_maps(p, ipa);
 }
+
+bool channel_fast_doorbell(const struct partition *p, ipaddr_t *page,
+			   struct channel_fast_ring ring[TERN_MAX_PARTITIONS])
+{
+	for (uint32_t c = 0; c < TERN_MAX_CHANNELS; c++) {
+		for (uint32_t k = 0; k < TERN_MAX_PARTITIONS; k++) {
+			const struct doorbell *d = &doorbells[c][k];
+			if (!d->channel || d->partition != p->index)
+				continue;
+			const struct tern_config_channel *ch = d->channel;
+			*page = ch->doorbell_ipa;
+			for (uint32_t j = 0; j < TERN_MAX_PARTITIONS; j++) {
+				bool member = j < ch->num_members;
+				ring[j].irq = member ? ch->member[j].irq : 0u;
+				ring[j].gate = member ? ivshmem_ring_gate(c, j) : NULL;
+			}
+			return true;
+		}
+	}
+	return false;
+}

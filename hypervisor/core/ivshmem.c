@@ -111,6 +111,12 @@ void ivshmem_ring(uint32_t c, uint32_t k, uint32_t irq)
 	arch_irq_raise(irq);
 }
 
+const _Atomic uint32_t *ivshmem_ring_gate(uint32_t c, uint32_t k)
+{
+	_Static_assert(CMD_MEMORY == BIT(IVSHMEM_RING_GATE_BIT), "the gate is Command.MEMORY");
+	return functions[c][k].channel ? &functions[c][k].command : NULL;
+}
+
 bool ivshmem_line(const struct partition *p, uint32_t irq)
 {
 	const struct ivshmem_bridge *b = &bridges[p->index];

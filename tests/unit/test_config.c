@@ -548,7 +548,7 @@ void test_config_rejects_channel_header(void)
 	make_valid(2);
 	add_channel("msg", pair, 2);
 	hdr.num_channels = TERN_MAX_CHANNELS + 1;
-	CHECK(expect_error("9 channels (at most 8)"));
+	CHECK(expect_error("17 channels (at most 16)"));
 	make_valid(2);
 	add_channel("msg", pair, 2);
 	CHECK_EQ(config_validate(&hdr, hdr.size - 1, &limits, err, sizeof(err)), -1);

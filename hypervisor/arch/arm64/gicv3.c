@@ -183,10 +183,15 @@ void arch_hyp_irq_route(uint32_t intid, unsigned pcpu)
  * distributor sends it wherever its owner routed it.  The ringing guest's stores to the shared
  * memory come first for whoever takes the interrupt.
  */
+uintptr_t gic_spi_pend_register(uint32_t spi)
+{
+	return platform.arch.gicd_base + GICD_ISPENDR + 4 * (uintptr_t)(spi / 32);
+}
+
 void arch_irq_raise(uint32_t irq)
 {
 	dsb(ishst);
-	mmio_write32(platform.arch.gicd_base + GICD_ISPENDR + 4 * (uintptr_t)(irq / 32), (uint32_t)BIT(irq % 32));
+	mmio_write32(gic_spi_pend_register(irq), (uint32_t)BIT(irq % 32));
 }
 
 /* arm64 boards pass their ECAM through: device MSIs are the SMMU's and the GIC's business. */

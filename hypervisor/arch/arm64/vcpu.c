@@ -6,6 +6,8 @@
 #include <arch/sysreg.h>
 #include <arch/vgicv3.h>
 #include <tern/arch.h>
+#include <tern/channel.h>
+#include <tern/ivshmem.h>
 #include <tern/lib.h>
 #include <tern/partition.h>
 
@@ -28,6 +30,30 @@ static void sgi_fast_path_setup(struct arm64_cpu *c, const struct partition *p)
 		contiguous &= p->vcpu[i].pcpu == first + i;
 	c->sgi_vcpus = c->direct && contiguous ? BIT(p->num_vcpus) - 1 : 0;
 	c->sgi_shift = first;
+}
+
+/*
+ * A vCPU of a channel member rings its first channel's doorbells in the vector (vectors.S,
+ * guest_doorbell): the page it traps on, and per member the distributor write the ring is.
+ */
+static void doorbell_fast_path_setup(struct arm64_cpu *c, const struct partition *p)
+{
+	_Static_assert(DOORBELL_MEMBERS == TERN_MAX_PARTITIONS, "a channel's members, all");
+	_Static_assert(DOORBELL_GATE_BIT == IVSHMEM_RING_GATE_BIT, "vectors.S tests the gate's bit");
+	ipaddr_t page = 0;
+	struct channel_fast_ring ring[TERN_MAX_PARTITIONS];
+
+	c->doorbell_page = 0;
+	if (!channel_fast_doorbell(p, &page, ring))
+		return;
+	for (uint32_t k = 0; k < DOORBELL_MEMBERS; k++) {
+		uint32_t irq = ring[k].irq;
+		bool spi = irq >= GIC_FIRST_SPI && irq < NR_INTIDS;
+		c->doorbell_reg[k] = spi ? gic_spi_pend_register(irq) : 0u;
+		c->doorbell_bit[k] = spi ? (uint32_t)BIT(irq % 32u) : 0u;
+		c->doorbell_gate[k] = ring[k].gate;
+	}
+	c->doorbell_page = page >> 12; /* as HPFAR_EL2.FIPA gives it: the page number */
 }
 
 /*
@@ -136,6 +162,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 		hcr |= HCR_TWI | HCR_TWE;
 	c->direct = direct;
 	sgi_fast_path_setup(c, p);
+	doorbell_fast_path_setup(c, p);
 	write_sysreg(icc_igrpen1_el1, 1); /* off while the core idled */
 	vgic_vcpu_reset(c, v);
 	reset_el1(c);
@@ -181,6 +208,9 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 	case STAT_EXIT_SYSREG:
 	case STAT_SGI_SENT:
 		return c->fast_sgi;
+	case STAT_EXIT_MMIO:
+	case STAT_DOORBELL_RING:
+		return c->fast_doorbell;
 	default:
 		return 0;
 	}

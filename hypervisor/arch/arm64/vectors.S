@@ -75,6 +75,8 @@ guest_sync:
 	b.eq	guest_wfx
 	cmp	x1, #EC_SYSREG
 	b.eq	guest_sgi
+	cmp	x1, #EC_DABT_LOW
+	b.eq	guest_doorbell
 guest_sync_slow:
 	save_x4_to_x30_elr_spsr
 	mov	x0, sp
@@ -195,19 +197,79 @@ sgi_rt_value:					/* x1 = this core, x2 = the value written */
 	msr	elr_el2, x2
 	count_and_eret CPU_FAST_SGI
 
-/* x2 = the guest's Rt: x0-x3 from the frame, x4-x30 live, 31 = XZR.  Two instructions each. */
+/*
+ * A table indexed by the guest's Rt that puts the register's value in x2 and goes on at
+ * `value`: x0-x3 from the frame, x4-x30 live, 31 = XZR.  Two instructions each.
+ */
+.macro rt_table value
 	.balign	8
-sgi_rt_table:
 	.irp	n, 0, 1, 2, 3
 	ldr	x2, [sp, #(\n * 8)]
-	b	sgi_rt_value
+	b	\value
 	.endr
 	.irp	n, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30
 	mov	x2, x\n
-	b	sgi_rt_value
+	b	\value
 	.endr
 	mov	x2, xzr
-	b	sgi_rt_value
+	b	\value
+.endm
+
+sgi_rt_table:
+	rt_table sgi_rt_value
+
+/*
+ * A trapped data abort, x0 = ESR, x0-x3 saved.  A 32-bit store of k to RING (offset 0) of
+ * the vCPU's fast doorbell page, a channel's (channel_fast_doorbell), sets member k's doorbell
+ * pending on the distributor here: the page, the syndrome and k checked, one table load, one
+ * store, return.  Anything else - another page or register, a load, a syndrome without the
+ * access, k beyond the members, a member whose driver enabled its PCI function (its gate:
+ * then the ring is the function's IntrStatus) - goes to C.
+ */
+guest_doorbell:
+	mrs	x1, tpidr_el2
+	ldr	x2, [x1, #CPU_DOORBELL_PAGE]
+	mrs	x3, hpfar_el2
+	ubfx	x3, x3, #4, #40			/* FIPA: the IPA's page number (NS set or not) */
+	cmp	x2, x3
+	b.ne	guest_sync_slow
+	cbz	x2, guest_sync_slow
+	ubfx	x3, x0, #ISS_DABT_ISV_SAS_SHIFT, #3
+	cmp	x3, #ISS_DABT_ISV_WORD
+	b.ne	guest_sync_slow
+	tbz	x0, #ISS_DABT_WNR_BIT, guest_sync_slow
+	tbnz	x0, #ISS_DABT_S1PTW_BIT, guest_sync_slow
+	tbnz	x0, #ISS_DABT_CM_BIT, guest_sync_slow
+	tbnz	x0, #ISS_DABT_FNV_BIT, guest_sync_slow
+	mrs	x3, far_el2
+	tst	x3, #0xfff
+	b.ne	guest_sync_slow
+	ubfx	x3, x0, #ISS_DABT_SRT_SHIFT, #5
+	adr	x2, doorbell_rt_table
+	add	x2, x2, x3, lsl #3
+	br	x2
+doorbell_rt_value:				/* x1 = this core, x2 = the register stored */
+	mov	w2, w2				/* a 32-bit store: its W register */
+	cmp	x2, #DOORBELL_MEMBERS
+	b.hs	guest_sync_slow
+	add	x3, x1, x2, lsl #3
+	ldr	x0, [x3, #CPU_DOORBELL_GATE]
+	ldr	x3, [x3, #CPU_DOORBELL_REG]
+	cbz	x3, guest_sync_slow
+	cbz	x0, 1f
+	ldr	w0, [x0]			/* a driver holds its function's rings: C */
+	tbnz	w0, #DOORBELL_GATE_BIT, guest_sync_slow
+1:	add	x0, x1, x2, lsl #2
+	ldr	w0, [x0, #CPU_DOORBELL_BIT]
+	dsb	ishst				/* the message before its doorbell, as arch_irq_raise */
+	str	w0, [x3]
+	mrs	x2, elr_el2
+	add	x2, x2, #4
+	msr	elr_el2, x2
+	count_and_eret CPU_FAST_DOORBELL
+
+doorbell_rt_table:
+	rt_table doorbell_rt_value
 
 guest_sync_aarch32:
 	save_all

@@ -32,6 +32,19 @@ bool channel_partition_init(struct partition *p, const struct tern_config *cfg, 
  * the member's PCI function's Doorbell (tern/ivshmem.h), counted either way.
  */
 void channel_ring(struct vcpu *v, const struct tern_config_channel *ch, uint32_t c, uint64_t k);
+/*
+ * What an architecture's fast path needs to ring without the core: the doorbell page of p's
+ * first channel and, for each member k of it, the board interrupt a ring of k raises (0: k is
+ * no member, the ring is channel_ring's) and its gate (ivshmem_ring_gate: while it is set, the
+ * ring is channel_ring's).  False, and nothing filled in, if p is a member of no channel.
+ * Fixed once every partition is created: a vCPU's core may cache it while the vCPU runs.
+ */
+struct channel_fast_ring {
+	uint32_t irq;
+	const _Atomic uint32_t *gate;
+};
+bool channel_fast_doorbell(const struct partition *p, ipaddr_t *page,
+			   struct channel_fast_ring ring[TERN_MAX_PARTITIONS]);
 /* Whether `ipa` is the memory of one of p's channels (at its IPA, or at a function's BAR2). */
 bool channel_maps(const struct partition *p, ipaddr_t ipa);
 

@@ -44,6 +44,14 @@ void ivshmem_ring(uint32_t c, uint32_t k, uint32_t irq);
  * has no wire of its own.
  */
 bool ivshmem_line(const struct partition *p, uint32_t irq);
+/*
+ * A ring of member k of channel c needs ivshmem_ring while bit IVSHMEM_RING_GATE_BIT of this
+ * word is set (a driver enabled the member's function: the ring is its IntrStatus), and is
+ * its bare interrupt otherwise; NULL: the member has no function, it is always the interrupt.
+ * For a fast path that raises the interrupt itself.
+ */
+#define IVSHMEM_RING_GATE_BIT 1u   /* Command.MEMORY */
+const _Atomic uint32_t *ivshmem_ring_gate(uint32_t c, uint32_t k);
 /* The partition starts again: its functions are as at reset (no driver, masked, no status). */
 void ivshmem_reset(const struct partition *p);
 /* Whether `ipa` is channel memory p maps at one of its functions' BAR2. */

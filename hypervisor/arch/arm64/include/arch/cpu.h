@@ -18,6 +18,13 @@
 #define CPU_SGI_SHIFT   8248   /* ... and how far to shift them to get physical Aff0 bits */
 #define CPU_FAST_SGI    8256   /* SGI writes handled by the vector (direct vCPUs) */
 #define CPU_PANIC_TOP   8264   /* the top of the core's panic stack (vectors.S: hyp_panic_*) */
+#define CPU_DOORBELL_PAGE 8272 /* vCPU cache: its fast doorbell page's IPA >> 12, 0: none */
+#define CPU_FAST_DOORBELL 8280 /* doorbell rings handled by the vector */
+#define CPU_DOORBELL_REG  8288 /* vCPU cache: uint64_t[8], GICD_ISPENDRn ringing member k sets, 0: C */
+#define CPU_DOORBELL_BIT  8352 /* vCPU cache: uint32_t[8], the bit written there */
+#define CPU_DOORBELL_GATE 8384 /* vCPU cache: member k's ring gate (channel_fast_doorbell), 0: none */
+#define DOORBELL_GATE_BIT 1    /* IVSHMEM_RING_GATE_BIT */
+#define DOORBELL_MEMBERS  8
 #define NR_INTIDS       1024   /* SGI, PPI, SPI and special INTIDs; LPIs are never enabled */
 #define GUEST_FRAME_SIZE 272   /* x0-x30, ELR_EL2, SPSR_EL2, padding */
 #define GUEST_ELR       248
@@ -86,6 +93,11 @@ struct arm64_cpu {
 	uint64_t sgi_shift;      /* vCPU cache */
 	uint64_t fast_sgi;       /* vCPU */
 	uint64_t panic_top;
+	uint64_t doorbell_page;  /* vCPU cache (channel_fast_doorbell) */
+	uint64_t fast_doorbell;  /* vCPU */
+	uint64_t doorbell_reg[DOORBELL_MEMBERS]; /* vCPU cache */
+	uint32_t doorbell_bit[DOORBELL_MEMBERS]; /* vCPU cache */
+	const _Atomic uint32_t *doorbell_gate[DOORBELL_MEMBERS]; /* vCPU cache */
 	struct vcpu *vcpu;       /* the vCPU running here, or the last one */
 	uint64_t mpidr;
 	uintptr_t gicr;          /* this core's physical redistributor */
@@ -108,6 +120,11 @@ _Static_assert(__builtin_offsetof(struct arm64_cpu, sgi_vcpus) == CPU_SGI_VCPUS,
 _Static_assert(__builtin_offsetof(struct arm64_cpu, sgi_shift) == CPU_SGI_SHIFT, "asm offset");
 _Static_assert(__builtin_offsetof(struct arm64_cpu, fast_sgi) == CPU_FAST_SGI, "asm offset");
 _Static_assert(__builtin_offsetof(struct arm64_cpu, panic_top) == CPU_PANIC_TOP, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, doorbell_page) == CPU_DOORBELL_PAGE, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, fast_doorbell) == CPU_FAST_DOORBELL, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, doorbell_reg) == CPU_DOORBELL_REG, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, doorbell_bit) == CPU_DOORBELL_BIT, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, doorbell_gate) == CPU_DOORBELL_GATE, "asm offset");
 _Static_assert(sizeof(struct core_stack) == STACK_GUARD + STACK_SIZE, "asm stride");
 _Static_assert(sizeof(struct guest_regs) == GUEST_FRAME_SIZE, "asm frame");
 _Static_assert(__builtin_offsetof(struct guest_regs, elr) == GUEST_ELR, "asm frame");

@@ -12,6 +12,7 @@
 #define GICD_ISENABLER   0x0100
 #define GICD_ICENABLER   0x0180
 #define GICD_ISPENDR     0x0200
+#define GIC_FIRST_SPI    32u     /* INTIDs 0-31: SGIs and PPIs, banked per core */
 #define GICD_ICPENDR     0x0280
 #define GICD_ISACTIVER   0x0300
 #define GICD_ICACTIVER   0x0380
@@ -70,6 +71,8 @@ extern uint32_t gic_nr_irqs;
 void gic_dist_init(void);
 void gic_cpu_init(struct arm64_cpu *c);
 void gic_send_sgi(unsigned pcpu, uint32_t intid);
+/* The distributor's GICD_ISPENDRn a write of BIT(spi % 32) to sets SPI `spi` pending. */
+uintptr_t gic_spi_pend_register(uint32_t spi);
 void gic_set_eoimode(bool split);
 uint64_t gic_read_lr(unsigned n);
 void gic_write_lr(unsigned n, uint64_t value);

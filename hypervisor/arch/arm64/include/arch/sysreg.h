@@ -34,6 +34,19 @@
 #define ISS_ICC_ASGI1R    SYSREG_ISS(3, 0, 12, 11, 6)
 #define ISS_ICC_SGI0R     SYSREG_ISS(3, 0, 12, 11, 7)
 
+/*
+ * ESR_EL2.ISS of a data abort, the bits vectors.S's doorbell path tests: ISV [24] and SAS
+ * [23:22] together (a syndrome for a 32-bit access: 0b110), SRT [20:16], FnV [10], CM [8],
+ * S1PTW [7], WnR [6].
+ */
+#define ISS_DABT_ISV_SAS_SHIFT 22
+#define ISS_DABT_ISV_WORD  6
+#define ISS_DABT_SRT_SHIFT 16
+#define ISS_DABT_FNV_BIT   10
+#define ISS_DABT_CM_BIT    8
+#define ISS_DABT_S1PTW_BIT 7
+#define ISS_DABT_WNR_BIT   6
+
 #ifndef __ASSEMBLER__
 #include <tern/types.h>
 
