@@ -409,6 +409,8 @@ def test_check_rows_and_json(files):
     assert any(r.startswith("virtio disk0 ") and "0x42000000-0x42105000" in r
                and "blk served by store (doorbell INTID 224) to linux; mediated" in r
                for r in rows), proc.stdout
+    assert any(r.startswith("  initrd ") and 'the disk of virtio "disk0" it serves' in r
+               for r in proc.stdout.splitlines()), proc.stdout
     assert any("linux virtio-mmio" in r and "0x0a000000-0x0a000200" in r
                and "slot 0, INTID 48" in r for r in rows), proc.stdout
     proc = subprocess.run([sys.executable, LAUNCHER, "check", "--json", str(path)],

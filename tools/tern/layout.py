@@ -863,7 +863,7 @@ def describe(system, layout):
             ("  dtb", span(pl.dtb_hpa, pl.dtb_area), format_size(pl.dtb_area),
              span(pl.dtb_ipa, pl.dtb_area), f"{board.dtb_register} at entry"),
         ] + ([("  initrd", span(pl.initrd_hpa, pl.initrd_size), format_size(pl.initrd_size),
-               span(pl.initrd_ipa, pl.initrd_size), "named in /chosen")]
+               span(pl.initrd_ipa, pl.initrd_size), _initrd_note(system, p))]
              if pl.initrd_size else []) + [(f"  {r.name}", span(r.hpa, r.size), format_size(r.size), span(r.ipa, r.size),
               "device, pass-through") for r in pl.regions]))
         groups.append((pl.pristine_image_hpa, [
@@ -946,6 +946,15 @@ def notes(system):
                                         f'"{c.name}" is no ivshmem PCI function there: only its '
                                         f"tern,channel device tree node"))
     return out
+
+
+def _initrd_note(system, p):
+    """An initrd row's notes: where it is named, and whose disk it is if it is one."""
+    key = system.initrd_of(p)[2]
+    if key.endswith(".disk"):
+        device = system.virtio[int(key[len("virtio["):key.index("]")])]
+        return f'named in /chosen; the disk of virtio "{device.name}" it serves'
+    return "named in /chosen"
 
 
 def _raw_note(image):
