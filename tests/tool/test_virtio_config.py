@@ -220,6 +220,15 @@ def test_the_board_runs_out_of_ram_for_a_device_channel(files):
                                     "board has 210 MiB"
 
 
+def test_no_spare_doorbell_left_for_a_backend(files):
+    # riscv64's 16 spare sources, all taken by 8 two-member channels.
+    channels = [channel(f"c{i}", size="4KiB", members=["linux", "store"]) for i in range(8)]
+    text = riscv64(*channels, virtio("con", "console", disk=None))
+    assert error_of(files, text) == (
+        'virtio[0].backend: no spare doorbell interrupt left for "store": the riscv64 board '
+        "has 16 (APLIC sources 48-63), all given to earlier channel members")
+
+
 # The layout.
 
 @pytest.mark.parametrize("device, size", [

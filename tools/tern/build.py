@@ -156,7 +156,8 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             | (abi.PF_IRQ_DIRECT if p.irq_direct else 0)
             | (abi.PF_UNCONFINED_DMA if p.unconfined_dma else 0),
             regions=tuple(abi.Region(r.ipa, r.hpa, r.size, abi.RF_DEVICE) for r in pl.regions),
-            irqs=pl.intids + pl.doorbell_irqs + pl.virtio_irqs, initrd_ipa=pl.initrd_ipa, initrd_size=pl.initrd_size,
+            irqs=pl.intids + pl.doorbell_irqs + pl.virtio_irqs, initrd_ipa=pl.initrd_ipa,
+            initrd_size=pl.initrd_size,
             pristine_initrd_hpa=pl.pristine_initrd_hpa,
             fault_policy=FAULT_POLICIES[p.on_fault], max_restarts=p.max_restarts,
             restart_backoff_us=p.restart_backoff_us))
