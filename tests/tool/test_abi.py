@@ -60,11 +60,12 @@ def test_header_bytes():
     data = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[PARTITION], ram_size=0xC000_0000))
     assert data[:4] == b"TERN"
     magic, version, size, count, cpus, flags = abi.HEADER.unpack_from(data)[:6]
-    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 5, 48 + 544, 1, 2, 0)
+    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 6, 48 + 544, 1, 2, 0)
     assert u64(data, 24) == 0xC000_0000                             # ram_size
     # No channels: none counted, their records would start right after the partition.
     assert (u32(data, 32), u32(data, 36)) == (0, 48 + 544)          # num_channels, offset
-    assert data[40:48] == bytes(8)                                  # reserved
+    # No virtio devices: their records would start right after the (no) channels.
+    assert (u32(data, 40), u32(data, 44)) == (0, 48 + 544)          # num_virtio, offset
     record = data[48:]
     assert record[:16] == b"rt" + bytes(14)
     assert int.from_bytes(record[16:24], "little") == 0x4000_0000
@@ -113,6 +114,46 @@ def test_fault_policy_bytes():
     assert back.ram_size == 3 << 30
     assert (back.partitions[0].fault_policy, back.partitions[0].max_restarts,
             back.partitions[0].restart_backoff_us) == (1, 1_000_000, 60_000_000)
+
+
+def test_virtio_records_follow_the_channels():
+    channel = abi.ChannelRecord(
+        name="disk0", hpa=0x5000_0000, size=0x10_5000, ipa=0x4400_0000,
+        doorbell_ipa=0x4410_5000,
+        members=((1, abi.CHF_WRITABLE, 224), (0, abi.CHF_FRONTEND, 48)))
+    virtio = abi.VirtioRecord(name="disk0", mmio_ipa=0x0A00_0000, device_id=abi.VIRTIO_BLK,
+                              frontend=0, backend=1, channel=0, irq=48)
+    blob = abi.ConfigBlob(board_cpus=2, partitions=[PARTITION, WITH_DEVICES],
+                          channels=[channel], virtio=[virtio])
+    data = abi.pack(blob)
+    at = 48 + 2 * 544 + 184
+    assert len(data) == blob.size == at + 48
+    assert (u32(data, 32), u32(data, 36)) == (1, 48 + 2 * 544)     # num_channels, offset
+    assert (u32(data, 40), u32(data, 44)) == (1, at)                # num_virtio, offset
+    assert data[at:at + 16] == b"disk0" + bytes(11)
+    assert u64(data, at + 16) == 0x0A00_0000
+    assert [u32(data, at + k) for k in range(24, 48, 4)] == [2, 0, 0, 1, 0, 48]
+    assert abi.unpack(data) == blob
+
+
+def test_unpack_rejects_a_virtio_offset_elsewhere():
+    data = bytearray(abi.pack(abi.ConfigBlob(
+        board_cpus=2, partitions=[PARTITION],
+        virtio=[abi.VirtioRecord("v", 0x0A00_0000, abi.VIRTIO_BLK, 0, 0, 0, 48)])))
+    data[44:48] = (48).to_bytes(4, "little")
+    with pytest.raises(ValueError, match="virtio_offset 48 is not the end of 0 channels"):
+        abi.unpack(bytes(data))
+
+
+def test_riscv64_blobs_take_aplic_sources_below_32():
+    slot = dataclasses.replace(PARTITION, irqs=(1, 48))
+    with pytest.raises(ValueError, match=r"INTID 1 is not an SPI"):
+        abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[slot]))
+    data = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[slot], irq_first=1))
+    assert abi.unpack(data).partitions[0].irqs == {1, 48}
+    with pytest.raises(ValueError, match=r"interrupt 0 is not one a partition can have"):
+        abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[dataclasses.replace(slot, irqs=(0,))],
+                                irq_first=1))
 
 
 def test_fault_policy_defaults_to_stop_without_limit_or_wait():
@@ -175,6 +216,13 @@ int main(void)
 	       sizeof(struct tern_config_channel_member));
 	printf("const.MAX_CHANNELS %u 0\n", TERN_MAX_CHANNELS);
 	printf("const.CHF_WRITABLE %u 0\n", TERN_CHF_WRITABLE);
+	printf("const.CHF_FRONTEND %u 0\n", TERN_CHF_FRONTEND);
+	printf("const.MAX_VIRTIO %u 0\n", TERN_MAX_VIRTIO);
+	printf("const.VIRTIO_NET %u 0\n", TERN_VIRTIO_NET);
+	printf("const.VIRTIO_BLK %u 0\n", TERN_VIRTIO_BLK);
+	printf("const.VIRTIO_CONSOLE %u 0\n", TERN_VIRTIO_CONSOLE);
+	printf("const.VF_BACKEND_TRUSTED %u 0\n", TERN_VF_BACKEND_TRUSTED);
+	printf("sizeof.tern_config_virtio %zu 0\n", sizeof(struct tern_config_virtio));
 	printf("const.MAGIC %u 0\n", TERN_CONFIG_MAGIC);
 	printf("const.VERSION %u 0\n", TERN_CONFIG_VERSION);
 	printf("const.MAX_PARTITIONS %u 0\n", TERN_MAX_PARTITIONS);
@@ -215,6 +263,7 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     fields += [f"\tFIELD(tern_config_channel, {name});" for name, _ in abi.CHANNEL_FIELDS]
     fields += [f"\tFIELD(tern_config_channel_member, {name});"
                for name, _ in abi.CHANNEL_MEMBER_FIELDS]
+    fields += [f"\tFIELD(tern_config_virtio, {name});" for name, _ in abi.VIRTIO_FIELDS]
     source = tmp_path / "abi.c"
     source.write_text(C_PROGRAM.replace("@FIELDS@", "\n".join(fields)))
     exe = tmp_path / "abi"
@@ -238,7 +287,8 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
                            ("tern_config_partition", abi.PARTITION_FIELDS),
                            ("tern_config_region", abi.REGION_FIELDS),
                            ("tern_config_channel", abi.CHANNEL_FIELDS),
-                           ("tern_config_channel_member", abi.CHANNEL_MEMBER_FIELDS)):
+                           ("tern_config_channel_member", abi.CHANNEL_MEMBER_FIELDS),
+                           ("tern_config_virtio", abi.VIRTIO_FIELDS)):
         for name, (offset, size) in abi.field_offsets(fields_).items():
             assert c[f"{table}.{name}"] == (offset, size), f"{table}.{name}"
     assert c["const.MAGIC"][0] == abi.CONFIG_MAGIC
@@ -258,11 +308,20 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     assert c["const.FAULT_INJECT"][0] == abi.FAULT_INJECT
     assert c["const.MAX_CHANNELS"][0] == abi.MAX_CHANNELS
     assert c["const.CHF_WRITABLE"][0] == abi.CHF_WRITABLE
+    assert c["const.MAX_CHANNELS"][0] == abi.MAX_CHANNELS == 16
+    assert c["const.CHF_FRONTEND"][0] == abi.CHF_FRONTEND == 1 << 1
+    assert c["const.MAX_VIRTIO"][0] == abi.MAX_VIRTIO == 8
+    assert (c["const.VIRTIO_NET"][0], c["const.VIRTIO_BLK"][0], c["const.VIRTIO_CONSOLE"][0]) \
+        == (abi.VIRTIO_NET, abi.VIRTIO_BLK, abi.VIRTIO_CONSOLE) == (1, 2, 3)
+    assert c["const.VF_BACKEND_TRUSTED"][0] == abi.VF_BACKEND_TRUSTED
+    assert c["sizeof.tern_config_virtio"][0] == abi.VIRTIO.size == 48
     # The v4 fields, spelled out: the generic loop above would accept both sides moving together.
     assert c["tern_config.ram_size"] == (24, 8)
     assert c["tern_config.num_channels"] == (32, 4)
     assert c["tern_config.channels_offset"] == (36, 4)
-    assert c["tern_config.reserved"] == (40, 8)
+    # v6: the virtio records' count and place where v4 had 8 reserved bytes.
+    assert c["tern_config.num_virtio"] == (40, 4)
+    assert c["tern_config.virtio_offset"] == (44, 4)
     assert c["tern_config_partition.fault_policy"] == (528, 4)
     assert c["tern_config_partition.max_restarts"] == (532, 4)
     assert c["tern_config_partition.restart_backoff_us"] == (536, 8)
@@ -270,6 +329,10 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     assert [c[f"tern_config_channel.{name}"][0] for name in
             ("name", "hpa", "size", "ipa", "doorbell_ipa", "num_members", "reserved",
              "member")] == [0, 16, 24, 32, 40, 48, 52, 56]
+    # The v6 virtio record, as the contract of issue 28's second half lays it out.
+    assert [c[f"tern_config_virtio.{name}"][0] for name in
+            ("name", "mmio_ipa", "device_id", "flags", "frontend", "backend", "channel",
+             "irq")] == [0, 16, 24, 28, 32, 36, 40, 44]
 
 
 def test_every_c_field_is_mirrored(repo_root):
@@ -281,7 +344,8 @@ def test_every_c_field_is_mirrored(repo_root):
                                  ("tern_config", abi.HEADER_FIELDS),
                                  ("tern_config_region", abi.REGION_FIELDS),
                                  ("tern_config_channel", abi.CHANNEL_FIELDS),
-                                 ("tern_config_channel_member", abi.CHANNEL_MEMBER_FIELDS)):
+                                 ("tern_config_channel_member", abi.CHANNEL_MEMBER_FIELDS),
+                                 ("tern_config_virtio", abi.VIRTIO_FIELDS)):
         body = re.search(r"struct " + struct_name + r" \{(.*?)\};", text, re.S).group(1)
         declared = re.findall(r"^\s*(?:char|u?int\d+_t|struct\s+\w+)\s+(\w+)(\[\])?", body, re.M)
         # The flexible array member (tern_config.partition[]) is the records that follow.

@@ -289,8 +289,10 @@ def test_blob_bytes(tmp_path, stub_image):
     data = (tmp_path / "work" / "config.bin").read_bytes()
     channels_offset = 48 + 3 * 544
     # Header: num_channels, channels_offset; size covers the channel records.
-    assert (u32(data, 4), u32(data, 8)) == (5, channels_offset + 2 * 184) == (5, len(data))
-    assert (u32(data, 32), u32(data, 36), u64(data, 40)) == (2, channels_offset, 0)
+    assert (u32(data, 4), u32(data, 8)) == (6, channels_offset + 2 * 184) == (6, len(data))
+    # No virtio devices: num_virtio 0, their offset the end of the channels.
+    assert (u32(data, 32), u32(data, 36), u32(data, 40), u32(data, 44)) == \
+        (2, channels_offset, 0, channels_offset + 2 * 184)
     assert channels_offset % 8 == 0
     # struct tern_config_channel: name 0, hpa 16, size 24, ipa 32, doorbell_ipa 40,
     # num_members 48, reserved 52, member[] 56 (16 bytes each: partition, flags, irq, reserved).
@@ -328,12 +330,13 @@ def test_channel_record_round_trip_and_limits():
     full = abi.ChannelRecord(name="x" * 15, hpa=1 << 31, size=64 * MiB, ipa=1 << 32,
                              doorbell_ipa=(1 << 32) + 64 * MiB,
                              members=[(k, k & 1, 224 + k) for k in range(8)])
-    blob = abi.ConfigBlob(board_cpus=2, partitions=[part], channels=[full] * 8)
+    # 16: the [[channel]]s and one per [[virtio]].
+    blob = abi.ConfigBlob(board_cpus=2, partitions=[part], channels=[full] * 16)
     data = abi.pack(blob)
-    assert len(data) == blob.size == 48 + 544 + 8 * 184
+    assert len(data) == blob.size == 48 + 544 + 16 * 184
     assert abi.unpack(data) == blob
-    with pytest.raises(ValueError, match="9 channels"):
-        abi.pack(dataclasses.replace(blob, channels=[full] * 9))
+    with pytest.raises(ValueError, match="17 channels"):
+        abi.pack(dataclasses.replace(blob, channels=[full] * 17))
     with pytest.raises(ValueError, match="9 members"):
         abi.pack(dataclasses.replace(blob, channels=[dataclasses.replace(
             full, members=[(0, 0, 224)] * 9)]))
@@ -344,8 +347,8 @@ def test_channel_record_round_trip_and_limits():
     with pytest.raises(ValueError, match="channels_offset"):
         abi.unpack(bytes(bad))
     bad = bytearray(data)
-    bad[32:36] = (9).to_bytes(4, "little")
-    with pytest.raises(ValueError, match="num_channels 9"):
+    bad[32:36] = (17).to_bytes(4, "little")
+    with pytest.raises(ValueError, match="num_channels 17"):
         abi.unpack(bytes(bad))
 
 
@@ -478,6 +481,8 @@ def test_check_text_counts_the_channels(tmp_path, stub_image):
 
 def test_the_tool_and_the_blob_agree_on_the_limits():
     from tern import config
-    assert config.MAX_CHANNELS == abi.MAX_CHANNELS == 8
+    # The blob's channels are the [[channel]]s and one per [[virtio]].
+    assert config.MAX_CHANNELS + config.MAX_VIRTIO == abi.MAX_CHANNELS == 16
+    assert config.MAX_CHANNELS == config.MAX_VIRTIO == abi.MAX_VIRTIO == 8
     assert config.MAX_CHANNEL_MEMBERS == abi.MAX_PARTITIONS
     assert layout.DOORBELL_PAGE == abi.PAGE

@@ -1,5 +1,6 @@
 """The config blob: struct tern_config, struct tern_config_partition[], then
-struct tern_config_channel[] at channels_offset.
+struct tern_config_channel[] at channels_offset and struct tern_config_virtio[] at
+virtio_offset.
 
 Mirrors hypervisor/include/tern/config_abi.h field for field (little-endian,
 no padding: every field sits at its natural alignment).  tests/tool/test_abi.py
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 CONFIG_MAGIC = 0x4E524554         # "TERN"
-CONFIG_VERSION = 5
+CONFIG_VERSION = 6
 MAX_PARTITIONS = 8
 MAX_VCPUS = 8
 NAME_LEN = 16
@@ -29,8 +30,14 @@ FAULT_POLICIES = (FAULT_STOP, FAULT_RESTART, FAULT_INJECT)
 SPI_FIRST = 32                    # INTIDs a partition may be given: the SPIs
 SPI_LAST = 1019
 PAGE = 0x1000                     # regions are 4 KiB aligned and sized
-MAX_CHANNELS = 8
+MAX_CHANNELS = 16                 # [[channel]]s and one per [[virtio]]
+MAX_VIRTIO = 8
 CHF_WRITABLE = 1 << 0             # channel member maps the memory read-write
+CHF_FRONTEND = 1 << 1             # a VirtIO device's frontend: rung, it raises the device's irq
+VIRTIO_NET = 1                    # tern_config_virtio.device_id: VirtIO 1.2's device IDs
+VIRTIO_BLK = 2
+VIRTIO_CONSOLE = 3
+VF_BACKEND_TRUSTED = 1 << 0       # the backend maps the frontend's RAM (not built yet)
 
 # (C field name, struct format) in declaration order.
 HEADER_FIELDS = (
@@ -43,7 +50,8 @@ HEADER_FIELDS = (
     ("ram_size", "Q"),
     ("num_channels", "I"),
     ("channels_offset", "I"),
-    ("reserved", "Q"),
+    ("num_virtio", "I"),
+    ("virtio_offset", "I"),
 )
 
 REGION_FIELDS = (
@@ -102,6 +110,17 @@ CHANNEL_FIELDS = (
     ("member", CHANNEL_MEMBER_FORMAT * MAX_PARTITIONS),
 )
 
+VIRTIO_FIELDS = (
+    ("name", f"{NAME_LEN}s"),
+    ("mmio_ipa", "Q"),
+    ("device_id", "I"),
+    ("flags", "I"),
+    ("frontend", "I"),
+    ("backend", "I"),
+    ("channel", "I"),
+    ("irq", "I"),
+)
+
 
 def _struct(field_table):
     return struct.Struct("<" + "".join(fmt for _, fmt in field_table))
@@ -123,6 +142,7 @@ REGION = _struct(REGION_FIELDS)
 PARTITION = _struct(PARTITION_FIELDS)
 CHANNEL_MEMBER = _struct(CHANNEL_MEMBER_FIELDS)
 CHANNEL = _struct(CHANNEL_FIELDS)
+VIRTIO = _struct(VIRTIO_FIELDS)
 
 
 class Region(NamedTuple):
@@ -193,6 +213,21 @@ class ChannelRecord:
 
 
 @dataclass
+class VirtioRecord:
+    """One struct tern_config_virtio: a device at a virtio-mmio slot of `frontend`, served by
+    `backend` through channel record `channel`."""
+
+    name: str
+    mmio_ipa: int
+    device_id: int                # VIRTIO_*
+    frontend: int                 # partition indices
+    backend: int
+    channel: int                  # index in the blob's channels
+    irq: int                      # the slot's interrupt, also in the frontend's irqs
+    flags: int = 0                # VF_*
+
+
+@dataclass
 class ConfigBlob:
     """A whole blob, header fields plus partitions and channels."""
 
@@ -203,6 +238,11 @@ class ConfigBlob:
     flags: int = 0
     ram_size: int = 0             # board RAM from the RAM base (QEMU -m), bytes
     channels: list = field(default_factory=list)
+    virtio: list = field(default_factory=list)
+    # Not in the blob: the lowest interrupt number pack() accepts in a partition's irqs, the
+    # first SPI on arm64 (the default), APLIC source 1 on riscv64, whose virtio-mmio slots
+    # interrupt at sources 1-8.
+    irq_first: int = field(default=SPI_FIRST, compare=False)
 
     @property
     def channels_offset(self):
@@ -211,8 +251,13 @@ class ConfigBlob:
         return HEADER.size + PARTITION.size * len(self.partitions)
 
     @property
-    def size(self):
+    def virtio_offset(self):
+        """Where the virtio records start: right after the channels' (a multiple of 8)."""
         return self.channels_offset + CHANNEL.size * len(self.channels)
+
+    @property
+    def size(self):
+        return self.virtio_offset + VIRTIO.size * len(self.virtio)
 
 
 def pack(blob):
@@ -221,9 +266,11 @@ def pack(blob):
         raise ValueError(f"{len(blob.partitions)} partitions (1..{MAX_PARTITIONS} supported)")
     if len(blob.channels) > MAX_CHANNELS:
         raise ValueError(f"{len(blob.channels)} channels (at most {MAX_CHANNELS} supported)")
+    if len(blob.virtio) > MAX_VIRTIO:
+        raise ValueError(f"{len(blob.virtio)} virtio devices (at most {MAX_VIRTIO} supported)")
     out = bytearray(HEADER.pack(blob.magic, blob.version, blob.size, len(blob.partitions),
                                 blob.board_cpus, blob.flags, blob.ram_size, len(blob.channels),
-                                blob.channels_offset, 0))
+                                blob.channels_offset, len(blob.virtio), blob.virtio_offset))
     for p in blob.partitions:
         name = p.name.encode("ascii")
         if not 1 <= len(name) < NAME_LEN:
@@ -236,12 +283,23 @@ def pack(blob):
         out += PARTITION.pack(name, p.ram_ipa, p.ram_hpa, p.ram_size, p.entry_ipa, p.dtb_ipa,
                               p.image_ipa, p.image_size, p.pristine_image_hpa,
                               p.pristine_dtb_hpa, p.dtb_size, len(p.cpus), p.flags, *cpus,
-                              len(p.regions), 0, *_region_values(p), *irq_bitmap(p.irqs),
+                              len(p.regions), 0, *_region_values(p),
+                              *irq_bitmap(p.irqs, blob.irq_first),
                               p.initrd_ipa, p.initrd_size, p.pristine_initrd_hpa,
                               p.fault_policy, p.max_restarts, p.restart_backoff_us)
     for c in blob.channels:
         out += _pack_channel(c)
+    for v in blob.virtio:
+        out += _pack_virtio(v)
     return bytes(out)
+
+
+def _pack_virtio(v):
+    name = v.name.encode("ascii")
+    if not 1 <= len(name) < NAME_LEN:
+        raise ValueError(f"virtio device name {v.name!r} must be 1..{NAME_LEN - 1} bytes")
+    return VIRTIO.pack(name, v.mmio_ipa, v.device_id, v.flags, v.frontend, v.backend,
+                       v.channel, v.irq)
 
 
 def _pack_channel(c):
@@ -271,12 +329,16 @@ def _region_values(p):
     return values + [0] * (len(REGION_FIELDS) * (MAX_REGIONS - len(p.regions)))
 
 
-def irq_bitmap(irqs):
-    """The irqs[] words: interrupt n is bit (n % 32) of word n / 32."""
+def irq_bitmap(irqs, first=SPI_FIRST):
+    """The irqs[] words: interrupt n is bit (n % 32) of word n / 32; `first` is the lowest
+    a partition may have (ConfigBlob.irq_first)."""
     words = [0] * IRQ_WORDS
     for n in sorted(irqs):
-        if not SPI_FIRST <= n <= SPI_LAST:
+        if first == SPI_FIRST and not SPI_FIRST <= n <= SPI_LAST:
             raise ValueError(f"INTID {n} is not an SPI ({SPI_FIRST}..{SPI_LAST})")
+        if not first <= n <= SPI_LAST:
+            raise ValueError(f"interrupt {n} is not one a partition can have "
+                             f"({first}..{SPI_LAST})")
         words[n // 32] |= 1 << (n % 32)
     return words
 
@@ -292,7 +354,7 @@ def unpack(data):
     if len(data) < HEADER.size:
         raise ValueError(f"blob of {len(data)} bytes is shorter than the header")
     (magic, version, size, count, board_cpus, flags, ram_size, num_channels,
-     channels_offset, _) = HEADER.unpack_from(data)
+     channels_offset, num_virtio, virtio_offset) = HEADER.unpack_from(data)
     partitions_end = HEADER.size + count * PARTITION.size
     # Without channels the offset may also be 0, as the hypervisor accepts.
     if channels_offset != partitions_end and (num_channels or channels_offset):
@@ -301,9 +363,15 @@ def unpack(data):
     channels_offset = partitions_end
     if num_channels > MAX_CHANNELS:
         raise ValueError(f"num_channels {num_channels} (at most {MAX_CHANNELS})")
-    if size != channels_offset + num_channels * CHANNEL.size or size > len(data):
-        raise ValueError(f"size {size} does not match {count} partitions and {num_channels} "
-                         f"channels in {len(data)} bytes")
+    channels_end = channels_offset + num_channels * CHANNEL.size
+    if virtio_offset != channels_end and (num_virtio or virtio_offset):
+        raise ValueError(f"virtio_offset {virtio_offset} is not the end of {num_channels} "
+                         f"channels")
+    if num_virtio > MAX_VIRTIO:
+        raise ValueError(f"num_virtio {num_virtio} (at most {MAX_VIRTIO})")
+    if size != channels_end + num_virtio * VIRTIO.size or size > len(data):
+        raise ValueError(f"size {size} does not match {count} partitions, {num_channels} "
+                         f"channels and {num_virtio} virtio devices in {len(data)} bytes")
     blob = ConfigBlob(board_cpus=board_cpus, magic=magic, version=version, flags=flags,
                       ram_size=ram_size)
     for i in range(count):
@@ -346,4 +414,11 @@ def unpack(data):
         blob.channels.append(ChannelRecord(
             name=name.split(b"\0", 1)[0].decode("ascii", "replace"), hpa=hpa, size=size_,
             ipa=ipa, doorbell_ipa=doorbell_ipa, members=members))
+    for i in range(num_virtio):
+        (name, mmio_ipa, device_id, vflags, frontend, backend, channel,
+         irq) = VIRTIO.unpack_from(data, channels_end + i * VIRTIO.size)
+        blob.virtio.append(VirtioRecord(
+            name=name.split(b"\0", 1)[0].decode("ascii", "replace"), mmio_ipa=mmio_ipa,
+            device_id=device_id, frontend=frontend, backend=backend, channel=channel, irq=irq,
+            flags=vflags))
     return blob

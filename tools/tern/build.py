@@ -84,6 +84,7 @@ def check_inputs_outside(system, workdir, hypervisor):
     inputs = [(f"{p.toml_key}.image", p.image_path) for p in system.partitions]
     inputs += [(f"{p.toml_key}.initrd", p.initrd_path) for p in system.partitions
                if p.initrd_path]
+    inputs += [(f"{v.toml_key}.disk", v.disk_path) for v in system.virtio if v.disk_path]
     inputs += [(f"board.pci[{i}].disk", d.disk) for i, d in enumerate(system.board.pci)
                if d.disk]
     for key, path in inputs:
@@ -108,7 +109,8 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
     # qemu.system_command gives an arm64 board QEMU's SMMUv3: the hypervisor takes it.
     # ram_size is the RAM QEMU is started with (-m), from the RAM base.
     flags = abi.CF_IOMMU if qemu.system_has_iommu(system.board.arch) else 0
-    blob = abi.ConfigBlob(board_cpus=system.board.cpus, flags=flags, ram_size=system.board.memory)
+    blob = abi.ConfigBlob(board_cpus=system.board.cpus, flags=flags, ram_size=system.board.memory,
+                          irq_first=abi.SPI_FIRST if board.gic else 1)
     partition_loads = []
     for p, pl in zip(system.partitions, placed.partitions):
         # A fresh seed each run, as QEMU writes into the bare board's device tree: Linux
@@ -117,7 +119,7 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
         # what it gathers itself.
         dts = devicetree.system_partition_dts(system.board, p, pl,
                                               rng_seed=os.urandom(devicetree.RNG_SEED_BYTES),
-                                              channels=placed.channels)
+                                              channels=placed.channels, virtio=placed.virtio)
         dtb_path = workdir / f"{p.name}.dtb"
         dtb = devicetree.compile_dts(dts, dtb_path)
         if len(dtb) > pl.dtb_area:
@@ -139,7 +141,8 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             (dtb_path, pl.pristine_dtb_hpa, f"{p.name} pristine dtb"),
         ]
         if pl.initrd_size:
-            initrd_path = p.initrd_path.resolve()
+            # Its own initrd, or the disk of a blk it serves: restored alike on a restart.
+            initrd_path = system.initrd_of(p)[0].resolve()
             partition_loads += [
                 (initrd_path, pl.initrd_hpa, f"{p.name} initrd"),
                 (initrd_path, pl.pristine_initrd_hpa, f"{p.name} pristine initrd"),
@@ -153,12 +156,14 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             | (abi.PF_IRQ_DIRECT if p.irq_direct else 0)
             | (abi.PF_UNCONFINED_DMA if p.unconfined_dma else 0),
             regions=tuple(abi.Region(r.ipa, r.hpa, r.size, abi.RF_DEVICE) for r in pl.regions),
-            irqs=pl.intids + pl.doorbell_irqs, initrd_ipa=pl.initrd_ipa, initrd_size=pl.initrd_size,
+            irqs=pl.intids + pl.doorbell_irqs + pl.virtio_irqs, initrd_ipa=pl.initrd_ipa,
+            initrd_size=pl.initrd_size,
             pristine_initrd_hpa=pl.pristine_initrd_hpa,
             fault_policy=FAULT_POLICIES[p.on_fault], max_restarts=p.max_restarts,
             restart_backoff_us=p.restart_backoff_us))
 
     blob.channels = channel_records(placed)
+    blob.virtio = virtio_records(placed)
     data = abi.pack(blob)
     if len(data) > board.config_max:
         raise ToolError(f"config blob is {len(data)} bytes, more than {board.config_max}")
@@ -174,9 +179,22 @@ def channel_records(placed):
     """The blob's channel records for the channels of layout `placed`."""
     return [abi.ChannelRecord(
         name=ch.name, hpa=ch.hpa, size=ch.size, ipa=ch.ipa, doorbell_ipa=ch.doorbell_ipa,
-        members=tuple(abi.ChannelMember(m.partition, abi.CHF_WRITABLE if m.writable else 0,
-                                        m.irq) for m in ch.members))
+        members=tuple(abi.ChannelMember(m.partition, _member_flags(m), m.irq)
+                      for m in ch.members))
         for ch in placed.channels]
+
+
+def _member_flags(m):
+    return ((abi.CHF_WRITABLE if m.writable else 0)
+            | (abi.CHF_FRONTEND if m.frontend else 0))
+
+
+def virtio_records(placed):
+    """The blob's virtio records for the [[virtio]] devices of layout `placed`."""
+    return [abi.VirtioRecord(name=v.name, mmio_ipa=v.mmio_ipa, device_id=v.device_id,
+                             frontend=v.frontend, backend=v.backend, channel=v.channel,
+                             irq=v.irq)
+            for v in placed.virtio]
 
 
 def write_command(workdir, command):

@@ -37,6 +37,8 @@ def _check_text(path):
     count = len(system.partitions)
     channels = len(system.channels)
     shared = f", {channels} channel{'s' if channels != 1 else ''}" if channels else ""
+    devices = len(system.virtio)
+    shared += f", {devices} virtio device{'s' if devices != 1 else ''}" if devices else ""
     print(f"{show_path(path)}: ok: {count} partition{'s' if count != 1 else ''}{shared} on "
           f"{board.cpus} x {board.cpu}, {format_size(board.memory)} RAM")
     print(results.format_table(TEXT_HEADERS, layout.describe(system, placed)))
@@ -111,9 +113,11 @@ def layout_doc(system, placed):
         "hypervisor": {**_range(virt.hyp_base, virt.hyp_size), "firmware": virt.firmware or None,
                        "image_hpa": virt.hyp_image_hpa, "config_hpa": virt.config_hpa},
         "qemu_dtb": _range(dtb_start, dtb_end - dtb_start),
-        "partitions": [_partition_doc(p, pl, virt) for p, pl in zip(system.partitions,
-                                                                    placed.partitions)],
-        "channels": [_channel_doc(n, ch, functions) for n, ch in enumerate(placed.channels)],
+        "partitions": [_partition_doc(system, p, pl, virt)
+                       for p, pl in zip(system.partitions, placed.partitions)],
+        "channels": [_channel_doc(n, ch, functions) for n, ch in
+                     enumerate(placed.channels[:len(system.channels)])],
+        "virtio": [_virtio_doc(system, placed, v, functions) for v in placed.virtio],
         "ram_used": {"bytes": placed.end - virt.ram_base, "start": virt.ram_base,
                      "end": placed.end},
         "rows": [dict(zip(ROW_KEYS, row)) for row in layout.describe(system, placed)],
@@ -131,6 +135,20 @@ def _channel_doc(n, ch, functions):
                         for k, m in enumerate(ch.members)]}
 
 
+def _virtio_doc(system, placed, v, functions):
+    """A [[virtio]] device: its frontend's slot (registers and interrupt), its backend and the
+    channel it serves the device over, as `channels` has them.  mediated: the backend sees
+    only what the hypervisor copies between the frontend's buffers and the channel."""
+    ch = placed.channels[v.channel]
+    disk = system.virtio[placed.virtio.index(v)].disk_path
+    return {"name": v.name, "device": v.device, "device_id": v.device_id,
+            "frontend": system.partitions[v.frontend].name,
+            "backend": system.partitions[v.backend].name,
+            "slot": {"index": v.slot, "mmio": v.mmio_ipa, "size": v.mmio_size, "irq": v.irq},
+            "channel": _channel_doc(v.channel, ch, functions),
+            "disk": str(disk) if disk else None, "mediated": True}
+
+
 def _function_doc(f):
     if f is None:
         return None
@@ -138,7 +156,7 @@ def _function_doc(f):
             "bar2_size": f.bar2_size}
 
 
-def _partition_doc(p, pl, virt):
+def _partition_doc(system, p, pl, virt):
     pristine = {"image": _range(pl.pristine_image_hpa, pl.image_size),
                 "dtb": _range(pl.pristine_dtb_hpa, pl.dtb_area)}
     if pl.initrd_size:
@@ -152,7 +170,7 @@ def _partition_doc(p, pl, virt):
         "image": {"path": str(p.image_path), "kind": p.image.kind, "arch": p.image.arch,
                   **_range(pl.image_hpa, pl.image_size, pl.image_ipa), "entry_ipa": pl.entry_ipa},
         "dtb": {**_range(pl.dtb_hpa, pl.dtb_area, pl.dtb_ipa), "register": virt.dtb_register},
-        "initrd": ({"path": str(p.initrd_path),
+        "initrd": ({"path": str(system.initrd_of(p)[0]),
                     **_range(pl.initrd_hpa, pl.initrd_size, pl.initrd_ipa)}
                    if pl.initrd_size else None),
         "devices": list(p.devices),

@@ -74,6 +74,12 @@ CHANNEL_SIZE_ALIGN = 4 * KiB
 CHANNEL_SIZE_MAX = 64 * MiB
 CHANNEL_KEYS = ("name", "size", "members", "readonly")
 
+# [[virtio]]: a VirtIO device one partition (the frontend) sees at one of the board's
+# virtio-mmio slots, served by another (the backend) through a channel of its own.
+VIRTIO_DEVICES = tuple(layout.VIRTIO_SHAPES)
+VIRTIO_KEYS = ("name", "device", "frontend", "backend", "disk", "backend_trusted")
+MAX_VIRTIO = 8
+
 BOARD_KEYS = ("arch", "cpus", "cpu", "memory", "pci")
 PARTITION_KEYS = ("name", "cpus", "memory", "image", "initrd", "wfi", "irq", "bootargs",
                   "devices", "unconfined_dma", "on_fault", "max_restarts", "restart_backoff")
@@ -155,6 +161,24 @@ class Channel:
 
 
 @dataclass(frozen=True)
+class Virtio:
+    """A VirtIO device: `frontend` drives it at a virtio-mmio slot, `backend` serves it."""
+
+    index: int
+    name: str
+    device: str                   # VIRTIO_DEVICES
+    frontend: str                 # partition names
+    backend: str
+    disk_path: Path = None        # blk with a bare-metal backend: the image it serves ...
+    disk_size: int = 0            # ... loaded as the backend's initrd
+
+    @property
+    def toml_key(self):
+        """How messages name this device's table: virtio[i]."""
+        return f"virtio[{self.index}]"
+
+
+@dataclass(frozen=True)
 class System:
     """A whole system description."""
 
@@ -162,6 +186,17 @@ class System:
     board: Board
     partitions: tuple = field(default=())
     channels: tuple = field(default=())   # Channel, in description order
+    virtio: tuple = field(default=())     # Virtio, in description order
+
+    def initrd_of(self, p):
+        """(path, size, key) of what partition `p` gets as its initrd: its own, or the disk
+        of a blk it serves (the key names the field in messages); (None, 0, None): none."""
+        if p.initrd_path is not None:
+            return p.initrd_path, p.initrd_size, f"{p.toml_key}.initrd"
+        for v in self.virtio:
+            if v.backend == p.name and v.disk_path is not None:
+                return v.disk_path, v.disk_size, f"{v.toml_key}.disk"
+        return None, 0, None
 
 
 def parse_size(value, field):
@@ -246,9 +281,9 @@ def load_system(path):
 def parse_system(doc, base_dir, source="<system>"):
     """Validate a parsed TOML document; image paths resolve against base_dir."""
     for key in doc:
-        if key not in ("board", "partition", "channel"):
-            raise ConfigError(show_key(key), "unknown key (expected [board], [[partition]] and "
-                                             "[[channel]])")
+        if key not in ("board", "partition", "channel", "virtio"):
+            raise ConfigError(show_key(key), "unknown key (expected [board], [[partition]], "
+                                             "[[channel]] and [[virtio]])")
     board = _parse_board(doc.get("board", {}), base_dir)
 
     entries = doc.get("partition")
@@ -269,8 +304,106 @@ def parse_system(doc, base_dir, source="<system>"):
         p = _parse_partition(index, entry, board, base_dir, partitions, core_owner, device_owner)
         partitions.append(p)
     channels = _parse_channels(doc.get("channel", []), board, partitions)
+    virtio = _parse_virtio(doc.get("virtio", []), board, partitions, channels, base_dir)
     return System(source=source, board=board, partitions=tuple(partitions),
-                  channels=channels)
+                  channels=channels, virtio=virtio)
+
+
+def _parse_virtio(entries, board, partitions, channels, base_dir):
+    """The [[virtio]] tables, checked against the partitions and channels already parsed."""
+    if not isinstance(entries, list) or not all(isinstance(v, dict) for v in entries):
+        raise ConfigError("virtio", "must be an array of tables ([[virtio]])")
+    virt = board.virt
+    if entries and (not virt.doorbell_irqs or virt.virtio_slots is None):
+        raise ConfigError("virtio[0]", f"not on {board.arch}: the board has no virtio-mmio "
+                                       f"slot or spare interrupt for it")
+    if len(entries) > MAX_VIRTIO:
+        raise ConfigError("virtio", f"at most {MAX_VIRTIO} virtio devices are supported "
+                                    f"(got {len(entries)})")
+    devices = []
+    for index, entry in enumerate(entries):
+        devices.append(_parse_virtio_device(index, entry, partitions, channels, devices,
+                                            base_dir))
+    # Each frontend's devices take its slots 0, 1, ... in description order.
+    slots = virt.virtio_slots.count
+    for v in devices:
+        mine = [d for d in devices if d.frontend == v.frontend]
+        if len(mine) > slots:
+            raise ConfigError(f"{mine[slots].toml_key}.frontend",
+                              f'partition "{v.frontend}" would be the frontend of {len(mine)} '
+                              f"virtio devices, but the {board.arch} board has {slots} "
+                              f"virtio-mmio slots")
+    return tuple(devices)
+
+
+def _parse_virtio_device(index, entry, partitions, channels, earlier, base_dir):
+    at = f"virtio[{index}]"
+    for key in entry:
+        if key not in VIRTIO_KEYS:
+            raise ConfigError(f"{at}.{show_key(key)}", "unknown key")
+    # One namespace with the channels: each device is a channel of the blob, named as it.
+    name = _parse_name(entry, at, (*channels, *earlier), "virtio device")
+    if "device" not in entry:
+        raise ConfigError(f"{at}.device", f"missing (the device type: "
+                                          f"{_either(VIRTIO_DEVICES)})")
+    device = entry["device"]
+    if device not in VIRTIO_DEVICES:
+        raise ConfigError(f"{at}.device", f"unknown device {_show(device)} "
+                                          f"(use {_either(VIRTIO_DEVICES)})")
+    by_name = {p.name: p for p in partitions}
+    ends = {}
+    for role, what in (("frontend", "the partition that drives the device"),
+                       ("backend", "the partition that serves it")):
+        if role not in entry:
+            raise ConfigError(f"{at}.{role}", f"missing ({what})")
+        value = entry[role]
+        if value not in by_name:
+            raise ConfigError(f"{at}.{role}", f"unknown partition {_show(value)} "
+                                              f"(known: {', '.join(by_name)})")
+        ends[role] = value
+    frontend, backend = ends["frontend"], ends["backend"]
+    if frontend == backend:
+        raise ConfigError(f"{at}.backend", f'"{backend}" is the frontend too: a device is '
+                                           f"served by another partition")
+    trusted = entry.get("backend_trusted", False)
+    if not isinstance(trusted, bool):
+        raise ConfigError(f"{at}.backend_trusted", f"must be true or false "
+                                                   f"(got {_show(trusted)})")
+    if trusted:
+        raise ConfigError(f"{at}.backend_trusted", "not built yet: the backend sees only the "
+                                                   "data the hypervisor copies for it")
+    disk_path, disk_size = _parse_virtio_disk(entry, at, device, by_name[backend], earlier,
+                                              base_dir)
+    return Virtio(index=index, name=name, device=device, frontend=frontend, backend=backend,
+                  disk_path=disk_path, disk_size=disk_size)
+
+
+def _parse_virtio_disk(entry, at, device, backend, earlier, base_dir):
+    """(path, size) of a blk's disk image, which a bare-metal backend gets as its initrd; a
+    Linux backend (its image a Linux kernel) serves a file of its own and gets none."""
+    key = f"{at}.disk"
+    disk = entry.get("disk")
+    if device != "blk":
+        if disk is not None:
+            raise ConfigError(key, f"a {device} device has no disk")
+        return None, 0
+    if backend.image.linux:
+        if disk is not None:
+            raise ConfigError(key, f'backend "{backend.name}" runs Linux: a Linux backend '
+                                   f"serves a file of its own")
+        return None, 0
+    if disk is None:
+        raise ConfigError(key, f'missing: backend "{backend.name}" is bare metal, and serves '
+                               f'the disk image given here (disk = "FILE")')
+    if backend.initrd_path is not None:
+        raise ConfigError(key, f'backend "{backend.name}" names an initrd of its own, where the '
+                               f"disk image would be loaded")
+    for other in earlier:
+        if other.backend == backend.name and other.disk_path is not None:
+            raise ConfigError(key, f'backend "{backend.name}" already serves the disk of '
+                                   f"{other.toml_key} (one disk a backend: its initrd)")
+    path, size = _parse_initrd(disk, key, base_dir)
+    return path, size
 
 
 def _parse_channels(entries, board, partitions):

@@ -137,7 +137,8 @@ def channel_node(channel, k, interrupt):
         f"\t\ttern,name = {_string(channel.name)};",
         f"\t\ttern,member = <{k}>;",
         f"\t\ttern,members = {names};",
-    ] + ([] if member.writable else ["\t\ttern,readonly;"]) + [
+    ] + ([] if member.writable else ["\t\ttern,readonly;"]) + (
+        [f"\t\ttern,virtio = {_string(channel.virtio)};"] if channel.virtio else []) + [
         f"\t\t{interrupt};",
         "\t};",
     ]
@@ -145,12 +146,27 @@ def channel_node(channel, k, interrupt):
 
 def _member_channels(name, channels):
     """[(channel, member index)] of the channels (layout.ChannelPlacement) partition `name`
-    belongs to."""
-    return [(c, k) for c in channels for k, m in enumerate(c.members) if m.name == name]
+    maps: not those of the VirtIO devices it is the frontend of."""
+    return [(c, k) for c in channels for k, m in enumerate(c.members)
+            if m.name == name and not m.frontend]
+
+
+def virtio_mmio_node(v, indent, interrupt):
+    """A [[virtio]] device (layout.VirtioPlacement) as its frontend sees it: the board's
+    virtio-mmio transport at its slot, as QEMU's own tree has it, with `interrupt` (the
+    property lines, in the board's style) and `indent` tabs."""
+    tabs = "\t" * indent
+    return [
+        f"{tabs}virtio_mmio@{v.mmio_ipa:x} {{",
+        f'{tabs}\tcompatible = "virtio,mmio";',
+        f"{tabs}\treg = {_reg(v.mmio_ipa, v.mmio_size)};",
+    ] + [f"{tabs}\t{line};" for line in interrupt] + [
+        f"{tabs}}};",
+    ]
 
 
 def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", devices=(),
-                  initrd=None, rng_seed=None, channels=(), pci_functions=()):
+                  initrd=None, rng_seed=None, channels=(), pci_functions=(), virtio=()):
     """DTS source for an arm64 partition with `num_vcpus` vCPUs and RAM at `ram_ipa`.
 
     devices: names of layout.QEMU_VIRT_ARM64.devices the partition owns; each gets its node,
@@ -160,7 +176,9 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
     random number generator).  channels: layout.ChannelPlacement; a tern,channel node for each
     the partition `name` is a member of, its doorbell an edge-triggered SPI.  pci_functions:
     layout.PciFunction, the partition's channels as ivshmem functions on an emulated PCIe host
-    bridge at the board's, each function's INTA its doorbell SPI, level-high.
+    bridge at the board's, each function's INTA its doorbell SPI, level-high.  virtio:
+    layout.VirtioPlacement of the devices the partition is the frontend of, each a
+    virtio_mmio node as QEMU's (edge-rising SPI, dma-coherent).
     """
     board = layout.QEMU_VIRT_ARM64
     uart = f"pl011@{board.uart.base:x}"
@@ -237,6 +255,10 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
         spi = channel.members[k].irq - layout.SPI_INTID_BASE
         lines += [""] + channel_node(channel, k, "interrupts = "
                                      + _cells(GIC_SPI, spi, IRQ_EDGE_RISING))
+    for v in virtio:
+        spi = v.irq - layout.SPI_INTID_BASE
+        lines += [""] + virtio_mmio_node(v, 1, [
+            "interrupts = " + _cells(GIC_SPI, spi, IRQ_EDGE_RISING), "dma-coherent"])
     lines += [
         "};",
         "",
@@ -246,7 +268,7 @@ def partition_dts(name, num_vcpus, cpu_model, ram_ipa, ram_size, bootargs="", de
 
 def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_direct=True,
                           initrd=None, rng_seed=None, devices=(), ram_hpa=None, channels=(),
-                          pci_functions=()):
+                          pci_functions=(), virtio=()):
     """DTS source for a riscv64 partition: QEMU riscv virt's own tree, cut down to what the
     partition has (its harts, RAM, the ns16550, with irq_direct an IMSIC with one S-level
     file per vCPU, the devices it owns and, if they have wired interrupts, an APLIC), in
@@ -257,7 +279,8 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
     RAM is on the board (default: at ram_ipa), which is where a device's DMA must go to reach
     it, as nothing translates DMA on this board.  channels: as partition_dts; a doorbell is an
     edge-rising source of the partition's APLIC, which a member has for it.  pci_functions: as
-    partition_dts, INTA the doorbell's APLIC source, level-high.
+    partition_dts, INTA the doorbell's APLIC source, level-high.  virtio: as partition_dts,
+    each node under /soc as QEMU's, its APLIC source level-high.
     """
     board = layout.QEMU_VIRT_RISCV64
     soc = "/soc"
@@ -314,7 +337,7 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
         lines += [""] + _riscv_imsic_node(num_vcpus)
     owned = [board.devices[d] for d in devices]
     member_of = _member_channels(name, channels)
-    if member_of or any(device.aplic_sources for device in owned):
+    if member_of or virtio or any(device.aplic_sources for device in owned):
         lines += [""] + _riscv_aplic_node(num_vcpus, irq_direct)
     # Without an IMSIC (irq = "trap") a device has nowhere to send its MSIs: it uses INTx.
     msi_parent = RISCV_IMSIC_PHANDLE if irq_direct else None
@@ -325,6 +348,10 @@ def riscv64_partition_dts(name, num_vcpus, ram_ipa, ram_size, bootargs="", irq_d
         lines += [""] + ivshmem_bridge_node(board.devices[layout.PCIE_DEVICE], True,
                                             _function_irqs(pci_functions, channels),
                                             _aplic_parent)
+    for v in virtio:
+        lines += [""] + virtio_mmio_node(v, 2, [
+            "interrupts = " + _cells(v.irq, IRQ_LEVEL_HIGH),
+            f"interrupt-parent = <{RISCV_APLIC_PHANDLE}>"])
     lines += ["\t};"]
     for channel, k in member_of:
         source = channel.members[k].irq
@@ -398,18 +425,20 @@ def _riscv_aplic_node(num_vcpus, msi_mode):
     ]
 
 
-def system_partition_dts(board, p, placed, rng_seed=None, channels=()):
+def system_partition_dts(board, p, placed, rng_seed=None, channels=(), virtio=()):
     """The device tree source of partition `p` (config.Partition) of a system on `board`
     (config.Board), laid out as `placed` (layout.PartitionPlacement); channels: the system's
-    (layout.Layout.channels), of which those `p` is a member get a node."""
+    (layout.Layout.channels), of which those `p` maps get a node; virtio: the system's
+    (layout.Layout.virtio), of which those `p` is the frontend of get a virtio_mmio node."""
     initrd = (placed.initrd_ipa, placed.initrd_size) if placed.initrd_size else None
+    mine = tuple(v for v in virtio if v.frontend == p.index)
     if board.arch == RISCV64:
         return riscv64_partition_dts(p.name, len(p.cpus), placed.ram_ipa, placed.ram_size,
                                      p.bootargs, p.irq_direct, initrd, rng_seed, p.devices,
-                                     placed.ram_hpa, channels, placed.pci_functions)
+                                     placed.ram_hpa, channels, placed.pci_functions, mine)
     return partition_dts(p.name, len(p.cpus), board.cpu, placed.ram_ipa, placed.ram_size,
                          p.bootargs, p.devices, initrd, rng_seed, channels,
-                         placed.pci_functions)
+                         placed.pci_functions, mine)
 
 
 def _pci_address(space, address):

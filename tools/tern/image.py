@@ -38,6 +38,9 @@ RISCV_IMAGE_MAGIC = b"RSC\x05"
 # address, the firmware's end rounded up to 2 MiB (hw/riscv/boot.c), 0x8020_0000 after
 # OpenSBI: where a partition's Image goes too.
 RAW_TEXT_OFFSET = {"arm64": LEGACY_TEXT_OFFSET, "riscv64": 0x200000}
+# Linux's EFI stub makes its Image a PE/COFF file too: "MZ" in code0, which both Debian
+# kernels have and a bare-metal guest's branch instruction is not.
+LINUX_EFI_MAGIC = b"MZ"
 # Headers QEMU's -kernel knows that tern does not read: a gzip file (the arm64 loader inflates
 # it) and a U-Boot uImage (both boards unwrap it).  Taken as raw they would not run: refused.
 GZIP_MAGIC = b"\x1f\x8b"
@@ -103,6 +106,7 @@ class GuestImage:
     header_image_size: int = 0
     segments: tuple = field(default=())
     elf_entry: int = 0
+    linux: bool = False           # an Image with Linux's EFI stub ("MZ"): a Linux kernel
 
     @property
     def mem_size(self):
@@ -193,11 +197,13 @@ def inspect(path, archs=(ARM64,), raw_arch=None):
                 text_offset = LEGACY_TEXT_OFFSET
             return require_arch(GuestImage(path=path, kind="Image", file_size=file_size,
                                            text_offset=text_offset,
-                                           header_image_size=image_size), archs)
+                                           header_image_size=image_size,
+                                           linux=head[:2] == LINUX_EFI_MAGIC), archs)
         if magic == RISCV_IMAGE_MAGIC:
             return require_arch(GuestImage(path=path, kind="Image", file_size=file_size,
                                            text_offset=text_offset, header_image_size=image_size,
-                                           arch=RISCV64), archs)
+                                           arch=RISCV64,
+                                           linux=head[:2] == LINUX_EFI_MAGIC), archs)
     if raw_arch is None:
         raise ImageError(f"not {_formats(archs)}: {{path}}", path)
     if not head:

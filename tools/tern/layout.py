@@ -35,6 +35,33 @@ IVSHMEM_BAR2_OFFSET = 1 * MiB     # BAR2s start this far into the window, past e
 IVSHMEM_BAR2_MIN = 4 * KiB
 PCIE_DEVICE = "pcie"              # the board device whose addresses the emulated bridge takes
 
+# A [[virtio]] device's channel (hypervisor/include/tern/virtio_channel.h, which
+# tests/tool/test_virtio_config.py checks this against): the header, config space and rings
+# below VIO_DATA, then one data slot per (queue, descriptor head).
+VIO_DATA = 0x5000
+
+
+@dataclass(frozen=True)
+class VirtioShape:
+    """A device type's fixed shape: its queues, each queue_size slots of slot_size bytes."""
+
+    device_id: int                # abi.VIRTIO_*
+    queues: int
+    queue_size: int
+    slot_size: int
+
+    @property
+    def channel_size(self):
+        """VIO_DATA and every slot, in whole 4 KiB pages."""
+        return align_up(VIO_DATA + self.queues * self.queue_size * self.slot_size, 4 * KiB)
+
+
+VIRTIO_SHAPES = {
+    "blk": VirtioShape(abi.VIRTIO_BLK, queues=1, queue_size=32, slot_size=0x8000),
+    "net": VirtioShape(abi.VIRTIO_NET, queues=2, queue_size=64, slot_size=0x800),
+    "console": VirtioShape(abi.VIRTIO_CONSOLE, queues=2, queue_size=64, slot_size=0x1000),
+}
+
 
 @dataclass(frozen=True)
 class DeviceRegion:
@@ -107,6 +134,25 @@ class Aia:
 
 
 @dataclass(frozen=True)
+class VirtioSlots:
+    """The board's virtio-mmio transports, where a [[virtio]] device's frontend finds it:
+    slot i's registers at base + i * stride (QEMU's tree gives each reg_size bytes), its
+    interrupt first_irq + i as the hypervisor numbers them (GIC INTID, APLIC source)."""
+
+    base: int
+    stride: int
+    count: int
+    first_irq: int
+    reg_size: int
+
+    def address(self, i):
+        return self.base + i * self.stride
+
+    def irq(self, i):
+        return self.first_irq + i
+
+
+@dataclass(frozen=True)
 class VirtBoard:
     """QEMU's virt board of one architecture, as tern lays a system out on it and as its
     partitions see it: every fact `[board] arch` selects."""
@@ -147,6 +193,7 @@ class VirtBoard:
     # APLIC sources); () the board's partitions cannot have channels.
     doorbell_irqs: tuple = ()
     ipa_limit: int = 0            # the first guest-physical address past a partition's stage 2
+    virtio_slots: VirtioSlots = None   # where [[virtio]] frontends see their devices
 
     @property
     def irq_kind(self):
@@ -251,7 +298,11 @@ QEMU_VIRT_ARM64 = VirtBoard(
     # The GIC has 256 SPIs (INTIDs 32-287); QEMU 7.2's hw/arm/virt.c wires SPIs 0-175 at most
     # (the platform bus ends at 112 + 64 - 1), so SPIs 224-255 are free.
     doorbell_irqs=tuple(range(224, 256)),
-    ipa_limit=4 * GiB)            # VTCR_EL2.T0SZ = 32
+    ipa_limit=4 * GiB,            # VTCR_EL2.T0SZ = 32
+    # QEMU's hw/arm/virt.c: 32 virtio-mmio transports of 0x200 bytes from 0x0a000000, SPIs
+    # 16-47 (edge-rising in its tree).
+    virtio_slots=VirtioSlots(base=0x0A00_0000, stride=0x200, count=32,
+                             first_irq=SPI_INTID_BASE + 16, reg_size=0x200))
 
 # The riscv virt board (qemu.RISCV64_MACHINE: the AIA's APLIC and IMSIC, harts with H and Sstc).
 QEMU_VIRT_RISCV64 = VirtBoard(
@@ -304,7 +355,11 @@ QEMU_VIRT_RISCV64 = VirtBoard(
     # QEMU 7.2's include/hw/riscv/virt.h: virtio 1-8, UART 10, RTC 11, PCIe 32-35, the platform
     # bus from 64; sources 48-63 are driven by nothing.
     doorbell_irqs=tuple(range(48, 64)),
-    ipa_limit=1 << 41)            # Sv39x4
+    ipa_limit=1 << 41,            # Sv39x4
+    # QEMU's hw/riscv/virt.c: 8 virtio-mmio transports a page apart from 0x10001000, APLIC
+    # sources 1-8 (level-high in its tree); a device answers the page's first 0x200 bytes.
+    virtio_slots=VirtioSlots(base=0x1000_1000, stride=0x1000, count=8, first_irq=1,
+                             reg_size=0x1000))
 
 VIRT_BOARDS = {b.arch: b for b in (QEMU_VIRT_ARM64, QEMU_VIRT_RISCV64)}
 
@@ -340,6 +395,7 @@ class PartitionPlacement:
     initrd_size: int = 0          # 0: no initrd
     pristine_initrd_hpa: int = 0
     doorbell_irqs: tuple = ()     # its doorbells as channel member, in channel order
+    virtio_irqs: tuple = ()       # its virtio-mmio slots' interrupts, as a frontend
     pci_functions: tuple = ()     # PciFunction: its channels as ivshmem functions, by device
 
     def hpa(self, ipa):
@@ -367,6 +423,7 @@ class ChannelMember:
     partition: int                # its index in the system's partitions
     writable: bool                # maps the memory read-write (else read-only)
     irq: int                      # its doorbell: a board interrupt of VirtBoard.doorbell_irqs
+    frontend: bool = False        # a VirtIO device's frontend: no mapping, irq its slot's
 
 
 @dataclass(frozen=True)
@@ -415,11 +472,28 @@ class ChannelPlacement:
     size: int
     ipa: int                      # the same in every member
     members: tuple                # ChannelMember, by member index: members, then readonly
+    virtio: str = ""              # a [[virtio]] device's channel: its device type
 
     @property
     def doorbell_ipa(self):
         """The doorbell page, trapped in every member: right after the memory."""
         return self.ipa + self.size
+
+
+@dataclass(frozen=True)
+class VirtioPlacement:
+    """A [[virtio]] device: its frontend's slot and the channel its backend serves it over."""
+
+    name: str
+    device: str                   # config.VIRTIO_DEVICES
+    device_id: int                # abi.VIRTIO_*
+    frontend: int                 # partition indices
+    backend: int
+    channel: int                  # index in Layout.channels (past the [[channel]]s)
+    slot: int                     # the frontend's i-th device: the board's slot i ...
+    mmio_ipa: int                 # ... its registers ...
+    mmio_size: int                # ... as the board's device tree gives them ...
+    irq: int                      # ... and its interrupt
 
 
 @dataclass(frozen=True)
@@ -431,7 +505,8 @@ class Layout:
     partitions: tuple
     qemu_dtb: tuple               # (start, end) left unused: QEMU's own device tree
     end: int                      # first board address past everything placed
-    channels: tuple = ()          # ChannelPlacement, in description order
+    channels: tuple = ()          # ChannelPlacement: [[channel]]s, then one per [[virtio]]
+    virtio: tuple = ()            # VirtioPlacement, in description order
 
     @property
     def ram_end(self):
@@ -485,7 +560,8 @@ def place(system):
         entry_ipa = image.entry(ram_ipa)
         dtb = dtb_ipa(ram_ipa, p.memory)
         _check_image_fits(system, p, ram_ipa, image_ipa, image_size, entry_ipa, dtb)
-        initrd_ipa = _initrd_ipa(system, p, image_ipa + image_size, dtb)
+        _, initrd_size, initrd_key = system.initrd_of(p)
+        initrd_ipa = _initrd_ipa(system, initrd_size, initrd_key, image_ipa + image_size, dtb)
         pristine_image = alloc.take(image_size)
         if pristine_image + image_size > ram_end and overflow is None:
             overflow = f"{p.toml_key}.image"
@@ -493,17 +569,17 @@ def place(system):
         if pristine_dtb + DTB_AREA > ram_end and overflow is None:
             overflow = f"{p.toml_key}.image"
         pristine_initrd = 0
-        if p.initrd_size:
-            pristine_initrd = alloc.take(p.initrd_size)
-            if pristine_initrd + p.initrd_size > ram_end and overflow is None:
-                overflow = f"{p.toml_key}.initrd"
+        if initrd_size:
+            pristine_initrd = alloc.take(initrd_size)
+            if pristine_initrd + initrd_size > ram_end and overflow is None:
+                overflow = initrd_key
         regions, intids = _device_regions(system, board, p, ram_ipa)
         placements.append(PartitionPlacement(
             name=p.name, ram_ipa=ram_ipa, ram_hpa=ram_hpa, ram_size=p.memory,
             image_ipa=image_ipa, image_size=image_size, entry_ipa=entry_ipa,
             dtb_ipa=dtb, dtb_area=DTB_AREA,
             pristine_image_hpa=pristine_image, pristine_dtb_hpa=pristine_dtb,
-            regions=regions, intids=intids, initrd_ipa=initrd_ipa, initrd_size=p.initrd_size,
+            regions=regions, intids=intids, initrd_ipa=initrd_ipa, initrd_size=initrd_size,
             pristine_initrd_hpa=pristine_initrd))
 
     # Channels come last, so that a system without one is laid out as before.
@@ -513,17 +589,79 @@ def place(system):
         if hpa + c.size > ram_end and overflow is None:
             overflow = f"{c.toml_key}.size"
         channels.append(_place_channel(system, board, c, hpa, placements, channels))
+    # Then each [[virtio]] device's channel, after the [[channel]]s as in the blob.
+    virtio = []
+    for v in system.virtio:
+        size = VIRTIO_SHAPES[v.device].channel_size
+        hpa = alloc.take(size)
+        if hpa + size > ram_end and overflow is None:
+            overflow = v.toml_key
+        placed_v, ch = _place_virtio(system, board, v, hpa, placements, channels, virtio)
+        virtio.append(placed_v)
+        channels.append(ch)
     placements = _give_doorbells(system, board, channels, placements)
+    placements = _give_slot_irqs(virtio, placements)
     placements = _give_pci_functions(system, board, channels, placements)
 
     end = alloc.next
     if overflow:
         need = format_size(end - board.ram_base, round_up=True)
-        what = "partitions and channels" if system.channels else "partitions"
+        what = ("partitions and channels" if system.channels or system.virtio
+                else "partitions")
         raise ConfigError(overflow, f"{what} need {need} but the board has "
                                     f"{format_size(board_memory)}", file=system.source)
     return Layout(board=board, board_memory=board_memory, partitions=tuple(placements),
-                  qemu_dtb=hole, end=end, channels=tuple(channels))
+                  qemu_dtb=hole, end=end, channels=tuple(channels), virtio=tuple(virtio))
+
+
+def _place_virtio(system, board, v, hpa, placements, channels, earlier):
+    """The [[virtio]] device `v` (config.Virtio): its frontend's slot, and its channel at board
+    address `hpa`, mapped by the backend alone (member 0; the frontend, member 1, is rung
+    through its slot's interrupt)."""
+    index = {p.name: i for i, p in enumerate(system.partitions)}
+    frontend, backend = index[v.frontend], index[v.backend]
+    slots = board.virtio_slots
+    slot = sum(1 for e in earlier if e.frontend == frontend)
+    mmio, irq = slots.address(slot), slots.irq(slot)
+    _check_slots_free(system, board, v, placements[frontend])
+    size = VIRTIO_SHAPES[v.device].channel_size
+    ipa = _channel_ipa(system, board, v.toml_key, size, [backend], placements, channels)
+    channel = ChannelPlacement(
+        name=v.name, hpa=hpa, size=size, ipa=ipa, virtio=v.device,
+        members=(ChannelMember(v.backend, backend, True, irq=0),
+                 ChannelMember(v.frontend, frontend, False, irq=irq, frontend=True)))
+    return VirtioPlacement(name=v.name, device=v.device,
+                           device_id=VIRTIO_SHAPES[v.device].device_id, frontend=frontend,
+                           backend=backend, channel=len(channels), slot=slot, mmio_ipa=mmio,
+                           mmio_size=slots.reg_size, irq=irq), channel
+
+
+def _check_slots_free(system, board, v, pl):
+    """A frontend that owns the board's own virtio-mmio transports (their registers or their
+    interrupts) would see them where the hypervisor puts its devices: refused."""
+    slots = board.virtio_slots
+    start, end = slots.base, slots.address(slots.count)
+    irqs = {slots.irq(i) for i in range(slots.count)}
+    for r in pl.regions:
+        if r.ipa < end and start < r.ipa + r.size:
+            raise ConfigError(f"{v.toml_key}.frontend",
+                              f'partition "{pl.name}" owns {r.name} (0x{r.ipa:x}-'
+                              f"0x{r.ipa + r.size:x}), over the board's virtio-mmio slots "
+                              f"(0x{start:x}-0x{end:x})", file=system.source)
+    owned = sorted(irqs & set(pl.intids))
+    if owned:
+        raise ConfigError(f"{v.toml_key}.frontend",
+                          f'partition "{pl.name}" owns {board.irq_kind} {owned[0]}, an '
+                          f"interrupt of the board's virtio-mmio slots", file=system.source)
+
+
+def _give_slot_irqs(virtio, placements):
+    """Each frontend's irqs get its slots' interrupts."""
+    placements = list(placements)
+    for v in virtio:
+        pl = placements[v.frontend]
+        placements[v.frontend] = replace(pl, virtio_irqs=pl.virtio_irqs + (v.irq,))
+    return placements
 
 
 def _place_channel(system, board, c, hpa, placements, earlier):
@@ -532,13 +670,24 @@ def _place_channel(system, board, c, hpa, placements, earlier):
     the same in all members; its doorbells are given by _give_doorbells."""
     index = {p.name: i for i, p in enumerate(system.partitions)}
     members = [index[name] for name in c.all_members]
+    ipa = _channel_ipa(system, board, c.toml_key, c.size, members, placements, earlier,
+                       size_key=f"{c.toml_key}.size")
+    return ChannelPlacement(name=c.name, hpa=hpa, size=c.size, ipa=ipa,
+                            members=tuple(ChannelMember(name, i, c.writable(name), irq=0)
+                                          for name, i in zip(c.all_members, members)))
+
+
+def _channel_ipa(system, board, key, size, members, placements, earlier, size_key=None):
+    """A channel's IPA in the partitions (indices) `members` that map it: the first 2 MiB
+    boundary past their RAM and the `earlier` channels' doorbell pages, with its doorbell page
+    clear of what they see there."""
     start = max(placements[i].ram_ipa + placements[i].ram_size for i in members)
     if earlier:
         start = max(start, earlier[-1].doorbell_ipa + DOORBELL_PAGE)
     ipa = align_up(start, BLOCK)
-    end = ipa + c.size + DOORBELL_PAGE
+    end = ipa + size + DOORBELL_PAGE
     if end > board.ipa_limit:
-        raise ConfigError(f"{c.toml_key}.size",
+        raise ConfigError(size_key or key,
                           f"with its doorbell page it would take IPA 0x{ipa:x}-0x{end:x}, past "
                           f"the {board.arch} board's IPA limit 0x{board.ipa_limit:x}",
                           file=system.source)
@@ -546,15 +695,13 @@ def _place_channel(system, board, c, hpa, placements, earlier):
         p, pl = system.partitions[i], placements[i]
         taken = [*((r.name, r.ipa, r.size) for r in pl.regions),
                  *board.emulated_regions(len(p.cpus))]
-        for what, base, size in taken:
-            if ipa < base + size and base < end:
-                raise ConfigError(c.toml_key, f"its memory and doorbell page at IPA "
-                                              f"0x{ipa:x}-0x{end:x} overlap {what} "
-                                              f"(0x{base:x}-0x{base + size:x}) in partition "
-                                              f'"{p.name}"', file=system.source)
-    return ChannelPlacement(name=c.name, hpa=hpa, size=c.size, ipa=ipa,
-                            members=tuple(ChannelMember(name, i, c.writable(name), irq=0)
-                                          for name, i in zip(c.all_members, members)))
+        for what, base, size_ in taken:
+            if ipa < base + size_ and base < end:
+                raise ConfigError(key, f"its memory and doorbell page at IPA "
+                                       f"0x{ipa:x}-0x{end:x} overlap {what} "
+                                       f"(0x{base:x}-0x{base + size_:x}) in partition "
+                                       f'"{p.name}"', file=system.source)
+    return ipa
 
 
 def _give_doorbells(system, board, channels, placements):
@@ -563,13 +710,20 @@ def _give_doorbells(system, board, channels, placements):
     placements with their doorbells added and fills in the channels' members."""
     spare = iter(board.doorbell_irqs)
     placements = list(placements)
-    for n, (c, ch) in enumerate(zip(system.channels, channels)):
+    for n, (c, ch) in enumerate(zip(system.channels + system.virtio, channels)):
         members = []
         for k, m in enumerate(ch.members):
+            if m.frontend:
+                # Rung through its slot's interrupt (_give_slot_irqs), not a doorbell.
+                members.append(m)
+                continue
             irq = next(spare, None)
             if irq is None:
                 first, last = board.doorbell_irqs[0], board.doorbell_irqs[-1]
-                key = f"{c.toml_key}.{'members' if k < len(c.members) else 'readonly'}"
+                if ch.virtio:
+                    key = f"{c.toml_key}.backend"
+                else:
+                    key = f"{c.toml_key}.{'members' if k < len(c.members) else 'readonly'}"
                 raise ConfigError(key, f'no spare doorbell interrupt left for "{m.name}": the '
                                        f"{board.arch} board has {len(board.doorbell_irqs)} "
                                        f"({board.irq_kind}s {first}-{last}), all given to "
@@ -597,13 +751,14 @@ def _give_pci_functions(system, board, channels, placements):
     for i, p in enumerate(system.partitions):
         if not gets_pci_bridge(p):
             continue
+        # A frontend has no function for its device's channel: it sees a virtio-mmio slot.
         mine = [(n, k) for n, ch in enumerate(channels)
-                for k, m in enumerate(ch.members) if m.partition == i]
+                for k, m in enumerate(ch.members) if m.partition == i and not m.frontend]
         bars = ivshmem_functions(window.base, [channels[n].size for n, _ in mine])
         functions = []
         for j, ((n, k), (bar0, bar2, bar2_size)) in enumerate(zip(mine, bars)):
             if bar2 + bar2_size > window.base + window.size:
-                raise ConfigError(system.channels[n].toml_key,
+                raise ConfigError((system.channels + system.virtio)[n].toml_key,
                                   f'its ivshmem function in partition "{p.name}" (BAR2 '
                                   f"0x{bar2:x}-0x{bar2 + bar2_size:x}) does not fit in the "
                                   f"PCI memory window 0x{window.base:x}-"
@@ -635,18 +790,20 @@ def _device_regions(system, board, p, ram_ipa):
     return regions, intids
 
 
-def _initrd_ipa(system, p, image_end, dtb):
-    """Where the initrd goes: right below the device tree, 2 MiB aligned, above the image.
+def _initrd_ipa(system, size, key, image_end, dtb):
+    """Where the initrd (`size` bytes, given by field `key`) goes: right below the device tree,
+    2 MiB aligned, above the image.
 
     The top of the boot window keeps it clear of the kernel, which grows past its
     image (bss, early page tables) and allocates upwards from there.
     """
-    if not p.initrd_size:
+    if not size:
         return 0
-    ipa = align_down(dtb - p.initrd_size, BLOCK)
+    ipa = align_down(dtb - size, BLOCK)
     if ipa < image_end:
-        raise ConfigError(f"{p.toml_key}.initrd",
-                          f"initrd ({format_size(p.initrd_size, round_up=True)}) does not fit "
+        what = "disk image, the backend's initrd," if key.endswith(".disk") else "initrd"
+        raise ConfigError(key,
+                          f"{what} ({format_size(size, round_up=True)}) does not fit "
                           f"between the image (ends at IPA 0x{image_end:x}) and the device tree "
                           f"(0x{dtb:x}): give the partition more memory", file=system.source)
     return ipa
@@ -706,7 +863,7 @@ def describe(system, layout):
             ("  dtb", span(pl.dtb_hpa, pl.dtb_area), format_size(pl.dtb_area),
              span(pl.dtb_ipa, pl.dtb_area), f"{board.dtb_register} at entry"),
         ] + ([("  initrd", span(pl.initrd_hpa, pl.initrd_size), format_size(pl.initrd_size),
-               span(pl.initrd_ipa, pl.initrd_size), "named in /chosen")]
+               span(pl.initrd_ipa, pl.initrd_size), _initrd_note(system, p))]
              if pl.initrd_size else []) + [(f"  {r.name}", span(r.hpa, r.size), format_size(r.size), span(r.ipa, r.size),
               "device, pass-through") for r in pl.regions]))
         groups.append((pl.pristine_image_hpa, [
@@ -720,7 +877,8 @@ def describe(system, layout):
                 (f"{p.name} initrd copy", span(pl.pristine_initrd_hpa, pl.initrd_size),
                  format_size(pl.initrd_size), "-", "pristine, for restarts")]))
     functions = member_functions(layout)
-    for n, ch in enumerate(layout.channels):
+    described = len(layout.channels) - len(layout.virtio)
+    for n, ch in enumerate(layout.channels[:described]):
         members = ", ".join(f"{m.name} {'rw' if m.writable else 'ro'} {board.irq_kind} {m.irq}"
                             for m in ch.members)
         rows = [
@@ -737,8 +895,38 @@ def describe(system, layout):
                          f"ivshmem BAR2 (memory {format_size(ch.size)}); BAR0 registers "
                          f"0x{f.bar0:08x}"))
         groups.append((ch.hpa, rows))
+    for v in layout.virtio:
+        groups.append((layout.channels[v.channel].hpa, _virtio_rows(system, layout, v, functions)))
     groups.sort(key=lambda g: g[0])
     return [row for _, rows in groups for row in rows]
+
+
+def _virtio_rows(system, layout, v, functions):
+    """`tern check`'s rows of a [[virtio]] device: its channel in the backend, the backend's
+    doorbell page and ivshmem function, the frontend's slot."""
+    def span(start, size):
+        return f"0x{start:08x}-0x{start + size:08x}"
+
+    board = layout.board
+    ch = layout.channels[v.channel]
+    backend, frontend = ch.members
+    rows = [
+        (f"virtio {v.name}", span(ch.hpa, ch.size), format_size(ch.size), span(ch.ipa, ch.size),
+         f"{v.device} served by {backend.name} (doorbell {board.irq_kind} {backend.irq}) to "
+         f"{frontend.name}; mediated: the backend sees only the data the hypervisor copies"),
+        ("  doorbell", "-", format_size(DOORBELL_PAGE), span(ch.doorbell_ipa, DOORBELL_PAGE),
+         f"trapped in {backend.name}: ring, self, members")]
+    f = functions.get((v.channel, 0))
+    if f is not None:
+        rows.append((f"  {backend.name} pci {f.bdf}", "-", format_size(f.bar2_size),
+                     span(f.bar2, f.bar2_size),
+                     f"ivshmem BAR2 (memory {format_size(ch.size)}); BAR0 registers "
+                     f"0x{f.bar0:08x}"))
+    rows.append((f"  {frontend.name} virtio-mmio", "-", format_size(v.mmio_size),
+                 span(v.mmio_ipa, v.mmio_size),
+                 f"slot {v.slot}, {board.irq_kind} {v.irq}; emulated (device ID "
+                 f"{v.device_id})"))
+    return rows
 
 
 def member_functions(layout):
@@ -758,6 +946,15 @@ def notes(system):
                                         f'"{c.name}" is no ivshmem PCI function there: only its '
                                         f"tern,channel device tree node"))
     return out
+
+
+def _initrd_note(system, p):
+    """An initrd row's notes: where it is named, and whose disk it is if it is one."""
+    key = system.initrd_of(p)[2]
+    if key.endswith(".disk"):
+        device = system.virtio[int(key[len("virtio["):key.index("]")])]
+        return f'named in /chosen; the disk of virtio "{device.name}" it serves'
+    return "named in /chosen"
 
 
 def _raw_note(image):
