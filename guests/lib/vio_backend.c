@@ -166,7 +166,6 @@ static uint32_t serve_blk(struct vio_backend *b, uint8_t *slot, uint32_t readabl
 	uint8_t *out = slot + readable;
 	uint32_t data = writable - 1;
 	uint8_t status = VIRTIO_BLK_S_IOERR;
-	uint8_t *where;
 
 	if (readable < VIRTIO_BLK_HEADER) {
 		zero_bytes(out, data);
@@ -175,8 +174,9 @@ static uint32_t serve_blk(struct vio_backend *b, uint8_t *slot, uint32_t readabl
 		uint64_t sector = get_le64(slot + 8);
 
 		switch (type) {
-		case VIRTIO_BLK_T_IN:
-			where = disk_range(b, sector, data);
+		case VIRTIO_BLK_T_IN: {
+			const uint8_t *where = disk_range(b, sector, data);
+
 			if (where) {
 				copy_bytes(out, where, data);
 				status = VIRTIO_BLK_S_OK;
@@ -184,14 +184,17 @@ static uint32_t serve_blk(struct vio_backend *b, uint8_t *slot, uint32_t readabl
 				zero_bytes(out, data);
 			}
 			break;
-		case VIRTIO_BLK_T_OUT:
-			where = disk_range(b, sector, readable - VIRTIO_BLK_HEADER);
+		}
+		case VIRTIO_BLK_T_OUT: {
+			uint8_t *where = disk_range(b, sector, readable - VIRTIO_BLK_HEADER);
+
 			if (where) {
 				copy_bytes(where, slot + VIRTIO_BLK_HEADER, readable - VIRTIO_BLK_HEADER);
 				status = VIRTIO_BLK_S_OK;
 			}
 			zero_bytes(out, data);
 			break;
+		}
 		case VIRTIO_BLK_T_GET_ID: {
 			/* "tern-NAME", NUL-padded to 20 bytes: no terminator if it fills them. */
 			static const char prefix[] = "tern-";
@@ -252,10 +255,10 @@ static bool request_fits(const struct vio_backend *b, const struct vio_request *
 
 uint32_t vio_backend_poll(struct vio_backend *b)
 {
-	volatile uint32_t *req_prod = word(b, VIO_REQUESTS + VIO_RING_PROD);
+	const volatile uint32_t *req_prod = word(b, VIO_REQUESTS + VIO_RING_PROD);
 	volatile uint32_t *req_cons = word(b, VIO_REQUESTS + VIO_RING_CONS);
 	volatile uint32_t *done_prod = word(b, VIO_COMPLETIONS + VIO_RING_PROD);
-	volatile uint32_t *done_cons = word(b, VIO_COMPLETIONS + VIO_RING_CONS);
+	const volatile uint32_t *done_cons = word(b, VIO_COMPLETIONS + VIO_RING_CONS);
 	uint32_t entries = b->num_queues * b->queue_size;
 	uint32_t prod = *req_prod;
 

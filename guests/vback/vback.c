@@ -20,7 +20,7 @@
 
 const char guest_name[] = "vback";
 
-#define MAX_DEVICES     8
+#define MAX_DEVICES     8u
 
 struct device {
 	struct channel ch;
