@@ -17,9 +17,9 @@ import pytest
 from conftest import LAT, LAT_RISCV64, REPO
 
 from tern import qemu, run_native, run_system
-from tern.runner import run_qemu
 from tern.config import dump_toml
 from tern.diskimage import SECTOR, tar_disk
+from tern.runner import run_qemu
 
 VBACK = {"arm64": REPO / "guests" / "build" / "arm64" / "vback.img",
          "riscv64": REPO / "guests" / "build" / "riscv64" / "vback.img"}
@@ -52,7 +52,7 @@ def linux_built(arch):
 def system(tmp_path, arch, disk=CONTENT):
     """rt (the latency guest) on core 1, linux (the frontend) on core 2, store (the backend)
     on core 3, and the blk device disk0 between them, its disk relative to the description."""
-    directory, console, linux_irq, lat, rt_test = LINUX[arch]
+    _, console, linux_irq, lat, rt_test = LINUX[arch]
     kernel, initrd = linux_built(arch)
     vback_built(arch)
     (tmp_path / "disk.img").write_bytes(tar_disk({"hello.txt": disk}))
