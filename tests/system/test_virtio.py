@@ -200,8 +200,9 @@ def test_vback_serves_virtio_requests_waiting_in_its_channels(tmp_path, arch):
     """No hypervisor: QEMU's board with its RAM in a file, and a device tree with two virtio
     channels in that RAM, a blk (the disk: QEMU's -initrd) and a console. The requests are
     there before vback starts; it serves them in its first look at the rings, before it
-    sleeps, and the console's line says that the blk's came first. The doorbell pages are RAM
-    too: vback's rings of member 1 are stores nobody answers."""
+    sleeps; the console's garbage line comes once every completion is published (the blk's
+    device is served first). The doorbell pages are RAM too: vback's rings of member 1 are
+    stores nobody answers."""
     vback_built(arch)
     disk = tar_disk({"hello.txt": CONTENT})
     (tmp_path / "disk.img").write_bytes(disk)
@@ -217,6 +218,9 @@ def test_vback_serves_virtio_requests_waiting_in_its_channels(tmp_path, arch):
     con.post(0, 0, b"", 64)                                          # receiveq: held
     con.post(1, 0, b"hello from the ", 0)
     con.post(1, 1, b"frontend\nsecond line\n", 0)
+    # Garbage (no head 70): its line comes after this channel's completions are published,
+    # which is when the test stops the board.
+    con.post(1, 70, b"x", 0)
 
     base = RAM_BASE[arch]
     places = [(blk, "disk0", "blk", base + CHANNELS_AT), (con, "con0", "console",
@@ -246,7 +250,7 @@ def test_vback_serves_virtio_requests_waiting_in_its_channels(tmp_path, arch):
     command = qemu.native_command(VBACK[arch], memory=RAM, arch=arch, initrd=tmp_path / "disk.img",
                                   dtb=dtb, extra=memory)
     run = run_qemu(command, timeout=60, log_path=tmp_path / "serial.log",
-                   stop_when=lambda line: line.startswith("TERN-VBACK: con0: second line"))
+                   stop_when=lambda line: line.startswith("TERN-VBACK: con0: garbage"))
     log = run.lines
     assert not run.timed_out, log[-20:]
     vback = [line for line in log if line.startswith("TERN-VBACK:")]
@@ -255,7 +259,9 @@ def test_vback_serves_virtio_requests_waiting_in_its_channels(tmp_path, arch):
                      "TERN-VBACK: disk0: garbage request skipped (the rest are counted, "
                      "not printed)",
                      "TERN-VBACK: con0: hello from the frontend",
-                     "TERN-VBACK: con0: second line"], log[-20:]
+                     "TERN-VBACK: con0: second line",
+                     "TERN-VBACK: con0: garbage request skipped (the rest are counted, "
+                     "not printed)"], log[-20:]
 
     mem = ram.read_bytes()
     at = CHANNELS_AT
@@ -281,3 +287,4 @@ def test_vback_serves_virtio_requests_waiting_in_its_channels(tmp_path, arch):
     at = CHANNELS_AT + (16 << 20)
     assert struct.unpack_from("<I", mem, at + 0x40)[0] == VIO_READY
     assert con.completions(mem[at:]) == [(1, 0, 0, 0), (1, 1, 0, 0)]         # receiveq held
+    assert struct.unpack_from("<I", mem, at + REQUESTS + 0x40)[0] == 4     # all taken
