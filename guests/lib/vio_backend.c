@@ -1,0 +1,321 @@
+#include "vio_backend.h"
+
+/*
+ * The channel is shared with the hypervisor on another core: its indices are read and written
+ * once each through volatile pointers, and fences order them against the entries and slots
+ * they publish (the compiler's own fence: dmb ish on arm64, fence rw,rw on riscv64, as
+ * channel_barrier).
+ */
+static inline void fence(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static volatile uint32_t *word(const struct vio_backend *b, uint32_t offset)
+{
+	return (volatile uint32_t *)(b->shm + offset);
+}
+
+static volatile struct vio_header *header(const struct vio_backend *b)
+{
+	return (volatile struct vio_header *)b->shm;
+}
+
+/* Byte loops: the slots may be Device memory to the backend (MMU off), where only aligned
+ * accesses are allowed. */
+static void copy_bytes(uint8_t *dst, const uint8_t *src, uint64_t n)
+{
+	while (n--)
+		*dst++ = *src++;
+}
+
+static void zero_bytes(uint8_t *dst, uint64_t n)
+{
+	while (n--)
+		*dst++ = 0;
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+
+static void put_le(uint8_t *p, uint64_t v, uint32_t bytes)
+{
+	for (uint32_t i = 0; i < bytes; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+bool vio_shape(uint32_t device_id, uint32_t *queues, uint32_t *queue_size, uint32_t *slot_size)
+{
+	switch (device_id) {
+	case VIRTIO_ID_BLK:
+		*queues = VIO_BLK_QUEUES;
+		*queue_size = VIO_BLK_QUEUE_SIZE;
+		*slot_size = VIO_BLK_SLOT_SIZE;
+		return true;
+	case VIRTIO_ID_CONSOLE:
+		*queues = VIO_CONSOLE_QUEUES;
+		*queue_size = VIO_CONSOLE_QUEUE_SIZE;
+		*slot_size = VIO_CONSOLE_SLOT_SIZE;
+		return true;
+	default:
+		return false;
+	}
+}
+
+const char *vio_backend_start(struct vio_backend *b)
+{
+	volatile struct vio_header *h = header(b);
+	uint32_t queues, queue_size, slot_size;
+
+	if (b->size < VIO_DATA)
+		return "channel smaller than a virtio channel's header and rings";
+	if (h->magic != VIO_MAGIC || h->version != VIO_VERSION)
+		return "no virtio channel header (magic or version)";
+	b->device_id = h->device_id;
+	if (!vio_shape(b->device_id, &queues, &queue_size, &slot_size))
+		return "device type not served here (blk and console are)";
+	if (h->num_queues != queues || h->queue_size != queue_size || h->slot_size != slot_size)
+		return "header's queues, queue size or slot size is not the device's shape";
+	if ((uint64_t)queues * queue_size * slot_size > b->size - VIO_DATA)
+		return "channel too small for its data slots";
+	b->num_queues = queues;
+	b->queue_size = queue_size;
+	b->slot_size = slot_size;
+	if (b->device_id == VIRTIO_ID_BLK && b->disk_size < VIRTIO_BLK_SECTOR)
+		return "no disk to serve (the partition's initrd)";
+
+	uint8_t *config = b->shm + VIO_CONFIG;
+
+	zero_bytes(config, VIO_CONFIG_SIZE);
+	if (b->device_id == VIRTIO_ID_BLK) {
+		/* struct virtio_blk_config: capacity, size_max, seg_max; little-endian. */
+		put_le(config + 0, b->disk_size / VIRTIO_BLK_SECTOR, 8);
+		put_le(config + 8, VIO_BLK_SIZE_MAX, 4);
+		put_le(config + 12, VIO_BLK_SEG_MAX, 4);
+	}
+	b->line_len = 0;
+	b->held = 0;
+	b->held_epoch = h->epoch;
+	/* The frontend must see the new config space whole once the generation moves. */
+	fence();
+	h->config_generation = h->config_generation + 1;
+	fence();
+	h->backend_ready = VIO_READY;
+	return 0;
+}
+
+bool vio_backend_pending(const struct vio_backend *b)
+{
+	return *word(b, VIO_REQUESTS + VIO_RING_PROD) != *word(b, VIO_REQUESTS + VIO_RING_CONS);
+}
+
+static void line_flush(struct vio_backend *b)
+{
+	b->line[b->line_len] = '\0';
+	if (b->line_out)
+		b->line_out(b, b->line);
+	b->line_len = 0;
+}
+
+/* Console output: whole lines; a line too long for the buffer goes out in pieces. */
+static void console_bytes(struct vio_backend *b, const uint8_t *p, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t c = p[i];
+
+		if (c == '\n') {
+			line_flush(b);
+			continue;
+		}
+		if (c == '\r')
+			continue;
+		/* What reaches the board's console is text: no escape sequences from a frontend. */
+		b->line[b->line_len++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+		if (b->line_len == VIO_LINE_MAX)
+			line_flush(b);
+	}
+}
+
+/* Where disk bytes [sector * 512, + len) are, or 0 if the disk does not hold them all. */
+static uint8_t *disk_range(const struct vio_backend *b, uint64_t sector, uint64_t len)
+{
+	if (len % VIRTIO_BLK_SECTOR || sector > b->disk_size / VIRTIO_BLK_SECTOR)
+		return 0;
+	uint64_t offset = sector * VIRTIO_BLK_SECTOR;
+
+	if (len > b->disk_size - offset)
+		return 0;
+	return b->disk + offset;
+}
+
+/*
+ * A blk request: the header (type, ioprio, sector) and OUT's data are the readable bytes, IN's
+ * data and the status byte the writable ones, the status last. Every writable byte is written
+ * (what a failed request does not fill is zeroed), so written is always `writable`.
+ */
+static uint32_t serve_blk(struct vio_backend *b, uint8_t *slot, uint32_t readable,
+			  uint32_t writable)
+{
+	uint8_t *out = slot + readable;
+	uint32_t data = writable - 1;
+	uint8_t status = VIRTIO_BLK_S_IOERR;
+
+	if (readable < VIRTIO_BLK_HEADER) {
+		zero_bytes(out, data);
+	} else {
+		uint32_t type = get_le32(slot);
+		uint64_t sector = get_le64(slot + 8);
+
+		switch (type) {
+		case VIRTIO_BLK_T_IN: {
+			const uint8_t *where = disk_range(b, sector, data);
+
+			if (where) {
+				copy_bytes(out, where, data);
+				status = VIRTIO_BLK_S_OK;
+			} else {
+				zero_bytes(out, data);
+			}
+			break;
+		}
+		case VIRTIO_BLK_T_OUT: {
+			uint8_t *where = disk_range(b, sector, readable - VIRTIO_BLK_HEADER);
+
+			if (where) {
+				copy_bytes(where, slot + VIRTIO_BLK_HEADER, readable - VIRTIO_BLK_HEADER);
+				status = VIRTIO_BLK_S_OK;
+			}
+			zero_bytes(out, data);
+			break;
+		}
+		case VIRTIO_BLK_T_GET_ID: {
+			/* "tern-NAME", NUL-padded to 20 bytes: no terminator if it fills them. */
+			static const char prefix[] = "tern-";
+			uint8_t id[VIRTIO_BLK_ID_BYTES];
+			uint32_t i = 0;
+
+			zero_bytes(id, sizeof(id));
+			for (; prefix[i]; i++)
+				id[i] = (uint8_t)prefix[i];
+			for (uint32_t k = 0; b->name[k] && i < sizeof(id); k++, i++)
+				id[i] = (uint8_t)b->name[k];
+			zero_bytes(out, data);
+			copy_bytes(out, id, data < sizeof(id) ? data : sizeof(id));
+			status = VIRTIO_BLK_S_OK;
+			break;
+		}
+		default:
+			zero_bytes(out, data);
+			status = VIRTIO_BLK_S_UNSUPP;
+			break;
+		}
+	}
+	out[data] = status;
+	return writable;
+}
+
+/*
+ * One valid request. Returns true with *written set if it is complete now, false if it is held
+ * (a console's receive buffer: there is no input).
+ */
+static bool serve(struct vio_backend *b, const struct vio_request *req, uint32_t *written)
+{
+	uint8_t *slot = b->shm + VIO_DATA +
+			((uint64_t)req->queue * b->queue_size + req->head) * b->slot_size;
+
+	*written = 0;
+	if (b->device_id == VIRTIO_ID_CONSOLE) {
+		if (req->queue == VIO_CONSOLE_RECEIVEQ) {
+			b->held++;
+			return false;
+		}
+		console_bytes(b, slot, req->readable);
+		return true;
+	}
+	/* blk: no room for the status byte is the frontend's error; its buffers go back unwritten. */
+	if (req->writable == 0)
+		return true;
+	*written = serve_blk(b, slot, req->readable, req->writable);
+	return true;
+}
+
+static bool request_fits(const struct vio_backend *b, const struct vio_request *req)
+{
+	return req->queue < b->num_queues && req->head < b->queue_size &&
+	       req->readable <= b->slot_size && req->writable <= b->slot_size &&
+	       (uint64_t)req->readable + req->writable <= b->slot_size;
+}
+
+uint32_t vio_backend_poll(struct vio_backend *b)
+{
+	const volatile uint32_t *req_prod = word(b, VIO_REQUESTS + VIO_RING_PROD);
+	volatile uint32_t *req_cons = word(b, VIO_REQUESTS + VIO_RING_CONS);
+	volatile uint32_t *done_prod = word(b, VIO_COMPLETIONS + VIO_RING_PROD);
+	const volatile uint32_t *done_cons = word(b, VIO_COMPLETIONS + VIO_RING_CONS);
+	uint32_t entries = b->num_queues * b->queue_size;
+	uint32_t prod = *req_prod;
+
+	/* The entries and slots up to prod, and the epoch they were posted in, after prod. */
+	fence();
+	uint32_t epoch = header(b)->epoch;
+	uint32_t cons = *req_cons;
+	uint32_t done = *done_prod;
+	uint32_t posted = 0;
+
+	if (epoch != b->held_epoch) {
+		/* The frontend reset the device: what it held belongs to a driver that is gone. */
+		b->held = 0;
+		b->held_epoch = epoch;
+	}
+	if (prod - cons > entries) {
+		/* More than the ring holds: not a count to trust; take nothing before it. */
+		b->garbage++;
+		cons = prod;
+	}
+	while (cons != prod) {
+		if (done - *done_cons >= entries)
+			break;  /* the hypervisor has not taken the completions yet */
+
+		const volatile struct vio_request *e = (const volatile struct vio_request *)
+			(b->shm + VIO_REQUESTS + VIO_RING_ENTRIES_AT +
+			 (cons % entries) * VIO_RING_ENTRY_SIZE);
+		struct vio_request req = { e->queue, e->head, e->readable, e->writable, e->epoch };
+		uint32_t written;
+
+		cons++;
+		if ((int32_t)(req.epoch - epoch) < 0) {
+			b->stale++;
+			continue;
+		}
+		if (req.epoch != epoch || !request_fits(b, &req)) {
+			b->garbage++;
+			continue;
+		}
+		if (!serve(b, &req, &written))
+			continue;
+
+		volatile struct vio_completion *c = (volatile struct vio_completion *)
+			(b->shm + VIO_COMPLETIONS + VIO_RING_ENTRIES_AT +
+			 (done % entries) * VIO_RING_ENTRY_SIZE);
+		c->queue = req.queue;
+		c->head = req.head;
+		c->written = written;
+		c->epoch = req.epoch;
+		c->reserved = 0;
+		done++;
+		posted++;
+		b->served++;
+	}
+	/* The slots' bytes and the entries before the indices that publish them. */
+	fence();
+	*done_prod = done;
+	*req_cons = cons;
+	return posted;
+}

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bare-metal VirtIO backend's device logic (guests/lib/vio_backend.c), run over a buffer
+ * that plays the virtio channel: the test posts requests as the hypervisor does and reads the
+ * completions and slots back.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../guests/lib/vio_backend.h"
+#include "check.h"
+#include "tests.h"
+
+#define DISK_SECTORS    64u
+
+struct rig {
+	struct vio_backend b;
+	uint8_t *disk;
+	char lines[8][VIO_LINE_MAX + 1];
+	unsigned nlines;
+};
+
+static struct vio_header *hdr(struct rig *r)
+{
+	return (struct vio_header *)r->b.shm;
+}
+
+static uint32_t *ring_word(struct rig *r, uint32_t ring, uint32_t at)
+{
+	return (uint32_t *)(r->b.shm + ring + at);
+}
+
+static uint8_t *slot(struct rig *r, uint32_t queue, uint32_t head)
+{
+	struct vio_header *h = hdr(r);
+
+	return r->b.shm + VIO_DATA + ((uint64_t)queue * h->queue_size + head) * h->slot_size;
+}
+
+static void line_out(struct vio_backend *b, const char *line)
+{
+	struct rig *r = b->owner;
+
+	if (r->nlines < 8)
+		strcpy(r->lines[r->nlines++], line);
+}
+
+/* A channel as the hypervisor leaves it at boot, for `device_id` of the given shape. */
+static void rig_init(struct rig *r, uint32_t device_id, uint32_t queues, uint32_t queue_size,
+		     uint32_t slot_size)
+{
+	uint64_t size = VIO_DATA + (uint64_t)queues * queue_size * slot_size;
+
+	memset(r, 0, sizeof(*r));
+	r->b.shm = calloc(1, size);
+	r->b.size = size;
+	strcpy(r->b.name, "disk0");
+	r->b.owner = r;
+	r->b.line_out = line_out;
+	struct vio_header *h = hdr(r);
+	h->magic = VIO_MAGIC;
+	h->version = VIO_VERSION;
+	h->device_id = device_id;
+	h->num_queues = queues;
+	h->queue_size = queue_size;
+	h->slot_size = slot_size;
+	r->disk = malloc(DISK_SECTORS * VIRTIO_BLK_SECTOR);
+	for (uint32_t i = 0; i < DISK_SECTORS * VIRTIO_BLK_SECTOR; i++)
+		r->disk[i] = (uint8_t)(i * 7 + i / VIRTIO_BLK_SECTOR);
+}
+
+static void rig_blk(struct rig *r)
+{
+	rig_init(r, VIRTIO_ID_BLK, VIO_BLK_QUEUES, VIO_BLK_QUEUE_SIZE, VIO_BLK_SLOT_SIZE);
+	r->b.disk = r->disk;
+	r->b.disk_size = DISK_SECTORS * VIRTIO_BLK_SECTOR;
+}
+
+static void rig_free(struct rig *r)
+{
+	free(r->b.shm);
+	free(r->disk);
+}
+
+/* Post a request as the hypervisor does: its readable bytes into the slot, then the entry. */
+static void post(struct rig *r, uint32_t queue, uint32_t head, const void *readable,
+		 uint32_t rlen, uint32_t writable, uint32_t epoch)
+{
+	struct vio_header *h = hdr(r);
+	uint32_t entries = h->num_queues * h->queue_size;
+	uint32_t *prod = ring_word(r, VIO_REQUESTS, VIO_RING_PROD);
+
+	if (queue < h->num_queues && head < h->queue_size && rlen <= h->slot_size)
+		memcpy(slot(r, queue, head), readable, rlen);
+	struct vio_request *e = (struct vio_request *)(r->b.shm + VIO_REQUESTS +
+		VIO_RING_ENTRIES_AT + (*prod % entries) * VIO_RING_ENTRY_SIZE);
+	*e = (struct vio_request){ (uint16_t)queue, (uint16_t)head, rlen, writable, epoch };
+	(*prod)++;
+}
+
+static void post_blk(struct rig *r, uint32_t head, uint32_t type, uint64_t sector,
+		     uint32_t writable)
+{
+	uint8_t req[VIRTIO_BLK_HEADER] = { 0 };
+
+	for (int i = 0; i < 4; i++)
+		req[i] = (uint8_t)(type >> (8 * i));
+	for (int i = 0; i < 8; i++)
+		req[8 + i] = (uint8_t)(sector >> (8 * i));
+	post(r, 0, head, req, sizeof(req), writable, hdr(r)->epoch);
+}
+
+/* The hypervisor's side: the next completion, if any, taken. */
+static bool take(struct rig *r, struct vio_completion *c)
+{
+	struct vio_header *h = hdr(r);
+	uint32_t entries = h->num_queues * h->queue_size;
+	uint32_t *prod = ring_word(r, VIO_COMPLETIONS, VIO_RING_PROD);
+	uint32_t *cons = ring_word(r, VIO_COMPLETIONS, VIO_RING_CONS);
+
+	if (*prod == *cons)
+		return false;
+	memcpy(c, r->b.shm + VIO_COMPLETIONS + VIO_RING_ENTRIES_AT +
+	       (*cons % entries) * VIO_RING_ENTRY_SIZE, sizeof(*c));
+	(*cons)++;
+	return true;
+}
+
+void test_vio_backend_start_writes_the_blk_config_and_ready(void)
+{
+	struct rig r;
+	const uint8_t *config;
+
+	rig_blk(&r);
+	CHECK(vio_backend_start(&r.b) == NULL);
+	config = r.b.shm + VIO_CONFIG;
+	/* struct virtio_blk_config, little-endian: capacity 0, size_max 8, seg_max 12. */
+	const uint8_t want[16] = { DISK_SECTORS, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x10, 0, 0, 7, 0, 0, 0 };
+	CHECK(memcmp(config, want, sizeof(want)) == 0);
+	CHECK_EQ(hdr(&r)->config_generation, 1);
+	CHECK_EQ(hdr(&r)->backend_ready, VIO_READY);
+	CHECK_EQ(r.b.device_id, VIRTIO_ID_BLK);
+	rig_free(&r);
+}
+
+void test_vio_backend_start_refuses_what_it_cannot_serve(void)
+{
+	struct rig r;
+
+	rig_blk(&r);
+	hdr(&r)->magic = 0;
+	CHECK(vio_backend_start(&r.b) != NULL);
+	hdr(&r)->magic = VIO_MAGIC;
+	hdr(&r)->version = VIO_VERSION + 1;
+	CHECK(vio_backend_start(&r.b) != NULL);
+	hdr(&r)->version = VIO_VERSION;
+	hdr(&r)->queue_size = 64;               /* not blk's shape */
+	CHECK(vio_backend_start(&r.b) != NULL);
+	hdr(&r)->queue_size = VIO_BLK_QUEUE_SIZE;
+	r.b.size = VIO_DATA + VIO_BLK_SLOT_SIZE;        /* no room for every slot */
+	CHECK(vio_backend_start(&r.b) != NULL);
+	r.b.size = VIO_DATA + (uint64_t)VIO_BLK_QUEUE_SIZE * VIO_BLK_SLOT_SIZE;
+	r.b.disk_size = 0;
+	CHECK(vio_backend_start(&r.b) != NULL);
+	r.b.disk_size = DISK_SECTORS * VIRTIO_BLK_SECTOR;
+	hdr(&r)->device_id = VIRTIO_ID_NET;
+	CHECK(vio_backend_start(&r.b) != NULL);
+	/* None of them said it was ready. */
+	CHECK_EQ(hdr(&r)->backend_ready, 0);
+	CHECK_EQ(hdr(&r)->config_generation, 0);
+	hdr(&r)->device_id = VIRTIO_ID_BLK;
+	CHECK(vio_backend_start(&r.b) == NULL);
+	rig_free(&r);
+}
+
+void test_vio_backend_blk_in_reads_the_disk(void)
+{
+	struct rig r;
+	struct vio_completion c;
+
+	rig_blk(&r);
+	CHECK(vio_backend_start(&r.b) == NULL);
+	CHECK(!vio_backend_pending(&r.b));
+	post_blk(&r, 5, VIRTIO_BLK_T_IN, 3, 2 * VIRTIO_BLK_SECTOR + 1);
+	CHECK(vio_backend_pending(&r.b));
+	CHECK_EQ(vio_backend_poll(&r.b), 1);
+	CHECK(!vio_backend_pending(&r.b));
+	CHECK(take(&r, &c));
+	CHECK_EQ(c.queue, 0);
+	CHECK_EQ(c.head, 5);
+	CHECK_EQ(c.written, 2 * VIRTIO_BLK_SECTOR + 1);
+	CHECK_EQ(c.epoch, 0);
+	uint8_t *out = slot(&r, 0, 5) + VIRTIO_BLK_HEADER;
+	CHECK(memcmp(out, r.disk + 3 * VIRTIO_BLK_SECTOR, 2 * VIRTIO_BLK_SECTOR) == 0);
+	CHECK_EQ(out[2 * VIRTIO_BLK_SECTOR], VIRTIO_BLK_S_OK);
+	CHECK(!take(&r, &c));
+	CHECK_EQ(r.b.served, 1);
+	rig_free(&r);
+}
+
+void test_vio_backend_blk_out_writes_the_disk(void)
+{
+	struct rig r;
+	struct vio_completion c;
+	uint8_t req[VIRTIO_BLK_HEADER + VIRTIO_BLK_SECTOR] = { VIRTIO_BLK_T_OUT };
+
+	rig_blk(&r);
+	CHECK(vio_backend_start(&r.b) == NULL);
+	req[8] = DISK_SECTORS - 1;              /* the last sector */
+	memset(req + VIRTIO_BLK_HEADER, 0xa5, VIRTIO_BLK_SECTOR);
+	post(&r, 0, 0, req, sizeof(req), 1, 0);
+	CHECK_EQ(vio_backend_poll(&r.b), 1);
+	CHECK(take(&r, &c));
+	CHECK_EQ(c.written, 1);
+	CHECK_EQ(slot(&r, 0, 0)[sizeof(req)], VIRTIO_BLK_S_OK);
+	for (uint32_t i = 0; i < VIRTIO_BLK_SECTOR; i++)
+		CHECK_EQ(r.disk[(DISK_SECTORS - 1) * VIRTIO_BLK_SECTOR + i], 0xa5);
+	/* And read back through IN. */
+	post_blk(&r, 1, VIRTIO_BLK_T_IN, DISK_SECTORS - 1, VIRTIO_BLK_SECTOR + 1);
+	CHECK_EQ(vio_backend_poll(&r.b), 1);
+	CHECK(take(&r, &c));
+	CHECK_EQ(slot(&r, 0, 1)[VIRTIO_BLK_HEADER + 17], 0xa5);
+	rig_free(&r);
+}
+
+void test_vio_backend_blk_get_id_and_unsupported(void)
+{
+	struct rig r;
+	struct vio_completion c;
+	uint8_t *out;
+
+	rig_blk(&r);
+	CHECK(vio_backend_start(&r.b) == NULL);
+	post_blk(&r, 2, VIRTIO_BLK_T_GET_ID, 0, VIRTIO_BLK_ID_BYTES + 1);
+	post_blk(&r, 3, 4 /* FLUSH: not offered */, 0, 1);
+	post_blk(&r, 4, 0x7fffffff, 0, 9);
+	CHECK_EQ(vio_backend_poll(&r.b), 3);
+	CHECK(take(&r, &c));
+	CHECK_EQ(c.head, 2);
+	CHECK_EQ(c.written, VIRTIO_BLK_ID_BYTES + 1);
+	out = slot(&r, 0, 2) + VIRTIO_BLK_HEADER;
+	const char want[VIRTIO_BLK_ID_BYTES] = "tern-disk0";
+	CHECK(memcmp(out, want, sizeof(want)) == 0);
+	CHECK_EQ(out[VIRTIO_BLK_ID_BYTES], VIRTIO_BLK_S_OK);
+	CHECK(take(&r, &c));
+	CHECK_EQ(c.head, 3);
+	CHECK_EQ(c.written, 1);
+	CHECK_EQ(slot(&r, 0, 3)[VIRTIO_BLK_HEADER], VIRTIO_BLK_S_UNSUPP);
+	/* The status byte is the last writable byte, whatever room comes before it. */
+	CHECK(take(&r, &c));
+	CHECK_EQ(c.head, 4);
+	CHECK_EQ(c.written, 9);
+	CHECK_EQ(slot(&r, 0, 4)[VIRTIO_BLK_HEADER + 8], VIRTIO_BLK_S_UNSUPP);
+	rig_free(&r);
+}
+
+void test_vio_backend_blk_out_of_range_is_an_io_error(void)
+{
+	struct rig r;
+	struct vio_completion c;
+	uint8_t *out;
+
+	rig_blk(&r);
+	CHECK(vio_backend_start(&r.b) == NULL);
+	/* One sector inside, the next one past the end. */
+	memset(slot(&r, 0, 0), 0xee, VIO_BLK_SLOT_SIZE);
+	post_blk(&r, 0, VIRTIO_BLK_T_IN, DISK_SECTORS - 1, 2 * VIRTIO_BLK_SECTOR + 1);
+	/* A sector whose byte offset wraps 64 bits. */
+	post_blk(&r, 1, VIRTIO_BLK_T_IN, 1ull << 55, VIRTIO_BLK_SECTOR + 1);
+	/* A read that is not whole sectors. */
+	post_blk(&r, 2, VIRTIO_BLK_T_IN, 0, 100 + 1);
+	/* A write past the end. */
+	uint8_t req[VIRTIO_BLK_HEADER + VIRTIO_BLK_SECTOR] = { VIRTIO_BLK_T_OUT };
+	req[8] = DISK_SECTORS;
+	post(&r, 0, 3, req, sizeof(req), 1, 0);
+	uint8_t before[DISK_SECTORS * VIRTIO_BLK_SECTOR];
+	memcpy(before, r.disk, sizeof(before));
+	CHECK_EQ(vio_backend_poll(&r.b), 4);
+	CHECK(take(&r, &c));
+	out = slot(&r, 0, 0) + VIRTIO_BLK_HEADER;
+	CHECK_EQ(c.written, 2 * VIRTIO_BLK_SECTOR + 1);
+	CHECK_EQ(out[2 * VIRTIO_BLK_SECTOR], VIRTIO_BLK_S_IOERR);
+	CHECK_EQ(out[0], 0);                    /* nothing of the slot's old bytes goes back */
+	CHECK(take(&r, &c));
+	CHECK_EQ(slot(&r, 0, 1)[VIRTIO_BLK_HEADER + VIRTIO_BLK_SECTOR], VIRTIO_BLK_S_IOERR);
+	CHECK(take(&r, &c));
+	CHECK_EQ(slot(&r, 0, 2)[VIRTIO_BLK_HEADER + 100], VIRTIO_BLK_S_IOERR);
+	CHECK(take(&r, &c));
+	CHECK_EQ(slot(&r, 0, 3)[sizeof(req)], VIRTIO_BLK_S_IOERR);
+	CHECK(memcmp(before, r.disk, sizeof(before)) == 0);
+	CHECK_EQ(r.b.garbage, 0);
+	rig_free(&r);
+}
+
+void test_vio_backend_blk_short_requests(void)
+{
+	struct rig r;
+	struct vio_completion c;
+
+	rig_blk(&r);
+	CHECK(vio_backend_start(&r.b) == NULL);
+	/* No writable byte: no status can be written; the buffers go back with nothing. */
+	post_blk(&r, 0, VIRTIO_BLK_T_IN, 0, 0);
+	/* A header cut short: an I/O error in the status byte. */
+	post(&r, 0, 1, "\0\0\0\0", 4, 1, 0);
+	CHECK_EQ(vio_backend_poll(&r.b), 2);
+	CHECK(take(&r, &c));
+	CHECK_EQ(c.head, 0);
+	CHECK_EQ(c.written, 0);
+	CHECK(take(&r, &c));
+	CHECK_EQ(c.head, 1);
+	CHECK_EQ(c.written, 1);
+	CHECK_EQ(slot(&r, 0, 1)[4], VIRTIO_BLK_S_IOERR);
+	rig_free(&r);
+}
+
+void test_vio_backend_skips_and_counts_garbage_requests(void)
+{
+	struct rig r;
+	struct vio_completion c;
+	uint8_t hdr_in[VIRTIO_BLK_HEADER] = { VIRTIO_BLK_T_IN };
+
+	rig_blk(&r);
+	CHECK(vio_backend_start(&r.b) == NULL);
+	post(&r, 1, 0, hdr_in, sizeof(hdr_in), 1, 0);                   /* no queue 1 */
+	post(&r, 0, VIO_BLK_QUEUE_SIZE, hdr_in, sizeof(hdr_in), 1, 0);  /* no such head */
+	post(&r, 0, 2, hdr_in, VIO_BLK_SLOT_SIZE + 1, 1, 0);            /* readable past the slot */
+	post(&r, 0, 3, hdr_in, sizeof(hdr_in), VIO_BLK_SLOT_SIZE + 1, 0);
+	post(&r, 0, 4, hdr_in, sizeof(hdr_in), 0xffffffffu, 0);         /* the sum wraps 32 bits */
+	post(&r, 0, 5, hdr_in, sizeof(hdr_in), VIO_BLK_SLOT_SIZE - 8, 0); /* together past it */
+	post(&r, 0, 6, hdr_in, sizeof(hdr_in), 1, 7);                   /* an epoch yet to come */
+	post_blk(&r, 7, VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR + 1);     /* a good one after them */
+	CHECK_EQ(vio_backend_poll(&r.b), 1);
+	CHECK_EQ(r.b.garbage, 7);
+	CHECK(take(&r, &c));
+	CHECK_EQ(c.head, 7);
+	CHECK_EQ(slot(&r, 0, 7)[VIRTIO_BLK_HEADER + VIRTIO_BLK_SECTOR], VIRTIO_BLK_S_OK);
+	CHECK(!take(&r, &c));
+	CHECK_EQ(*ring_word(&r, VIO_REQUESTS, VIO_RING_CONS), 8);
+
+	/* A request ring whose prod ran more than the ring holds ahead: nothing of it is taken. */
+	*ring_word(&r, VIO_REQUESTS, VIO_RING_PROD) += VIO_BLK_QUEUE_SIZE + 1;
+	CHECK_EQ(vio_backend_poll(&r.b), 0);
+	CHECK_EQ(r.b.garbage, 8);
+	CHECK(!vio_backend_pending(&r.b));
+	rig_free(&r);
+}
+
+void test_vio_backend_drops_requests_of_an_old_epoch(void)
+{
+	struct rig r;
+	struct vio_completion c;
+
+	rig_blk(&r);
+	CHECK(vio_backend_start(&r.b) == NULL);
+	post_blk(&r, 0, VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR + 1);
+	hdr(&r)->epoch = 1;                     /* the frontend reset the device since */
+	post_blk(&r, 1, VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR + 1);
+	CHECK_EQ(vio_backend_poll(&r.b), 1);
+	CHECK(take(&r, &c));
+	CHECK_EQ(c.head, 1);
+	CHECK_EQ(c.epoch, 1);
+	CHECK_EQ(r.b.stale, 1);
+	CHECK_EQ(r.b.garbage, 0);
+	rig_free(&r);
+}
+
+void test_vio_backend_waits_for_room_in_the_completion_ring(void)
+{
+	struct rig r;
+	struct vio_completion c;
+	uint32_t *done_cons;
+
+	rig_blk(&r);
+	CHECK(vio_backend_start(&r.b) == NULL);
+	done_cons = ring_word(&r, VIO_COMPLETIONS, VIO_RING_CONS);
+	/* The hypervisor has left a whole ring of completions untaken. */
+	*ring_word(&r, VIO_COMPLETIONS, VIO_RING_PROD) = VIO_BLK_QUEUE_SIZE;
+	post_blk(&r, 0, VIRTIO_BLK_T_IN, 0, VIRTIO_BLK_SECTOR + 1);
+	CHECK_EQ(vio_backend_poll(&r.b), 0);
+	CHECK(vio_backend_pending(&r.b));
+	*done_cons = VIO_BLK_QUEUE_SIZE;
+	CHECK_EQ(vio_backend_poll(&r.b), 1);
+	CHECK(take(&r, &c));
+	CHECK_EQ(c.head, 0);
+	CHECK_EQ(c.written, VIRTIO_BLK_SECTOR + 1);
+	rig_free(&r);
+}
+
+void test_vio_backend_console_prints_lines_and_holds_receive_buffers(void)
+{
+	struct rig r;
+	struct vio_completion c;
+	char longline[VIO_LINE_MAX + 10];
+
+	rig_init(&r, VIRTIO_ID_CONSOLE, VIO_CONSOLE_QUEUES, VIO_CONSOLE_QUEUE_SIZE,
+		 VIO_CONSOLE_SLOT_SIZE);
+	strcpy(r.b.name, "con0");
+	CHECK(vio_backend_start(&r.b) == NULL);
+	CHECK_EQ(hdr(&r)->backend_ready, VIO_READY);
+	post(&r, VIO_CONSOLE_RECEIVEQ, 0, "", 0, 64, 0);
+	post(&r, VIO_CONSOLE_RECEIVEQ, 1, "", 0, 64, 0);
+	post(&r, VIO_CONSOLE_TRANSMITQ, 0, "hello ", 6, 0, 0);
+	post(&r, VIO_CONSOLE_TRANSMITQ, 1, "world\r\nsecond\x1b[2J\n", 18, 0, 0);
+	CHECK_EQ(vio_backend_poll(&r.b), 2);
+	CHECK_EQ(r.b.held, 2);
+	CHECK_EQ(r.nlines, 2);
+	CHECK(strcmp(r.lines[0], "hello world") == 0);
+	CHECK(strcmp(r.lines[1], "second?[2J") == 0);
+	CHECK(take(&r, &c));
+	CHECK_EQ(c.queue, VIO_CONSOLE_TRANSMITQ);
+	CHECK_EQ(c.head, 0);
+	CHECK_EQ(c.written, 0);
+	CHECK(take(&r, &c));
+	CHECK_EQ(c.head, 1);
+	CHECK(!take(&r, &c));                   /* the receive buffers are held */
+
+	/* A line longer than the buffer comes out in pieces. */
+	memset(longline, 'x', sizeof(longline));
+	longline[sizeof(longline) - 1] = '\n';
+	post(&r, VIO_CONSOLE_TRANSMITQ, 2, longline, sizeof(longline), 0, 0);
+	CHECK_EQ(vio_backend_poll(&r.b), 1);
+	CHECK_EQ(r.nlines, 4);
+	CHECK_EQ(strlen(r.lines[2]), VIO_LINE_MAX);
+	CHECK_EQ(strlen(r.lines[3]), sizeof(longline) - 1 - VIO_LINE_MAX);
+
+	/* A reset of the device: what it held is gone. */
+	hdr(&r)->epoch = 1;
+	CHECK_EQ(vio_backend_poll(&r.b), 0);
+	CHECK_EQ(r.b.held, 0);
+	rig_free(&r);
+}
