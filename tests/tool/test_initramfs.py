@@ -645,3 +645,27 @@ def test_init_vio_net_backend_configures_vio0_and_reports_each_transfer(tmp_path
     assert log.read_text().splitlines() == [
         "ip addr add 10.0.2.1/24 dev vio0", "ip link set vio0 up",
         "nc -l -p 5001", "nc -l -p 5001"]
+
+
+@pytest.mark.skipif(shutil.which("sh") is None or shutil.which("md5sum") is None,
+                    reason="no sh or md5sum")
+def test_init_vio_net_backend_stops_after_the_transfers_asked(tmp_path):
+    net = tmp_path / "net"
+    net.mkdir()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    # tern-vio serves until it is killed: the fifo is never written.
+    bin_dir = fake_commands(
+        tmp_path,
+        tern_vio=f'mkdir {net}/vio0\nexec 3<>{fifo}\nread -r line <&3\n',
+        ip="",
+        nc="printf abc\n")
+    script = vio_script(tmp_path, net, "vio_transfers=2\nrun_vio_net_backend\necho returned\n")
+    proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True,
+                          env={"PATH": f"{bin_dir}:/usr/bin:/bin"}, timeout=60)
+    md5 = hashlib.md5(b"abc").hexdigest()
+    assert proc.stdout.splitlines() == [
+        "TERN-LINUX: vio-net backend up",
+        f"TERN-LINUX: vio-net received bytes=3 md5={md5}",
+        f"TERN-LINUX: vio-net received bytes=3 md5={md5}",
+        "returned"]

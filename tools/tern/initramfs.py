@@ -23,7 +23,7 @@ kernel command line asks:
     vio-net-backend  tern-vio net: serve a virtio-net channel through the TAP interface vio0
                      (10.0.2.1/24), print `TERN-LINUX: vio-net backend up`, then take TCP
                      transfers on port 5001, each printed as `TERN-LINUX: vio-net received
-                     bytes=N md5=H`, for ever
+                     bytes=N md5=H`: for ever, or `tern.vio.transfers=N` of them, then off
     vio-net-frontend the first ethN (a virtio-net) as 10.0.2.2/24: ping 10.0.2.1 five times
                      (`TERN-LINUX: vio-net ping <summary>`), then send `tern.vio.bytes=N`
                      bytes (default 1048576) of a known pattern to its port 5001
@@ -115,6 +115,7 @@ run=shell
 loops=1000
 chan_args=
 vio_bytes=1048576
+vio_transfers=0
 for arg in $(cat /proc/cmdline); do
     case $arg in
     tern.run=*) run=${arg#*=} ;;
@@ -124,6 +125,7 @@ for arg in $(cat /proc/cmdline); do
     tern.chan.size=*) chan_args="$chan_args --size ${arg#*=}" ;;
     tern.chan.member=*) chan_args="$chan_args --member ${arg#*=}" ;;
     tern.vio.bytes=*) vio_bytes=${arg#*=} ;;
+    tern.vio.transfers=*) vio_transfers=${arg#*=} ;;
     esac
 done
 set +f
@@ -245,10 +247,17 @@ run_vio_net_backend() {
     ip addr add 10.0.2.1/24 dev vio0 && ip link set vio0 up ||
         echo "TERN-LINUX: vio-net-error cannot configure vio0"
     echo "TERN-LINUX: vio-net backend up"
-    # Each transfer as it comes; the backend stays up while tern-vio serves.
+    # Each transfer as it comes; the backend stays up while tern-vio serves (a test's run
+    # ends when every partition is off: tern.vio.transfers says when).
+    received=0
     while kill -0 "$vio" 2>/dev/null; do
         if nc -l -p 5001 </dev/null >/tmp/rx; then
             echo "TERN-LINUX: vio-net received $(size_md5 /tmp/rx)"
+            received=$((received + 1))
+            if [ "$received" = "$vio_transfers" ]; then
+                kill "$vio"
+                return
+            fi
         else
             echo "TERN-LINUX: vio-net-error nc exited with status $?"
             break
