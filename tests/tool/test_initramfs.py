@@ -565,7 +565,7 @@ def test_init_has_the_vio_modes():
     assert re.search(r"^vio-net-backend\) run_vio_net_backend ;;$", initramfs.INIT, re.M)
     assert re.search(r"^vio-net-frontend\) run_vio_net_frontend ;;$", initramfs.INIT, re.M)
     assert re.search(r"^vio-blk-backend\) run_vio_blk_backend ;;$", initramfs.INIT, re.M)
-    assert f"/{initramfs.TERN_VIO} blk /{initramfs.VIO_DISK}\n" in initramfs.INIT
+    assert f"/{initramfs.TERN_VIO} blk /{initramfs.VIO_DISK} $vio_args\n" in initramfs.INIT
 
 
 def fake_commands(tmp_path, **scripts):

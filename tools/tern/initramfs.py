@@ -29,6 +29,7 @@ kernel command line asks:
                      bytes (default 1048576) of a known pattern to its port 5001
                      (`TERN-LINUX: vio-net sent bytes=N md5=H`)
     vio-blk-backend  tern-vio blk /srv/disk.img: serve a virtio-blk from the image
+                     (the vio modes pass `tern.vio.bdf=B` as --bdf, `tern.vio.once=1` as --once)
 
     PYTHONPATH=tools python3 -m tern.initramfs --root build/linux/root \
         --out build/linux/initramfs.cpio.gz [--arch arm64] [--tern-chan guests/build/arm64/tern-chan]
@@ -116,6 +117,7 @@ loops=1000
 chan_args=
 vio_bytes=1048576
 vio_transfers=0
+vio_args=
 for arg in $(cat /proc/cmdline); do
     case $arg in
     tern.run=*) run=${arg#*=} ;;
@@ -126,6 +128,8 @@ for arg in $(cat /proc/cmdline); do
     tern.chan.member=*) chan_args="$chan_args --member ${arg#*=}" ;;
     tern.vio.bytes=*) vio_bytes=${arg#*=} ;;
     tern.vio.transfers=*) vio_transfers=${arg#*=} ;;
+    tern.vio.bdf=*) vio_args="$vio_args --bdf ${arg#*=}" ;;
+    tern.vio.once=1) vio_args="$vio_args --once" ;;
     esac
 done
 set +f
@@ -237,7 +241,9 @@ size_md5() {
 
 # tern-vio prints its own TERN-LINUX lines; it returns only after an error.
 run_vio_net_backend() {
-    /usr/bin/tern-vio net &
+    set -f
+    /usr/bin/tern-vio net $vio_args &
+    set +f
     vio=$!
     if ! wait_for /sys/class/net/vio0; then
         echo "TERN-LINUX: vio-net-error no vio0"
@@ -301,8 +307,10 @@ run_vio_net_frontend() {
 }
 
 run_vio_blk_backend() {
-    /usr/bin/tern-vio blk /srv/disk.img
+    set -f
+    /usr/bin/tern-vio blk /srv/disk.img $vio_args
     status=$?
+    set +f
     [ "$status" -le 1 ] || echo "TERN-LINUX: vio-blk error=tern-vio exited with status $status"
 }
 

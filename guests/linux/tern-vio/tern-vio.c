@@ -11,6 +11,9 @@
  *     tern-vio blk FILE [--bdf B] [--name NAME]
  *         serve a virtio-blk from FILE: capacity its size / 512, size_max 4096, seg_max 7;
  *         IN, OUT, GET_ID ("tern-NAME"), anything else UNSUPP, beyond the end IOERR
+ *     --once: serve only the requests waiting at the start, print
+ *         `TERN-LINUX: vio NAME served requests=N completions=N garbage=N stale=N malformed=N`
+ *         and exit 0 (the tests' channel without a hypervisor has nobody to ring)
  *
  * The channel is the partition's channel node whose `tern,virtio` names the device type (the
  * j-th tern-channel@ADDR node by address is PCI device 1 + j), or the function at --bdf. Once
@@ -57,6 +60,7 @@ struct options {
 	const char *file;
 	const char *bdf;
 	const char *name;
+	bool once;
 };
 
 struct backend {
@@ -187,7 +191,8 @@ static void drain_tap(const struct backend *b)
 		vio_net_rx(&dev, frame, (uint32_t)n);
 }
 
-static const char *serve(const struct function *f, struct backend *b, const struct vio_ops *ops)
+static const char *serve(const struct function *f, struct backend *b, const struct vio_ops *ops,
+			 bool once)
 {
 	char path[PATH_LEN];
 	struct pollfd_ pfd[2];
@@ -211,6 +216,8 @@ static const char *serve(const struct function *f, struct backend *b, const stru
 		report_garbage();
 		if (vio_take_posted(&dev))
 			ring(f, FRONTEND);
+		if (once)
+			return 0;
 		pfd[0] = (struct pollfd_){ .fd = (int)uio, .events = POLLIN, .revents = 0 };
 		pfd[1] = (struct pollfd_){ .fd = (int)b->tap, .events = POLLIN, .revents = 0 };
 		do
@@ -238,13 +245,19 @@ static const char *parse_args(int argc, char **argv, struct options *opt)
 	opt->file = 0;
 	opt->bdf = 0;
 	opt->name = 0;
+	opt->once = false;
 	if (str_eq(opt->mode, "blk") && argc > 2)
 		opt->file = argv[i++];
 	else if (!str_eq(opt->mode, "net"))
-		return "usage: tern-vio net|blk FILE [--bdf B] [--name NAME]";
+		return "usage: tern-vio net|blk FILE [--bdf B] [--name NAME] [--once]";
 	for (; i < argc; i += 2) {
 		const char *key = argv[i], *value = i + 1 < argc ? argv[i + 1] : 0;
 
+		if (str_eq(key, "--once")) {
+			opt->once = true;
+			i--;
+			continue;
+		}
 		if (!value)
 			return "an option without its value";
 		if (str_eq(key, "--bdf"))
@@ -323,7 +336,24 @@ __attribute__((noreturn, used)) void tern_start(long *sp)
 		put(&l, f.bdf);
 		vio_ready(&dev);
 		emit(&l);
-		err = serve(&f, &b, &ops);
+		err = serve(&f, &b, &ops, opt.once);
+	}
+	if (!err) {
+		l.len = 0;
+		put(&l, "TERN-LINUX: vio ");
+		put(&l, name);
+		put(&l, " served requests=");
+		put_u64(&l, dev.stats.requests);
+		put(&l, " completions=");
+		put_u64(&l, dev.stats.completions);
+		put(&l, " garbage=");
+		put_u64(&l, dev.stats.garbage);
+		put(&l, " stale=");
+		put_u64(&l, dev.stats.stale);
+		put(&l, " malformed=");
+		put_u64(&l, dev.stats.malformed);
+		emit(&l);
+		sys(SYS_exit_group, 0, 0, 0);
 	}
 	l.len = 0;
 	put(&l, "TERN-LINUX: vio error=");
