@@ -253,6 +253,9 @@ run_vio_net_backend() {
     ip addr add 10.0.2.1/24 dev vio0 && ip link set vio0 up ||
         echo "TERN-LINUX: vio-net-error cannot configure vio0"
     echo "TERN-LINUX: vio-net backend up"
+    case $vio_args in
+    *--once*) wait; return ;;     # what waited is served: no transfers
+    esac
     # Each transfer as it comes; the backend stays up while tern-vio serves (a test's run
     # ends when every partition is off: tern.vio.transfers says when).
     received=0

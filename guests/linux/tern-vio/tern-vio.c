@@ -11,7 +11,8 @@
  *     tern-vio blk FILE [--bdf B] [--name NAME]
  *         serve a virtio-blk from FILE: capacity its size / 512, size_max 4096, seg_max 7;
  *         IN, OUT, GET_ID ("tern-NAME"), anything else UNSUPP, beyond the end IOERR
- *     --once: serve only the requests waiting at the start, print
+ *     --once: serve only the requests waiting at the start (net: once vio0 is up, and then
+ *         the tap's frames for up to ONCE_RX_MS while receive buffers are held), print
  *         `TERN-LINUX: vio NAME served requests=N completions=N garbage=N stale=N malformed=N`
  *         and exit 0 (the tests' channel without a hypervisor has nobody to ring)
  *
@@ -46,6 +47,10 @@
 #define TAP_NAME        "vio0"
 
 #define FRONTEND        1u
+#define ONCE_RX_MS      3000
+#define LINK_WAIT_MS    10000
+#define LINK_POLL_NS    10000000L
+#define IFF_UP          0x1
 #define NAME_LEN        64
 #define MAX_CHANNELS    16
 
@@ -191,6 +196,37 @@ static void drain_tap(const struct backend *b)
 		vio_net_rx(&dev, frame, (uint32_t)n);
 }
 
+/* Wait until vio0 is up (/init configures it once it exists); false after LINK_WAIT_MS. */
+static bool link_up(void)
+{
+	char text[32];
+	uint64_t flags;
+
+	for (int64_t deadline = now_ns() + LINK_WAIT_MS * 1000000L; now_ns() < deadline;
+	     sleep_ns(LINK_POLL_NS))
+		if (read_file("/sys/class/net/" TAP_NAME "/flags", text, sizeof(text)) > 0 &&
+		    parse_u64(text, 16, &flags) && (flags & IFF_UP))
+			return true;
+	return false;
+}
+
+/* --once: the tap's frames for up to `ms`, while a receive buffer is held. */
+static void drain_tap_for(const struct backend *b, uint64_t ms)
+{
+	int64_t deadline = now_ns() + (int64_t)ms * 1000000;
+	struct pollfd_ pfd;
+	struct timespec_ ts;
+	int64_t left;
+
+	while (dev.held_count && (left = deadline - now_ns()) > 0) {
+		pfd = (struct pollfd_){ .fd = (int)b->tap, .events = POLLIN, .revents = 0 };
+		ts = (struct timespec_){ .tv_sec = (long)(left / 1000000000),
+					 .tv_nsec = (long)(left % 1000000000) };
+		if (linux_syscall(SYS_ppoll, (long)&pfd, 1, (long)&ts, 0, 8, 0) > 0)
+			drain_tap(b);
+	}
+}
+
 static const char *serve(const struct function *f, struct backend *b, const struct vio_ops *ops,
 			 bool once)
 {
@@ -209,9 +245,13 @@ static const char *serve(const struct function *f, struct backend *b, const stru
 	reg_write(&f->regs, IVSHMEM_INTR_MASK, 1);
 	if (!intx_unmask(config))
 		return "cannot write the function's Command register";
+	if (once && net && !link_up())
+		return TAP_NAME " did not come up";
 	for (;;) {
 		vio_serve(&dev, ops);
-		if (net)
+		if (net && once)
+			drain_tap_for(b, ONCE_RX_MS);
+		else if (net)
 			drain_tap(b);
 		report_garbage();
 		if (vio_take_posted(&dev))
