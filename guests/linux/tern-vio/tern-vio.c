@@ -394,6 +394,7 @@ __attribute__((noreturn, used)) void tern_start(long *sp)
 		put_u64(&l, dev.stats.malformed);
 		emit(&l);
 		sys(SYS_exit_group, 0, 0, 0);
+		__builtin_unreachable();
 	}
 	l.len = 0;
 	put(&l, "TERN-LINUX: vio error=");

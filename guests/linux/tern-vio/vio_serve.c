@@ -213,7 +213,7 @@ static void blk_request(struct vio_dev *d, const struct vio_request *r, const st
 {
 	uint64_t slot = slot_at(d, r->queue, r->head), sector;
 	uint32_t type, data;
-	uint8_t hdr[VIRTIO_BLK_OUTHDR];
+	uint8_t hdr[VIRTIO_BLK_OUTHDR] = { 0 };
 
 	if (r->writable < 1) {
 		/* No room for a status: nothing can be said, only the buffer given back. */
