@@ -70,15 +70,19 @@ bench-quick: deps deps-bench
 
 # Debian's kernel, busybox-static and rt-tests, made into {Image,initramfs.cpio.gz}: arm64's in
 # build/linux/ (Debian 12), riscv64's in build/linux-riscv64/ (Debian 13, or sid if its indices
-# do not verify: see the script). The initramfs has tern-chan in it, and is remade (nothing
-# fetched again) when tern-chan changes.
-linux: tern-chan
+# do not verify: see the script). The initramfs has tern-chan and tern-vio in it, and is remade
+# (nothing fetched again) when either changes.
+linux: tern-chan tern-vio
 	scripts/linux/fetch-linux.sh arm64
 	scripts/linux/fetch-linux.sh riscv64
 
 # The Linux guest's channel program, both ports (guests/linux/tern-chan).
 tern-chan:
 	$(MAKE) -C guests tern-chan
+
+# The Linux guest's VirtIO backend, both ports (guests/linux/tern-vio).
+tern-vio:
+	$(MAKE) -C guests tern-vio
 
 # Linux on two cores beside the latency guest (examples/linux-rt.toml).
 linux-demo: deps
@@ -96,4 +100,4 @@ clean:
 	$(MAKE) -C tests/fuzz clean
 	rm -rf build
 
-.PHONY: linux tern-chan linux-demo xen-null all deps deps-bench deps-lint lint hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean fuzz fuzz-smoke coverage
+.PHONY: linux tern-chan tern-vio linux-demo xen-null all deps deps-bench deps-lint lint hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean fuzz fuzz-smoke coverage

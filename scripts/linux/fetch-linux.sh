@@ -7,8 +7,8 @@
 #                      vmlinuz is one, with an EFI stub Tern does not use)
 #   initramfs.cpio.gz  busybox-static, rt-tests' cyclictest with the libraries it needs (the
 #                      lib* packages rt-tests depends on, and libc6), the virtio and uio modules,
-#                      this tree's tern-chan (guests/build/ARCH/tern-chan: `make -C guests
-#                      tern-chan`, which `make linux` runs first) and /init
+#                      this tree's tern-chan and tern-vio (guests/build/ARCH/: `make -C guests
+#                      tern-chan tern-vio`, which `make linux` runs first) and /init
 #                      (tools/tern/initramfs.py)
 #   VERSION            package and version of the kernel (first line) and of every other
 #                      package, then the Debian suite they came from ("suite NAME")
@@ -55,6 +55,7 @@ riscv64)
 esac
 APT="$CACHE/apt"
 TERN_CHAN="$ROOT/guests/build/$ARCH/tern-chan"
+TERN_VIO="$ROOT/guests/build/$ARCH/tern-vio"
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 fail() {
@@ -198,7 +199,7 @@ make_image() {
 
 make_initramfs() {
 	if ! out=$(PYTHONPATH="$ROOT/tools" python3 -m tern.initramfs --root "$CACHE/root" \
-		--arch "$ARCH" --tern-chan "$TERN_CHAN" --out "$CACHE/initramfs.cpio.gz.tmp" 2>&1); then
+		--arch "$ARCH" --tern-chan "$TERN_CHAN" --tern-vio "$TERN_VIO" --out "$CACHE/initramfs.cpio.gz.tmp" 2>&1); then
 		rm -f "$CACHE/initramfs.cpio.gz.tmp"
 		echo "$out" >&2
 		fail "could not build the initramfs"
@@ -212,8 +213,9 @@ if stale "$CACHE/Image" "$CACHE/VERSION"; then
 	make_image
 fi
 [ -f "$TERN_CHAN" ] || fail "no $TERN_CHAN: run \`make -C guests tern-chan\` first"
+[ -f "$TERN_VIO" ] || fail "no $TERN_VIO: run \`make -C guests tern-vio\` first"
 if stale "$CACHE/initramfs.cpio.gz" "$CACHE/VERSION" "$ROOT/tools/tern/initramfs.py" \
-	"$TERN_CHAN"; then
+	"$TERN_CHAN" "$TERN_VIO"; then
 	make_initramfs
 fi
 

@@ -1,8 +1,10 @@
 """The Linux guest's initramfs (newc cpio writer, ELF and module readers, build) and disk image."""
 
 import gzip
+import hashlib
 import io
 import lzma
+import os
 import posixpath
 import re
 import shutil
@@ -220,7 +222,7 @@ def fake_root(root, modules_builtin=("pci_host_generic", "amba_pl011"),
                "virtio/virtio_pci_modern_dev": "", "block/virtio_blk": "",
                "net/virtio_net": "net_failover", "net/net_failover": "failover",
                "net/core/failover": "", "char/virtio_console": "", "gpu/unused": "",
-               "uio/uio_pci_generic": "uio", "uio/uio": ""}
+               "uio/uio_pci_generic": "uio", "uio/uio": "", "net/tun": ""}
     for path, depends in modules.items():
         name, data = compress(path + ".ko", elf_module({"depends": depends}))
         write(f"{base}/kernel/drivers/{name}", data)
@@ -235,7 +237,7 @@ def test_build(tmp_path):
     assert modules == [kernel + m + ".ko" for m in (
         "virtio/virtio_mmio", "virtio/virtio_pci_modern_dev", "virtio/virtio_pci",
         "block/virtio_blk", "net/core/failover", "net/net_failover", "net/virtio_net",
-        "char/virtio_console", "uio/uio", "uio/uio_pci_generic")]
+        "char/virtio_console", "uio/uio", "uio/uio_pci_generic", "net/tun")]
     assert members["etc/modules"][1].decode().split() == ["/" + m for m in modules]
     assert kernel + "gpu/unused.ko" not in members
     assert "usr/bin/tern-chan" not in members       # only when given
@@ -278,7 +280,7 @@ def riscv64_usr_merged_root(root):
                                      b"kernel/drivers/char/virtio_console.ko\n")
     for path, depends in (("virtio/virtio_mmio", ""), ("block/virtio_blk", ""),
                           ("net/virtio_net", ""), ("uio/uio", ""),
-                          ("uio/uio_pci_generic", "uio")):
+                          ("uio/uio_pci_generic", "uio"), ("net/tun", "")):
         write(f"{base}/kernel/drivers/{path}.ko.xz", lzma.compress(elf_module({"depends": depends})))
 
 
@@ -300,7 +302,7 @@ def test_build_riscv64_with_usr_merged(tmp_path):
     kernel = "usr/lib/modules/7.2.13+deb14-riscv64/kernel/drivers/"
     assert modules == [kernel + m + ".ko" for m in (
         "virtio/virtio_mmio", "block/virtio_blk", "net/virtio_net", "uio/uio",
-        "uio/uio_pci_generic")]
+        "uio/uio_pci_generic", "net/tun")]
     assert members["etc/modules"][1].decode().split() == ["/" + m for m in modules]
     assert members["init"][1] == initramfs.INIT.encode()      # the same /init on every arch
     for mount_point in ("proc", "sys", "tmp", "root", "usr/sbin"):
@@ -513,3 +515,157 @@ def test_init_chan_runs_tern_chan_with_the_command_lines_options(tmp_path, statu
 def test_init_has_the_chan_modes():
     assert re.search(r"^chan\) run_chan pong chan ;;$", initramfs.INIT, re.M)
     assert re.search(r"^chan-probe\) run_chan probe chan-probe ;;$", initramfs.INIT, re.M)
+
+
+def test_build_adds_tern_vio_and_its_disk(tmp_path):
+    riscv64_usr_merged_root(tmp_path / "root")
+    program = tmp_path / "tern-vio"
+    data = bytearray(elf_program())
+    struct.pack_into("<H", data, 18, 243)           # e_machine: EM_RISCV
+    program.write_bytes(data)
+    disk = tmp_path / "disk.img"
+    disk.write_bytes(bytes(range(256)) * 8)
+    archive, modules = build(tmp_path / "root", "riscv64", tern_vio=program, vio_disk=disk)
+    members = {name: (fields, data) for name, fields, data in parse_newc(archive.to_bytes())}
+    assert members[initramfs.TERN_VIO][0]["mode"] == stat.S_IFREG | 0o755
+    assert members[initramfs.TERN_VIO][1] == program.read_bytes()
+    assert members["srv/disk.img"][1] == disk.read_bytes()
+    assert "usr/bin/tern-chan" not in members
+    # /dev/net/tun for tern-vio net: tun is loaded with the other modules.
+    assert any(m.endswith("/net/tun.ko") for m in modules)
+
+
+def test_build_refuses_a_tern_vio_of_another_arch_or_a_missing_disk(tmp_path):
+    riscv64_usr_merged_root(tmp_path / "root")
+    program = tmp_path / "tern-vio"
+    program.write_bytes(elf_program())             # aarch64, not riscv64
+    with pytest.raises(ToolError, match="tern-vio: not a 64-bit riscv64 ELF program"):
+        build(tmp_path / "root", "riscv64", tern_vio=program)
+    with pytest.raises(ToolError, match="make -C guests tern-vio"):
+        build(tmp_path / "root", "riscv64", tern_vio=tmp_path / "missing")
+    with pytest.raises(ToolError, match="missing.img"):
+        build(tmp_path / "root", "riscv64", vio_disk=tmp_path / "missing.img")
+
+
+def test_main_takes_tern_vio_and_the_disk(tmp_path):
+    fake_root(tmp_path / "root")
+    program = tmp_path / "tern-vio"
+    program.write_bytes(elf_program())
+    disk = tmp_path / "disk.img"
+    disk.write_bytes(b"\1" * 1024)
+    out = tmp_path / "initramfs.cpio.gz"
+    assert initramfs.main(["--root", str(tmp_path / "root"), "--out", str(out),
+                           "--tern-vio", str(program), "--vio-disk", str(disk)]) == 0
+    members = {name: data for name, _, data in parse_newc(gzip.decompress(out.read_bytes()))}
+    assert members["usr/bin/tern-vio"] == program.read_bytes()
+    assert members["srv/disk.img"] == b"\1" * 1024
+
+
+def test_init_has_the_vio_modes():
+    assert re.search(r"^vio-net-backend\) run_vio_net_backend ;;$", initramfs.INIT, re.M)
+    assert re.search(r"^vio-net-frontend\) run_vio_net_frontend ;;$", initramfs.INIT, re.M)
+    assert re.search(r"^vio-blk-backend\) run_vio_blk_backend ;;$", initramfs.INIT, re.M)
+    assert f"/{initramfs.TERN_VIO} blk /{initramfs.VIO_DISK} $vio_args\n" in initramfs.INIT
+
+
+def fake_commands(tmp_path, **scripts):
+    """A directory of sh scripts named as the keys (underscores for dashes): PATH for /init's
+    functions, so that they run on the host with these in place of the guest's applets."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in scripts.items():
+        path = bin_dir / name.replace("_", "-")
+        path.write_text("#!/bin/sh\n" + text)
+        path.chmod(0o755)
+    return bin_dir
+
+
+def vio_script(tmp_path, net, body):
+    """/init's helpers and vio functions with /sys/class/net and tern-vio in tmp_path."""
+    helpers = (init_part("oneline() {", "}") + init_part("wait_for() {", "}") +
+               init_part("size_md5() {", "}"))
+    functions = (init_part("run_vio_net_backend() {", "}") +
+                 init_part("run_vio_net_frontend() {", "}"))
+    return (helpers + functions).replace("/sys/class/net", str(net)).replace(
+        f"/{initramfs.TERN_VIO}", str(tmp_path / "bin/tern-vio")) + body
+
+
+@pytest.mark.skipif(shutil.which("sh") is None or shutil.which("md5sum") is None,
+                    reason="no sh or md5sum")
+def test_init_vio_net_frontend_pings_then_sends_the_pattern(tmp_path):
+    net = tmp_path / "net"
+    (net / "eth0").mkdir(parents=True)
+    log = tmp_path / "log"
+    received = tmp_path / "received"
+    bin_dir = fake_commands(
+        tmp_path,
+        ip=f'echo "ip $*" >>{log}\n',
+        ping=f'echo "ping $*" >>{log}\n'
+             'echo "5 packets transmitted, 5 packets received, 0% packet loss"\n',
+        nc=f'echo "nc $*" >>{log}\ncat >{received}\n')
+    script = vio_script(tmp_path, net, "vio_bytes=100000\nrun_vio_net_frontend\n")
+    proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True,
+                          env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+    pattern = (b"Tern virtio-net 0123456789abcdefghijklmnopqrstuvwxyz\n" * 2000)[:100000]
+    assert received.read_bytes() == pattern
+    md5 = hashlib.md5(pattern).hexdigest()
+    assert proc.stdout.splitlines() == [
+        "TERN-LINUX: vio-net ping 5 packets transmitted, 5 packets received, 0% packet loss",
+        f"TERN-LINUX: vio-net sent bytes=100000 md5={md5}"]
+    assert log.read_text().splitlines() == [
+        "ip addr add 10.0.2.2/24 dev eth0", "ip link set eth0 up",
+        "ping -c 1 -W 1 10.0.2.1", "ping -c 5 10.0.2.1", "nc -w 30 10.0.2.1 5001"]
+
+
+@pytest.mark.skipif(shutil.which("sh") is None or shutil.which("md5sum") is None,
+                    reason="no sh or md5sum")
+def test_init_vio_net_backend_configures_vio0_and_reports_each_transfer(tmp_path):
+    net = tmp_path / "net"
+    net.mkdir()
+    log = tmp_path / "log"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    calls = tmp_path / "calls"
+    # tern-vio makes vio0 and serves until the second nc call tells it to stop; the first nc
+    # call receives "hello", the second fails.
+    bin_dir = fake_commands(
+        tmp_path,
+        tern_vio=f'mkdir {net}/vio0\nread -r line <{fifo}\n',
+        ip=f'echo "ip $*" >>{log}\n',
+        nc=f'echo "nc $*" >>{log}\necho x >>{calls}\n'
+           f'if [ "$(wc -l <{calls})" -eq 1 ]; then printf hello; exit 0; fi\n'
+           f'echo stop >{fifo}\nexit 3\n')
+    script = vio_script(tmp_path, net, "run_vio_net_backend\n")
+    proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True,
+                          env={"PATH": f"{bin_dir}:/usr/bin:/bin"}, cwd=tmp_path, timeout=60)
+    assert proc.stdout.splitlines() == [
+        "TERN-LINUX: vio-net backend up",
+        f"TERN-LINUX: vio-net received bytes=5 md5={hashlib.md5(b'hello').hexdigest()}",
+        "TERN-LINUX: vio-net-error nc exited with status 3"]
+    assert log.read_text().splitlines() == [
+        "ip addr add 10.0.2.1/24 dev vio0", "ip link set vio0 up",
+        "nc -l -p 5001", "nc -l -p 5001"]
+
+
+@pytest.mark.skipif(shutil.which("sh") is None or shutil.which("md5sum") is None,
+                    reason="no sh or md5sum")
+def test_init_vio_net_backend_stops_after_the_transfers_asked(tmp_path):
+    net = tmp_path / "net"
+    net.mkdir()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    # tern-vio serves until it is killed: the fifo is never written.
+    bin_dir = fake_commands(
+        tmp_path,
+        tern_vio=f'mkdir {net}/vio0\nexec 3<>{fifo}\nread -r line <&3\n',
+        ip="",
+        nc="printf abc\n")
+    script = vio_script(tmp_path, net, "vio_transfers=2\nrun_vio_net_backend\necho returned\n")
+    proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True,
+                          env={"PATH": f"{bin_dir}:/usr/bin:/bin"}, timeout=60)
+    md5 = hashlib.md5(b"abc").hexdigest()
+    assert proc.stdout.splitlines() == [
+        "TERN-LINUX: vio-net backend up",
+        f"TERN-LINUX: vio-net received bytes=3 md5={md5}",
+        f"TERN-LINUX: vio-net received bytes=3 md5={md5}",
+        "returned"]

@@ -4,8 +4,10 @@ The guest is made only of Debian packages of one architecture (arm64 or riscv64,
 which scripts/linux/fetch-linux.sh unpacks into one tree (build/linux/root, or
 build/linux-riscv64/root). `build()` takes from that tree busybox, cyclictest with the shared
 libraries and loader it needs, the kernel's virtio drivers that Debian builds as modules and
-uio_pci_generic, and adds /init (INIT below), the same on every architecture, and the
-architecture's tern-chan (guests/linux/tern-chan, built by `make -C guests tern-chan`) when given. /init prints
+uio_pci_generic, tun, and adds /init (INIT below), the same on every architecture, the
+architecture's tern-chan and tern-vio (guests/linux/tern-chan and tern-vio, built by
+`make -C guests tern-chan tern-vio`) when given, and a disk image for tern-vio at /srv/disk.img
+when given. /init prints
 `TERN-LINUX: ready cpus=N kernel=VERSION` once the guest is up, then does what `tern.run=` on the
 kernel command line asks:
 
@@ -18,9 +20,20 @@ kernel command line asks:
                      `tern.chan.size=BYTES` gives the channel's size, `tern.chan.member=K`
                      this member's index in place of the function's IVPosition)
     chan-probe       tern-chan probe: find, bind and map the function, print what it has
+    vio-net-backend  tern-vio net: serve a virtio-net channel through the TAP interface vio0
+                     (10.0.2.1/24), print `TERN-LINUX: vio-net backend up`, then take TCP
+                     transfers on port 5001, each printed as `TERN-LINUX: vio-net received
+                     bytes=N md5=H`: for ever, or `tern.vio.transfers=N` of them, then off
+    vio-net-frontend the first ethN (a virtio-net) as 10.0.2.2/24: ping 10.0.2.1 five times
+                     (`TERN-LINUX: vio-net ping <summary>`), then send `tern.vio.bytes=N`
+                     bytes (default 1048576) of a known pattern to its port 5001
+                     (`TERN-LINUX: vio-net sent bytes=N md5=H`)
+    vio-blk-backend  tern-vio blk /srv/disk.img: serve a virtio-blk from the image
+                     (the vio modes pass `tern.vio.bdf=B` as --bdf, `tern.vio.once=1` as --once)
 
     PYTHONPATH=tools python3 -m tern.initramfs --root build/linux/root \
         --out build/linux/initramfs.cpio.gz [--arch arm64] [--tern-chan guests/build/arm64/tern-chan]
+        [--tern-vio guests/build/arm64/tern-vio] [--vio-disk FILE]
 
 A tree with /usr merged (Debian 13 on: /bin, /sbin and /lib are links into /usr, and packages
 ship their files under usr/ only) gives an archive with the same links.
@@ -54,8 +67,8 @@ class GuestArch:
     """What differs between the architectures' packages: where shared libraries are, searched
     in this order (Debian's loader searches its multiarch directories without an ld.so.cache,
     so none is needed in the guest), and the drivers for the devices QEMU virt gives a guest
-    (virtio over MMIO and over PCIe, the UART, the PCIe host bridge) and uio_pci_generic (a
-    channel's ivshmem PCI function to user space): those Debian builds as modules go in with
+    (virtio over MMIO and over PCIe, the UART, the PCIe host bridge), uio_pci_generic (a
+    channel's ivshmem PCI function to user space) and tun (tern-vio's TAP interface): those Debian builds as modules go in with
     what they depend on, the ones built into its kernel are skipped."""
 
     library_dirs: tuple
@@ -63,7 +76,7 @@ class GuestArch:
 
 
 VIRTIO_MODULES = ("virtio_mmio", "virtio_pci", "virtio_blk", "virtio_net", "virtio_console",
-                  "pci_host_generic", "uio", "uio_pci_generic")
+                  "pci_host_generic", "uio", "uio_pci_generic", "tun")
 ARCHS = {
     "arm64": GuestArch(("lib/aarch64-linux-gnu", "usr/lib/aarch64-linux-gnu", "lib", "usr/lib"),
                        VIRTIO_MODULES + ("amba_pl011",)),
@@ -102,6 +115,9 @@ set -f  # the command line is split into words below, never globbed
 run=shell
 loops=1000
 chan_args=
+vio_bytes=1048576
+vio_transfers=0
+vio_args=
 for arg in $(cat /proc/cmdline); do
     case $arg in
     tern.run=*) run=${arg#*=} ;;
@@ -110,6 +126,10 @@ for arg in $(cat /proc/cmdline); do
     tern.chan.bdf=*) chan_args="$chan_args --bdf ${arg#*=}" ;;
     tern.chan.size=*) chan_args="$chan_args --size ${arg#*=}" ;;
     tern.chan.member=*) chan_args="$chan_args --member ${arg#*=}" ;;
+    tern.vio.bytes=*) vio_bytes=${arg#*=} ;;
+    tern.vio.transfers=*) vio_transfers=${arg#*=} ;;
+    tern.vio.bdf=*) vio_args="$vio_args --bdf ${arg#*=}" ;;
+    tern.vio.once=1) vio_args="$vio_args --once" ;;
     esac
 done
 set +f
@@ -204,6 +224,99 @@ run_chan() {
     [ "$status" -le 1 ] || echo "TERN-LINUX: $2 error=tern-chan exited with status $status"
 }
 
+# Wait up to 10 s for a path to exist.
+wait_for() {
+    i=0
+    while [ ! -e "$1" ] && [ "$i" -lt 100 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    [ -e "$1" ]
+}
+
+# A file's size and MD5, as the vio-net lines print them.
+size_md5() {
+    echo "bytes=$(($(wc -c <"$1"))) md5=$(md5sum <"$1" | cut -d' ' -f1)"
+}
+
+# tern-vio prints its own TERN-LINUX lines; it returns only after an error.
+run_vio_net_backend() {
+    set -f
+    /usr/bin/tern-vio net $vio_args &
+    set +f
+    vio=$!
+    if ! wait_for /sys/class/net/vio0; then
+        echo "TERN-LINUX: vio-net-error no vio0"
+        wait
+        return
+    fi
+    ip addr add 10.0.2.1/24 dev vio0 && ip link set vio0 up ||
+        echo "TERN-LINUX: vio-net-error cannot configure vio0"
+    echo "TERN-LINUX: vio-net backend up"
+    case $vio_args in
+    *--once*) wait; return ;;     # what waited is served: no transfers
+    esac
+    # Each transfer as it comes; the backend stays up while tern-vio serves (a test's run
+    # ends when every partition is off: tern.vio.transfers says when).
+    received=0
+    while kill -0 "$vio" 2>/dev/null; do
+        if nc -l -p 5001 </dev/null >/tmp/rx; then
+            echo "TERN-LINUX: vio-net received $(size_md5 /tmp/rx)"
+            received=$((received + 1))
+            if [ "$received" = "$vio_transfers" ]; then
+                kill "$vio"
+                return
+            fi
+        else
+            echo "TERN-LINUX: vio-net-error nc exited with status $?"
+            break
+        fi
+    done
+    wait
+}
+
+run_vio_net_frontend() {
+    case $vio_bytes in
+    '' | *[!0-9]*)
+        echo "TERN-LINUX: vio-net-error tern.vio.bytes=$vio_bytes is not a number"
+        return ;;
+    esac
+    # virtio_mmio and virtio_net were loaded with the other modules: the device probes then.
+    wait_for /sys/class/net/eth0
+    dev=
+    for path in /sys/class/net/eth*; do
+        [ -e "$path" ] && dev=${path##*/} && break
+    done
+    if [ -z "$dev" ]; then
+        echo "TERN-LINUX: vio-net-error no ethN"
+        return
+    fi
+    ip addr add 10.0.2.2/24 dev "$dev" && ip link set "$dev" up
+    # The backend boots beside this partition: wait (up to 60 s) until it answers.
+    i=0
+    until ping -c 1 -W 1 10.0.2.1 >/dev/null 2>&1 || [ "$i" -ge 60 ]; do
+        i=$((i + 1))
+    done
+    ping -c 5 10.0.2.1 >/tmp/ping.out 2>&1
+    echo "TERN-LINUX: vio-net ping $(grep 'packets transmitted' /tmp/ping.out | oneline)"
+    yes "Tern virtio-net 0123456789abcdefghijklmnopqrstuvwxyz" | head -c "$vio_bytes" >/tmp/tx
+    # The receiver listens again after each transfer: a refused connection is retried.
+    i=0
+    until nc -w 30 10.0.2.1 5001 </tmp/tx || [ "$i" -ge 10 ]; do
+        sleep 1
+        i=$((i + 1))
+    done
+    echo "TERN-LINUX: vio-net sent $(size_md5 /tmp/tx)"
+}
+
+run_vio_blk_backend() {
+    set -f
+    /usr/bin/tern-vio blk /srv/disk.img $vio_args
+    status=$?
+    set +f
+    [ "$status" -le 1 ] || echo "TERN-LINUX: vio-blk error=tern-vio exited with status $status"
+}
+
 case $run in
 shell)
     echo "TERN-LINUX: shell"
@@ -214,6 +327,9 @@ cyclictest) run_cyclictest ;;
 stress) run_stress ;;
 chan) run_chan pong chan ;;
 chan-probe) run_chan probe chan-probe ;;
+vio-net-backend) run_vio_net_backend ;;
+vio-net-frontend) run_vio_net_frontend ;;
+vio-blk-backend) run_vio_blk_backend ;;
 *) echo "TERN-LINUX: error unknown tern.run=$run" ;;
 esac
 finish
@@ -478,11 +594,26 @@ class _Tree:
 
 
 TERN_CHAN = "usr/bin/tern-chan"
+TERN_VIO = "usr/bin/tern-vio"
+VIO_DISK = "srv/disk.img"
 
 
-def build(root, arch="arm64", tern_chan=None):
+def _add_program(archive, path, program, arch, make_target):
+    try:
+        data = Path(program).read_bytes()
+    except OSError as e:
+        raise ToolError(f"{program}: {e.strerror} (`make -C guests {make_target}` builds it)") \
+            from None
+    machine = next(m for m, a in ELF_MACHINES.items() if a == arch)
+    if len(data) < ELF_HEADER.size or _elf64(data)[2] != machine:
+        raise ToolError(f"{program}: not a 64-bit {arch} ELF program")
+    archive.add_file(path, data, 0o755)
+
+
+def build(root, arch="arm64", tern_chan=None, tern_vio=None, vio_disk=None):
     """The guest's initramfs from the packages of `arch` (a key of ARCHS) unpacked under root,
-    with the program tern_chan (a path: that architecture's tern-chan) at /usr/bin/tern-chan:
+    with the programs tern_chan and tern_vio (paths: that architecture's tern-chan and
+    tern-vio) at /usr/bin/, and the file vio_disk at /srv/disk.img (tern-vio blk's disk):
     (Archive, module paths)."""
     archive = Archive()
     # The kernel opens /dev/console as /init's stdin/stdout/stderr before anything is mounted.
@@ -503,15 +634,15 @@ def build(root, arch="arm64", tern_chan=None):
     modules = tree.add_modules()
     archive.add_file("etc/modules", "".join(f"/{path}\n" for path in modules).encode())
     if tern_chan is not None:
+        _add_program(archive, TERN_CHAN, tern_chan, arch, "tern-chan")
+    if tern_vio is not None:
+        _add_program(archive, TERN_VIO, tern_vio, arch, "tern-vio")
+    if vio_disk is not None:
         try:
-            data = Path(tern_chan).read_bytes()
+            # Read-write: tern-vio serves the guest's writes too (in the initramfs's memory).
+            archive.add_file(VIO_DISK, Path(vio_disk).read_bytes(), 0o644)
         except OSError as e:
-            raise ToolError(f"{tern_chan}: {e.strerror} (`make -C guests tern-chan` builds it)") \
-                from None
-        machine = next(m for m, a in ELF_MACHINES.items() if a == arch)
-        if len(data) < ELF_HEADER.size or _elf64(data)[2] != machine:
-            raise ToolError(f"{tern_chan}: not a 64-bit {arch} ELF program")
-        archive.add_file(TERN_CHAN, data, 0o755)
+            raise ToolError(f"{vio_disk}: {e.strerror}") from None
     archive.add_file("init", INIT.encode(), 0o755)
     return archive, modules
 
@@ -528,9 +659,14 @@ def main(argv=None):
                         help="the packages' architecture (default: arm64)")
     parser.add_argument("--tern-chan", type=Path,
                         help="that architecture's tern-chan program (guests/build/ARCH/tern-chan)")
+    parser.add_argument("--tern-vio", type=Path,
+                        help="that architecture's tern-vio program (guests/build/ARCH/tern-vio)")
+    parser.add_argument("--vio-disk", type=Path,
+                        help="a disk image for `tern-vio blk`, at /srv/disk.img")
     args = parser.parse_args(argv)
     try:
-        archive, modules = build(args.root, args.arch, args.tern_chan)
+        archive, modules = build(args.root, args.arch, args.tern_chan, args.tern_vio,
+                                 args.vio_disk)
     except TernError as e:
         print(f"initramfs: error: {e}", file=sys.stderr)
         return e.status

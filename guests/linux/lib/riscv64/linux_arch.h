@@ -1,6 +1,6 @@
-/* riscv64's part of tern-chan: the system call instruction and the process entry. */
-#ifndef TERN_CHAN_RISCV64_LINUX_ARCH_H
-#define TERN_CHAN_RISCV64_LINUX_ARCH_H
+/* riscv64's part of the Linux programs (tern-chan, tern-vio): the system call instruction and the process entry. */
+#ifndef TERN_LINUX_RISCV64_LINUX_ARCH_H
+#define TERN_LINUX_RISCV64_LINUX_ARCH_H
 
 static inline long linux_syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
