@@ -32,6 +32,12 @@ bool channel_partition_init(struct partition *p, const struct tern_config *cfg, 
  * the member's PCI function's Doorbell (tern/ivshmem.h), counted either way.
  */
 void channel_ring(struct vcpu *v, const struct tern_config_channel *ch, uint32_t c, uint64_t k);
+/*
+ * Whether board interrupt `irq` of p, one with no wire of its own (a doorbell, a VirtIO slot's
+ * interrupt), is asserted as a level: its PCI function's INTx (tern/ivshmem.h) or its VirtIO
+ * device's InterruptStatus (tern/virtio_mmio.h).  What a level mode the guest gives it follows.
+ */
+bool channel_irq_line(const struct partition *p, uint32_t irq);
 /* Whether `ipa` is the memory of one of p's channels (at its IPA, or at a function's BAR2). */
 bool channel_maps(const struct partition *p, ipaddr_t ipa);
 
