@@ -125,20 +125,6 @@ static struct vdev devices[TERN_MAX_VIRTIO] __attribute__((section(".noinit")));
 /* Which devices each partition is the frontend of: set at boot. */
 static uint32_t frontend_of[TERN_MAX_PARTITIONS];
 
-bool virtio_shape_of(uint32_t device_id, struct virtio_shape *out)
-{
-	if (device_id == TERN_VIRTIO_BLK)
-		*out = (struct virtio_shape){ VIO_BLK_QUEUES, VIO_BLK_QUEUE_SIZE, VIO_BLK_SLOT_SIZE };
-	else if (device_id == TERN_VIRTIO_NET)
-		*out = (struct virtio_shape){ VIO_NET_QUEUES, VIO_NET_QUEUE_SIZE, VIO_NET_SLOT_SIZE };
-	else if (device_id == TERN_VIRTIO_CONSOLE)
-		*out = (struct virtio_shape){ VIO_CONSOLE_QUEUES, VIO_CONSOLE_QUEUE_SIZE,
-					      VIO_CONSOLE_SLOT_SIZE };
-	else
-		return false;
-	return true;
-}
-
 static uint64_t features_of(uint32_t device_id)
 {
 	if (device_id == TERN_VIRTIO_BLK)

@@ -26,8 +26,23 @@ struct virtio_shape {
 	uint32_t slot_size;
 };
 
-/* The shape of device type `device_id` (TERN_VIRTIO_*); false for one Tern does not serve. */
-bool virtio_shape_of(uint32_t device_id, struct virtio_shape *out);
+/*
+ * The shape of device type `device_id` (TERN_VIRTIO_*); false for one Tern does not serve.
+ * Inline: the config check (config.c) asks it without the transport.
+ */
+static inline bool virtio_shape_of(uint32_t device_id, struct virtio_shape *out)
+{
+	if (device_id == TERN_VIRTIO_BLK)
+		*out = (struct virtio_shape){ VIO_BLK_QUEUES, VIO_BLK_QUEUE_SIZE, VIO_BLK_SLOT_SIZE };
+	else if (device_id == TERN_VIRTIO_NET)
+		*out = (struct virtio_shape){ VIO_NET_QUEUES, VIO_NET_QUEUE_SIZE, VIO_NET_SLOT_SIZE };
+	else if (device_id == TERN_VIRTIO_CONSOLE)
+		*out = (struct virtio_shape){ VIO_CONSOLE_QUEUES, VIO_CONSOLE_QUEUE_SIZE,
+					      VIO_CONSOLE_SLOT_SIZE };
+	else
+		return false;
+	return true;
+}
 /*
  * Give partition p the transports of the devices it is the frontend of (mmio_add) and write
  * each channel's header.  At boot, after its channels; false, with the reason in `err`.
