@@ -15,6 +15,7 @@
 #include <tern/lib.h>
 #include <tern/mmio.h>
 #include <tern/partition.h>
+#include <tern/virtio_mmio.h>
 
 /* A member's doorbell page: which channel, and which member it is there. */
 struct doorbell {
@@ -88,7 +89,8 @@ bool channel_partition_init(struct partition *p, const struct tern_config *cfg, 
 		const struct tern_config_channel *ch = &all[c];
 		for (uint32_t k = 0; k < ch->num_members; k++) {
 			const struct tern_config_channel_member *m = &ch->member[k];
-			if (m->partition != p->index)
+			/* A VirtIO frontend sees the device's transport, not the channel (virtio_mmio.c). */
+			if (m->partition != p->index || (m->flags & TERN_CHF_FRONTEND))
 				continue;
 			/* The blob cannot know where the architecture puts the devices it emulates. */
 			const struct mmio_device *dev = emulated_in(p, ch->ipa, ch->size + CHANNEL_DOORBELL_SIZE);
@@ -141,4 +143,9 @@ bool channel_fast_doorbell(const struct partition *p, ipaddr_t *page,
 		}
 	}
 	return false;
+}
+
+bool channel_irq_line(const struct partition *p, uint32_t irq)
+{
+	return ivshmem_line(p, irq) || virtio_line(p, irq);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <tern/config.h>
 #include <tern/lib.h>
+#include <tern/virtio_mmio.h>
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -118,6 +119,21 @@ static bool rings_in(const struct tern_config *cfg, uint32_t i, uint32_t id)
 	return false;
 }
 
+/*
+ * Whether interrupt `id` is the slot interrupt of a VirtIO device partition i is the frontend
+ * of (the records' place was checked with the header; their fields are checked later).
+ */
+static bool virtio_slot_irq(const struct tern_config *cfg, uint32_t i, uint32_t id)
+{
+	const struct tern_config_virtio *all = config_virtio(cfg);
+
+	for (uint32_t v = 0; v < cfg->num_virtio; v++) {
+		if (all[v].frontend == i && all[v].irq == id)
+			return true;
+	}
+	return false;
+}
+
 /* Devices passed through: MMIO regions and interrupts the board allows, each to one partition. */
 static int check_devices(const struct tern_config *cfg, uint32_t i, const struct config_limits *lim,
 			 char *err, size_t errlen)
@@ -179,7 +195,9 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 			uint32_t id = w * 32 + (uint32_t)__builtin_ctz(bits);
 			const struct config_irq *irq = irq_of(lim, id);
 			bool doorbell = is_doorbell_irq(lim, id);
-			if (doorbell && !rings_in(cfg, i, id))
+			if (!irq && !doorbell && virtio_slot_irq(cfg, i, id))
+				doorbell = true; /* checked with its record (check_virtio) */
+			else if (doorbell && !rings_in(cfg, i, id))
 				return fail(err, errlen, "partition %s: interrupt %u is a spare one, given only "
 					    "as its doorbell in a channel", n, id);
 			if (!irq && !doorbell)
@@ -351,13 +369,15 @@ static int check_channel_member(const struct tern_config *cfg, uint32_t c, uint3
 		return fail(err, errlen, "channel %s: member %u is partition %u (there are %u)", n, k,
 			    m->partition, cfg->num_partitions);
 	const char *pn = cfg->partition[m->partition].name;
-	if (m->flags & ~TERN_CHF_WRITABLE)
+	bool frontend = m->flags == TERN_CHF_FRONTEND;
+	if ((m->flags & ~TERN_CHF_WRITABLE) && !frontend)
 		return fail(err, errlen, "channel %s: member %s has flags 0x%x", n, pn, m->flags);
 	for (uint32_t l = 0; l < k; l++) {
 		if (ch->member[l].partition == m->partition)
 			return fail(err, errlen, "channel %s: partition %s is a member twice", n, pn);
 	}
-	if (!is_doorbell_irq(lim, m->irq))
+	/* A VirtIO frontend's is its slot's interrupt (check_virtio). */
+	if (!frontend && !is_doorbell_irq(lim, m->irq))
 		return fail(err, errlen, "channel %s: %s's doorbell %u is not a spare interrupt of this "
 			    "board", n, pn, m->irq);
 	for (uint32_t d = 0; d <= c; d++) {
@@ -371,7 +391,8 @@ static int check_channel_member(const struct tern_config *cfg, uint32_t c, uint3
 	if (!has_irq(&cfg->partition[m->partition], m->irq))
 		return fail(err, errlen, "channel %s: doorbell %u is not among partition %s's interrupts",
 			    n, m->irq, pn);
-	return check_channel_map(cfg, c, k, err, errlen);
+	/* A frontend does not map the channel: nothing of it is in its map. */
+	return frontend ? 0 : check_channel_map(cfg, c, k, err, errlen);
 }
 
 /* Channels: shared memory and doorbells between partitions already checked. */
@@ -416,6 +437,103 @@ static int check_channels(const struct tern_config *cfg, const struct config_ran
 	return 0;
 }
 
+/* The virtio record naming channel c, or NULL. */
+static const struct tern_config_virtio *virtio_of(const struct tern_config *cfg, uint32_t c)
+{
+	const struct tern_config_virtio *all = config_virtio(cfg);
+
+	for (uint32_t v = 0; v < cfg->num_virtio; v++) {
+		if (all[v].channel == c)
+			return &all[v];
+	}
+	return NULL;
+}
+
+/* A device's channel: the backend's (member 0, read-write) and the frontend's (member 1). */
+static int check_virtio_channel(const struct tern_config *cfg, const struct tern_config_virtio *v,
+				char *err, size_t errlen)
+{
+	const struct tern_config_channel *ch = &config_channels(cfg)[v->channel];
+	const char *n = v->name;
+	struct virtio_shape shape;
+
+	if (memcmp(ch->name, n, TERN_NAME_LEN) != 0)
+		return fail(err, errlen, "virtio %s: its channel %u is named %s", n, v->channel, ch->name);
+	if (ch->num_members != 2u || ch->member[0].partition != v->backend ||
+	    ch->member[0].flags != TERN_CHF_WRITABLE || ch->member[1].partition != v->frontend ||
+	    ch->member[1].flags != TERN_CHF_FRONTEND)
+		return fail(err, errlen, "virtio %s: channel %s is not backend %s (read-write) then "
+			    "frontend %s", n, ch->name, cfg->partition[v->backend].name,
+			    cfg->partition[v->frontend].name);
+	if (ch->member[1].irq != v->irq)
+		return fail(err, errlen, "virtio %s: the frontend's member rings %u, not the slot's "
+			    "interrupt %u", n, ch->member[1].irq, v->irq);
+	(void)virtio_shape_of(v->device_id, &shape);
+	uint64_t need = VIO_DATA + (uint64_t)shape.queues * shape.queue_size * shape.slot_size;
+	if (ch->size < need)
+		return fail(err, errlen, "virtio %s: channel of 0x%llx bytes, the device needs 0x%llx", n,
+			    (unsigned long long)ch->size, (unsigned long long)need);
+	return 0;
+}
+
+/* VirtIO devices served by another partition: each at a board slot, through its channel. */
+static int check_virtio(const struct tern_config *cfg, const struct config_limits *lim, char *err,
+			size_t errlen)
+{
+	const struct tern_config_virtio *all = config_virtio(cfg);
+	const struct tern_config_channel *chans = config_channels(cfg);
+	struct virtio_shape shape;
+
+	for (uint32_t i = 0; i < cfg->num_virtio; i++) {
+		const struct tern_config_virtio *v = &all[i];
+		if (!name_ok(v->name))
+			return fail(err, errlen, "virtio %u: bad name", i);
+		const char *n = v->name;
+		for (uint32_t j = 0; j < i; j++) {
+			if (!memcmp(all[j].name, n, strnlen(n, TERN_NAME_LEN) + 1))
+				return fail(err, errlen, "virtio %s: name used twice", n);
+		}
+		if (!virtio_shape_of(v->device_id, &shape))
+			return fail(err, errlen, "virtio %s: device id %u (1 net, 2 blk, 3 console)", n,
+				    v->device_id);
+		if (v->flags & TERN_VF_BACKEND_TRUSTED)
+			return fail(err, errlen, "virtio %s: a trusted backend is not built yet", n);
+		if (v->flags)
+			return fail(err, errlen, "virtio %s: unknown flags 0x%x", n, v->flags);
+		if (v->frontend >= cfg->num_partitions || v->backend >= cfg->num_partitions ||
+		    v->frontend == v->backend)
+			return fail(err, errlen, "virtio %s: frontend %u and backend %u (two of the %u "
+				    "partitions)", n, v->frontend, v->backend, cfg->num_partitions);
+		const char *fe = cfg->partition[v->frontend].name;
+		uint64_t slot = (v->mmio_ipa - lim->virtio_base) / (lim->virtio_stride ? lim->virtio_stride : 1u);
+		if (!IS_ALIGNED(v->mmio_ipa, VIRTIO_MMIO_SIZE) || v->mmio_ipa < lim->virtio_base ||
+		    slot >= lim->num_virtio_slots || v->mmio_ipa != lim->virtio_base + slot * lim->virtio_stride)
+			return fail(err, errlen, "virtio %s: registers at 0x%llx, not one of the board's "
+				    "virtio-mmio slots", n, (unsigned long long)v->mmio_ipa);
+		if (v->irq != lim->virtio_irq_base + slot)
+			return fail(err, errlen, "virtio %s: interrupt %u, slot %llu's is %llu", n, v->irq,
+				    (unsigned long long)slot,
+				    (unsigned long long)(lim->virtio_irq_base + slot));
+		/* Two devices on one slot would share its interrupt: check_channel_member refuses that. */
+		if (!has_irq(&cfg->partition[v->frontend], v->irq))
+			return fail(err, errlen, "virtio %s: interrupt %u is not among partition %s's", n,
+				    v->irq, fe);
+		if (v->channel >= cfg->num_channels)
+			return fail(err, errlen, "virtio %s: channel %u (there are %u)", n, v->channel,
+				    cfg->num_channels);
+		if (check_virtio_channel(cfg, v, err, errlen))
+			return -1;
+	}
+	for (uint32_t c = 0; c < cfg->num_channels; c++) {
+		for (uint32_t k = 0; k < chans[c].num_members; k++) {
+			if ((chans[c].member[k].flags & TERN_CHF_FRONTEND) && !virtio_of(cfg, c))
+				return fail(err, errlen, "channel %s: a frontend member, but no virtio device",
+					    chans[c].name);
+		}
+	}
+	return 0;
+}
+
 int config_validate(const struct tern_config *cfg, size_t avail,
 		    const struct config_limits *lim, char *err, size_t errlen)
 {
@@ -436,10 +554,18 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 	if (cfg->channels_offset != channels_at && (cfg->num_channels || cfg->channels_offset))
 		return fail(err, errlen, "channel records at %u, not after the partitions' (%llu)",
 			    cfg->channels_offset, (unsigned long long)channels_at);
-	uint64_t need = channels_at + (uint64_t)cfg->num_channels * sizeof(struct tern_config_channel);
+	if (cfg->num_virtio > TERN_MAX_VIRTIO)
+		return fail(err, errlen, "%u virtio devices (at most %u)", cfg->num_virtio, TERN_MAX_VIRTIO);
+	/* 184-byte channel records keep 8-byte alignment: the virtio records follow them directly. */
+	uint64_t virtio_at = channels_at + (uint64_t)cfg->num_channels * sizeof(struct tern_config_channel);
+	if (cfg->virtio_offset != virtio_at && (cfg->num_virtio || cfg->virtio_offset))
+		return fail(err, errlen, "virtio records at %u, not after the channels' (%llu)",
+			    cfg->virtio_offset, (unsigned long long)virtio_at);
+	uint64_t need = virtio_at + (uint64_t)cfg->num_virtio * sizeof(struct tern_config_virtio);
 	if (cfg->size != need || need > avail)
-		return fail(err, errlen, "size %u does not match %u partitions and %u channels",
-			    cfg->size, cfg->num_partitions, cfg->num_channels);
+		return fail(err, errlen, "size %u does not match %u partitions, %u channels and %u "
+			    "virtio devices", cfg->size, cfg->num_partitions, cfg->num_channels,
+			    cfg->num_virtio);
 	uint32_t cpu_owner[TERN_MAX_CPUS];
 	if (cfg->board_cpus == 0 || cfg->board_cpus > lim->max_cpus ||
 	    cfg->board_cpus > ARRAY_SIZE(cpu_owner))
@@ -531,7 +657,7 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 			return -1;
 	}
 
-	if (check_pristine(cfg, &ram, lim, err, errlen))
+	if (check_pristine(cfg, &ram, lim, err, errlen) || check_channels(cfg, &ram, lim, err, errlen))
 		return -1;
-	return check_channels(cfg, &ram, lim, err, errlen);
+	return check_virtio(cfg, lim, err, errlen);
 }

@@ -361,7 +361,8 @@ bool ivshmem_partition_init(struct partition *p, const struct tern_config *cfg, 
 		const struct tern_config_channel *ch = &all[c];
 		for (uint32_t k = 0; k < ch->num_members; k++) {
 			const struct tern_config_channel_member *m = &ch->member[k];
-			if (m->partition != p->index)
+			/* A VirtIO frontend has no function: a ring raises its slot's interrupt. */
+			if (m->partition != p->index || (m->flags & TERN_CHF_FRONTEND))
 				continue;
 			struct ivshmem_fn *f = &functions[c][k];
 			uint64_t size = bar_size(ch->size);

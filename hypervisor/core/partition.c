@@ -18,6 +18,7 @@
 #include <tern/pci.h>
 #include <tern/platform.h>
 #include <tern/power.h>
+#include <tern/virtio_mmio.h>
 
 /* Why a partition ends (partition_end). */
 enum end_reason {
@@ -391,6 +392,7 @@ static uint64_t partition_housekeeping(struct vcpu *v)
 	vuart_reset(&p->uart);
 	vpci_reset(&p->vpci);
 	ivshmem_reset(p);
+	virtio_reset(p);
 	atomic_fetch_add(&p->restarts, 1);
 	partition_log(p, "partition %s %s", p->name, p->reload_is_reset ? "reset" : "restarted");
 	p->started = now;
@@ -464,6 +466,10 @@ static void board_limits(struct config_limits *lim, struct config_device *device
 		.num_irqs = m,
 		.doorbell_irq_base = platform.doorbell_irq_base,
 		.num_doorbell_irqs = platform.num_doorbell_irqs,
+		.virtio_base = platform.virtio_base,
+		.virtio_stride = platform.virtio_stride,
+		.num_virtio_slots = platform.num_virtio_slots,
+		.virtio_irq_base = platform.virtio_irq_base,
 		.iommu = arch_iommu_present(),
 		.direct_wfi_trap = arch_direct_wfi_trap(),
 	};
@@ -545,7 +551,8 @@ void tern_main(paddr_t fdt)
 		const struct tern_config_partition *c = &cfg->partition[i];
 		partition_create(p, i, c);
 		if (!partition_devices(p, err, sizeof(err)) || !arch_partition_init(p, err, sizeof(err)) ||
-		    !channel_partition_init(p, cfg, err, sizeof(err))) {
+		    !channel_partition_init(p, cfg, err, sizeof(err)) ||
+		    !virtio_partition_init(p, cfg, err, sizeof(err))) {
 			tern_log("error: partition %s: %s", p->name, err);
 			arch_board_off();
 		}

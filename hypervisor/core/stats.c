@@ -6,7 +6,8 @@
 
 #define STAT_NAMES \
 	"exit_irq", "exit_wfi", "exit_mmio", "exit_other", "irq_injected", "faults", "dma_faults", \
-	"fault_injected", "doorbell_ring", "doorbell_refused", ARCH_STAT_NAMES
+	"fault_injected", "doorbell_ring", "doorbell_refused", "virtio_notify", "virtio_request", \
+	"virtio_completion", "virtio_refused_frontend", "virtio_refused_backend", ARCH_STAT_NAMES
 
 const char *const stat_names[STAT_COUNT] = { STAT_NAMES };
 _Static_assert(sizeof((const char *const[]){ STAT_NAMES }) == sizeof(stat_names),
@@ -22,7 +23,7 @@ static const char *const state_names[PARTITION_RESTARTING + 1] = {
 
 void partition_print_stats(struct partition *p)
 {
-	char buf[768];
+	char buf[1024];
 	size_t n = 0;
 
 	n += (size_t)snprintf(&buf[n], sizeof(buf) - n, "{\"partition\":\"%s\",\"state\":\"%s\",\"restarts\":%u,"

@@ -10,7 +10,8 @@
  * ECAM only whole, pristine copies outside every partition and apart; channels in the board's
  * RAM apart from everything else there, mapped where their members have nothing else, their
  * members distinct partitions with one doorbell each, a spare interrupt of theirs and nobody
- * else's.
+ * else's; VirtIO devices at one of the board's slots with its interrupt, their channel the
+ * backend's (read-write) and the frontend's (the slot's interrupt, nothing in its map).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		.num_irqs = platform.num_device_irqs,
 		.doorbell_irq_base = platform.doorbell_irq_base,
 		.num_doorbell_irqs = platform.num_doorbell_irqs,
+		.virtio_base = platform.virtio_base,
+		.virtio_stride = platform.virtio_stride,
+		.num_virtio_slots = platform.num_virtio_slots,
+		.virtio_irq_base = platform.virtio_irq_base,
 		.iommu = true,
 	};
 	return 0;
@@ -118,6 +123,47 @@ ORACLE static bool doorbell_of(const struct tern_config *cfg, uint32_t i, uint32
 	return false;
 }
 
+/* Whether interrupt `intid` is the slot interrupt of a VirtIO device partition i is the frontend of. */
+ORACLE static bool slot_irq_of(const struct tern_config *cfg, uint32_t i, uint32_t intid)
+{
+	const struct tern_config_virtio *v =
+		(const struct tern_config_virtio *)(const void *)((const uint8_t *)cfg + cfg->virtio_offset);
+
+	for (uint32_t d = 0; d < cfg->num_virtio; d++) {
+		if (v[d].frontend == i && v[d].irq == intid)
+			return true;
+	}
+	return false;
+}
+
+/* Each VirtIO device: at a board slot with its interrupt, between two partitions, its channel's. */
+ORACLE static void check_virtio(const struct tern_config *cfg)
+{
+	const struct tern_config_virtio *all =
+		(const struct tern_config_virtio *)(const void *)((const uint8_t *)cfg + cfg->virtio_offset);
+	const struct tern_config_channel *chans =
+		(const struct tern_config_channel *)(const void *)((const uint8_t *)cfg + cfg->channels_offset);
+
+	for (uint32_t d = 0; d < cfg->num_virtio; d++) {
+		const struct tern_config_virtio *v = &all[d];
+		uint64_t slot = (v->mmio_ipa - platform.virtio_base) / platform.virtio_stride;
+		CHECK(v->mmio_ipa >= platform.virtio_base && slot < platform.num_virtio_slots);
+		CHECK(v->mmio_ipa == platform.virtio_base + slot * platform.virtio_stride);
+		CHECK(v->irq == platform.virtio_irq_base + slot);
+		CHECK(v->device_id >= 1 && v->device_id <= 3 && v->flags == 0);
+		CHECK(v->frontend < cfg->num_partitions && v->backend < cfg->num_partitions);
+		CHECK(v->frontend != v->backend && v->channel < cfg->num_channels);
+		const struct tern_config_channel *ch = &chans[v->channel];
+		CHECK(!strncmp(ch->name, v->name, TERN_NAME_LEN) && ch->num_members == 2);
+		CHECK(ch->member[0].partition == v->backend && ch->member[0].flags == TERN_CHF_WRITABLE);
+		CHECK(ch->member[1].partition == v->frontend && ch->member[1].flags == TERN_CHF_FRONTEND);
+		CHECK(ch->member[1].irq == v->irq);
+		CHECK(ch->size >= 0x5000u + 2u * 64u * 0x800u); /* the smallest shape, net's */
+		for (uint32_t e = 0; e < d; e++)
+			CHECK(strncmp(all[e].name, v->name, TERN_NAME_LEN) && all[e].channel != v->channel);
+	}
+}
+
 ORACLE static void check_channels(const struct tern_config *cfg)
 {
 	const uint64_t ram_base = platform.ram_base, ram = cfg->ram_size;
@@ -152,12 +198,18 @@ ORACLE static void check_channels(const struct tern_config *cfg)
 		}
 		for (uint32_t k = 0; k < ch->num_members; k++) {
 			const struct tern_config_channel_member *m = &ch->member[k];
-			CHECK(m->partition < cfg->num_partitions && !(m->flags & ~TERN_CHF_WRITABLE));
-			writable = writable || m->flags;
+			bool frontend = m->flags == TERN_CHF_FRONTEND;
+			CHECK(m->partition < cfg->num_partitions && (!(m->flags & ~TERN_CHF_WRITABLE) || frontend));
+			writable = writable || m->flags == TERN_CHF_WRITABLE;
 			const struct tern_config_partition *p = &cfg->partition[m->partition];
+			CHECK(p->irqs[m->irq / 32] & (1u << (m->irq % 32)));
+			if (frontend) {
+				/* A VirtIO frontend: its slot's interrupt, nothing of the channel in its map. */
+				CHECK(slot_irq_of(cfg, m->partition, m->irq));
+				continue;
+			}
 			CHECK(m->irq >= platform.doorbell_irq_base &&
 			      m->irq < platform.doorbell_irq_base + platform.num_doorbell_irqs);
-			CHECK(p->irqs[m->irq / 32] & (1u << (m->irq % 32)));
 			CHECK(apart(ch->ipa, ch->size + 4096, p->ram_ipa, p->ram_size));
 			for (uint32_t r = 0; r < p->num_regions; r++)
 				CHECK(apart(ch->ipa, ch->size + 4096, p->region[r].ipa, p->region[r].size));
@@ -182,8 +234,13 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 
 	CHECK(cfg->num_partitions >= 1 && cfg->num_partitions <= TERN_MAX_PARTITIONS);
 	CHECK(cfg->num_channels <= TERN_MAX_CHANNELS);
+	CHECK(cfg->num_virtio <= TERN_MAX_VIRTIO);
 	CHECK(cfg->size == sizeof(*cfg) + cfg->num_partitions * sizeof(cfg->partition[0]) +
-			   cfg->num_channels * sizeof(struct tern_config_channel));
+			   cfg->num_channels * sizeof(struct tern_config_channel) +
+			   cfg->num_virtio * sizeof(struct tern_config_virtio));
+	if (cfg->num_virtio)
+		CHECK(cfg->virtio_offset == sizeof(*cfg) + cfg->num_partitions * sizeof(cfg->partition[0]) +
+					    cfg->num_channels * sizeof(struct tern_config_channel));
 	if (cfg->num_channels)
 		CHECK(cfg->channels_offset == sizeof(*cfg) + cfg->num_partitions * sizeof(cfg->partition[0]));
 	CHECK(cfg->size <= size);
@@ -235,7 +292,7 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 		for (uint32_t w = 0; w < TERN_IRQ_WORDS; w++) {
 			for (uint32_t bits = p->irqs[w]; bits; bits &= bits - 1) {
 				uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
-				bool allowed = doorbell_of(cfg, i, intid);
+				bool allowed = doorbell_of(cfg, i, intid) || slot_irq_of(cfg, i, intid);
 				for (uint32_t k = 0; k < platform.num_device_irqs; k++) {
 					if (platform.device_irqs[k].id != intid)
 						continue;
@@ -265,6 +322,7 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 		}
 	}
 	check_channels(cfg);
+	check_virtio(cfg);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

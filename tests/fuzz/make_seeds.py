@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the seed corpora of the vgic, vpl011, traps, psci and vpci fuzzers (corpus/TARGET/).
+"""Write the seed corpora of the vgic, vpl011, traps, psci, vpci and virtio fuzzers (corpus/TARGET/).
 
 Each seed is a short, meaningful story in the target's input format (see fuzz_TARGET.c);
 the config target's seeds come from the tool instead (make_config_corpus.py).
@@ -276,9 +276,61 @@ VPCI = {
 }
 
 
+# ---- virtio: a step's kind (low 3 bits of `how`), the acting vCPU of the frontend, then per kind ----
+
+VIO_REGS = [0x000, 0x004, 0x008, 0x00c, 0x010, 0x014, 0x020, 0x024, 0x030, 0x034, 0x038, 0x044,
+            0x050, 0x060, 0x064, 0x070, 0x080, 0x084, 0x090, 0x094, 0x0a0, 0x0a4, 0x0fc, 0x100, 0x104]
+# fuzz_virtio.c's biased values: index into them (the queue chosen by the low bit).
+VIO_VALUES = {"zero": 0, "one": 1, "ack_driver": 3, "features_ok": 4, "driver_ok": 5,
+              "num8": 9, "version_1": 10, "desc": 12, "avail": 13, "used": 14, "high": 15}
+
+
+def vio_reg(reg, value, q=0, write=True, vcpu=0):
+    how = 0 | (2 << 3) | (0x20 if write else 0)  # 32-bit, biased value
+    return u8(how) + u8(vcpu) + u8(VIO_REGS.index(reg)) + u8((VIO_VALUES[value] << 1) | q)
+
+
+def vio_desc(q, i, off, length, flags, nxt):
+    return u8(3 | (q << 3)) + u8(0) + u8(i) + u8(0) + le(off, 2) + le(length, 2) + u8(flags) + u8(nxt)
+
+
+def vio_avail(q, head):
+    return u8(4 | (q << 3)) + u8(0) + u8(head)
+
+
+def vio_notify(q):
+    return u8(7 | (q << 3)) + u8(0)
+
+
+def vio_complete(q, head, written):
+    return u8(5) + u8(0) + u8(q | 4) + u8(head) + u8(written)
+
+
+def vio_bring_up(queues=(0, 1)):
+    steps = (vio_reg(0x070, "zero") + vio_reg(0x070, "ack_driver") + vio_reg(0x024, "one")
+             + vio_reg(0x020, "one") + vio_reg(0x070, "features_ok") + vio_reg(0x070, "zero", write=False))
+    for q in queues:
+        steps += (vio_reg(0x030, "zero" if q == 0 else "one") + vio_reg(0x038, "num8")
+                  + vio_reg(0x080, "desc", q) + vio_reg(0x084, "high") + vio_reg(0x090, "avail", q)
+                  + vio_reg(0x094, "high") + vio_reg(0x0a0, "used", q) + vio_reg(0x0a4, "high")
+                  + vio_reg(0x044, "one"))
+    return steps + vio_reg(0x070, "driver_ok")
+
+
+VIRTIO = {
+    "bring-up": vio_bring_up(),
+    "round-trip": vio_bring_up() + vio_desc(1, 0, 0x3800, 16, 1, 1) + vio_desc(1, 1, 0x3900, 32, 2, 0)
+    + vio_avail(1, 0) + vio_notify(1) + u8(6) + u8(0) + vio_complete(1, 0, 32)
+    + vio_reg(0x060, "zero", write=False) + vio_reg(0x064, "one"),
+    "loop": vio_bring_up() + vio_desc(0, 0, 0x3800, 16, 1, 0) + vio_avail(0, 0) + vio_notify(0)
+    + vio_reg(0x060, "zero", write=False) + vio_reg(0x070, "zero"),
+    "garbage-completion": vio_bring_up() + vio_complete(0, 5, 200) + vio_reg(0x060, "zero", write=False),
+}
+
+
 def main():
     for target, seeds in (("vgic", VGIC), ("vpl011", VPL011), ("traps", TRAPS), ("psci", PSCI),
-                          ("vpci", VPCI)):
+                          ("vpci", VPCI), ("virtio", VIRTIO)):
         out = HERE / "corpus" / target
         out.mkdir(parents=True, exist_ok=True)
         for name, data in seeds.items():

@@ -27,12 +27,17 @@ static const struct config_limits limits = {
 	.num_irqs = 4,
 	.doorbell_irq_base = 256,
 	.num_doorbell_irqs = 32,
+	.virtio_base = 0x0a000000,
+	.virtio_stride = 0x200,
+	.num_virtio_slots = 32,
+	.virtio_irq_base = 48,
 	.iommu = true,
 };
 
 static _Alignas(8) unsigned char raw[sizeof(struct tern_config) +
 				     TERN_MAX_PARTITIONS * sizeof(struct tern_config_partition) +
-				     (TERN_MAX_CHANNELS + 1) * sizeof(struct tern_config_channel)];
+				     (TERN_MAX_CHANNELS + 1) * sizeof(struct tern_config_channel) +
+				     (TERN_MAX_VIRTIO + 1) * sizeof(struct tern_config_virtio)];
 #define hdr (*(struct tern_config *)raw)
 #define part(i) (((struct tern_config *)raw)->partition[i])
 static char err[160];
@@ -644,8 +649,15 @@ void test_config_rejects_channel_members(void)
 	add_channel("msg", twice, 3);
 	CHECK(expect_error("channel msg: partition rt is a member twice"));
 	make_valid(2);
-	add_channel("msg", pair, 2)->member[1].flags = 2;
-	CHECK(expect_error("channel msg: member linux has flags 0x2"));
+	add_channel("msg", pair, 2)->member[1].flags = 4;
+	CHECK(expect_error("channel msg: member linux has flags 0x4"));
+	make_valid(2);
+	add_channel("msg", pair, 2)->member[1].flags = TERN_CHF_FRONTEND | TERN_CHF_WRITABLE;
+	CHECK(expect_error("channel msg: member linux has flags 0x3"));
+	/* A frontend member belongs to a VirtIO device's channel. */
+	make_valid(2);
+	add_channel("msg", pair, 2)->member[1].flags = TERN_CHF_FRONTEND;
+	CHECK(expect_error("channel msg: a frontend member, but no virtio device"));
 	make_valid(2);
 	add_channel("msg", pair, 0);
 	CHECK(expect_error("channel msg: no member maps it read-write"));
@@ -738,4 +750,207 @@ void test_config_rejects_channel_maps(void)
 	ch->ipa = chan(0)->ipa;
 	ch->doorbell_ipa = ch->ipa + ch->size;
 	CHECK(expect_error("channel log: IPA 0x44000000 overlaps channel msg in partition linux"));
+}
+
+/* ---- VirtIO devices ---- */
+
+#define BLK_CH_SIZE 0x105000ull  /* VIO_DATA + 1 x 32 x 32 KiB */
+
+static struct tern_config_virtio *virtio(unsigned v)
+{
+	return (struct tern_config_virtio *)(raw + hdr.virtio_offset) + v;
+}
+
+/*
+ * VirtIO device `name` (after every channel) of partition fe served by be, at slot `slot`: its
+ * channel (be member 0 read-write with its doorbell, fe member 1 with the slot's interrupt),
+ * then its record.
+ */
+static struct tern_config_virtio *add_virtio(const char *name, uint32_t device, int fe, int be,
+					     uint32_t slot)
+{
+	const int members[] = { be, fe, -1 };
+	struct tern_config_virtio saved[TERN_MAX_VIRTIO];
+	unsigned n = hdr.num_virtio;
+
+	memcpy(saved, raw + hdr.virtio_offset, n * sizeof(saved[0]));
+	struct tern_config_channel *ch = add_channel(name, members, 1);
+	uint32_t doorbell = ch->member[1].irq, irq = 48 + slot;
+	ch->size = BLK_CH_SIZE;
+	ch->doorbell_ipa = ch->ipa + ch->size;
+	ch->member[1].flags = TERN_CHF_FRONTEND;
+	ch->member[1].irq = irq;
+	part(fe).irqs[doorbell / 32] &= ~(1u << (doorbell % 32));
+	part(fe).irqs[irq / 32] |= 1u << (irq % 32);
+	hdr.virtio_offset = (uint32_t)(hdr.channels_offset + hdr.num_channels * sizeof(struct tern_config_channel));
+	memcpy(raw + hdr.virtio_offset, saved, n * sizeof(saved[0]));
+	struct tern_config_virtio *v = virtio(n);
+	memset(v, 0, sizeof(*v));
+	strcpy(v->name, name);
+	v->mmio_ipa = 0x0a000000 + 0x200 * slot;
+	v->device_id = device;
+	v->frontend = (uint32_t)fe;
+	v->backend = (uint32_t)be;
+	v->channel = hdr.num_channels - 1;
+	v->irq = irq;
+	hdr.num_virtio = n + 1;
+	hdr.size = (uint32_t)(hdr.virtio_offset + hdr.num_virtio * sizeof(*v));
+	return v;
+}
+
+void test_config_accepts_virtio(void)
+{
+	make_valid(3);
+	add_channel("msg", pair, 2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	add_virtio("con", TERN_VIRTIO_CONSOLE, 1, 2, 1);
+	chan(2)->hpa = CH_HPA + (4ull << 20);
+	CHECK_EQ(validate(), 0);
+	/* Each frontend's slots are its own map's: another frontend may use slot 1 (its interrupt aside). */
+	make_valid(3);
+	add_virtio("net0", TERN_VIRTIO_NET, 0, 1, 5);
+	CHECK_EQ(validate(), 0);
+}
+
+void test_config_rejects_virtio_header(void)
+{
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	hdr.virtio_offset += 8;
+	CHECK(expect_error("virtio records at"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	hdr.size -= 8;
+	CHECK(expect_error("size"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	hdr.num_virtio = TERN_MAX_VIRTIO + 1;
+	CHECK(expect_error("9 virtio devices (at most 8)"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	CHECK_EQ(config_validate(&hdr, hdr.size - 1, &limits, err, sizeof(err)), -1);
+}
+
+void test_config_rejects_virtio_records(void)
+{
+	make_valid(2);
+	strcpy(add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->name, "Disk");
+	CHECK(expect_error("virtio 0: bad name"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->device_id = 4;
+	CHECK(expect_error("virtio disk0: device id 4 (1 net, 2 blk, 3 console)"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->device_id = 0;
+	CHECK(expect_error("device id 0"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
+	CHECK(expect_error("virtio disk0: a trusted backend is not built yet"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = 2;
+	CHECK(expect_error("virtio disk0: unknown flags 0x2"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->frontend = 2;
+	CHECK(expect_error("partition linux: interrupt 48 is not one of a device")); /* no longer its slot's */
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->backend = 7;
+	CHECK(expect_error("virtio disk0: frontend 1 and backend 7"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->backend = 1;
+	CHECK(expect_error("virtio disk0: frontend 1 and backend 1"));
+	/* Its registers: one of the board's slots, 0x200-aligned, with the slot's interrupt. */
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->mmio_ipa += 0x100;
+	CHECK(expect_error("virtio disk0: registers at 0xa000100, not one of the board's virtio-mmio slots"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->mmio_ipa = 0x0a000000 + 32 * 0x200;
+	CHECK(expect_error("not one of the board's virtio-mmio slots"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->mmio_ipa = 0x09000000;
+	CHECK(expect_error("registers at 0x9000000"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 3)->mmio_ipa = 0x0a000000;
+	CHECK(expect_error("virtio disk0: interrupt 51, slot 0's is 48"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	add_virtio("disk1", TERN_VIRTIO_BLK, 1, 0, 1)->mmio_ipa = 0x0a000000;
+	chan(1)->hpa = CH_HPA + (4ull << 20);
+	virtio(1)->irq = 48;
+	chan(1)->member[1].irq = 48;
+	part(1).irqs[1] &= ~(1u << (49 - 32));
+	CHECK(expect_error("channel disk1: linux's doorbell 48 already rings linux in channel disk0"));
+	/* Names: unique among the devices, the channel's own. */
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	add_virtio("disk1", TERN_VIRTIO_BLK, 1, 0, 1);
+	chan(1)->hpa = CH_HPA + (4ull << 20);
+	strcpy(virtio(1)->name, "disk0");
+	CHECK(expect_error("virtio disk0: name used twice"));
+}
+
+void test_config_rejects_virtio_channels(void)
+{
+	make_valid(2);
+	add_channel("msg", pair, 2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->channel = 2;
+	CHECK(expect_error("virtio disk0: channel 2 (there are 2)"));
+	make_valid(2);
+	add_channel("msg", pair, 2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->channel = 0;
+	CHECK(expect_error("virtio disk0: its channel 0 is named msg"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	add_virtio("disk1", TERN_VIRTIO_BLK, 1, 0, 1);
+	chan(1)->hpa = CH_HPA + (4ull << 20);
+	strcpy(chan(1)->name, "disk0");
+	strcpy(virtio(1)->name, "disk0");
+	CHECK(expect_error("name used twice"));
+	/* Its members: the backend read-write, then the frontend with the slot's interrupt. */
+	make_valid(3);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->backend = 2;
+	CHECK(expect_error("virtio disk0: channel disk0 is not backend p2 (read-write) then frontend linux"));
+	make_valid(3);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	chan(0)->member[2] = (struct tern_config_channel_member){ 2, TERN_CHF_WRITABLE, 270, 0 };
+	chan(0)->num_members = 3;
+	part(2).irqs[270 / 32] |= 1u << (270 % 32);
+	CHECK(expect_error("is not backend rt (read-write) then frontend linux"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	chan(0)->member[1].irq = 270;
+	part(1).irqs[270 / 32] |= 1u << (270 % 32);
+	CHECK(expect_error("virtio disk0: the frontend's member rings 270, not the slot's interrupt 48"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->irq = 49;
+	chan(0)->member[1].irq = 49;
+	part(1).irqs[1] = 1u << (49 - 32);
+	CHECK(expect_error("interrupt 49, slot 0's is 48"));
+	/* Big enough for the device's shape. */
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	chan(0)->size = 0x100000;
+	chan(0)->doorbell_ipa = chan(0)->ipa + chan(0)->size;
+	CHECK(expect_error("virtio disk0: channel of 0x100000 bytes, the device needs 0x105000"));
+	make_valid(2);
+	add_virtio("con", TERN_VIRTIO_CONSOLE, 1, 0, 0);
+	chan(0)->size = 0x84000;
+	chan(0)->doorbell_ipa = chan(0)->ipa + chan(0)->size;
+	CHECK(expect_error("needs 0x85000"));
+	/* The slot's interrupt: the frontend's, and nobody else's. */
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	part(1).irqs[1] &= ~(1u << (48 - 32));
+	CHECK(expect_error("channel disk0: doorbell 48 is not among partition linux's interrupts"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	chan(0)->member[1].irq = 270;
+	part(1).irqs[1] = 0;
+	part(1).irqs[270 / 32] |= 1u << (270 % 32);
+	CHECK(expect_error("virtio disk0: interrupt 48 is not among partition linux's"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	part(0).irqs[1] |= 1u << (48 - 32);
+	CHECK(expect_error("partition rt: interrupt 48 is not one of a device"));
+	make_valid(2);
+	part(1).irqs[1] |= 1u << (48 - 32);
+	CHECK(expect_error("partition linux: interrupt 48 is not one of a device"));
 }

@@ -26,7 +26,7 @@
 #include <arch/sysreg.h>
 #include <arch/vaplic.h>
 #include <tern/arch.h>
-#include <tern/ivshmem.h>
+#include <tern/channel.h>
 #include <tern/lib.h>
 #include <tern/mmio.h>
 #include <tern/partition.h>
@@ -59,14 +59,17 @@ static uint32_t target_hart(uint32_t target)
 }
 
 /*
- * A channel's doorbell (a spare source) has no input line: only the hypervisor's setipnum
- * makes it pending, which a level mode would ignore with the input low.  A level mode the
- * guest picks for it (the ivshmem function's INTx is level-high) is latched as an edge, on the
- * board and in the partition's pending bits; the function re-raises a level still high.
+ * A channel's doorbell (a spare source) and a VirtIO slot's source (no device behind the
+ * board's transport drives it) have no input line: only the hypervisor's setipnum makes them
+ * pending, which a level mode would ignore with the input low.  A level mode the guest picks
+ * for one (the ivshmem function's INTx, the virtio-mmio slot's interrupt in QEMU's tree: both
+ * level-high) is latched as an edge, on the board and in the partition's pending bits; the
+ * function or the device re-raises a level still high.
  */
 static bool no_input(uint32_t s)
 {
-	return s - platform.doorbell_irq_base < platform.num_doorbell_irqs;
+	return s - platform.doorbell_irq_base < platform.num_doorbell_irqs ||
+	       s - platform.virtio_irq_base < platform.num_virtio_slots;
 }
 
 static bool guest_level(uint32_t sm)
@@ -207,11 +210,11 @@ static void set_pending(struct partition *p, uint32_t s, bool on)
 
 	/*
 	 * A doorbell the guest made level-sensitive takes a set only while its PCI function's
-	 * INTx is asserted, as a level source's input must be high: Linux's MSI-mode EOI sets a
-	 * level source pending again to catch a line still high, which with the latch alone
-	 * would re-deliver the interrupt for ever.
+	 * INTx (or its VirtIO device's interrupt) is asserted, as a level source's input must be
+	 * high: Linux's MSI-mode EOI sets a level source pending again to catch a line still
+	 * high, which with the latch alone would re-deliver the interrupt for ever.
 	 */
-	if (on && no_input(s) && guest_level(va->sourcecfg[s]) && !ivshmem_line(p, s))
+	if (on && no_input(s) && guest_level(va->sourcecfg[s]) && !channel_irq_line(p, s))
 		return;
 
 	if (trapless(p) && on) {

@@ -45,6 +45,12 @@ struct channel_fast_ring {
 };
 bool channel_fast_doorbell(const struct partition *p, ipaddr_t *page,
 			   struct channel_fast_ring ring[TERN_MAX_PARTITIONS]);
+/*
+ * Whether board interrupt `irq` of p, one with no wire of its own (a doorbell, a VirtIO slot's
+ * interrupt), is asserted as a level: its PCI function's INTx (tern/ivshmem.h) or its VirtIO
+ * device's InterruptStatus (tern/virtio_mmio.h).  What a level mode the guest gives it follows.
+ */
+bool channel_irq_line(const struct partition *p, uint32_t irq);
 /* Whether `ipa` is the memory of one of p's channels (at its IPA, or at a function's BAR2). */
 bool channel_maps(const struct partition *p, ipaddr_t ipa);
 

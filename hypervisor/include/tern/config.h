@@ -44,6 +44,11 @@ struct config_limits {
 	/* Spare interrupts no device drives: a channel member's doorbell only. */
 	uint32_t doorbell_irq_base;
 	uint32_t num_doorbell_irqs;
+	/* The board's virtio-mmio slots (platform.h): where a frontend's VirtIO devices are. */
+	uint64_t virtio_base;
+	uint64_t virtio_stride;
+	uint32_t num_virtio_slots;
+	uint32_t virtio_irq_base;
 	bool iommu;                 /* the board has an IOMMU the hypervisor can take */
 	bool direct_wfi_trap;       /* direct delivery combines with trapped WFI */
 };
@@ -53,6 +58,13 @@ static inline const struct tern_config_channel *config_channels(const struct ter
 {
 	return cfg->num_channels ?
 	       (const struct tern_config_channel *)((uintptr_t)cfg + cfg->channels_offset) : NULL;
+}
+
+/* The blob's virtio records (config_validate has checked where they are), or NULL if none. */
+static inline const struct tern_config_virtio *config_virtio(const struct tern_config *cfg)
+{
+	return cfg->num_virtio ?
+	       (const struct tern_config_virtio *)((uintptr_t)cfg + cfg->virtio_offset) : NULL;
 }
 
 /*

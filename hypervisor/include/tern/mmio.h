@@ -29,9 +29,10 @@ typedef enum mmio_result (*mmio_handler)(struct vcpu *v, uint64_t offset, unsign
 
 /*
  * Emulated device regions a partition may have: its UART, interrupt controller frames and ECAM,
- * and a doorbell page per channel it is a member of (tern/channel.h).
+ * a doorbell page per channel it is a member of (tern/channel.h), and the transport of each
+ * VirtIO device it is the frontend of (tern/virtio_mmio.h).
  */
-#define MMIO_MAX_DEVICES 16u
+#define MMIO_MAX_DEVICES 24u
 
 struct mmio_device {
 	ipaddr_t base;

@@ -72,6 +72,16 @@ struct platform_desc {
 	 */
 	uint32_t doorbell_irq_base;
 	uint32_t num_doorbell_irqs;
+	/*
+	 * The board's virtio-mmio slots (slot i at virtio_base + i * virtio_stride, its interrupt
+	 * virtio_irq_base + i, numbered as device_irqs): where a partition finds a VirtIO device
+	 * another partition serves (tern/virtio_mmio.h).  With no device behind them, nothing of
+	 * the board drives their interrupts: the hypervisor raises them as it raises a doorbell.
+	 */
+	paddr_t virtio_base;
+	uint64_t virtio_stride;
+	uint32_t num_virtio_slots;
+	uint32_t virtio_irq_base;
 	/* The interrupt controller's and IOMMU's addresses: only the arch code reads them. */
 	struct platform_arch arch;
 };

@@ -20,6 +20,11 @@ enum stat_id {
 	STAT_FAULT_INJECTED,  /* accesses outside the partition handed to the guest (on_fault inject) */
 	STAT_DOORBELL_RING,   /* channel doorbells it rang (tern/channel.h) */
 	STAT_DOORBELL_REFUSED, /* doorbell writes naming no member: nothing rung */
+	STAT_VIRTIO_NOTIFY,   /* QueueNotify writes to its VirtIO devices (tern/virtio_mmio.h) */
+	STAT_VIRTIO_REQUEST,  /* requests posted to their backends */
+	STAT_VIRTIO_COMPLETION, /* completions taken into its queues */
+	STAT_VIRTIO_REFUSED_FRONTEND, /* its driver broke a rule: the device needs a reset */
+	STAT_VIRTIO_REFUSED_BACKEND,  /* a backend's completion refused (found on the frontend's core) */
 	ARCH_STAT_IDS
 	STAT_COUNT
 };

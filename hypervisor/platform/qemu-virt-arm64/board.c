@@ -38,6 +38,11 @@ const struct platform_desc platform = {
 	/* SPIs 224..255, the last 32 of the GIC's 288 INTIDs: QEMU 7.2's virt wires none of them. */
 	.doorbell_irq_base = 224,
 	.num_doorbell_irqs = 32,
+	/* QEMU's virtio-mmio transports, empty without a -device: SPI 16 + i, INTID 48 + i. */
+	.virtio_base = 0x0a000000,
+	.virtio_stride = 0x200,
+	.num_virtio_slots = 32,
+	.virtio_irq_base = 48,
 	.arch = {
 		.gicd_base = 0x08000000,
 		.gicd_size = 0x10000,

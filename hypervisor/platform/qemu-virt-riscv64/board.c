@@ -44,6 +44,11 @@ const struct platform_desc platform = {
 	 */
 	.doorbell_irq_base = 48,
 	.num_doorbell_irqs = 16,
+	/* QEMU's virtio-mmio transports, empty without a -device: APLIC source 1 + i. */
+	.virtio_base = 0x10001000u,
+	.virtio_stride = 0x1000u,
+	.num_virtio_slots = 8,
+	.virtio_irq_base = 1,
 	.arch = {
 		.timebase_hz = 10000000,
 		.imsic_s_base = 0x28000000u,

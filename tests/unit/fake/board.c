@@ -15,6 +15,7 @@ uint8_t fake_ecam[FAKE_ECAM_SIZE] __attribute__((aligned(1u << 20)));
 uint8_t fake_config[0x4000] __attribute__((aligned(8)));
 /* The UART's and the config's addresses are only ever compared, never dereferenced by the core. */
 static uint8_t uart_window[0x1000] __attribute__((aligned(0x1000)));
+uint8_t fake_virtio_window[FAKE_VIRTIO_SLOTS * FAKE_VIRTIO_STRIDE] __attribute__((aligned(0x1000)));
 
 static const struct platform_range devices[] = {
 	{ FAKE_MEM_WINDOW, 0x01000000, PLATFORM_DMA | PLATFORM_PCI_MEM32, 0 },
@@ -43,6 +44,10 @@ const struct platform_desc platform = {
 	.num_device_irqs = sizeof(device_irqs) / sizeof(device_irqs[0]),
 	.doorbell_irq_base = FAKE_DOORBELL_IRQ_BASE,
 	.num_doorbell_irqs = FAKE_DOORBELL_IRQS,
+	.virtio_base = (uintptr_t)fake_virtio_window,
+	.virtio_stride = FAKE_VIRTIO_STRIDE,
+	.num_virtio_slots = FAKE_VIRTIO_SLOTS,
+	.virtio_irq_base = FAKE_VIRTIO_IRQ_BASE,
 	.arch = FAKE_PLATFORM_ARCH,
 };
 

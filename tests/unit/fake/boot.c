@@ -99,6 +99,47 @@ struct tern_config_channel *fake_config_add_channel(const char *name, uint64_t s
 	return ch;
 }
 
+struct tern_config_virtio *fake_config_add_virtio(const char *name, uint32_t device_id,
+						  uint32_t frontend, uint32_t backend, uint32_t slot,
+						  uint64_t channel_size)
+{
+	struct tern_config *cfg = config();
+	uint32_t members[2] = { backend, frontend };
+	uint32_t nv = cfg->num_virtio;
+	struct tern_config_virtio saved[TERN_MAX_VIRTIO];
+
+	if (nv)
+		memcpy(saved, fake_config + cfg->virtio_offset, nv * sizeof(saved[0]));
+	struct tern_config_channel *ch = fake_config_add_channel(name, channel_size, members, 2, 1);
+	uint32_t c = cfg->num_channels - 1;
+	if (c) {
+		const struct tern_config_channel *prev = ch - 1;
+		ch->hpa = (prev->hpa + prev->size + (1u << 20) - 1) & ~(uint64_t)((1u << 20) - 1);
+	}
+	uint32_t doorbell = ch->member[1].irq;
+	uint32_t irq = platform.virtio_irq_base + slot;
+	cfg->partition[frontend].irqs[doorbell / 32] &= ~(1u << (doorbell % 32));
+	cfg->partition[frontend].irqs[irq / 32] |= 1u << (irq % 32);
+	ch->member[1].flags = TERN_CHF_FRONTEND;
+	ch->member[1].irq = irq;
+	cfg->virtio_offset = cfg->channels_offset + cfg->num_channels * (uint32_t)sizeof(*ch);
+	struct tern_config_virtio *all = (struct tern_config_virtio *)(void *)(fake_config + cfg->virtio_offset);
+	if (nv)
+		memcpy(all, saved, nv * sizeof(saved[0]));
+	struct tern_config_virtio *v = &all[nv];
+	memset(v, 0, sizeof(*v));
+	strncpy(v->name, name, TERN_NAME_LEN - 1);
+	v->mmio_ipa = platform.virtio_base + slot * platform.virtio_stride;
+	v->device_id = device_id;
+	v->frontend = frontend;
+	v->backend = backend;
+	v->channel = c;
+	v->irq = irq;
+	cfg->num_virtio = nv + 1;
+	cfg->size = (uint32_t)(cfg->virtio_offset + cfg->num_virtio * sizeof(*v));
+	return v;
+}
+
 uint8_t *fake_partition_ram(const struct tern_config_partition *c)
 {
 	return (uint8_t *)(uintptr_t)c->ram_hpa;

@@ -254,6 +254,18 @@ struct tern_config_partition *fake_config_add(const char *name, const uint8_t *c
 struct tern_config_channel *fake_config_add_channel(const char *name, uint64_t size,
 						    const uint32_t *members, uint32_t num,
 						    uint32_t writable);
+/*
+ * Add VirtIO device `name` (after every channel), frontend and backend indices in the blob, at
+ * the board's virtio-mmio slot `slot`: its channel (`channel_size` bytes, the backend member 0
+ * read-write with the next doorbell, the frontend member 1 with the slot's interrupt) and its
+ * record.
+ */
+struct tern_config_virtio;
+struct tern_config_virtio *fake_config_add_virtio(const char *name, uint32_t device_id,
+						  uint32_t frontend, uint32_t backend, uint32_t slot,
+						  uint64_t channel_size);
+/* The board's virtio-mmio slots (platform.virtio_base). */
+extern uint8_t fake_virtio_window[];
 /* The RAM of a configured partition, as the hypervisor addresses it (ram_hpa). */
 uint8_t *fake_partition_ram(const struct tern_config_partition *c);
 /* The byte pattern fake_config_add puts in partition `index`'s pristine image. */

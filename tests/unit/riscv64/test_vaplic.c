@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The partitions' virtual APLIC (arch/riscv64/vaplic.c), on the fake riscv64 board (rv.h). */
 #include <string.h>
+#include <tern/config.h>
 #include <tern/ivshmem.h>
+#include <tern/virtio_channel.h>
 #include <tern/mmio.h>
 #include <tern/platform.h>
 #include "check.h"
@@ -403,4 +405,69 @@ void test_vaplic_doorbell_in_a_level_mode(void)
 	/* A device's level source is still its input (test_vaplic_msi_mode). */
 	vaplic_write(3, SOURCECFG(36), 6);
 	CHECK_EQ(fake_aplic_reg(SOURCECFG(36)), 6u);
+}
+
+static void virtio_reg(const struct tern_config_virtio *dev, uint32_t off, bool write, uint64_t *value)
+{
+	CHECK_EQ(mmio_emulate(&partition_named("fe")->vcpu[0], dev->mmio_ipa + off, 4, write, value), MMIO_DONE);
+}
+
+/*
+ * A VirtIO slot's source has no input either (no device behind the board's transport): the
+ * level-high mode QEMU's tree gives it is latched as an edge, and the guest's own set of it
+ * lands only while the device's interrupt is asserted (InterruptStatus, here a config change).
+ */
+void test_vaplic_virtio_slot_in_a_level_mode(void)
+{
+	static const uint8_t fe_cores[] = { 1, 2 }, be_cores[] = { 3 };
+	uint64_t value;
+
+	fake_config_begin(4);
+	fake_config_add("fe", fe_cores, 2, 0);
+	fake_config_add("be", be_cores, 1, 0);
+	const struct tern_config_virtio *dev = fake_config_add_virtio("con", TERN_VIRTIO_CONSOLE, 0, 1, 0, 0x85000);
+	enum fake_exit e = fake_boot(0);
+	CHECK(e == FAKE_EXIT_RUN || e == FAKE_EXIT_WAIT); /* hart 0 is nobody's */
+	fake_start_secondaries();
+	fake_relax_hook = fake_deliver_kicks_while_waiting;
+	uint32_t s = dev->irq;
+	CHECK_EQ(s, 1u);
+
+	vaplic_write(1, DOMAINCFG, 0x100);
+	vaplic_write(1, SOURCECFG(s), 6);
+	CHECK_EQ(vaplic_read(1, SOURCECFG(s)), 6u);
+	CHECK_EQ(fake_aplic_reg(SOURCECFG(s)), 4u);
+	vaplic_write(1, TARGET(s), HART(0) | 3);
+	/* The line low: the guest's set does not land. */
+	vaplic_write(1, SETIPNUM, s);
+	CHECK_EQ(vaplic_read(1, SETIP(s / 32)), 0u);
+	/* The driver up, then a config change it has looked at: InterruptStatus 2, the line high. */
+	static const uint32_t status[] = { 1, 3 };
+	for (unsigned i = 0; i < 2; i++) {
+		value = status[i];
+		virtio_reg(dev, 0x070, true, &value);
+	}
+	value = 1;
+	virtio_reg(dev, 0x024, true, &value);
+	virtio_reg(dev, 0x020, true, &value);
+	static const uint32_t more[] = { 0xb, 0xf };
+	for (unsigned i = 0; i < 2; i++) {
+		value = more[i];
+		virtio_reg(dev, 0x070, true, &value);
+	}
+	virtio_reg(dev, 0x070, false, &value);
+	CHECK_EQ(value, 0xf);
+	const struct tern_config *cfg = (const struct tern_config *)(const void *)fake_config;
+	struct vio_header *h = (struct vio_header *)(uintptr_t)config_channels(cfg)[dev->channel].hpa;
+	h->config_generation++;
+	virtio_reg(dev, 0x060, false, &value);
+	CHECK_EQ(value, 2u);
+	vaplic_write(1, SETIPNUM, s);
+	CHECK_EQ(vaplic_read(1, SETIP(s / 32)), 1u << (s % 32));
+	/* Acknowledged: low again. */
+	value = 2;
+	virtio_reg(dev, 0x064, true, &value);
+	vaplic_write(1, CLRIPNUM, s);
+	vaplic_write(1, SETIPNUM, s);
+	CHECK_EQ(vaplic_read(1, SETIP(s / 32)), 0u);
 }

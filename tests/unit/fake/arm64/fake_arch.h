@@ -7,6 +7,11 @@
 #define FAKE_DOORBELL_IRQ_BASE 256u
 #define FAKE_DOORBELL_IRQS     32u
 
+/* The board's virtio-mmio slots: as QEMU virt's, in a window of host memory nobody dereferences. */
+#define FAKE_VIRTIO_STRIDE     0x200u
+#define FAKE_VIRTIO_SLOTS      32u
+#define FAKE_VIRTIO_IRQ_BASE   48u
+
 #define FAKE_PLATFORM_ARCH {                                                    \
 	.gicd_base = (uintptr_t)fake_gicd,                                      \
 	.gicd_size = sizeof(fake_gicd),                                         \

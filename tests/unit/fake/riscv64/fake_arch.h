@@ -9,6 +9,11 @@
 #define FAKE_DOORBELL_IRQ_BASE 48u
 #define FAKE_DOORBELL_IRQS     16u
 
+/* The board's virtio-mmio slots: as QEMU virt's, in a window of host memory nobody dereferences. */
+#define FAKE_VIRTIO_STRIDE     0x1000u
+#define FAKE_VIRTIO_SLOTS      8u
+#define FAKE_VIRTIO_IRQ_BASE   1u
+
 #define FAKE_PLATFORM_ARCH {                                                    \
 	.timebase_hz = 10000000,                                                \
 	.imsic_s_base = FAKE_IMSIC_BASE,                                        \
