@@ -545,6 +545,14 @@ void tern_main(paddr_t fdt)
 		arch_board_off();
 	}
 
+	/* The hypervisor serves the VirtIO devices' channels (virtio_mmio.c): before any is created. */
+	for (uint32_t i = 0; i < cfg->num_virtio; i++) {
+		const struct tern_config_channel *ch = &config_channels(cfg)[config_virtio(cfg)[i].channel];
+		if (!arch_hyp_map_shared(ch->hpa, ch->size)) {
+			tern_log("error: channel %s cannot be mapped for the hypervisor", ch->name);
+			arch_board_off();
+		}
+	}
 	num_partitions = cfg->num_partitions;
 	for (uint32_t i = 0; i < num_partitions; i++) {
 		struct partition *p = &partitions[i];

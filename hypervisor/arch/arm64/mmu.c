@@ -125,3 +125,11 @@ void arch_sync_guest_memory(paddr_t pa, uint64_t size)
 	dsb(nsh);
 	isb();
 }
+
+/* Board RAM is in the hypervisor's map whole, read-write (mmu_init_tables). */
+bool arch_hyp_map_shared(paddr_t pa, uint64_t size)
+{
+	(void)pa;
+	(void)size;
+	return true;
+}

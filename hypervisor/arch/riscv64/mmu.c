@@ -151,6 +151,15 @@ bool riscv_mmu_map_partition(const struct tern_config_partition *c)
 	return ok;
 }
 
+bool arch_hyp_map_shared(paddr_t pa, uint64_t size)
+{
+	bool ok = map(pa, size, MAP_RW);
+
+	/* Only the boot core runs yet, as for a partition's RAM. */
+	__asm__ volatile("sfence.vma" ::: "memory");
+	return ok;
+}
+
 uintptr_t riscv_mmu_root(void)
 {
 	return (uintptr_t)hyp_root;

@@ -77,6 +77,12 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen);
  */
 bool arch_partition_map_shared(struct partition *p, ipaddr_t ipa, paddr_t pa, uint64_t size,
 			       bool writable, char *err, size_t errlen);
+/*
+ * Let the hypervisor itself read and write [pa, pa + size) of board RAM, memory it shares with
+ * partitions (a VirtIO device's channel: virtio_mmio.c).  At boot, before any partition is
+ * created; false if it cannot be mapped.
+ */
+bool arch_hyp_map_shared(paddr_t pa, uint64_t size);
 /* Set a board interrupt pending, as its device would (a channel's doorbell). */
 void arch_irq_raise(uint32_t irq);
 /* Enter the guest on this core at `entry` with x0/a0 = `context`. */
