@@ -279,9 +279,12 @@ static bool walk_chain(const struct vdev *d, const struct vq *q, uint32_t head, 
 	}
 }
 
+/* The device is live: features agreed, the driver up, no rule broken since the last reset. */
 static bool driver_ok(const struct vdev *d)
 {
-	return (d->status & (STATUS_DRIVER_OK | STATUS_NEEDS_RESET)) == STATUS_DRIVER_OK;
+	uint32_t live = STATUS_FEATURES_OK | STATUS_DRIVER_OK;
+
+	return (d->status & (live | STATUS_NEEDS_RESET)) == live;
 }
 
 /* Complete one request: the chain's writable buffers, the used ring, InterruptStatus. */
