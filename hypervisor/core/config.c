@@ -453,10 +453,14 @@ static const struct tern_config_virtio *virtio_of(const struct tern_config *cfg,
 static int check_virtio_channel(const struct tern_config *cfg, const struct tern_config_virtio *v,
 				char *err, size_t errlen)
 {
-	const struct tern_config_channel *ch = &config_channels(cfg)[v->channel];
+	const struct tern_config_channel *all = config_channels(cfg);
 	const char *n = v->name;
-	struct virtio_shape shape;
+	struct virtio_shape shape = { 0, 0, 0 };
 
+	if (!all || v->channel >= cfg->num_channels)
+		return fail(err, errlen, "virtio %s: channel %u (there are %u)", n, v->channel,
+			    cfg->num_channels);
+	const struct tern_config_channel *ch = &all[v->channel];
 	if (memcmp(ch->name, n, TERN_NAME_LEN) != 0)
 		return fail(err, errlen, "virtio %s: its channel %u is named %s", n, v->channel, ch->name);
 	if (ch->num_members != 2u || ch->member[0].partition != v->backend ||
@@ -510,17 +514,14 @@ static int check_virtio(const struct tern_config *cfg, const struct config_limit
 		    slot >= lim->num_virtio_slots || v->mmio_ipa != lim->virtio_base + slot * lim->virtio_stride)
 			return fail(err, errlen, "virtio %s: registers at 0x%llx, not one of the board's "
 				    "virtio-mmio slots", n, (unsigned long long)v->mmio_ipa);
-		if (v->irq != lim->virtio_irq_base + slot)
+		uint64_t irq = lim->virtio_irq_base + slot;
+		if (v->irq != irq)
 			return fail(err, errlen, "virtio %s: interrupt %u, slot %llu's is %llu", n, v->irq,
-				    (unsigned long long)slot,
-				    (unsigned long long)(lim->virtio_irq_base + slot));
+				    (unsigned long long)slot, (unsigned long long)irq);
 		/* Two devices on one slot would share its interrupt: check_channel_member refuses that. */
 		if (!has_irq(&cfg->partition[v->frontend], v->irq))
 			return fail(err, errlen, "virtio %s: interrupt %u is not among partition %s's", n,
 				    v->irq, fe);
-		if (v->channel >= cfg->num_channels)
-			return fail(err, errlen, "virtio %s: channel %u (there are %u)", n, v->channel,
-				    cfg->num_channels);
 		if (check_virtio_channel(cfg, v, err, errlen))
 			return -1;
 	}

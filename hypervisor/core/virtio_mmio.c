@@ -64,10 +64,10 @@
 #define INT_USED                0x1u
 #define INT_CONFIG              0x2u
 
-#define F_VERSION_1             (1ull << 32)
-#define F_BLK_SIZE_MAX          (1ull << 1)
-#define F_BLK_SEG_MAX           (1ull << 2)
-#define F_NET_MAC               (1ull << 5)
+#define F_VERSION_1             (1ULL << 32)
+#define F_BLK_SIZE_MAX          (1ULL << 1)
+#define F_BLK_SEG_MAX           (1ULL << 2)
+#define F_NET_MAC               (1ULL << 5)
 
 #define DESC_F_NEXT             1u
 #define DESC_F_WRITE            2u
@@ -83,7 +83,9 @@
 struct vq {
 	uint32_t num;                   /* QueueNum */
 	bool ready;
-	uint64_t desc, driver, device;  /* guest addresses */
+	uint64_t desc;                  /* guest addresses */
+	uint64_t driver;
+	uint64_t device;
 	uint16_t last_avail;            /* the next available entry to take */
 	uint16_t used_idx;
 	uint64_t outstanding;           /* bit h: head h's request is posted */
@@ -98,14 +100,16 @@ struct vdev {
 	const struct tern_config_partition *fe;  /* the frontend's record: its RAM */
 	const char *backend;
 	struct partition *frontend;
-	uint8_t *mem;                   /* the channel's memory */
+	uintptr_t mem;                  /* the channel's memory */
 	uint32_t channel;
 	struct virtio_shape shape;
 	uint64_t features;
 	struct spinlock lock;
 	/* The frontend's, under the lock. */
 	uint32_t status;
-	uint32_t device_features_sel, driver_features_sel, queue_sel;
+	uint32_t device_features_sel;
+	uint32_t driver_features_sel;
+	uint32_t queue_sel;
 	uint64_t driver_features;
 	uint32_t epoch;
 	uint32_t generation;            /* config_generation the driver last heard of */
@@ -121,7 +125,9 @@ struct vdev {
  * By virtio record index.  Not cleared at boot (.noinit, like ivshmem.c's functions): each
  * frontend's virtio_partition_init sets its devices' state before any vCPU runs.
  */
-static struct vdev devices[TERN_MAX_VIRTIO] __attribute__((section(".noinit")));
+static struct vdev vdevs[TERN_MAX_VIRTIO] __attribute__((section(".noinit")));
+/* What each transport is added with (mmio_add's ctx): its device's index. */
+static const uint32_t vdev_index[TERN_MAX_VIRTIO] = { 0, 1, 2, 3, 4, 5, 6, 7 };
 /* Which devices each partition is the frontend of: set at boot. */
 static uint32_t frontend_of[TERN_MAX_PARTITIONS];
 
@@ -134,52 +140,56 @@ static uint64_t features_of(uint32_t device_id)
 	return F_VERSION_1;
 }
 
-/* The one door to the frontend's memory: [ipa, ipa + len) if all of it is its RAM, else NULL. */
-static uint8_t *frontend_ram(const struct vdev *d, uint64_t ipa, uint64_t len)
+/* The one door to the frontend's memory: whether [ipa, ipa + len) is all its RAM, and where. */
+static bool frontend_ram(const struct vdev *d, uint64_t ipa, uint64_t len, uintptr_t *at)
 {
 	const struct tern_config_partition *c = d->fe;
 	uint64_t off = ipa - c->ram_ipa;
 
 	if (ipa < c->ram_ipa || len > c->ram_size || off > c->ram_size - len)
-		return NULL;
-	return (uint8_t *)(uintptr_t)(c->ram_hpa + off);
+		return false;
+	*at = (uintptr_t)(c->ram_hpa + off);
+	return true;
 }
 
 static struct vio_header *header(const struct vdev *d)
 {
-	/* cppcheck-suppress misra-c2012-11.3 ; the channel's first bytes are its header */
-	return (struct vio_header *)(void *)d->mem;
+	return (struct vio_header *)d->mem;
 }
 
 static _Atomic uint32_t *ring_index(const struct vdev *d, uint32_t ring, uint32_t at)
 {
-	/* cppcheck-suppress misra-c2012-11.3 ; a ring index: an aligned word of the channel */
-	return (_Atomic uint32_t *)(void *)(d->mem + ring + at);
+	return (_Atomic uint32_t *)(d->mem + ring + at);
 }
 
-static uint8_t *ring_entry(const struct vdev *d, uint32_t ring, uint32_t i)
+static uintptr_t ring_entry(const struct vdev *d, uint32_t ring, uint32_t i)
 {
 	uint32_t entries = d->shape.queues * d->shape.queue_size;
+	uintptr_t slot = (uintptr_t)i % entries;
 
-	return d->mem + ring + VIO_RING_ENTRIES_AT + (i % entries) * VIO_RING_ENTRY_SIZE;
+	return d->mem + ring + VIO_RING_ENTRIES_AT + (slot * VIO_RING_ENTRY_SIZE);
 }
 
-static uint8_t *slot_of(const struct vdev *d, uint32_t q, uint32_t head)
+static uintptr_t slot_of(const struct vdev *d, uint32_t q, uint32_t head)
 {
-	return d->mem + VIO_DATA + ((uint64_t)q * d->shape.queue_size + head) * d->shape.slot_size;
+	return d->mem + VIO_DATA + (((uintptr_t)q * d->shape.queue_size) + head) * d->shape.slot_size;
 }
 
-static uint16_t load16_acquire(const uint8_t *at)
+static uint16_t load16_acquire(uintptr_t at)
 {
-	/* cppcheck-suppress misra-c2012-11.3 ; a 2-aligned index of the frontend's ring */
-	return __atomic_load_n((const uint16_t *)(const void *)at, __ATOMIC_ACQUIRE);
+	return __atomic_load_n((const uint16_t *)at, __ATOMIC_ACQUIRE);
 }
 
-static void store16_release(uint8_t *at, uint16_t value)
+static void store16_release(uintptr_t at, uint16_t value)
 {
-	/* cppcheck-suppress misra-c2012-11.3 ; a 2-aligned index of the frontend's ring */
-	__atomic_store_n((uint16_t *)(void *)at, value, __ATOMIC_RELEASE);
+	__atomic_store_n((uint16_t *)at, value, __ATOMIC_RELEASE);
 }
+
+/* A used ring's element. */
+struct used_elem {
+	uint32_t id;
+	uint32_t len;
+};
 
 /* A side broke the rules: a log line naming the device and the offender, a few per reset. */
 static void complain(struct vdev *d, const char *who, const char *what)
@@ -207,7 +217,7 @@ static void backend_refused(struct vcpu *v, struct vdev *d, const char *what)
 	complain(d, d->backend, what);
 }
 
-/* One descriptor, copied once: the frontend may change it meanwhile. */
+/* One descriptor. */
 struct desc {
 	uint64_t addr;
 	uint32_t len;
@@ -216,11 +226,11 @@ struct desc {
 };
 
 /*
- * What a walk does with each buffer: nothing (NULL slot), copy the readable ones into the slot
+ * What a walk does with each buffer: nothing (slot 0), copy the readable ones into the slot
  * (to_slot), or the slot's written bytes into the writable ones.
  */
 struct walk {
-	uint8_t *slot;
+	uintptr_t slot;
 	bool to_slot;
 	uint32_t from;          /* to the chain: the written bytes' start in the slot ... */
 	uint32_t written;       /* ... and how many */
@@ -228,6 +238,23 @@ struct walk {
 	uint32_t writable;
 	uint32_t copied;        /* to the chain: bytes copied */
 };
+
+/* One buffer of a chain, its bytes moved as the walk says. */
+static void walk_buffer(struct walk *w, bool writable, uintptr_t buf, uint32_t len)
+{
+	if (!writable) {
+		if (w->to_slot && (len != 0u))
+			(void)memcpy((uint8_t *)(w->slot + w->readable), (const uint8_t *)buf, len);
+		w->readable += len;
+	} else {
+		uint32_t left = w->written - w->copied;
+		uint32_t n = (len < left) ? len : left;
+		if (!w->to_slot && (n != 0u))
+			(void)memcpy((uint8_t *)buf, (const uint8_t *)(w->slot + w->from + w->copied), n);
+		w->copied += n;
+		w->writable += len;
+	}
+}
 
 /*
  * Walk the chain from `head` of queue q: at most num descriptors, none indirect, the readable
@@ -243,45 +270,34 @@ static bool walk_chain(const struct vdev *d, const struct vq *q, uint32_t head, 
 	w->readable = 0;
 	w->writable = 0;
 	w->copied = 0;
-	for (uint32_t n = 0;; n++) {
-		struct desc e;
-		const uint8_t *at = frontend_ram(d, q->desc + (uint64_t)idx * DESC_SIZE, DESC_SIZE);
-		if (n == q->num || !at)
+	for (uint32_t n = 0u; n < q->num; n++) {
+		uintptr_t at;
+		uintptr_t buf;
+		if (!frontend_ram(d, q->desc + ((uint64_t)idx * DESC_SIZE), DESC_SIZE, &at))
 			return false;
-		(void)memcpy(&e, at, sizeof(e));
-		if (e.flags & DESC_F_INDIRECT)
-			return false;
+		/* Copied once: the frontend may change it meanwhile. */
+		struct desc e = *(const struct desc *)at;
 		bool writable = (e.flags & DESC_F_WRITE) != 0u;
-		if (writing && !writable)
+		total += e.len;
+		if ((e.flags & DESC_F_INDIRECT) || (writing && !writable) || total > d->shape.slot_size ||
+		    !frontend_ram(d, e.addr, e.len, &buf))
 			return false;
 		writing = writable;
-		total += e.len;
-		uint8_t *buf = frontend_ram(d, e.addr, e.len);
-		if (total > d->shape.slot_size || !buf)
-			return false;
-		if (!writable) {
-			if (w->slot && w->to_slot)
-				(void)memcpy(w->slot + w->readable, buf, e.len);
-			w->readable += e.len;
-		} else {
-			uint32_t left = w->written - w->copied;
-			uint32_t n_copy = e.len < left ? e.len : left;
-			if (w->slot && !w->to_slot && n_copy)
-				(void)memcpy(buf, w->slot + w->from + w->copied, n_copy);
-			w->copied += n_copy;
-			w->writable += e.len;
-		}
+		walk_buffer(w, writable, buf, e.len);
 		if (!(e.flags & DESC_F_NEXT))
 			return true;
 		idx = e.next;
 		if (idx >= q->num)
 			return false;
 	}
+	return false; /* more descriptors than the queue has: a loop */
 }
 
 static bool driver_ok(const struct vdev *d)
 {
-	return (d->status & (STATUS_DRIVER_OK | STATUS_NEEDS_RESET)) == STATUS_DRIVER_OK;
+	uint32_t live = STATUS_FEATURES_OK | STATUS_DRIVER_OK;
+
+	return (d->status & (live | STATUS_NEEDS_RESET)) == live;
 }
 
 /* Complete one request: the chain's writable buffers, the used ring, InterruptStatus. */
@@ -289,19 +305,35 @@ static void complete(struct vcpu *v, struct vdev *d, uint32_t qi, uint32_t head,
 {
 	struct vq *q = &d->q[qi];
 	struct walk w = { slot_of(d, qi, head), false, q->readable[head], written, 0, 0, 0 };
-	uint8_t *used = frontend_ram(d, q->device, 4u + 8u * (uint64_t)q->num);
+	uintptr_t used;
 
-	q->outstanding &= ~(1ull << head);
-	if (!q->ready || !used || !walk_chain(d, q, head, &w)) {
+	q->outstanding &= ~(1ULL << head);
+	if (!q->ready || !frontend_ram(d, q->device, 4u + (8u * (uint64_t)q->num), &used) ||
+	    !walk_chain(d, q, head, &w)) {
 		frontend_refused(v, d, "changed a chain it had posted");
 		return;
 	}
-	uint32_t elem[2] = { head, w.copied };
-	(void)memcpy(used + 4u + 8u * (q->used_idx % q->num), elem, sizeof(elem));
+	struct used_elem *ring = (struct used_elem *)(used + 4u);
+	ring[q->used_idx % q->num] = (struct used_elem){ head, w.copied };
 	q->used_idx++;
 	store16_release(used + 2u, q->used_idx);
 	(void)atomic_fetch_or(&d->interrupt_status, INT_USED);
 	vcpu_count(v, STAT_VIRTIO_COMPLETION);
+}
+
+/* Whether completion c names an outstanding request that has room for what it wrote. */
+static bool completion_ok(struct vcpu *v, struct vdev *d, const struct vio_completion *c)
+{
+	if (c->epoch != d->epoch || c->queue >= d->shape.queues || c->head >= d->shape.queue_size ||
+	    !(d->q[c->queue].outstanding & (1ULL << c->head))) {
+		backend_refused(v, d, "completed no outstanding request");
+		return false;
+	}
+	if (c->written > d->q[c->queue].writable[c->head]) {
+		backend_refused(v, d, "wrote more than the request has room for");
+		return false;
+	}
+	return true;
 }
 
 /* The completions the backend posted since the last look, taken on the frontend's core. */
@@ -311,35 +343,25 @@ static void take_completions(struct vcpu *v, struct vdev *d)
 	uint32_t cons = atomic_load_explicit(&d->comp_cons, memory_order_relaxed);
 	uint32_t prod = atomic_load_explicit(ring_index(d, VIO_COMPLETIONS, VIO_RING_PROD),
 					     memory_order_acquire);
+	uint32_t n = prod - cons;
 
-	if (prod == cons)
+	if (n == 0u)
 		return;
-	if (prod - cons > entries) {
+	if (n > entries) {
 		backend_refused(v, d, "moved its completion ring past its entries");
-		cons = prod;
+		n = 0;
 	}
-	for (; cons != prod; cons++) {
-		struct vio_completion c;
-		if (!driver_ok(d)) {
-			cons = prod; /* the frontend broke a rule meanwhile: the rest goes with its reset */
-			break;
-		}
-		(void)memcpy(&c, ring_entry(d, VIO_COMPLETIONS, cons), sizeof(c));
-		if (c.epoch != d->epoch && (int32_t)(d->epoch - c.epoch) > 0)
+	/* A frontend that breaks a rule meanwhile stops it: the rest goes with its reset. */
+	for (uint32_t i = 0u; (i < n) && driver_ok(d); i++) {
+		struct vio_completion c = *(const struct vio_completion *)ring_entry(d, VIO_COMPLETIONS, cons + i);
+		uint32_t age = d->epoch - c.epoch;
+		if ((age != 0u) && (age < 0x80000000u))
 			continue; /* a request from before the last reset */
-		if (c.epoch != d->epoch || c.queue >= d->shape.queues || c.head >= d->shape.queue_size ||
-		    !(d->q[c.queue].outstanding & (1ull << c.head))) {
-			backend_refused(v, d, "completed no outstanding request");
-			continue;
-		}
-		if (c.written > d->q[c.queue].writable[c.head]) {
-			backend_refused(v, d, "wrote more than the request has room for");
-			continue;
-		}
-		complete(v, d, c.queue, c.head, c.written);
+		if (completion_ok(v, d, &c))
+			complete(v, d, c.queue, c.head, c.written);
 	}
-	atomic_store_explicit(&d->comp_cons, cons, memory_order_release);
-	atomic_store_explicit(ring_index(d, VIO_COMPLETIONS, VIO_RING_CONS), cons, memory_order_release);
+	atomic_store_explicit(&d->comp_cons, prod, memory_order_release);
+	atomic_store_explicit(ring_index(d, VIO_COMPLETIONS, VIO_RING_CONS), prod, memory_order_release);
 }
 
 /* Post one chain: its readable bytes into its slot, a request in the ring. */
@@ -348,7 +370,7 @@ static bool post(struct vcpu *v, struct vdev *d, uint32_t qi, uint32_t head)
 	struct vq *q = &d->q[qi];
 	struct walk w = { slot_of(d, qi, head), true, 0, 0, 0, 0, 0 };
 
-	if (head >= q->num || (q->outstanding & (1ull << head))) {
+	if (head >= q->num || (q->outstanding & (1ULL << head))) {
 		frontend_refused(v, d, "posted a head that is not free");
 		return false;
 	}
@@ -357,10 +379,10 @@ static bool post(struct vcpu *v, struct vdev *d, uint32_t qi, uint32_t head)
 		return false;
 	}
 	struct vio_request r = { (uint16_t)qi, (uint16_t)head, w.readable, w.writable, d->epoch };
-	(void)memcpy(ring_entry(d, VIO_REQUESTS, d->req_prod), &r, sizeof(r));
+	*(struct vio_request *)ring_entry(d, VIO_REQUESTS, d->req_prod) = r;
 	d->req_prod++;
 	atomic_store_explicit(ring_index(d, VIO_REQUESTS, VIO_RING_PROD), d->req_prod, memory_order_release);
-	q->outstanding |= 1ull << head;
+	q->outstanding |= 1ULL << head;
 	q->readable[head] = w.readable;
 	q->writable[head] = w.writable;
 	vcpu_count(v, STAT_VIRTIO_REQUEST);
@@ -372,33 +394,34 @@ static void notify(struct vcpu *v, struct vdev *d, uint32_t qi)
 {
 	uint32_t entries = d->shape.queues * d->shape.queue_size;
 	uint32_t posted = 0;
+	uintptr_t avail;
 
 	vcpu_count(v, STAT_VIRTIO_NOTIFY);
 	if (!driver_ok(d) || qi >= d->shape.queues || !d->q[qi].ready)
 		return;
 	struct vq *q = &d->q[qi];
-	const uint8_t *avail = frontend_ram(d, q->driver, 4u + 2u * (uint64_t)q->num);
-	if (!avail)
+	if (!frontend_ram(d, q->driver, 4u + (2u * (uint64_t)q->num), &avail))
 		return;
-	uint16_t idx = load16_acquire(avail + 2u);
-	uint16_t pending = (uint16_t)(idx - q->last_avail);
+	const uint16_t *ring = (const uint16_t *)(avail + 4u);
+	uint16_t pending = (uint16_t)(load16_acquire(avail + 2u) - q->last_avail);
 	if (pending > q->num) {
 		frontend_refused(v, d, "moved its available ring past its entries");
 		return;
 	}
-	for (uint32_t i = 0; i < pending; i++) {
+	bool more = true;
+	for (uint32_t i = 0u; more && (i < pending); i++) {
 		uint32_t cons = atomic_load_explicit(ring_index(d, VIO_REQUESTS, VIO_RING_CONS),
 						     memory_order_relaxed);
-		if (d->req_prod - cons >= entries)
-			break; /* the backend has not taken enough: the rest at the next notify */
-		uint16_t head;
-		(void)memcpy(&head, avail + 4u + 2u * (q->last_avail % q->num), sizeof(head));
-		if (!post(v, d, qi, head))
-			break;
-		q->last_avail++;
-		posted++;
+		/* The backend has not taken enough: the rest at the next notify. */
+		more = (d->req_prod - cons) < entries;
+		if (more)
+			more = post(v, d, qi, ring[q->last_avail % q->num]);
+		if (more) {
+			q->last_avail++;
+			posted++;
+		}
 	}
-	if (posted)
+	if (posted != 0u)
 		ivshmem_ring(d->channel, 0, d->ch->member[0].irq);
 	take_completions(v, d);
 }
@@ -459,15 +482,17 @@ static void write_status(struct vdev *d, uint32_t value)
 /* QueueReady: the queue's size and rings, checked once here and again at every use. */
 static void write_ready(struct vcpu *v, struct vdev *d, struct vq *q, uint32_t value)
 {
+	uintptr_t at;
+
 	if (!(value & 1u)) {
 		q->ready = false;
 		return;
 	}
 	if (q->num == 0u || q->num > d->shape.queue_size || (q->num & (q->num - 1u)) ||
 	    !IS_ALIGNED(q->desc, 16u) || !IS_ALIGNED(q->driver, 2u) || !IS_ALIGNED(q->device, 4u) ||
-	    !frontend_ram(d, q->desc, (uint64_t)DESC_SIZE * q->num) ||
-	    !frontend_ram(d, q->driver, 6u + 2u * (uint64_t)q->num) ||
-	    !frontend_ram(d, q->device, 6u + 8u * (uint64_t)q->num)) {
+	    !frontend_ram(d, q->desc, (uint64_t)DESC_SIZE * q->num, &at) ||
+	    !frontend_ram(d, q->driver, 6u + (2u * (uint64_t)q->num), &at) ||
+	    !frontend_ram(d, q->device, 6u + (8u * (uint64_t)q->num), &at)) {
 		frontend_refused(v, d, "set up a queue outside its RAM");
 		return;
 	}
@@ -478,15 +503,15 @@ static void write_ready(struct vcpu *v, struct vdev *d, struct vq *q, uint32_t v
 
 static void set_half(uint64_t *reg, bool high, uint32_t value)
 {
-	*reg = high ? ((*reg & 0xffffffffull) | ((uint64_t)value << 32)) :
-		      ((*reg & ~0xffffffffull) | value);
+	*reg = high ? ((*reg & 0xffffffffULL) | ((uint64_t)value << 32)) :
+		      ((*reg & ~0xffffffffULL) | value);
 }
 
 static void write_reg(struct vcpu *v, struct vdev *d, uint32_t reg, uint32_t value)
 {
 	struct vq *q = (d->queue_sel < d->shape.queues) ? &d->q[d->queue_sel] : NULL;
 	/* A queue's setup may change only while it is not ready. */
-	struct vq *setup = (q && !q->ready) ? q : NULL;
+	struct vq *setup = ((q != NULL) && !q->ready) ? q : NULL;
 
 	switch (reg) {
 	case REG_DEVICE_FEATURES_SEL:
@@ -557,9 +582,9 @@ static uint32_t read_reg(struct vcpu *v, struct vdev *d, uint32_t reg)
 		return d->device_features_sel < 2u ?
 		       (uint32_t)(d->features >> (32u * d->device_features_sel)) : 0u;
 	case REG_QUEUE_NUM_MAX:
-		return q ? d->shape.queue_size : 0u;
+		return (q != NULL) ? d->shape.queue_size : 0u;
 	case REG_QUEUE_READY:
-		return (q && q->ready) ? 1u : 0u;
+		return ((q != NULL) && q->ready) ? 1u : 0u;
 	case REG_INTERRUPT_STATUS:
 		if (driver_ok(d)) {
 			take_completions(v, d);
@@ -581,8 +606,9 @@ static uint32_t read_reg(struct vcpu *v, struct vdev *d, uint32_t reg)
 static enum mmio_result transport_access(struct vcpu *v, uint64_t offset, unsigned size, bool write,
 					 uint64_t *value, const void *ctx)
 {
-	/* cppcheck-suppress misra-c2012-11.5 ; the device, as virtio_partition_init added it */
-	struct vdev *d = (struct vdev *)(uintptr_t)ctx;
+	/* cppcheck-suppress misra-c2012-11.5 ; the device's index, as virtio_partition_init added it */
+	const uint32_t *index = ctx;
+	struct vdev *d = &vdevs[*index];
 
 	if (offset >= VIRTIO_MMIO_SIZE) {
 		if (!write)
@@ -592,8 +618,10 @@ static enum mmio_result transport_access(struct vcpu *v, uint64_t offset, unsign
 	if (offset >= REG_CONFIG) {
 		/* The backend's config space: little-endian, read as it lies; writes ignored. */
 		if (!write) {
+			const uint8_t *config = (const uint8_t *)(d->mem + VIO_CONFIG);
 			uint64_t bytes = 0;
-			(void)memcpy(&bytes, d->mem + VIO_CONFIG + (offset - REG_CONFIG), size);
+			for (uint32_t i = 0u; i < size; i++)
+				bytes |= (uint64_t)config[(offset - REG_CONFIG) + i] << (8u * i);
 			*value = bytes;
 		}
 		return MMIO_DONE;
@@ -620,7 +648,7 @@ bool virtio_partition_init(struct partition *p, const struct tern_config *cfg, c
 		const struct tern_config_virtio *rec = &all[i];
 		if (rec->frontend != p->index)
 			continue;
-		struct vdev *d = &devices[i];
+		struct vdev *d = &vdevs[i];
 		const struct tern_config_channel *ch = &config_channels(cfg)[rec->channel];
 		(void)memset(d, 0, sizeof(*d));
 		d->cfg = rec;
@@ -628,7 +656,7 @@ bool virtio_partition_init(struct partition *p, const struct tern_config *cfg, c
 		d->fe = p->cfg;
 		d->backend = cfg->partition[rec->backend].name;
 		d->frontend = p;
-		d->mem = (uint8_t *)(uintptr_t)ch->hpa;
+		d->mem = (uintptr_t)ch->hpa;
 		d->channel = rec->channel;
 		(void)virtio_shape_of(rec->device_id, &d->shape);
 		d->features = features_of(rec->device_id);
@@ -646,7 +674,7 @@ bool virtio_partition_init(struct partition *p, const struct tern_config *cfg, c
 		d->epoch = UINT32_MAX; /* the reset makes it 0 */
 		reset_device(d);
 		frontend_of[p->index] |= 1u << i;
-		if (!mmio_add(p, rec->mmio_ipa, size, transport_access, d, err, errlen))
+		if (!mmio_add(p, rec->mmio_ipa, size, transport_access, &vdev_index[i], err, errlen))
 			return false;
 	}
 	return true;
@@ -655,7 +683,7 @@ bool virtio_partition_init(struct partition *p, const struct tern_config *cfg, c
 void virtio_reset(const struct partition *p)
 {
 	for (uint32_t bits = frontend_of[p->index]; bits != 0u; bits &= bits - 1u) {
-		struct vdev *d = &devices[__builtin_ctz(bits)];
+		struct vdev *d = &vdevs[__builtin_ctz(bits)];
 		spin_lock(&d->lock);
 		reset_device(d);
 		spin_unlock(&d->lock);
@@ -665,7 +693,7 @@ void virtio_reset(const struct partition *p)
 bool virtio_line(const struct partition *p, uint32_t irq)
 {
 	for (uint32_t bits = frontend_of[p->index]; bits != 0u; bits &= bits - 1u) {
-		struct vdev *d = &devices[__builtin_ctz(bits)];
+		struct vdev *d = &vdevs[__builtin_ctz(bits)];
 		if (d->cfg->irq != irq)
 			continue;
 		return atomic_load(&d->interrupt_status) != 0u ||

@@ -318,6 +318,16 @@ void test_virtio_mmio_bring_up(void)
 	CHECK_EQ(hdr()->status, 0xf);
 	CHECK_EQ(rd(0x060), 0);
 	CHECK_EQ(stat(STAT_VIRTIO_REFUSED_FRONTEND), 1);
+	/* DRIVER_OK without FEATURES_OK: the device takes nothing. */
+	wr(0x070, 0);
+	wr(0x070, ST_ACK | ST_DRIVER);
+	setup_queue(ipa(DESC), ipa(AVAIL), ipa(USED));
+	wr(0x070, ST_ACK | ST_DRIVER | ST_DRIVER_OK);
+	avail_idx = 0;
+	blk_chain(0, BUF);
+	offer(0);
+	CHECK_EQ(*ring_word(VIO_REQUESTS, VIO_RING_PROD), 0);
+	CHECK_EQ(stat(STAT_VIRTIO_REQUEST), 0);
 }
 
 void test_virtio_mmio_request_round_trip(void)
