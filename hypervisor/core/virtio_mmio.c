@@ -637,6 +637,22 @@ static enum mmio_result transport_access(struct vcpu *v, uint64_t offset, unsign
 	return MMIO_DONE;
 }
 
+/*
+ * A network device's MAC before its backend has written one (VIO_NET_MAC_*): a frontend may
+ * read the config space first, and Linux's virtio_net refuses to bring up an interface whose
+ * address is zero.
+ */
+static void default_mac(const char *name, uint8_t *mac)
+{
+	uint64_t h = VIO_NET_MAC_FNV_BASIS;
+
+	for (uint32_t i = 0; i < TERN_NAME_LEN && name[i] != '\0'; i++)
+		h = (h ^ (uint8_t)name[i]) * VIO_NET_MAC_FNV_PRIME;
+	mac[0] = VIO_NET_MAC_FIRST;
+	for (uint32_t i = 1; i < 6u; i++)
+		mac[i] = (uint8_t)(h >> (8u * (i - 1u)));
+}
+
 bool virtio_partition_init(struct partition *p, const struct tern_config *cfg, char *err,
 			   size_t errlen)
 {
@@ -669,6 +685,8 @@ bool virtio_partition_init(struct partition *p, const struct tern_config *cfg, c
 		h->queue_size = d->shape.queue_size;
 		h->slot_size = d->shape.slot_size;
 		h->device_features = d->features;
+		if (rec->device_id == TERN_VIRTIO_NET)
+			default_mac(rec->name, (uint8_t *)(d->mem + VIO_CONFIG));
 		atomic_store(ring_index(d, VIO_REQUESTS, VIO_RING_PROD), 0u);
 		atomic_store(ring_index(d, VIO_COMPLETIONS, VIO_RING_CONS), 0u);
 		d->epoch = UINT32_MAX; /* the reset makes it 0 */

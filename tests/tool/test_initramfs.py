@@ -580,6 +580,17 @@ def fake_commands(tmp_path, **scripts):
     return bin_dir
 
 
+def fake_nc(log, listen, connect):
+    """An nc for /init's vio-net functions, which use it only with -e: log the call, then run
+    the -e command with its stdin from `listen` (a listener: what the peer sends) or its stdout
+    to `connect` (a connection: what the peer receives), both sh fragments given "$@"."""
+    return (f'echo "nc $*" >>{log}\n'
+            'listen=\n'
+            'while [ $# -gt 0 ] && [ "$1" != -e ]; do [ "$1" = -l ] && listen=1; shift; done\n'
+            'shift\n'
+            f'if [ -n "$listen" ]; then {listen}; else {connect}; fi\n')
+
+
 def vio_script(tmp_path, net, body):
     """/init's helpers and vio functions with /sys/class/net and tern-vio in tmp_path."""
     helpers = (init_part("oneline() {", "}") + init_part("wait_for() {", "}") +
@@ -602,7 +613,7 @@ def test_init_vio_net_frontend_pings_then_sends_the_pattern(tmp_path):
         ip=f'echo "ip $*" >>{log}\n',
         ping=f'echo "ping $*" >>{log}\n'
              'echo "5 packets transmitted, 5 packets received, 0% packet loss"\n',
-        nc=f'echo "nc $*" >>{log}\ncat >{received}\n')
+        nc=fake_nc(log, listen='printf "bytes=1 md5=x" | "$@"', connect=f'"$@" >{received}'))
     script = vio_script(tmp_path, net, "vio_bytes=100000\nrun_vio_net_frontend\n")
     proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True,
                           env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
@@ -611,10 +622,15 @@ def test_init_vio_net_frontend_pings_then_sends_the_pattern(tmp_path):
     md5 = hashlib.md5(pattern).hexdigest()
     assert proc.stdout.splitlines() == [
         "TERN-LINUX: vio-net ping 5 packets transmitted, 5 packets received, 0% packet loss",
-        f"TERN-LINUX: vio-net sent bytes=100000 md5={md5}"]
-    assert log.read_text().splitlines() == [
+        f"TERN-LINUX: vio-net sent bytes=100000 md5={md5}",
+        "TERN-LINUX: vio-net acknowledged bytes=1 md5=x"]
+    calls = log.read_text().splitlines()
+    assert calls[:4] == [
         "ip addr add 10.0.2.2/24 dev eth0", "ip link set eth0 up",
-        "ping -c 1 -W 1 10.0.2.1", "ping -c 5 10.0.2.1", "nc -w 30 10.0.2.1 5001"]
+        "ping -c 1 -W 1 10.0.2.1", "ping -c 5 10.0.2.1"]
+    # The acknowledgement's listener runs beside the transfer: in either order.
+    assert sorted(calls[4:]) == ["nc -l -p 5002 -e sh -c cat >/tmp/ack",
+                                 "nc 10.0.2.1 5001 -e cat /tmp/tx"]
 
 
 @pytest.mark.skipif(shutil.which("sh") is None or shutil.which("md5sum") is None,
@@ -632,9 +648,10 @@ def test_init_vio_net_backend_configures_vio0_and_reports_each_transfer(tmp_path
         tmp_path,
         tern_vio=f'mkdir {net}/vio0\nread -r line <{fifo}\n',
         ip=f'echo "ip $*" >>{log}\n',
-        nc=f'echo "nc $*" >>{log}\necho x >>{calls}\n'
-           f'if [ "$(wc -l <{calls})" -eq 1 ]; then printf hello; exit 0; fi\n'
-           f'echo stop >{fifo}\nexit 3\n')
+        nc=fake_nc(log, listen=f'echo x >>{calls}\n'
+                   f'if [ "$(wc -l <{calls})" -eq 1 ]; then printf hello | "$@"; exit 0; fi\n'
+                   f'echo stop >{fifo}\nexit 3',
+                   connect='"$@" >/dev/null'))
     script = vio_script(tmp_path, net, "run_vio_net_backend\n")
     proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True,
                           env={"PATH": f"{bin_dir}:/usr/bin:/bin"}, cwd=tmp_path, timeout=60)
@@ -644,7 +661,8 @@ def test_init_vio_net_backend_configures_vio0_and_reports_each_transfer(tmp_path
         "TERN-LINUX: vio-net-error nc exited with status 3"]
     assert log.read_text().splitlines() == [
         "ip addr add 10.0.2.1/24 dev vio0", "ip link set vio0 up",
-        "nc -l -p 5001", "nc -l -p 5001"]
+        "nc -l -p 5001 -e sh -c cat >/tmp/rx", "nc 10.0.2.2 5002 -e cat /tmp/ack",
+        "nc -l -p 5001 -e sh -c cat >/tmp/rx"]
 
 
 @pytest.mark.skipif(shutil.which("sh") is None or shutil.which("md5sum") is None,
@@ -659,7 +677,7 @@ def test_init_vio_net_backend_stops_after_the_transfers_asked(tmp_path):
         tmp_path,
         tern_vio=f'mkdir {net}/vio0\nexec 3<>{fifo}\nread -r line <&3\n',
         ip="",
-        nc="printf abc\n")
+        nc=fake_nc(tmp_path / "log", listen='printf abc | "$@"', connect='"$@" >/dev/null'))
     script = vio_script(tmp_path, net, "vio_transfers=2\nrun_vio_net_backend\necho returned\n")
     proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True,
                           env={"PATH": f"{bin_dir}:/usr/bin:/bin"}, timeout=60)

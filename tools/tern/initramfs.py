@@ -27,7 +27,9 @@ kernel command line asks:
     vio-net-frontend the first ethN (a virtio-net) as 10.0.2.2/24: ping 10.0.2.1 five times
                      (`TERN-LINUX: vio-net ping <summary>`), then send `tern.vio.bytes=N`
                      bytes (default 1048576) of a known pattern to its port 5001
-                     (`TERN-LINUX: vio-net sent bytes=N md5=H`)
+                     (`TERN-LINUX: vio-net sent bytes=N md5=H`), and powers off only once
+                     the backend answers on its port 5002 with what it received
+                     (`TERN-LINUX: vio-net acknowledged bytes=N md5=H`)
     vio-blk-backend  tern-vio blk /srv/disk.img: serve a virtio-blk from the image
                      (the vio modes pass `tern.vio.bdf=B` as --bdf, `tern.vio.once=1` as --once)
 
@@ -260,8 +262,16 @@ run_vio_net_backend() {
     # ends when every partition is off: tern.vio.transfers says when).
     received=0
     while kill -0 "$vio" 2>/dev/null; do
-        if nc -l -p 5001 </dev/null >/tmp/rx; then
+        # The connection's bytes to a file through nc's -e (nc's own stdin copy ends early).
+        if nc -l -p 5001 -e sh -c 'cat >/tmp/rx' </dev/null; then
             echo "TERN-LINUX: vio-net received $(size_md5 /tmp/rx)"
+            # The sender stays up until it hears this (its bytes may still be on the way).
+            size_md5 /tmp/rx >/tmp/ack
+            j=0
+            until nc 10.0.2.2 5002 -e cat /tmp/ack </dev/null || [ "$j" -ge 10 ]; do
+                sleep 1
+                j=$((j + 1))
+            done
             received=$((received + 1))
             if [ "$received" = "$vio_transfers" ]; then
                 kill "$vio"
@@ -300,13 +310,18 @@ run_vio_net_frontend() {
     ping -c 5 10.0.2.1 >/tmp/ping.out 2>&1
     echo "TERN-LINUX: vio-net ping $(grep 'packets transmitted' /tmp/ping.out | oneline)"
     yes "Tern virtio-net 0123456789abcdefghijklmnopqrstuvwxyz" | head -c "$vio_bytes" >/tmp/tx
+    # The receiver's word that it has every byte, before this partition may power off.
+    nc -l -p 5002 -e sh -c 'cat >/tmp/ack' </dev/null &
+    ack=$!
     # The receiver listens again after each transfer: a refused connection is retried.
     i=0
-    until nc -w 30 10.0.2.1 5001 </tmp/tx || [ "$i" -ge 10 ]; do
+    until nc 10.0.2.1 5001 -e cat /tmp/tx </dev/null || [ "$i" -ge 10 ]; do
         sleep 1
         i=$((i + 1))
     done
     echo "TERN-LINUX: vio-net sent $(size_md5 /tmp/tx)"
+    wait "$ack"
+    echo "TERN-LINUX: vio-net acknowledged $(oneline </tmp/ack)"
 }
 
 run_vio_blk_backend() {

@@ -157,11 +157,11 @@ void vio_ready(struct vio_dev *d)
 
 void vio_mac_from_name(const char *name, uint8_t mac[6])
 {
-	uint64_t h = 0xcbf29ce484222325u;       /* FNV-1a, 64 bits */
+	uint64_t h = VIO_NET_MAC_FNV_BASIS;     /* the hypervisor's default, as it writes it */
 
 	for (; *name; name++)
-		h = (h ^ (uint8_t)*name) * 0x100000001b3u;
-	mac[0] = 0x02;                          /* locally administered, unicast */
+		h = (h ^ (uint8_t)*name) * VIO_NET_MAC_FNV_PRIME;
+	mac[0] = VIO_NET_MAC_FIRST;
 	for (unsigned i = 1; i < 6; i++)
 		mac[i] = (uint8_t)(h >> (8 * (i - 1)));
 }

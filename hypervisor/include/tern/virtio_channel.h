@@ -61,6 +61,16 @@
 #define VIO_CONSOLE_SLOT_SIZE   0x1000u
 /* The channel's size: VIO_DATA + queues * queue_size * slot_size, a whole number of pages. */
 
+/*
+ * A network device's MAC (virtio_net_config.mac, the config space's first 6 bytes) as the
+ * hypervisor writes it at boot, so that a frontend reading it before the backend serves finds
+ * a valid one: VIO_NET_MAC_FIRST (locally administered, unicast), then the low 5 bytes, least
+ * significant first, of the 64-bit FNV-1a hash of the device's name.  A backend keeps it.
+ */
+#define VIO_NET_MAC_FIRST       0x02u
+#define VIO_NET_MAC_FNV_BASIS   0xcbf29ce484222325ull
+#define VIO_NET_MAC_FNV_PRIME   0x100000001b3ull
+
 struct vio_header {
 	uint32_t magic;                 /* VIO_MAGIC */
 	uint32_t version;               /* VIO_VERSION */
