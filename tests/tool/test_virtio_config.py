@@ -174,9 +174,20 @@ def test_slot_limit_refused(files, monkeypatch):
     board = layout.replace(layout.QEMU_VIRT_ARM64, virtio_slots=few)
     monkeypatch.setitem(layout.VIRT_BOARDS, "arm64", board)
     text = arm64(*[virtio(f"c{i}", "console", disk=None) for i in range(3)])
-    assert error_of(files, text) == ('virtio[2].frontend: partition "linux" would be the '
-                                     "frontend of 3 virtio devices, but the arm64 board has 2 "
-                                     "virtio-mmio slots")
+    assert error_of(files, text) == ("virtio[2]: 3 virtio devices, but the arm64 board has 2 "
+                                     "virtio-mmio slots (one per device, whichever its "
+                                     "frontend)")
+
+
+def test_two_frontends_take_different_slots(files):
+    # A slot's interrupt can be one partition's only: the description's i-th device, slot i.
+    extra = partition("other", cpus=[3], memory="32MiB", image=ARM_BARE)
+    text = arm64(virtio("con0", "console", disk=None),
+                 virtio("con1", "console", frontend="other", disk=None), extra_partitions=extra)
+    system, pl = placed(files, text)
+    assert [(v.name, v.frontend, v.slot, hex(v.mmio_ipa), v.irq) for v in pl.virtio] == [
+        ("con0", 0, 0, "0xa000000", 48), ("con1", 2, 1, "0xa000200", 49)]
+    assert pl.partitions[0].virtio_irqs == (48,) and pl.partitions[2].virtio_irqs == (49,)
 
 
 def test_a_frontend_owning_the_boards_virtio_mmio_is_refused(files, monkeypatch):
@@ -259,14 +270,14 @@ def test_arm64_layout(files):
     assert [(m.name, m.writable, m.frontend, m.irq) for m in disk0.members] == \
         [("store", True, False, 226), ("linux", False, True, 48)]
     assert [(m.name, m.irq) for m in con.members] == [("store", 227), ("linux", 49)]
-    assert [(m.name, m.irq) for m in back.members] == [("linux", 228), ("store", 48)]
-    # Slots: each frontend's own, in description order.
+    assert [(m.name, m.irq) for m in back.members] == [("linux", 228), ("store", 50)]
+    # Slots: the description's i-th device at slot i, whichever its frontend.
     assert [(v.name, v.slot, hex(v.mmio_ipa), v.mmio_size, v.irq) for v in pl.virtio] == \
         [("disk0", 0, "0xa000000", 0x200, 48), ("con", 1, "0xa000200", 0x200, 49),
-         ("back", 0, "0xa000000", 0x200, 48)]
+         ("back", 2, "0xa000400", 0x200, 50)]
     assert [v.channel for v in pl.virtio] == [1, 2, 3]
     linux, store = pl.partitions
-    assert linux.virtio_irqs == (48, 49) and store.virtio_irqs == (48,)
+    assert linux.virtio_irqs == (48, 49) and store.virtio_irqs == (50,)
     assert linux.doorbell_irqs == (224, 228) and store.doorbell_irqs == (225, 226, 227)
     # The disk is store's initrd, below its device tree, with a pristine copy.
     assert store.initrd_size == DISK_BYTES

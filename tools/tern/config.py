@@ -324,15 +324,13 @@ def _parse_virtio(entries, board, partitions, channels, base_dir):
     for index, entry in enumerate(entries):
         devices.append(_parse_virtio_device(index, entry, partitions, channels, devices,
                                             base_dir))
-    # Each frontend's devices take its slots 0, 1, ... in description order.
+    # The i-th device of the description is at the board's slot i, whichever its frontend: a
+    # slot's interrupt can belong to one partition only.
     slots = virt.virtio_slots.count
-    for v in devices:
-        mine = [d for d in devices if d.frontend == v.frontend]
-        if len(mine) > slots:
-            raise ConfigError(f"{mine[slots].toml_key}.frontend",
-                              f'partition "{v.frontend}" would be the frontend of {len(mine)} '
-                              f"virtio devices, but the {board.arch} board has {slots} "
-                              f"virtio-mmio slots")
+    if len(devices) > slots:
+        raise ConfigError(f"{devices[slots].toml_key}", f"{len(devices)} virtio devices, but "
+                          f"the {board.arch} board has {slots} virtio-mmio slots (one per "
+                          f"device, whichever its frontend)")
     return tuple(devices)
 
 

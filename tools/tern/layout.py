@@ -490,7 +490,7 @@ class VirtioPlacement:
     frontend: int                 # partition indices
     backend: int
     channel: int                  # index in Layout.channels (past the [[channel]]s)
-    slot: int                     # the frontend's i-th device: the board's slot i ...
+    slot: int                     # the description's i-th device: the board's slot i ...
     mmio_ipa: int                 # ... its registers ...
     mmio_size: int                # ... as the board's device tree gives them ...
     irq: int                      # ... and its interrupt
@@ -621,7 +621,7 @@ def _place_virtio(system, board, v, hpa, placements, channels, earlier):
     index = {p.name: i for i, p in enumerate(system.partitions)}
     frontend, backend = index[v.frontend], index[v.backend]
     slots = board.virtio_slots
-    slot = sum(1 for e in earlier if e.frontend == frontend)
+    slot = len(earlier)                 # board-wide: a slot's interrupt is one partition's
     mmio, irq = slots.address(slot), slots.irq(slot)
     _check_slots_free(system, board, v, placements[frontend])
     size = VIRTIO_SHAPES[v.device].channel_size
@@ -656,7 +656,7 @@ def _check_slots_free(system, board, v, pl):
 
 
 def _give_slot_irqs(virtio, placements):
-    """Each frontend's irqs get its slots' interrupts."""
+    """Each frontend's irqs get its devices' slots' interrupts."""
     placements = list(placements)
     for v in virtio:
         pl = placements[v.frontend]
