@@ -31,7 +31,10 @@ static struct doorbell doorbells[TERN_MAX_CHANNELS][TERN_MAX_PARTITIONS];
 void channel_ring(struct vcpu *v, const struct tern_config_channel *ch, uint32_t c, uint64_t k)
 {
 	if (k < ch->num_members) {
-		ivshmem_ring(c, (uint32_t)k, ch->member[k].irq);
+		if (ch->member[k].flags & TERN_CHF_FRONTEND)
+			virtio_backend_rang(c);
+		else
+			ivshmem_ring(c, (uint32_t)k, ch->member[k].irq);
 		vcpu_count(v, STAT_DOORBELL_RING);
 	} else {
 		vcpu_count(v, STAT_DOORBELL_REFUSED);
@@ -135,7 +138,8 @@ bool channel_fast_doorbell(const struct partition *p, ipaddr_t *page,
 			const struct tern_config_channel *ch = d->channel;
 			*page = ch->doorbell_ipa;
 			for (uint32_t j = 0; j < TERN_MAX_PARTITIONS; j++) {
-				bool member = j < ch->num_members;
+				/* A VirtIO frontend's ring is a request to its core (virtio_backend_rang). */
+				bool member = j < ch->num_members && !(ch->member[j].flags & TERN_CHF_FRONTEND);
 				ring[j].irq = member ? ch->member[j].irq : 0u;
 				ring[j].gate = member ? ivshmem_ring_gate(c, j) : NULL;
 			}

@@ -227,6 +227,8 @@ void vcpu_check_requests(struct vcpu *v)
 	    state_of(p) != PARTITION_RUNNING)
 		return;
 	uint32_t request = atomic_exchange(&p->request, 0);
+	if (request & PARTITION_REQ_VIRTIO)
+		virtio_take_rung(v);
 	if (request & PARTITION_REQ_STOP)
 		partition_end(v, END_STOP, false); /* an operator's decision, not a containment */
 	if (request & PARTITION_REQ_RESTART)

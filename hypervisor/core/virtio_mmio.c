@@ -116,6 +116,8 @@ struct vdev {
 	uint32_t req_prod;
 	uint32_t logged;
 	struct vq q[MAX_QUEUES];
+	/* Set by the backend's ring (virtio_backend_rang), taken on the frontend's core. */
+	_Atomic uint32_t rung;
 	/* Read without the lock by virtio_line. */
 	_Atomic uint32_t interrupt_status;
 	_Atomic uint32_t comp_cons;
@@ -130,6 +132,8 @@ static struct vdev vdevs[TERN_MAX_VIRTIO] __attribute__((section(".noinit")));
 static const uint32_t vdev_index[TERN_MAX_VIRTIO] = { 0, 1, 2, 3, 4, 5, 6, 7 };
 /* Which devices each partition is the frontend of: set at boot. */
 static uint32_t frontend_of[TERN_MAX_PARTITIONS];
+/* Channel c's device, + 1 (0: the channel serves none); set at boot with the devices. */
+static uint32_t device_of_channel[TERN_MAX_CHANNELS];
 
 static uint64_t features_of(uint32_t device_id)
 {
@@ -692,10 +696,36 @@ bool virtio_partition_init(struct partition *p, const struct tern_config *cfg, c
 		d->epoch = UINT32_MAX; /* the reset makes it 0 */
 		reset_device(d);
 		frontend_of[p->index] |= 1u << i;
+		device_of_channel[rec->channel] = i + 1u;
 		if (!mmio_add(p, rec->mmio_ipa, size, transport_access, &vdev_index[i], err, errlen))
 			return false;
 	}
 	return true;
+}
+
+void virtio_backend_rang(uint32_t c)
+{
+	/* The config check gave every frontend member a device, set up before any vCPU ran. */
+	if (c >= TERN_MAX_CHANNELS || device_of_channel[c] == 0u)
+		return;
+	struct vdev *d = &vdevs[device_of_channel[c] - 1u];
+
+	atomic_store_explicit(&d->rung, 1u, memory_order_release);
+	partition_request(d->frontend, PARTITION_REQ_VIRTIO);
+}
+
+void virtio_take_rung(struct vcpu *v)
+{
+	for (uint32_t bits = frontend_of[v->partition->index]; bits != 0u; bits &= bits - 1u) {
+		struct vdev *d = &vdevs[__builtin_ctz(bits)];
+		if (!atomic_exchange_explicit(&d->rung, 0u, memory_order_acquire))
+			continue;
+		spin_lock(&d->lock);
+		take_completions(v, d);
+		spin_unlock(&d->lock);
+		if (atomic_load(&d->interrupt_status) != 0u)
+			arch_irq_raise(d->cfg->irq);
+	}
 }
 
 void virtio_reset(const struct partition *p)

@@ -49,9 +49,10 @@ def linux_built(arch):
     return kernel, initrd
 
 
-def system(tmp_path, arch, disk=CONTENT):
-    """rt (the latency guest) on core 1, linux (the frontend) on core 2, store (the backend)
-    on core 3, and the blk device disk0 between them, its disk relative to the description."""
+def system(tmp_path, arch, disk=CONTENT, run="blk", device="blk"):
+    """rt (the latency guest) on core 1, linux (the frontend, tern.run=`run`) on core 2, store
+    (the backend) on core 3, and between them the blk device disk0, its disk relative to the
+    description, or the console con0."""
     _, console, linux_irq, lat, rt_test = LINUX[arch]
     kernel, initrd = linux_built(arch)
     vback_built(arch)
@@ -62,12 +63,13 @@ def system(tmp_path, arch, disk=CONTENT):
         {"name": "linux", "cpus": [2], "memory": "256MiB", "image": str(kernel),
          "initrd": str(initrd), "irq": linux_irq,
          "wfi": "native" if linux_irq == "direct" else "trap",
-         "bootargs": f"{console} quiet tern.run=blk"},
+         "bootargs": f"{console} quiet tern.run={run}"},
         {"name": "store", "cpus": [3], "memory": "32MiB", "image": str(VBACK[arch]),
          "irq": "trap", "wfi": "trap", "bootargs": ""},
     ]
     virtio = [{"name": "disk0", "device": "blk", "frontend": "linux", "backend": "store",
-               "disk": "disk.img"}]
+               "disk": "disk.img"} if device == "blk" else
+              {"name": "con0", "device": device, "frontend": "linux", "backend": "store"}]
     path = tmp_path / "system.toml"
     path.write_text(dump_toml({"board": BOARD[arch], "partition": partitions,
                                "virtio": virtio}))
@@ -128,6 +130,28 @@ def test_virtio_blk_served_by_a_bare_metal_partition(tmp_path, arch):
     assert rt.state == "off", result.explain()
     assert [r["test"] for r in rt.lat] == [LINUX[arch][4]], result.explain()
     assert all(r["samples"] == RT_SAMPLES and "error" not in r for r in rt.lat), rt.lat
+
+
+@pytest.mark.parametrize("arch", sorted(LINUX))
+def test_virtio_console_served_by_a_bare_metal_partition(tmp_path, arch):
+    # Linux's virtio_console writes a line to hvc0; the bare-metal backend prints it.
+    path = system(tmp_path, arch, run="hvc", device="console")
+
+    def console(line):
+        if line.strip() == "tern: partition linux off":
+            return "stop store\r"
+        return None
+
+    result = run_system(path, timeout=TIMEOUT, console=console)
+    assert result.ok, result.explain()
+    assert "TERN-LINUX: hvc written" in lines_of(result, "linux", "TERN-LINUX:"), \
+        result.explain()
+    assert lines_of(result, "store", "TERN-VBACK:") == [
+        "TERN-VBACK: ready con0 console",
+        "TERN-VBACK: con0: hello from Linux over virtio-console"], result.explain()
+    frontend = result.stats["linux"]
+    assert frontend["virtio_request"] > 0 and frontend["virtio_refused_frontend"] == 0, frontend
+    assert frontend["virtio_refused_backend"] == 0, frontend
 
 
 @pytest.mark.parametrize("arch", sorted(LINUX))

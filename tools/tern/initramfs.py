@@ -13,6 +13,7 @@ kernel command line asks:
 
     shell (default)  an interactive busybox shell on the console; leaving it powers off
     blk              print hello.txt of the tar archive on /dev/vda (see diskimage.py)
+    hvc              write a line to /dev/hvc0, the first virtio console's port
     cyclictest       `tern.loops=N` cyclictest samples, printed as statistics and a histogram
     stress           a busy loop pinned on every online cpu, forever
     chan             tern-chan pong: member 1 of a channel through its ivshmem PCI function,
@@ -150,6 +151,17 @@ finish() {
 # Standard input on one line: newlines become spaces, with none at the end.
 oneline() {
     tr '\n' ' ' | sed 's/ *$//'
+}
+
+# A line to the first virtio console's port (virtio_console: /dev/hvc0), whoever serves it.
+run_hvc() {
+    if ! wait_for /dev/hvc0; then
+        echo "TERN-LINUX: hvc-error no /dev/hvc0"
+    elif echo "hello from Linux over virtio-console" >/dev/hvc0; then
+        echo "TERN-LINUX: hvc written"
+    else
+        echo "TERN-LINUX: hvc-error cannot write /dev/hvc0"
+    fi
 }
 
 run_blk() {
@@ -338,6 +350,7 @@ shell)
     setsid cttyhack sh  # the console as controlling tty, so that job control and ^C work
     ;;
 blk) run_blk ;;
+hvc) run_hvc ;;
 cyclictest) run_cyclictest ;;
 stress) run_stress ;;
 chan) run_chan pong chan ;;

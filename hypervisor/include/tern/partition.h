@@ -31,6 +31,8 @@ enum partition_state {
 /* What the hypervisor console asks of a partition (struct partition.request bits). */
 #define PARTITION_REQ_RESTART (1u << 0)
 #define PARTITION_REQ_STOP    (1u << 1)
+/* A VirtIO backend completed requests of a device this partition is the frontend of. */
+#define PARTITION_REQ_VIRTIO  (1u << 2)
 
 struct partition;
 

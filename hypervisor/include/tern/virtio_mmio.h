@@ -15,6 +15,7 @@
 #include <tern/virtio_channel.h>
 
 struct partition;
+struct vcpu;
 
 /* The transport's register window (a riscv64 slot's page is larger: the rest reads 0). */
 #define VIRTIO_MMIO_SIZE 0x200u
@@ -49,6 +50,16 @@ static inline bool virtio_shape_of(uint32_t device_id, struct virtio_shape *out)
  */
 bool virtio_partition_init(struct partition *p, const struct tern_config *cfg, char *err,
 			   size_t errlen);
+/*
+ * The backend of the device served through channel c rang the frontend (its member 1): the
+ * completions it posted are taken on a core of the frontend (partition_request, then
+ * virtio_take_rung there), so that they reach the driver's used ring even while it polls with
+ * its interrupts masked (virtio_console's output does), and the device's interrupt follows.
+ * Nothing of the copy runs on the ringing core.  Lock-free.
+ */
+void virtio_backend_rang(uint32_t c);
+/* On a core of the frontend partition, after a PARTITION_REQ_VIRTIO: the rung devices' completions. */
+void virtio_take_rung(struct vcpu *v);
 /* The partition starts again: each of its devices is reset (a new epoch), as by Status 0. */
 void virtio_reset(const struct partition *p);
 /*
