@@ -445,9 +445,12 @@ def example_with_stand_ins(repo_root, example, tmp_path):
     text = (repo_root / "examples" / example).read_text()
     (tmp_path / "examples").mkdir()
     path = write_toml(tmp_path / "examples", text, example)
-    for name in ("lat.img", "probe.img"):
+    for name in ("lat.img", "probe.img", "vback.img"):
         write_image(tmp_path / "guests" / "build" / "arm64" / name)
-    write_riscv_image(tmp_path / "guests" / "build" / "riscv64" / "lat.img")
+    for name in ("lat.img", "vback.img"):
+        write_riscv_image(tmp_path / "guests" / "build" / "riscv64" / name)
+    (tmp_path / "build").mkdir(exist_ok=True)
+    (tmp_path / "build" / "virtio-disk.img").write_bytes(bytes(1 << 20))
     linux = tmp_path / "build" / "linux-riscv64"
     write_riscv_image(linux / "Image", image_size=0x23a0000)
     (linux / "initramfs.cpio.gz").write_bytes(b"\x1f\x8b" + bytes(62))
@@ -459,12 +462,25 @@ def example_with_stand_ins(repo_root, example, tmp_path):
 
 @pytest.mark.parametrize("example", ["rt.toml", "two.toml", "edu-direct.toml",
                                      "riscv64-rt.toml", "linux-riscv64.toml",
-                                     "linux-channel.toml", "linux-channel-riscv64.toml"])
+                                     "linux-channel.toml", "linux-channel-riscv64.toml",
+                                     "virtio-blk.toml", "virtio-blk-riscv64.toml",
+                                     "virtio-net.toml"])
 def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_path):
     path = example_with_stand_ins(repo_root, example, tmp_path)
     system = load_system(path)
     place(system)
+    if example == "virtio-net.toml":
+        (net,) = system.virtio
+        assert (net.name, net.device, net.frontend, net.backend) == \
+            ("net0", "net", "client", "server")
+        assert "tern.run=vio-net-backend" in system.partitions[0].bootargs
+        return
     assert system.partitions[0].cpus == (1,) and system.partitions[0].wfi_native
+    if example.startswith("virtio-blk"):
+        (disk,) = system.virtio
+        assert (disk.name, disk.device, disk.frontend, disk.backend) == \
+            ("disk0", "blk", "linux", "store")
+        assert "tern.run=blk" in system.partitions[1].bootargs
     if example == "two.toml":
         assert system.partitions[1].cpus == (2,)
     if example == "edu-direct.toml":
