@@ -13,6 +13,7 @@
 #include <arch/entry.h>
 #include <arch/imsic.h>
 #include <arch/pte.h>
+#include <tern/arch.h>
 #include <tern/fdt.h>
 #include <tern/lib.h>
 #include <tern/platform.h>
