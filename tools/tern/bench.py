@@ -146,6 +146,12 @@ class System:
                     "the doorbell's fast path shortened the sender's ring); without icount both "
                     "complete, and tests/system/test_channels.py runs trap-and-inject under "
                     "icount with 50 samples")
+        if self.kind == "native" and scenario.name == "riscv64-virtio-blk":
+            return ("Debian's riscv64 kernel on the bare riscv virt board (AIA, one or two harts) "
+                    "printed nothing after `cma: Failed to reserve 128 MiB` within 60 s under "
+                    "icount, with or without the disk; without icount, with the disk, its CPU 0 "
+                    "locked up (watchdog: hard LOCKUP, RCU stalls). Not investigated further: no "
+                    "native row on this board (the same kernel runs in Tern's partitions)")
         if self.kind == "xen" and scenario.cpus > 1:
             return ("Xen 4.17 on two or more cores stops booting under QEMU 7.2 icount (last line "
                     "'P2M: 3 levels ...'); it boots without icount, which would not be comparable")
@@ -484,11 +490,11 @@ VIO_SYSTEM = {"arm64": "tern wfi=trap", "riscv64": "tern direct"}
 # The disk's bytes read per request size (O_DIRECT: each dd block one request up to the
 # device's 28 KiB, SIZE_MAX 4096 x SEG_MAX 7), and the request sizes: two, so that the cost
 # per KiB is their difference (vio_per_kib).
-VIO_BLK_BYTES = {"arm64": 1 * MiB, "riscv64": 256 * 1024}
+VIO_BLK_BYTES = 1 * MiB
 VIO_BLK_SIZES = (4096, 16384)
 # Entries per request: the mediated run again with twice the bytes; the frontend's counters
 # differ by what the extra requests cost (as traps_per_interrupt: boot and set-up cancel).
-VIO_NET_BYTES = {"arm64": 1 * MiB, "riscv64": 256 * 1024}
+VIO_NET_BYTES = 1 * MiB
 VIO_MEMORY = "256MiB"
 VIO_BOARD_MEMORY = "1GiB"
 VIO_BACKEND_MEMORY = "64MiB"
@@ -584,6 +590,11 @@ def parse_vio_net(client, server):
     return out
 
 
+def _failure(result):
+    """Why a run failed, or None (a run that ended well has a reason too)."""
+    return None if result.ok else result.reason
+
+
 def _vio_linux(name, cores, arch, system, initrd, run, devices=(), unconfined_dma=False):
     directory, console = VIO_LINUX[arch]
     return _partition(name, cores, directory / "Image", system.wfi, f"{console} quiet {run}",
@@ -604,7 +615,7 @@ def _vio_run(runs, label, shift, description, console=None):
 
 
 def _stop_backend_when_off(frontend, backend):
-    """A console script: the backend serves for ever; stop it once the frontend is off."""
+    """A console script: stop `backend` once `frontend` has ended (a backend serves for ever)."""
     sent = False
 
     def console(line):
@@ -649,7 +660,7 @@ def run_vio_blk(scenario, system, shift, plan, runs):
     the same device passed through, and from the board's virtio-mmio slot served by the
     bare-metal backend (mediated), that once more with twice the bytes for the entries per
     request."""
-    arch, nbytes = scenario.arch, VIO_BLK_BYTES[scenario.arch]
+    arch, nbytes = scenario.arch, VIO_BLK_BYTES
     initrd = vio_initrd(runs, arch)
     sizes = ",".join(str(s) for s in VIO_BLK_SIZES)
     run = f"tern.run=blk-read tern.blk.bytes={nbytes} tern.blk.sizes={sizes}"
@@ -664,7 +675,7 @@ def run_vio_blk(scenario, system, shift, plan, runs):
                                    initrd=initrd, arch=arch)
         reads = parse_blk_read(result.log)
         if isinstance(reads, dict):
-            return Outcome([], result.reason or reads["error"], str(result.workdir))
+            return Outcome([], _failure(result) or reads["error"], str(result.workdir))
         return _outcome(result, _blk_records(scenario, system, shift, "native", reads))
 
     errors, records, workdir = [], [], None
@@ -675,7 +686,7 @@ def run_vio_blk(scenario, system, shift, plan, runs):
                        "partition": [owned]})
     reads = parse_blk_read(getattr(result.partitions.get("linux"), "lines", []))
     if not result.ok or isinstance(reads, dict):
-        errors.append(f"pass-through: {result.reason or reads['error']}")
+        errors.append(f"pass-through: {_failure(result) or reads['error']}")
     else:
         records += _blk_records(scenario, system, shift, "pass-through", reads)
 
@@ -692,7 +703,7 @@ def run_vio_blk(scenario, system, shift, plan, runs):
         workdir = result.workdir
         reads = parse_blk_read(getattr(result.partitions.get("linux"), "lines", []))
         stats = result.stats.get("linux")
-        why = result.reason or (reads["error"] if isinstance(reads, dict) else None) or \
+        why = _failure(result) or (reads["error"] if isinstance(reads, dict) else None) or \
             (None if stats else "no tern-stats")
         if why:
             errors.append(f"mediated ({n * nbytes} bytes): {why}")
@@ -718,20 +729,23 @@ def run_vio_blk(scenario, system, shift, plan, runs):
 def run_vio_net(scenario, system, shift, plan, runs):
     """virtio-net between two Linux partitions: the client's ping round trip to the server,
     and a TCP transfer's throughput on the server's clock."""
-    arch, nbytes = scenario.arch, VIO_NET_BYTES[scenario.arch]
+    arch, nbytes = scenario.arch, VIO_NET_BYTES
     initrd = vio_initrd(runs, arch)
     server = _vio_linux("server", [1], arch, system, initrd,
                         "tern.run=vio-net-backend tern.vio.transfers=1")
     client = _vio_linux("client", [2], arch, system, initrd,
                         f"tern.run=vio-net-frontend tern.vio.bytes={nbytes}")
+    # The figures are printed once the server has answered; the client's wait for the answer
+    # itself can outlive the server (its last segment lost when tern-vio stops): stopped then.
     result = _vio_run(runs, _label(scenario, shift), shift,
                       {"board": _vio_board(arch, 3), "partition": [server, client],
                        "virtio": [{"name": "net0", "device": "net", "frontend": "client",
-                                   "backend": "server"}]})
+                                   "backend": "server"}]},
+                      console=_stop_backend_when_off("server", "client"))
     parsed = parse_vio_net(getattr(result.partitions.get("client"), "lines", []),
                            getattr(result.partitions.get("server"), "lines", []))
     if not result.ok or "error" in parsed:
-        return Outcome([], result.reason or parsed["error"],
+        return Outcome([], _failure(result) or parsed["error"],
                        str(result.workdir) if result.workdir else None)
     stats = result.stats.get("client") or {}
     base = {"system": system.name, "scenario": scenario.name, "shift": shift, "arch": arch,
