@@ -1271,6 +1271,8 @@ VIRTIO_NOTES = [
     "clock). Entries per request: the mediated run once more with twice the bytes; the",
     "frontend's `tern-stats` entry counters (`exit_*`, `sbi_*`) differ by what the extra",
     "requests cost, divided by the difference of `virtio_request` (boot and set-up cancel).",
+    "The MMIO entries repeat exactly; the interrupt's and WFI's also count the timer's ticks,",
+    "which fall between requests a little differently from run to run (a few hundredths).",
     "",
     "**Caveat, native and pass-through**: QEMU's virtio-blk completes a request on the host's",
     "time, in its own thread. Under `-icount ... sleep=off` the emulated clock does not follow",
