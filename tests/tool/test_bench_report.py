@@ -1,7 +1,8 @@
-"""The latency lab's parsing, checks and report for Linux beside the real-time partition and
-cyclictest inside Linux (no QEMU: synthetic logs and records)."""
+"""The latency lab's parsing, checks and report for Linux beside the real-time partition,
+cyclictest inside Linux and the VirtIO devices (no QEMU: synthetic logs and records)."""
 
 import shutil
+import subprocess
 import tomllib
 
 import pytest
@@ -370,3 +371,136 @@ def test_channel_tables_say_what_the_sender_did():
     lines = report._latency_table([record], "channel", 4,
                                   report.latency_rows([record], "channel", 4))
     assert any("doorbell page" in line and "AVG 241.0" in line for line in lines), lines
+
+
+# ---- VirtIO (issue 28): /init's blk-read and vio-net lines, the costs, the report ----
+
+BLK_READ_LOG = [
+    "TERN-LINUX: ready cpus=1 kernel=6.1.0-56-arm64",
+    "TERN-LINUX: blk-read bytes=1048576 bs=4096 ns=192372976",
+    "TERN-LINUX: blk-read bytes=1048576 bs=16384 ns=118334768",
+    "TERN-LINUX: done",
+]
+
+
+def test_blk_read_lines_are_parsed_with_or_without_a_partition_prefix():
+    for lines in (BLK_READ_LOG, ["[linux] " + line for line in BLK_READ_LOG]):
+        assert bench.parse_blk_read(lines) == [
+            {"bytes": 1048576, "bs": 4096, "ns": 192372976},
+            {"bytes": 1048576, "bs": 16384, "ns": 118334768}]
+    assert "no /dev/vda" in bench.parse_blk_read(
+        ["TERN-LINUX: blk-read-error no /dev/vda"])["error"]
+    assert "error" in bench.parse_blk_read(BLK_READ_LOG[:1])
+
+
+def test_blk_cost_is_the_difference_between_two_request_sizes():
+    # 256 requests of 4 KiB and 64 of 16 KiB, each 1000 + 2 x bytes instructions at shift 4
+    # (16 ns each).
+    reads = [{"bytes": 1 << 20, "bs": bs, "ns": (1 << 20) // bs * (1000 + 2 * bs) * 16}
+             for bs in (4096, 16384)]
+    assert bench.vio_per_kib(reads, 4) == (1000, 2048)
+    assert bench.vio_per_kib(reads[:1], 4) is None
+    assert bench.mb_per_s(1_000_000, 500_000_000) == 2.0
+
+
+def test_entries_per_request_are_the_counters_difference_over_the_extra_requests():
+    few = {"exit_mmio": 1000, "exit_irq": 500, "exit_wfi": 300, "virtio_request": 321,
+           "irq_injected": 9999}
+    more = {"exit_mmio": 1960, "exit_irq": 820, "exit_wfi": 620, "virtio_request": 641,
+            "irq_injected": 0}
+    total, causes = bench.per_request(few, more)
+    assert total == 5 and causes == {"exit_irq": 1, "exit_mmio": 3, "exit_wfi": 1}
+    assert bench.per_request(more, more) == (None, {})
+
+
+VIO_NET_CLIENT = [
+    "[client] TERN-LINUX: vio-net ping 5 packets transmitted, 5 packets received, 0% packet loss",
+    "[client] TERN-LINUX: vio-net rtt round-trip min/avg/max = 0.972/1.084/1.317 ms",
+    "[client] TERN-LINUX: vio-net sent bytes=1048576 md5=" + "0" * 32,
+]
+VIO_NET_SERVER = ["[server] TERN-LINUX: vio-net receive-time bytes=1048576 ns=406663856",
+                  "[server] TERN-LINUX: vio-net received bytes=1048576 md5=" + "0" * 32]
+
+
+def test_vio_net_lines_are_parsed():
+    assert bench.parse_vio_net(VIO_NET_CLIENT, VIO_NET_SERVER) == {
+        "ping_sent": 5, "ping_received": 5, "rtt_min_ms": 0.972, "rtt_avg_ms": 1.084,
+        "rtt_max_ms": 1.317, "bytes": 1048576, "ns": 406663856}
+    assert "bytes" in bench.parse_vio_net(VIO_NET_CLIENT, [])["error"]
+    assert "no ethN" in bench.parse_vio_net(["TERN-LINUX: vio-net-error no ethN"], [])["error"]
+
+
+def test_init_prints_the_lines_the_bench_parses(tmp_path):
+    # /init's clock: the kernel's "now" line of /proc/timer_list (a copy here), read by sh.
+    from tern import initramfs
+    timer_list = tmp_path / "timer_list"
+    timer_list.write_text("Timer List Version: v0.9\nHRTIMER_MAX_CLOCK_BASES: 8\n"
+                          "now at 15797588123 nsecs\n\ncpu: 0\n")
+    now = initramfs.INIT.split("now() {\n", 1)[1].split("\n}\n", 1)[0]
+    script = ("now() {\n" + now.replace("/proc/timer_list", str(timer_list)) + "\n}\n"
+              "now; echo \"$ns\"\n")
+    proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "15797588123"
+    # The receiver's copy of it, in the script nc runs for each connection.
+    assert "now at" in initramfs.INIT.split("cat >/tmp/timed-cat", 1)[1].split("\nEOF\n", 1)[0]
+    for mode in ("blk-read) run_blk_read", "tern.blk.bytes=*", "tern.blk.sizes=*"):
+        assert mode in initramfs.INIT
+    echo = 'echo "TERN-LINUX: blk-read bytes=$((count * bs)) bs=$bs ns=$((ns - start))"'
+    assert echo in initramfs.INIT
+    line = subprocess.run(["sh", "-c", "count=4; bs=4096; ns=9000; start=1000; " + echo],
+                          capture_output=True, text=True, check=True).stdout
+    assert bench.parse_blk_read([line]) == [{"bytes": 16384, "bs": 4096, "ns": 8000}]
+
+
+def test_virtio_scenarios_run_one_tern_system_per_board():
+    names = {s.name: s for s in bench.SCENARIOS if s.report == "virtio"}
+    assert set(names) == {"virtio-blk", "virtio-net", "riscv64-virtio-blk", "riscv64-virtio-net"}
+    assert names["virtio-blk"].systems == ("native", "tern wfi=trap")
+    assert names["riscv64-virtio-net"].systems == ("tern direct",)
+    assert all(s.arch == ("riscv64" if n.startswith("riscv64") else "arm64")
+               for n, s in names.items())
+
+
+def _vio_records():
+    base = {"system": "tern wfi=trap", "scenario": "virtio-blk", "shift": 4, "arch": "arm64"}
+    return [
+        {**base, "test": "blk-read-4096", "path": "mediated", "bytes": 1048576, "bs": 4096,
+         "ns": 192372976, "mb_s": 5.45},
+        {**base, "test": "blk-cost", "path": "mediated", "per_request": 24101, "per_kib": 5716,
+         "entries_per_request": 5.2,
+         "entries_by_cause": {"exit_irq": 1.22, "exit_mmio": 3, "exit_wfi": 0.98}},
+        {**base, "test": "blk-read-4096", "path": "native", "system": "native", "bytes": 1048576,
+         "bs": 4096, "ns": 128004224, "mb_s": 8.19},
+        {**base, "scenario": "virtio-net", "test": "ping", "path": "mediated", "sent": 5,
+         "received": 5, "rtt_min_ms": 0.972, "rtt_avg_ms": 1.084, "rtt_max_ms": 1.317},
+        {**base, "scenario": "virtio-net", "test": "tcp", "path": "mediated", "bytes": 1048576,
+         "ns": 406663856, "mb_s": 2.58}]
+
+
+def test_virtio_report_sections_and_goal():
+    data = {
+        "meta": {"command": "test", "date": "today", "seconds": 1.0,
+                 "versions": {"qemu": "QEMU 7.2", "clang": "clang 14"}},
+        "plan": {"samples": 10, "prio_runs": 2, "shifts": [4]},
+        "systems": [{"name": "tern wfi=trap", "description": "Tern"}],
+        "scenarios": [{"name": "virtio-blk", "title": "virtio-blk"},
+                      {"name": "virtio-net", "title": "virtio-net"}],
+        "paths": {"fast_path": ["eret"], "wfi_wake": []},
+        "records": _vio_records(),
+        "errors": [{"system": "tern direct", "scenario": "riscv64-virtio-net", "shift": 0,
+                    "error": "timed out", "workdir": None}],
+    }
+    text = report.markdown_report(data)
+    assert ("| virtio-blk mediated (arm64): hypervisor entries per request on the frontend's "
+            f"core, steady state | <= {report.GOAL_VIO_ENTRIES} | 5.2 |") in text
+    assert "| arm64 | native | 4096 | 1048576 | 128004224 | 8.19 |" in text
+    assert "| arm64 | mediated | 4096 | 1048576 | 192372976 | 5.45 |" in text
+    assert "| arm64 | mediated | 24101 | 5716 | 5.2 | exit_irq 1.22, exit_mmio 3, exit_wfi 0.98 |" \
+        in text
+    assert "| arm64 | 1.084 | 0.972 / 1.317 | 1048576 | 406663856 | 2.58 |" in text
+    assert "- Failed: riscv64-virtio-net on tern direct: timed out" in text
+    assert "emulated (icount)" in text and "sleep=off" in text
+    # Their own tables, not the latency table.
+    assert report.latency_rows(data["records"], "virtio-blk", 4) == []
+    terminal = report.terminal_report(data)
+    assert "virtio-blk sequential read" in terminal and "406663856" in terminal

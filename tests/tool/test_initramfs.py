@@ -585,8 +585,10 @@ def fake_nc(log, listen, connect):
     the -e command with its stdin from `listen` (a listener: what the peer sends) or its stdout
     to `connect` (a connection: what the peer receives), both sh fragments given "$@"."""
     return (f'echo "nc $*" >>{log}\n'
-            'listen=\n'
-            'while [ $# -gt 0 ] && [ "$1" != -e ]; do [ "$1" = -l ] && listen=1; shift; done\n'
+            'listen=\nport=\n'
+            'while [ $# -gt 0 ] && [ "$1" != -e ]; do\n'
+            '    case $1 in -l) listen=1 ;; -p) ;; *) port=$1 ;; esac; shift\n'
+            'done\n'
             'shift\n'
             f'if [ -n "$listen" ]; then {listen}; else {connect}; fi\n')
 
@@ -597,8 +599,12 @@ def vio_script(tmp_path, net, body):
                init_part("size_md5() {", "}"))
     functions = (init_part("run_vio_net_backend() {", "}") +
                  init_part("run_vio_net_frontend() {", "}"))
+    # The guest's clock, standing still: every transfer takes 0 ns.
+    timer_list = tmp_path / "timer_list"
+    timer_list.write_text("Timer List Version: v0.9\nnow at 1000 nsecs\n")
     return (helpers + functions).replace("/sys/class/net", str(net)).replace(
-        f"/{initramfs.TERN_VIO}", str(tmp_path / "bin/tern-vio")) + body
+        f"/{initramfs.TERN_VIO}", str(tmp_path / "bin/tern-vio")).replace(
+        "/proc/timer_list", str(timer_list)) + body
 
 
 @pytest.mark.skipif(shutil.which("sh") is None or shutil.which("md5sum") is None,
@@ -612,8 +618,11 @@ def test_init_vio_net_frontend_pings_then_sends_the_pattern(tmp_path):
         tmp_path,
         ip=f'echo "ip $*" >>{log}\n',
         ping=f'echo "ping $*" >>{log}\n'
-             'echo "5 packets transmitted, 5 packets received, 0% packet loss"\n',
-        nc=fake_nc(log, listen='printf "bytes=1 md5=x" | "$@"', connect=f'"$@" >{received}'))
+             'echo "5 packets transmitted, 5 packets received, 0% packet loss"\n'
+             'echo "round-trip min/avg/max = 0.972/1.084/1.317 ms"\n',
+        nc=fake_nc(log, listen='printf "bytes=1 md5=x" | "$@"',
+                   connect=f'if [ "$port" = 5001 ]; then "$@" >{received}; '
+                           'else "$@" >/dev/null; fi'))
     script = vio_script(tmp_path, net, "vio_bytes=100000\nrun_vio_net_frontend\n")
     proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True,
                           env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
@@ -622,15 +631,18 @@ def test_init_vio_net_frontend_pings_then_sends_the_pattern(tmp_path):
     md5 = hashlib.md5(pattern).hexdigest()
     assert proc.stdout.splitlines() == [
         "TERN-LINUX: vio-net ping 5 packets transmitted, 5 packets received, 0% packet loss",
+        "TERN-LINUX: vio-net rtt round-trip min/avg/max = 0.972/1.084/1.317 ms",
         f"TERN-LINUX: vio-net sent bytes=100000 md5={md5}",
         "TERN-LINUX: vio-net acknowledged bytes=1 md5=x"]
     calls = log.read_text().splitlines()
     assert calls[:4] == [
         "ip addr add 10.0.2.2/24 dev eth0", "ip link set eth0 up",
         "ping -c 1 -W 1 10.0.2.1", "ping -c 5 10.0.2.1"]
-    # The acknowledgement's listener runs beside the transfer: in either order.
-    assert sorted(calls[4:]) == ["nc -l -p 5002 -e sh -c cat >/tmp/ack",
-                                 "nc 10.0.2.1 5001 -e cat /tmp/tx"]
+    # The acknowledgement's listener runs beside the transfer: in either order; then the
+    # word to the receiver that the acknowledgement arrived.
+    assert sorted(calls[4:6]) == ["nc -l -p 5002 -e sh -c cat >/tmp/ack",
+                                  "nc 10.0.2.1 5001 -e cat /tmp/tx"]
+    assert calls[6:] == ["nc 10.0.2.1 5003 -e true"]
 
 
 @pytest.mark.skipif(shutil.which("sh") is None or shutil.which("md5sum") is None,
@@ -657,12 +669,13 @@ def test_init_vio_net_backend_configures_vio0_and_reports_each_transfer(tmp_path
                           env={"PATH": f"{bin_dir}:/usr/bin:/bin"}, cwd=tmp_path, timeout=60)
     assert proc.stdout.splitlines() == [
         "TERN-LINUX: vio-net backend up",
+        "TERN-LINUX: vio-net receive-time bytes=5 ns=0",
         f"TERN-LINUX: vio-net received bytes=5 md5={hashlib.md5(b'hello').hexdigest()}",
         "TERN-LINUX: vio-net-error nc exited with status 3"]
     assert log.read_text().splitlines() == [
         "ip addr add 10.0.2.1/24 dev vio0", "ip link set vio0 up",
-        "nc -l -p 5001 -e sh -c cat >/tmp/rx", "nc 10.0.2.2 5002 -e cat /tmp/ack",
-        "nc -l -p 5001 -e sh -c cat >/tmp/rx"]
+        "nc -l -p 5001 -e /tmp/timed-cat", "nc 10.0.2.2 5002 -e cat /tmp/ack",
+        "nc -l -p 5001 -e /tmp/timed-cat"]
 
 
 @pytest.mark.skipif(shutil.which("sh") is None or shutil.which("md5sum") is None,
@@ -684,6 +697,8 @@ def test_init_vio_net_backend_stops_after_the_transfers_asked(tmp_path):
     md5 = hashlib.md5(b"abc").hexdigest()
     assert proc.stdout.splitlines() == [
         "TERN-LINUX: vio-net backend up",
+        "TERN-LINUX: vio-net receive-time bytes=3 ns=0",
         f"TERN-LINUX: vio-net received bytes=3 md5={md5}",
+        "TERN-LINUX: vio-net receive-time bytes=3 ns=0",
         f"TERN-LINUX: vio-net received bytes=3 md5={md5}",
         "returned"]

@@ -14,6 +14,10 @@ kernel command line asks:
     shell (default)  an interactive busybox shell on the console; leaving it powers off
     blk              print hello.txt of the tar archive on /dev/vda (see diskimage.py)
     hvc              write a line to /dev/hvc0, the first virtio console's port
+    blk-read         read /dev/vda's first `tern.blk.bytes=N` bytes (default 1048576) with
+                     O_DIRECT, once per request size of `tern.blk.sizes=A,B` (bytes, default
+                     4096,16384), each printed as `TERN-LINUX: blk-read bytes=N bs=S ns=T`
+                     (T: the guest's own monotonic clock around the read)
     cyclictest       `tern.loops=N` cyclictest samples, printed as statistics and a histogram
     stress           a busy loop pinned on every online cpu, forever
     chan             tern-chan pong: member 1 of a channel through its ivshmem PCI function,
@@ -24,9 +28,12 @@ kernel command line asks:
     vio-net-backend  tern-vio net: serve a virtio-net channel through the TAP interface vio0
                      (10.0.2.1/24), print `TERN-LINUX: vio-net backend up`, then take TCP
                      transfers on port 5001, each printed as `TERN-LINUX: vio-net received
-                     bytes=N md5=H`: for ever, or `tern.vio.transfers=N` of them, then off
+                     bytes=N md5=H` after `TERN-LINUX: vio-net receive-time bytes=N ns=T` (T:
+                     the guest's clock from the connection's acceptance to its end of file):
+                     for ever, or `tern.vio.transfers=N` of them, then off
     vio-net-frontend the first ethN (a virtio-net) as 10.0.2.2/24: ping 10.0.2.1 five times
-                     (`TERN-LINUX: vio-net ping <summary>`), then send `tern.vio.bytes=N`
+                     (`TERN-LINUX: vio-net ping <summary>`, `TERN-LINUX: vio-net rtt <ping's
+                     round-trip line>`), then send `tern.vio.bytes=N`
                      bytes (default 1048576) of a known pattern to its port 5001
                      (`TERN-LINUX: vio-net sent bytes=N md5=H`), and powers off only once
                      the backend answers on its port 5002 with what it received
@@ -121,6 +128,8 @@ chan_args=
 vio_bytes=1048576
 vio_transfers=0
 vio_args=
+blk_bytes=1048576
+blk_sizes=4096,16384
 for arg in $(cat /proc/cmdline); do
     case $arg in
     tern.run=*) run=${arg#*=} ;;
@@ -133,6 +142,8 @@ for arg in $(cat /proc/cmdline); do
     tern.vio.transfers=*) vio_transfers=${arg#*=} ;;
     tern.vio.bdf=*) vio_args="$vio_args --bdf ${arg#*=}" ;;
     tern.vio.once=1) vio_args="$vio_args --once" ;;
+    tern.blk.bytes=*) blk_bytes=${arg#*=} ;;
+    tern.blk.sizes=*) blk_sizes=${arg#*=} ;;
     esac
 done
 set +f
@@ -164,20 +175,67 @@ run_hvc() {
     fi
 }
 
-run_blk() {
-    # The disk's driver probes it while insmod runs, but give its device node a moment.
+# The guest's monotonic clock in ns, in $ns: the kernel's own "now" of /proc/timer_list, read
+# by the shell's builtin (no process started, so that the time measured is the work's).
+now() {
+    ns=
+    while read -r w1 w2 w3 rest; do
+        if [ "$w1 $w2" = "now at" ]; then
+            ns=$w3
+            break
+        fi
+    done </proc/timer_list
+}
+
+# The disk's driver probes it while insmod runs, but give its device node a moment.
+wait_vda() {
     i=0
     while [ ! -b /dev/vda ] && [ "$i" -lt 50 ]; do
         sleep 0.1
         i=$((i + 1))
     done
-    if [ ! -b /dev/vda ]; then
-        echo "TERN-LINUX: blk-error no /dev/vda"
+    [ -b /dev/vda ] || echo "TERN-LINUX: $1-error no /dev/vda"
+    [ -b /dev/vda ]
+}
+
+run_blk() {
+    if ! wait_vda blk; then
+        :
     elif text=$(tar -xOf /dev/vda hello.txt 2>/tmp/tar.err); then
         echo "TERN-LINUX: blk $(printf '%s' "$text" | oneline)"
     else
         echo "TERN-LINUX: blk-error $(oneline </tmp/tar.err)"
     fi
+}
+
+# One read of the disk's first bytes per request size, each request straight to the device
+# (O_DIRECT: no page cache, no read-ahead), timed by the guest.
+run_blk_read() {
+    wait_vda blk-read || return
+    case $blk_bytes in
+    '' | 0 | *[!0-9]*)
+        echo "TERN-LINUX: blk-read-error tern.blk.bytes=$blk_bytes is not a positive number"
+        return ;;
+    esac
+    now
+    if [ -z "$ns" ]; then
+        echo "TERN-LINUX: blk-read-error no clock in /proc/timer_list"
+        return
+    fi
+    for bs in $(echo "$blk_sizes" | tr ',' ' '); do
+        count=$((blk_bytes / bs))
+        sync
+        echo 3 >/proc/sys/vm/drop_caches
+        now
+        start=$ns
+        if ! dd if=/dev/vda of=/dev/null bs="$bs" count="$count" iflag=direct \
+                2>/tmp/dd.err; then
+            echo "TERN-LINUX: blk-read-error bs=$bs $(oneline </tmp/dd.err)"
+            return
+        fi
+        now
+        echo "TERN-LINUX: blk-read bytes=$((count * bs)) bs=$bs ns=$((ns - start))"
+    done
 }
 
 run_cyclictest() {
@@ -272,10 +330,20 @@ run_vio_net_backend() {
     esac
     # Each transfer as it comes; the backend stays up while tern-vio serves (a test's run
     # ends when every partition is off: tern.vio.transfers says when).
+    # What nc -e runs for each connection: its bytes to a file (nc's own stdin copy ends
+    # early), timed from the connection's acceptance to its end of file (the sender's last
+    # byte here: the transfer's time on the receiver's clock).
+    cat >/tmp/timed-cat <<'EOF'
+#!/bin/sh
+now() { while read -r w1 w2 w3 rest; do [ "$w1 $w2" = "now at" ] && ns=$w3 && break; done; }
+now </proc/timer_list; start=$ns; cat >/tmp/rx; now </proc/timer_list
+echo $((ns - start)) >/tmp/rx.ns
+EOF
+    chmod +x /tmp/timed-cat
     received=0
     while kill -0 "$vio" 2>/dev/null; do
-        # The connection's bytes to a file through nc's -e (nc's own stdin copy ends early).
-        if nc -l -p 5001 -e sh -c 'cat >/tmp/rx' </dev/null; then
+        if nc -l -p 5001 -e /tmp/timed-cat </dev/null; then
+            echo "TERN-LINUX: vio-net receive-time bytes=$(($(wc -c </tmp/rx))) ns=$(cat /tmp/rx.ns)"
             echo "TERN-LINUX: vio-net received $(size_md5 /tmp/rx)"
             # The sender stays up until it hears this (its bytes may still be on the way).
             size_md5 /tmp/rx >/tmp/ack
@@ -286,6 +354,9 @@ run_vio_net_backend() {
             done
             received=$((received + 1))
             if [ "$received" = "$vio_transfers" ]; then
+                # The answer's frames need this side's tern-vio until the sender has them: it
+                # says so by connecting to port 5003, and only then does this side stop.
+                nc -l -p 5003 -e true </dev/null
                 kill "$vio"
                 return
             fi
@@ -321,6 +392,7 @@ run_vio_net_frontend() {
     done
     ping -c 5 10.0.2.1 >/tmp/ping.out 2>&1
     echo "TERN-LINUX: vio-net ping $(grep 'packets transmitted' /tmp/ping.out | oneline)"
+    echo "TERN-LINUX: vio-net rtt $(grep 'round-trip' /tmp/ping.out | oneline)"
     yes "Tern virtio-net 0123456789abcdefghijklmnopqrstuvwxyz" | head -c "$vio_bytes" >/tmp/tx
     # The receiver's word that it has every byte, before this partition may power off.
     nc -l -p 5002 -e sh -c 'cat >/tmp/ack' </dev/null &
@@ -334,6 +406,12 @@ run_vio_net_frontend() {
     echo "TERN-LINUX: vio-net sent $(size_md5 /tmp/tx)"
     wait "$ack"
     echo "TERN-LINUX: vio-net acknowledged $(oneline </tmp/ack)"
+    # The receiver serves until it hears that the answer arrived (its last transfer).
+    i=0
+    until nc 10.0.2.1 5003 -e true </dev/null || [ "$i" -ge 10 ]; do
+        sleep 1
+        i=$((i + 1))
+    done
 }
 
 run_vio_blk_backend() {
@@ -351,6 +429,7 @@ shell)
     ;;
 blk) run_blk ;;
 hvc) run_hvc ;;
+blk-read) run_blk_read ;;
 cyclictest) run_cyclictest ;;
 stress) run_stress ;;
 chan) run_chan pong chan ;;
