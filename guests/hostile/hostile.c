@@ -1768,15 +1768,28 @@ static void wait_for_start(void)
 
 /* ---- the VirtIO actions (virtio/actions.c): their waits sleep in WFI ---- */
 
+/*
+ * WFI until `us` from now, the virtual timer re-armed at every wake-up: a deadline that passed
+ * before the last sleep's WFI leaves that sleep's interrupt pending in a list register (the
+ * line is down, the virtual interrupt is not), and hostile_irq takes it in this sleep and
+ * stops the timer. With vtimer_sleep_until that was a WFI for ever.
+ */
 static void vio_pause(uint64_t us)
 {
 	static bool vtimer_on;
+	uint64_t deadline = counter_virt() + us_to_ticks(us);
 
 	if (!vtimer_on) {
 		gic_enable_private(INTID_VTIMER);
 		vtimer_on = true;
 	}
-	vtimer_sleep_until(counter_virt() + us_to_ticks(us));
+	while (counter_virt() < deadline) {
+		vtimer_arm(deadline);
+		wfi();
+		irq_enable();
+		irq_disable();
+	}
+	vtimer_stop();
 }
 
 #define VIO_ACTION(fn, text) \
