@@ -190,20 +190,14 @@ def test_a_hostile_backend_is_refused_counted_and_named(tmp_path, arch, action):
 # icount shift 0, where the cycle CSR counts instructions; its IPI tests on harts 1 and 2
 # (timer tests there move with the phase of a 100-cycle tick that any earlier instruction on the
 # board shifts: test_riscv64_partitions.py).
-#
-# The arm64 frontend polls every 2 ms here, not every 50 us: under icount, a guest sleeping
-# (trapped WFI) on 50 us deadlines of its virtual timer was seen to wait for ever, every core
-# in WFI and QEMU warning "icount sleep disabled and no active timers" (docs/design.md, the
-# VirtIO section; not yet understood, so not hidden: the other tests run without icount).
-WARM = {"arm64": (4, "vtimer-busy", (1,), 4, 2000),
-        "riscv64": (0, "ipi-busy,ipi-wfi", (1, 2), 5, 50)}
+WARM = {"arm64": (4, "vtimer-busy", (1,), 4), "riscv64": (0, "ipi-busy,ipi-wfi", (1, 2), 5)}
 # rt sleeps until the pair is done (its reads take a few ms of counter time).
 START_DELAY_US = 200000
 
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_rt_warm_max_beside_a_virtio_busy_pair_is_as_alone(tmp_path, arch):
-    icount, tests, rt_cpus, cpus, poll_us = WARM[arch]
+    icount, tests, rt_cpus, cpus = WARM[arch]
     front_core, store_core = rt_cpus[-1] + 1, rt_cpus[-1] + 2
     realtime = rt(arch, tests, rt_cpus, f"lat.start_delay_us={START_DELAY_US}")
 
@@ -219,13 +213,16 @@ def test_rt_warm_max_beside_a_virtio_busy_pair_is_as_alone(tmp_path, arch):
 
     front = guest("front", arch, front_core,
                   f"hostile.action=virtio-busy hostile.requests={REQUESTS} "
-                  f"hostile.wait_us={WAIT_US} hostile.poll_us={poll_us}")
+                  f"hostile.wait_us={WAIT_US}")
     store = guest("store", arch, store_core, "", VBACK[arch])
     (tmp_path / "pair").mkdir()
     path = system(tmp_path / "pair", arch, [realtime, front, store], "front", "store",
                   cpus=cpus)
+    # vback is stopped as soon as its frontend is off, while rt still sleeps: the pair has ended
+    # before rt's first sample. (Typed once every partition but vback had ended, with every
+    # core idle, the riscv64 board at times never took the command: left to a run of its own.)
     result = run_system(path, icount=icount, timeout=TIMEOUT,
-                        console=stop_when_off("front", "rt", then="store"))
+                        console=stop_when_off("front", then="store"))
     assert result.ok, result.explain()
     check_rt_ran(result, tests)
     busy = record(result, "front", "hostile-virtio-busy")
@@ -234,7 +231,9 @@ def test_rt_warm_max_beside_a_virtio_busy_pair_is_as_alone(tmp_path, arch):
     assert stats["virtio_request"] == REQUESTS and stats["virtio_completion"] == REQUESTS, stats
     got = {r["test"]: r["warm_max"] for r in result.partitions["rt"].lat}
     assert got == expected, (got, expected, result.explain())
-    # The pair's work was over before rt's first sample.
+    # The pair had ended before rt's first sample.
     first = {prefix: next(i for i, line in enumerate(result.log) if line.startswith(prefix))
-             for prefix in ("tern: partition front off", "[rt] LAT-JSON")}
-    assert first["tern: partition front off"] < first["[rt] LAT-JSON"], result.explain()
+             for prefix in ("tern: partition front off", "tern: partition store off",
+                            "[rt] LAT-JSON")}
+    assert max(first["tern: partition front off"], first["tern: partition store off"]) < \
+        first["[rt] LAT-JSON"], result.explain()
