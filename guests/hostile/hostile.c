@@ -30,6 +30,9 @@
  *    (hostile.addr, default 0x0b000000), each taken by its own handler. With on_fault =
  *    "inject" the guest's synchronous external abort, exactly as on the bare board (which the
  *    test compares): it carries on.
+ *  - virtio-garbage, virtio-storm, virtio-busy, virtio-backend-garbage, virtio-backend-silent:
+ *    a VirtIO device's frontend or backend that breaks the rules, or the busy frontend of a
+ *    pair (virtio/actions.c, both ports).
  * and one that is not a misdeed: busy, the control neighbour for the tests (it only computes).
  * hostile.cpus=N has an action use N vCPUs, hostile.mmu=on turns the MMU on (lib/mmu.c).
  *
@@ -51,6 +54,7 @@
 #include "psci.h"
 #include "runtime.h"
 #include "timer.h"
+#include "virtio/actions.h"
 
 const char guest_name[] = "hostile";
 
@@ -1762,6 +1766,40 @@ static void wait_for_start(void)
 	vtimer_sleep_until(at);
 }
 
+/* ---- the VirtIO actions (virtio/actions.c): their waits sleep in WFI ---- */
+
+/*
+ * WFI until `us` from now, the virtual timer re-armed at every wake-up: a deadline that passed
+ * before the last sleep's WFI leaves that sleep's interrupt pending in a list register (the
+ * line is down, the virtual interrupt is not), and hostile_irq takes it in this sleep and
+ * stops the timer. With vtimer_sleep_until that was a WFI for ever.
+ */
+static void vio_pause(uint64_t us)
+{
+	static bool vtimer_on;
+	uint64_t deadline = counter_virt() + us_to_ticks(us);
+
+	if (!vtimer_on) {
+		gic_enable_private(INTID_VTIMER);
+		vtimer_on = true;
+	}
+	while (counter_virt() < deadline) {
+		vtimer_arm(deadline);
+		wfi();
+		irq_enable();
+		irq_disable();
+	}
+	vtimer_stop();
+}
+
+#define VIO_ACTION(fn, text) \
+	static void fn(void) { (void)vio_hostile_action((struct strview){ text, sizeof(text) - 1 }, vio_pause); }
+VIO_ACTION(virtio_garbage, "virtio-garbage")
+VIO_ACTION(virtio_storm, "virtio-storm")
+VIO_ACTION(virtio_busy, "virtio-busy")
+VIO_ACTION(virtio_backend_garbage, "virtio-backend-garbage")
+VIO_ACTION(virtio_backend_silent, "virtio-backend-silent")
+
 /* Action flags. */
 #define FAULTS          (1u << 0)       /* never returns under Tern */
 #define AT_ONCE         (1u << 1)       /* the misdeed first, every boot: no boot lines, no at_us */
@@ -1870,6 +1908,11 @@ static const struct {
 	{ "power-race", power_race, 0 },
 	{ "busy", busy, 0 },
 	{ "access-outside", access_outside, 0 },
+	{ "virtio-garbage", virtio_garbage, 0 },
+	{ "virtio-storm", virtio_storm, 0 },
+	{ "virtio-busy", virtio_busy, 0 },
+	{ "virtio-backend-garbage", virtio_backend_garbage, 0 },
+	{ "virtio-backend-silent", virtio_backend_silent, 0 },
 };
 #define ACTIONS         (sizeof(actions) / sizeof(actions[0]))
 

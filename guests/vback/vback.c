@@ -10,7 +10,13 @@
  *     TERN-VBACK: NAME: LINE                      a console device's output
  *     TERN-VBACK: NAME: garbage request skipped   the first one only; all are counted
  *     TERN-VBACK: error [NAME: ]REASON            a device it does not serve
+ *     TERN-VBACK: served N, done                  with vback.requests=N, after the Nth
+ *
+ * It serves until it is stopped, or with vback.requests=N until it has answered N requests
+ * (all devices together), then it ends: a pair whose end a test can wait for under icount,
+ * where a command typed on the console lands at no fixed point of the emulated time.
  */
+#include "bootargs.h"
 #include "channel.h"
 #include "console.h"
 #include "doorbell.h"
@@ -115,7 +121,11 @@ static const char *add_device(struct device *d, int node, unsigned index, struct
 
 static void serve(unsigned count)
 {
+	unsigned long limit = bootarg_ulong("vback.requests", 0, 0, 1000000000);
+
 	for (;;) {
+		uint64_t served = 0;
+
 		for (unsigned i = 0; i < count; i++) {
 			struct device *d = &devices[i];
 
@@ -127,6 +137,11 @@ static void serve(unsigned count)
 				       "not printed)\n", d->b.name);
 				d->garbage_reported = true;
 			}
+			served += d->b.served;
+		}
+		if (limit && served >= limit) {
+			printf("TERN-VBACK: served %lu, done\n", (unsigned long)served);
+			return;
 		}
 		/*
 		 * Acknowledged before the next look at the rings: a ring after that look leaves the

@@ -49,6 +49,8 @@
  *  - hsm-suspend-forever: hart 1 suspends with nothing enabled, for ever; once hart 0 sees it
  *    SUSPENDED it says so and, with hostile.then=srst, shuts the partition down (SRST), else
  *    suspends for ever too (the console stops or restarts it). The partition must end.
+ *  - virtio-garbage, virtio-storm, virtio-busy, virtio-backend-garbage, virtio-backend-silent:
+ *    as on arm64 (../virtio/actions.c, the same code).
  * Output: PROBE-JSON lines with "test":"hostile-<action>" (tools/tern/results.py parses them).
  */
 #include "aplic.h"
@@ -62,6 +64,7 @@
 #include "sbi.h"
 #include "timer.h"
 #include "trap.h"
+#include "../virtio/actions.h"
 
 const char guest_name[] = "hostile";
 
@@ -641,12 +644,20 @@ static void access_outside(void)
 	trap_set_sync_handler(0);
 }
 
+/* The VirtIO actions' sleep between looks: WFI until a timer a little ahead. */
+static void vio_pause(uint64_t us)
+{
+	timer_sleep_until(deadline_after_us(us));
+}
+
 void guest_main(void)
 {
 	struct strview action = { "busy", 4 };
 
 	(void)bootarg("hostile.action", &action);
-	if (strview_eq(action, "ram-write"))
+	if (vio_hostile_action(action, vio_pause))
+		; /* done in ../virtio/actions.c */
+	else if (strview_eq(action, "ram-write"))
 		store_outside("ram-write", (uintptr_t)(ram_base() + ram_size()));
 	else if (strview_eq(action, "foreign-file"))
 		store_outside("foreign-file", foreign_file());
