@@ -6,9 +6,13 @@ tests/system/test_virtio_net.py's."""
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
-from conftest import FAKES, REPO_ROOT
+
+# Not imported from conftest: run beside tests/system, that name is its conftest.
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FAKES = Path(__file__).resolve().parent / "fakes"
 
 HARNESS = FAKES / "vio_serve_test.c"
 CASES = re.findall(r"^\tT\((test_\w+)\),$", HARNESS.read_text(), re.M)
