@@ -21,6 +21,7 @@
 #include "console.h"
 #include "doorbell.h"
 #include "fdt.h"
+#include "initrd.h"
 #include "runtime.h"
 #include "vio_backend.h"
 
@@ -49,20 +50,6 @@ static bool prop_is(const char *p, uint32_t len, const char *s)
 	for (i = 0; i < len && s[i] && p[i] == s[i]; i++)
 		;
 	return i < len && p[i] == '\0' && s[i] == '\0';
-}
-
-/* /chosen's linux,initrd-start and -end, each one or two cells. */
-static bool chosen_initrd(uint64_t *start, uint64_t *end)
-{
-	uint32_t slen, elen;
-	const void *s = fdt_getprop("/chosen", "linux,initrd-start", &slen);
-	const void *e = fdt_getprop("/chosen", "linux,initrd-end", &elen);
-
-	if (!s || !e || (slen != 4 && slen != 8) || (elen != 4 && elen != 8))
-		return false;
-	*start = fdt_read_cells(s, slen / 4);
-	*end = fdt_read_cells(e, elen / 4);
-	return *end > *start;
 }
 
 struct disk {

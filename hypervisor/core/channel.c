@@ -66,17 +66,6 @@ static enum mmio_result doorbell_access(struct vcpu *v, uint64_t offset, unsigne
 	return MMIO_DONE;
 }
 
-/* Whether [base, base + size) of p's map meets one of the devices it emulates. */
-static const struct mmio_device *emulated_in(const struct partition *p, ipaddr_t base, uint64_t size)
-{
-	for (uint32_t i = 0; i < p->devices.count; i++) {
-		const struct mmio_device *m = &p->devices.device[i];
-		if (base < m->base + m->size && m->base < base + size)
-			return m;
-	}
-	return NULL;
-}
-
 bool channel_partition_init(struct partition *p, const struct tern_config *cfg, char *err,
 			    size_t errlen)
 {
@@ -96,7 +85,7 @@ bool channel_partition_init(struct partition *p, const struct tern_config *cfg, 
 			if (m->partition != p->index || (m->flags & TERN_CHF_FRONTEND))
 				continue;
 			/* The blob cannot know where the architecture puts the devices it emulates. */
-			const struct mmio_device *dev = emulated_in(p, ch->ipa, ch->size + CHANNEL_DOORBELL_SIZE);
+			const struct mmio_device *dev = mmio_overlapping(p, ch->ipa, ch->size + CHANNEL_DOORBELL_SIZE);
 			if (dev) {
 				(void)snprintf(err, errlen, "channel %s at 0x%llx overlaps the emulated device at 0x%llx",
 					       ch->name, (unsigned long long)ch->ipa,

@@ -324,17 +324,6 @@ static uint64_t bar_size(uint64_t size)
 	return s;
 }
 
-/* Whether [base, base + size) meets one of the devices p's map emulates. */
-static bool meets_emulated(const struct partition *p, ipaddr_t base, uint64_t size)
-{
-	for (uint32_t i = 0; i < p->devices.count; i++) {
-		const struct mmio_device *m = &p->devices.device[i];
-		if (base < m->base + m->size && m->base < base + size)
-			return true;
-	}
-	return false;
-}
-
 bool ivshmem_partition_init(struct partition *p, const struct tern_config *cfg, char *err,
 			    size_t errlen)
 {
@@ -367,7 +356,7 @@ bool ivshmem_partition_init(struct partition *p, const struct tern_config *cfg, 
 			struct ivshmem_fn *f = &functions[c][k];
 			uint64_t size = bar_size(ch->size);
 			ipaddr_t at = ALIGN_UP(bar2, size);
-			if (at + size > window->base + window->size || meets_emulated(p, at, size)) {
+			if (at + size > window->base + window->size || (mmio_overlapping(p, at, size) != NULL)) {
 				(void)snprintf(err, errlen, "channel %s (0x%llx bytes) does not fit the PCI "
 					       "memory window at 0x%llx", ch->name,
 					       (unsigned long long)ch->size, (unsigned long long)window->base);

@@ -4,19 +4,29 @@
 #include <tern/mmio.h>
 #include <tern/partition.h>
 
+const struct mmio_device *mmio_overlapping(const struct partition *p, ipaddr_t base,
+					   uint64_t size)
+{
+	const struct mmio_devices *d = &p->devices;
+
+	for (uint32_t i = 0; i < d->count; i++) {
+		const struct mmio_device *o = &d->device[i];
+		if (base < o->base + o->size && o->base < base + size)
+			return o;
+	}
+	return NULL;
+}
+
 bool mmio_add(struct partition *p, ipaddr_t base, uint64_t size, mmio_handler handler,
 	      const void *ctx, char *err, size_t errlen)
 {
 	struct mmio_devices *d = &p->devices;
+	const struct mmio_device *o = mmio_overlapping(p, base, size);
 
-	for (uint32_t i = 0; i < d->count; i++) {
-		const struct mmio_device *o = &d->device[i];
-		if (base < o->base + o->size && o->base < base + size) {
-			(void)snprintf(err, errlen,
-				       "emulated device at 0x%llx overlaps the one at 0x%llx",
-				       (unsigned long long)base, (unsigned long long)o->base);
-			return false;
-		}
+	if (o) {
+		(void)snprintf(err, errlen, "emulated device at 0x%llx overlaps the one at 0x%llx",
+			       (unsigned long long)base, (unsigned long long)o->base);
+		return false;
 	}
 	if (d->count == MMIO_MAX_DEVICES) {
 		(void)snprintf(err, errlen, "more than %u emulated devices (at 0x%llx)",

@@ -28,6 +28,7 @@
 #include "channel_arch.h"
 #include "console.h"
 #include "fdt.h"
+#include "initrd.h"
 #include "runtime.h"
 #include "timer.h"
 #include "vio_backend.h"
@@ -292,20 +293,6 @@ static void virtio_storm(void)
 
 static struct channel back_ch;
 static struct vio_backend back;
-
-/* /chosen's linux,initrd-start and -end: the disk, as vback finds it. */
-static bool chosen_initrd(uint64_t *start, uint64_t *end)
-{
-	uint32_t slen, elen;
-	const void *s = fdt_getprop("/chosen", "linux,initrd-start", &slen);
-	const void *e = fdt_getprop("/chosen", "linux,initrd-end", &elen);
-
-	if (!s || !e || (slen != 4 && slen != 8) || (elen != 4 && elen != 8))
-		return false;
-	*start = fdt_read_cells(s, slen / 4);
-	*end = fdt_read_cells(e, elen / 4);
-	return *end > *start;
-}
 
 static const char *backend_up(void)
 {

@@ -375,6 +375,22 @@ bool intx_unmask(long config)
 	return linux_syscall(SYS_pwrite64, config, (long)&command, 2, PCI_COMMAND, 0, 0) == 2;
 }
 
+const char *open_doorbell(const struct function *f, long *uio, long *config)
+{
+	char path[PATH_LEN];
+
+	if (!join(path, sizeof(path), "/dev/", f->uio, 0) ||
+	    (*uio = sys(SYS_openat, AT_FDCWD, (long)path, O_RDWR | O_CLOEXEC)) < 0)
+		return "cannot open /dev/uioN";
+	if (!join(path, sizeof(path), DEVICES, f->bdf, "/config") ||
+	    (*config = sys(SYS_openat, AT_FDCWD, (long)path, O_RDWR | O_CLOEXEC)) < 0)
+		return "cannot open the function's config space";
+	reg_write(&f->regs, IVSHMEM_INTR_MASK, 1);
+	if (!intx_unmask(*config))
+		return "cannot write the function's Command register";
+	return 0;
+}
+
 /* Wait up to timeout_ms for an interrupt: 1 if one came, 0 on time-out, negative errno. */
 long wait_ring(long uio, uint64_t timeout_ms)
 {

@@ -119,6 +119,12 @@ uint32_t reg_read(const struct bar *regs, uint32_t offset);
 void reg_write(const struct bar *regs, uint32_t offset, uint32_t value);
 const char *open_function(const char *bdf, uint64_t device, struct function *f);
 bool intx_unmask(long config);
+/*
+ * The function's doorbell to this program: /dev/uioN (`uio`, its interrupts) and the config
+ * space (`config`, to unmask its INTx again after each), IntrMask set and the INTx unmasked.
+ * 0, or why not.
+ */
+const char *open_doorbell(const struct function *f, long *uio, long *config);
 long wait_ring(long uio, uint64_t timeout_ms);
 void sleep_ns(long ns);
 int64_t now_ns(void);

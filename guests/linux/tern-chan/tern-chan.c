@@ -75,7 +75,6 @@ static uint64_t dt_channel_size(const char *bdf)
 static const char *pong(const struct options *opt, const struct function *f, uint32_t self,
 			uint64_t *answered, uint64_t *size)
 {
-	char path[PATH_LEN];
 	struct channel ch = { .shm = (uintptr_t)f->shm.base, .size = opt->size, .self = self,
 			      .members = 2, .readonly = false };
 	struct channel_queue tx, rx;
@@ -92,16 +91,10 @@ static const char *pong(const struct options *opt, const struct function *f, uin
 	*size = ch.size;
 	if (ch.size > f->shm.size)
 		return "--size is larger than BAR2";
-	if (!join(path, sizeof(path), "/dev/", f->uio, 0) ||
-	    (uio = sys(SYS_openat, AT_FDCWD, (long)path, O_RDWR | O_CLOEXEC)) < 0)
-		return "cannot open /dev/uioN";
-	if (!join(path, sizeof(path), DEVICES, f->bdf, "/config") ||
-	    (config = sys(SYS_openat, AT_FDCWD, (long)path, O_RDWR | O_CLOEXEC)) < 0)
-		return "cannot open the function's config space";
 	/* The doorbell on before the peer may ring it, that is before the channel opens. */
-	reg_write(&f->regs, IVSHMEM_INTR_MASK, 1);
-	if (!intx_unmask(config))
-		return "cannot write the function's Command register";
+	const char *error = open_doorbell(f, &uio, &config);
+	if (error)
+		return error;
 	if (!channel_open(&ch, &tx, &rx))
 		return "channel cannot carry queues (too small)";
 	for (;;) {

@@ -230,21 +230,14 @@ static void drain_tap_for(const struct backend *b, uint64_t ms)
 static const char *serve(const struct function *f, struct backend *b, const struct vio_ops *ops,
 			 bool once)
 {
-	char path[PATH_LEN];
 	struct pollfd_ pfd[2];
 	uint32_t count;
 	long uio, config, n;
 	bool net = dev.device_id == VIRTIO_ID_NET;
 
-	if (!join(path, sizeof(path), "/dev/", f->uio, 0) ||
-	    (uio = sys(SYS_openat, AT_FDCWD, (long)path, O_RDWR | O_CLOEXEC)) < 0)
-		return "cannot open /dev/uioN";
-	if (!join(path, sizeof(path), DEVICES, f->bdf, "/config") ||
-	    (config = sys(SYS_openat, AT_FDCWD, (long)path, O_RDWR | O_CLOEXEC)) < 0)
-		return "cannot open the function's config space";
-	reg_write(&f->regs, IVSHMEM_INTR_MASK, 1);
-	if (!intx_unmask(config))
-		return "cannot write the function's Command register";
+	const char *error = open_doorbell(f, &uio, &config);
+	if (error)
+		return error;
 	if (once && net && !link_up())
 		return TAP_NAME " did not come up";
 	for (;;) {

@@ -54,6 +54,9 @@ struct mmio_devices {
  */
 bool mmio_add(struct partition *p, ipaddr_t base, uint64_t size, mmio_handler handler,
 	      const void *ctx, char *err, size_t errlen);
+/* The first of p's emulated devices that meets [base, base + size), or NULL. */
+const struct mmio_device *mmio_overlapping(const struct partition *p, ipaddr_t base,
+					   uint64_t size);
 /* Whether one of the partition's emulated devices holds `ipa` (whether or not it is a register). */
 bool mmio_claimed(const struct partition *p, ipaddr_t ipa);
 /*
