@@ -104,6 +104,7 @@ struct vdev {
 	uint32_t channel;
 	struct virtio_shape shape;
 	uint64_t features;
+	bool irq_first;                 /* its interrupt takes the completions (arch_irq_hypervisor_first) */
 	struct spinlock lock;
 	/* The frontend's, under the lock. */
 	uint32_t status;
@@ -695,6 +696,7 @@ bool virtio_partition_init(struct partition *p, const struct tern_config *cfg, c
 		atomic_store(ring_index(d, VIO_COMPLETIONS, VIO_RING_CONS), 0u);
 		d->epoch = UINT32_MAX; /* the reset makes it 0 */
 		reset_device(d);
+		d->irq_first = arch_irq_hypervisor_first(p, rec->irq);
 		frontend_of[p->index] |= 1u << i;
 		device_of_channel[rec->channel] = i + 1u;
 		if (!mmio_add(p, rec->mmio_ipa, size, transport_access, &vdev_index[i], err, errlen))
@@ -711,7 +713,26 @@ void virtio_backend_rang(uint32_t c)
 	struct vdev *d = &vdevs[device_of_channel[c] - 1u];
 
 	atomic_store_explicit(&d->rung, 1u, memory_order_release);
-	partition_request(d->frontend, PARTITION_REQ_VIRTIO);
+	if (d->irq_first)
+		arch_irq_raise(d->cfg->irq);
+	else
+		partition_request(d->frontend, PARTITION_REQ_VIRTIO);
+}
+
+bool virtio_irq_taken(struct vcpu *v, uint32_t irq)
+{
+	for (uint32_t bits = frontend_of[v->partition->index]; bits != 0u; bits &= bits - 1u) {
+		struct vdev *d = &vdevs[__builtin_ctz(bits)];
+		if (d->cfg->irq != irq)
+			continue;
+		if (atomic_exchange_explicit(&d->rung, 0u, memory_order_acquire)) {
+			spin_lock(&d->lock);
+			take_completions(v, d);
+			spin_unlock(&d->lock);
+		}
+		return atomic_load(&d->interrupt_status) != 0u;
+	}
+	return true;
 }
 
 void virtio_take_rung(struct vcpu *v)

@@ -12,6 +12,7 @@
 #include <tern/mmio.h>
 #include <tern/partition.h>
 #include <tern/platform.h>
+#include <tern/virtio_mmio.h>
 
 /* DFSC values of a data abort injected into the guest. */
 #define DFSC_EXTERNAL           0x10
@@ -262,7 +263,8 @@ void arm64_guest_irq(uint32_t intid, struct guest_regs *r)
 		return; /* spurious */
 	vcpu_count(v, STAT_EXIT_IRQ);
 	write_sysreg(icc_eoir1_el1, intid);
-	if (vgic_owned_hw(c, intid)) {
+	/* A VirtIO slot's interrupt takes its device's completions first; none: not the guest's. */
+	if (vgic_owned_hw(c, intid) && (!vgic_hyp_first(c, intid) || virtio_irq_taken(v, intid))) {
 		vgic_inject(c, intid); /* deactivated later by the guest's EOI */
 		return;
 	}

@@ -121,7 +121,8 @@ static void update_templates(struct arm64_cpu *c)
 	for (uint32_t w = 1; w < TERN_IRQ_WORDS; w++) {
 		for (uint32_t bits = d->owned[w]; bits; bits &= bits - 1) {
 			uint32_t intid = w * 32 + (uint32_t)__builtin_ctz(bits);
-			bool here = d->target[intid] == c->vcpu->index && !c->vgic.fast_path_off;
+			bool here = d->target[intid] == c->vcpu->index && !c->vgic.fast_path_off &&
+				    !(d->hyp_first[w] & BIT(intid % 32));
 			c->lr_template[intid] = here ? make_lr(c, intid) : 0;
 		}
 	}
@@ -695,6 +696,21 @@ void arch_partition_irqs_reset(struct partition *p)
 			mmio_write32(rd + GICR_SGI_BASE + GICD_ICPENDR, GUEST_SGIS);
 	}
 	spin_unlock(&d->lock);
+}
+
+bool arch_irq_hypervisor_first(struct partition *p, uint32_t irq)
+{
+	if ((p->cfg->flags & TERN_PF_IRQ_DIRECT) || irq < 32 || irq >= NR_INTIDS)
+		return false;
+	p->arch.dist.hyp_first[irq / 32] |= (uint32_t)BIT(irq % 32);
+	return true;
+}
+
+/* Whether the C path must ask before the guest gets `intid` (arch_irq_hypervisor_first). */
+bool vgic_hyp_first(const struct arm64_cpu *c, uint32_t intid)
+{
+	return intid >= 32 && intid < NR_INTIDS &&
+	       (dist_of(c->vcpu)->hyp_first[intid / 32] & BIT(intid % 32));
 }
 
 /*

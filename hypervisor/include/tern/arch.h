@@ -85,6 +85,15 @@ bool arch_partition_map_shared(struct partition *p, ipaddr_t ipa, paddr_t pa, ui
 bool arch_hyp_map_shared(paddr_t pa, uint64_t size);
 /* Set a board interrupt pending, as its device would (a channel's doorbell). */
 void arch_irq_raise(uint32_t irq);
+/*
+ * Whether partition p's interrupt `irq` (a VirtIO slot's: no device drives it) can reach its
+ * guest only through the hypervisor's C path on the vCPU's core, which asks
+ * virtio_irq_taken() first: true on arm64 for a trap-and-inject partition (the interrupt
+ * then never takes the vector's fast path); false where the guest takes it from the
+ * interrupt controller itself (direct delivery) or where the port has no such path
+ * (riscv64).  At boot, before any vCPU runs.
+ */
+bool arch_irq_hypervisor_first(struct partition *p, uint32_t irq);
 /* Enter the guest on this core at `entry` with x0/a0 = `context`. */
 __attribute__((noreturn)) void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context);
 /* Release what the vCPU holds on this core (interrupts, timers) after it left the guest. */

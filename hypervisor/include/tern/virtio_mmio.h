@@ -52,14 +52,24 @@ bool virtio_partition_init(struct partition *p, const struct tern_config *cfg, c
 			   size_t errlen);
 /*
  * The backend of the device served through channel c rang the frontend (its member 1): the
- * completions it posted are taken on a core of the frontend (partition_request, then
- * virtio_take_rung there), so that they reach the driver's used ring even while it polls with
- * its interrupts masked (virtio_console's output does), and the device's interrupt follows.
- * Nothing of the copy runs on the ringing core.  Lock-free.
+ * completions it posted are taken on a core of the frontend, so that they reach the driver's
+ * used ring even while it polls with its interrupts masked (virtio_console's output does), and
+ * the device's interrupt follows.  Where the slot's interrupt goes through the hypervisor
+ * anyway (arch_irq_hypervisor_first) it is raised at once and its entry takes them
+ * (virtio_irq_taken): one entry on the frontend's core, not a kick and then the interrupt.
+ * Elsewhere a request and a kick (partition_request, then virtio_take_rung there).  Nothing
+ * of the copy runs on the ringing core.  Lock-free.
  */
 void virtio_backend_rang(uint32_t c);
 /* On a core of the frontend partition, after a PARTITION_REQ_VIRTIO: the rung devices' completions. */
 void virtio_take_rung(struct vcpu *v);
+/*
+ * On the core of frontend vCPU v, the board interrupt `irq` taken by the hypervisor before its
+ * guest (arch_irq_hypervisor_first): if it is one of v's devices', the completions its backend
+ * rang for are taken; whether the guest is to get it (InterruptStatus not 0; true for any
+ * other interrupt).
+ */
+bool virtio_irq_taken(struct vcpu *v, uint32_t irq);
 /* The partition starts again: each of its devices is reset (a new epoch), as by Status 0. */
 void virtio_reset(const struct partition *p);
 /*

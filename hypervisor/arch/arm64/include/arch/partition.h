@@ -52,6 +52,8 @@ struct vgic_dist {
 	uint32_t group[TERN_IRQ_WORDS];   /* virtual GICD_IGROUPR */
 	uint8_t prio[NR_INTIDS];          /* virtual GICD_IPRIORITYR */
 	uint8_t target[NR_INTIDS];        /* GICD_IROUTER: vCPU index (Aff0) */
+	/* owned SPIs the C path takes first (arch_irq_hypervisor_first): no fast path; set at boot */
+	uint32_t hyp_first[TERN_IRQ_WORDS];
 };
 
 /* A partition's address space (its stage-2 root and the VTTBR that selects it), its GIC view. */

@@ -23,5 +23,6 @@ void vgic_kicked(struct arm64_cpu *c);
 void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r);
 bool vgic_lrs_pending(void);
 bool vgic_owned_hw(const struct arm64_cpu *c, uint32_t intid);
+bool vgic_hyp_first(const struct arm64_cpu *c, uint32_t intid);
 
 #endif
