@@ -61,8 +61,9 @@
 #define VIO_CONSOLE_SLOT_SIZE   0x1000u
 /*
  * vsock: rx, tx, event. A slot holds a 44-byte virtio_vsock_hdr and its payload: Linux's rx
- * buffers are 4 KiB and the header (6.1 and 7.x), and a tx packet's payload is bounded by the
- * backend's advertised buf_alloc (4 KiB, the bare-metal backend's), so 8 KiB holds either.
+ * buffers are at most 4 KiB and the header (6.1 and 7.x), and a tx packet's payload is bounded
+ * by the backend's advertised buf_alloc (4 KiB, the bare-metal backend's), so 8 KiB holds
+ * either. 32 rx buffers of 4 KiB are more than one echo stream needs in flight.
  */
 #define VIO_VSOCK_QUEUES        3u
 #define VIO_VSOCK_QUEUE_SIZE    32u
