@@ -72,7 +72,7 @@ bench-quick: deps deps-bench
 # build/linux/ (Debian 12), riscv64's in build/linux-riscv64/ (Debian 13, or sid if its indices
 # do not verify: see the script). The initramfs has tern-chan and tern-vio in it, and is remade
 # (nothing fetched again) when either changes.
-linux: tern-chan tern-vio
+linux: tern-chan tern-vio tern-vsock
 	scripts/linux/fetch-linux.sh arm64
 	scripts/linux/fetch-linux.sh riscv64
 
@@ -83,6 +83,10 @@ tern-chan:
 # The Linux guest's VirtIO backend, both ports (guests/linux/tern-vio).
 tern-vio:
 	$(MAKE) -C guests tern-vio
+
+# The Linux guest's vsock echo client, both ports (guests/linux/tern-vsock).
+tern-vsock:
+	$(MAKE) -C guests tern-vsock
 
 # Linux on two cores beside the latency guest (examples/linux-rt.toml).
 linux-demo: deps
@@ -100,4 +104,4 @@ clean:
 	$(MAKE) -C tests/fuzz clean
 	rm -rf build
 
-.PHONY: linux tern-chan tern-vio linux-demo xen-null all deps deps-bench deps-lint lint hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean fuzz fuzz-smoke coverage
+.PHONY: linux tern-chan tern-vio tern-vsock linux-demo xen-null all deps deps-bench deps-lint lint hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean fuzz fuzz-smoke coverage

@@ -64,6 +64,11 @@ bool vio_shape(uint32_t device_id, uint32_t *queues, uint32_t *queue_size, uint3
 		*queue_size = VIO_CONSOLE_QUEUE_SIZE;
 		*slot_size = VIO_CONSOLE_SLOT_SIZE;
 		return true;
+	case VIRTIO_ID_VSOCK:
+		*queues = VIO_VSOCK_QUEUES;
+		*queue_size = VIO_VSOCK_QUEUE_SIZE;
+		*slot_size = VIO_VSOCK_SLOT_SIZE;
+		return true;
 	default:
 		return false;
 	}
@@ -80,7 +85,7 @@ const char *vio_backend_start(struct vio_backend *b)
 		return "no virtio channel header (magic or version)";
 	b->device_id = h->device_id;
 	if (!vio_shape(b->device_id, &queues, &queue_size, &slot_size))
-		return "device type not served here (blk and console are)";
+		return "device type not served here (blk, console and vsock are)";
 	if (h->num_queues != queues || h->queue_size != queue_size || h->slot_size != slot_size)
 		return "header's queues, queue size or slot size is not the device's shape";
 	if ((uint64_t)queues * queue_size * slot_size > b->size - VIO_DATA)
@@ -91,9 +96,18 @@ const char *vio_backend_start(struct vio_backend *b)
 	if (b->device_id == VIRTIO_ID_BLK && b->disk_size < VIRTIO_BLK_SECTOR)
 		return "no disk to serve (the partition's initrd)";
 
+	if (b->device_id == VIRTIO_ID_VSOCK) {
+		const char *why = vio_vsock_start(b);
+
+		if (why)
+			return why;
+	}
+
 	uint8_t *config = b->shm + VIO_CONFIG;
 
 	zero_bytes(config, VIO_CONFIG_SIZE);
+	if (b->device_id == VIRTIO_ID_VSOCK)
+		put_le(config, b->vsock.guest_cid, 8);   /* struct virtio_vsock_config: kept */
 	if (b->device_id == VIRTIO_ID_BLK) {
 		/* struct virtio_blk_config: capacity, size_max, seg_max; little-endian. */
 		put_le(config + 0, b->disk_size / VIRTIO_BLK_SECTOR, 8);
@@ -231,6 +245,8 @@ static bool serve(struct vio_backend *b, const struct vio_request *req, uint32_t
 			((uint64_t)req->queue * b->queue_size + req->head) * b->slot_size;
 
 	*written = 0;
+	if (b->device_id == VIRTIO_ID_VSOCK)
+		return vio_vsock_request(b, req, slot, written);
 	if (b->device_id == VIRTIO_ID_CONSOLE) {
 		if (req->queue == VIO_CONSOLE_RECEIVEQ) {
 			b->held++;
@@ -253,6 +269,22 @@ static bool request_fits(const struct vio_backend *b, const struct vio_request *
 	       (uint64_t)req->readable + req->writable <= b->slot_size;
 }
 
+/* Completion `done` of the ring, not yet published. */
+static void complete(struct vio_backend *b, uint32_t done, uint32_t queue, uint32_t head,
+		     uint32_t written, uint32_t epoch)
+{
+	volatile struct vio_completion *c = (volatile struct vio_completion *)
+		(b->shm + VIO_COMPLETIONS + VIO_RING_ENTRIES_AT +
+		 (done % (b->num_queues * b->queue_size)) * VIO_RING_ENTRY_SIZE);
+
+	c->queue = (uint16_t)queue;
+	c->head = (uint16_t)head;
+	c->written = written;
+	c->epoch = epoch;
+	c->reserved = 0;
+	b->served++;
+}
+
 uint32_t vio_backend_poll(struct vio_backend *b)
 {
 	const volatile uint32_t *req_prod = word(b, VIO_REQUESTS + VIO_RING_PROD);
@@ -273,6 +305,8 @@ uint32_t vio_backend_poll(struct vio_backend *b)
 		/* The frontend reset the device: what it held belongs to a driver that is gone. */
 		b->held = 0;
 		b->held_epoch = epoch;
+		if (b->device_id == VIRTIO_ID_VSOCK)
+			vio_vsock_reset(b);
 	}
 	if (prod - cons > entries) {
 		/* More than the ring holds: not a count to trust; take nothing before it. */
@@ -300,18 +334,17 @@ uint32_t vio_backend_poll(struct vio_backend *b)
 		}
 		if (!serve(b, &req, &written))
 			continue;
-
-		volatile struct vio_completion *c = (volatile struct vio_completion *)
-			(b->shm + VIO_COMPLETIONS + VIO_RING_ENTRIES_AT +
-			 (done % entries) * VIO_RING_ENTRY_SIZE);
-		c->queue = req.queue;
-		c->head = req.head;
-		c->written = written;
-		c->epoch = req.epoch;
-		c->reserved = 0;
-		done++;
+		complete(b, done++, req.queue, req.head, written, req.epoch);
 		posted++;
-		b->served++;
+	}
+	/* vsock: the packets the requests made, into the rx buffers it holds (this epoch's). */
+	uint16_t head;
+	uint32_t written;
+
+	while (b->device_id == VIRTIO_ID_VSOCK && done - *done_cons < entries &&
+	       vio_vsock_next(b, &head, &written)) {
+		complete(b, done++, VIO_VSOCK_RX, head, written, epoch);
+		posted++;
 	}
 	/* The slots' bytes and the entries before the indices that publish them. */
 	fence();

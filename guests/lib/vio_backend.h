@@ -1,7 +1,8 @@
 /*
  * A VirtIO device's backend, as a partition serves it over its virtio channel
  * (tern/virtio_channel.h): the channel's checks, the request and completion rings, and the
- * devices (blk against a disk in memory, console output by lines). No hardware here and no
+ * devices (blk against a disk in memory, console output by lines, vsock's echo: vio_vsock.c).
+ * No hardware here and no
  * printing: the bare-metal backend (vback/) waits for its doorbell and prints, and the host
  * test (tests/unit/test_vio_backend.c) runs the same code over a buffer.
  */
@@ -12,6 +13,8 @@
 #include <stdint.h>
 
 #include <tern/virtio_channel.h>
+
+#include "vio_vsock.h"
 
 /* Device IDs (VirtIO 1.2, 5), as tern_config_virtio.device_id and the header carry them. */
 #define VIRTIO_ID_NET           1u
@@ -38,7 +41,8 @@
 #define VIO_LINE_MAX            120u    /* a longer console line is cut into pieces */
 
 struct vio_backend;
-/* A whole console line (without its newline), for the backend's owner to print. */
+/* A whole console line (without its newline), or a vsock device's "vsock PORT: LINE", for
+ * the backend's owner to print. */
 typedef void (*vio_line_fn)(struct vio_backend *b, const char *line);
 
 struct vio_backend {
@@ -56,6 +60,8 @@ struct vio_backend {
 	uint32_t line_len;
 	/* The receiveq buffers it holds (it has no input), and the epoch they are of. */
 	uint32_t held, held_epoch;
+	/* vsock */
+	struct vio_vsock vsock;
 	/* counters */
 	uint64_t served;                /* completions posted */
 	uint64_t garbage;               /* requests skipped: the slot or queue they name is not one */

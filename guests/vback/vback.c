@@ -3,11 +3,15 @@
  * sees at a virtio-mmio slot (tern/virtio_channel.h, docs/design.md "VirtIO devices served by
  * another partition"). Each "tern,channel" node of its device tree with `tern,virtio` is one
  * device it serves as member 0: blk from the disk image the hypervisor loaded as its initrd,
- * console by printing what the frontend writes. The device logic is lib/vio_backend.c; here
+ * console by printing what the frontend writes, vsock as the host (CID 2) echoing each line a
+ * connection to port 1234 sends (lib/vio_vsock.c). The device logic is lib/vio_backend.c; here
  * are the device tree, the console and the wait for the doorbells.
  *
  *     TERN-VBACK: ready NAME blk sectors=N        (or: ready NAME console)
+ *     TERN-VBACK: ready NAME vsock cid=C port=P   the frontend's CID, the port served
  *     TERN-VBACK: NAME: LINE                      a console device's output
+ *     TERN-VBACK: NAME: vsock P: LINE             a line a vsock connection sent (echoed)
+ *     TERN-VBACK: NAME: bad vsock packet          the first one only; all are counted
  *     TERN-VBACK: NAME: garbage request skipped   the first one only; all are counted
  *     TERN-VBACK: error [NAME: ]REASON            a device it does not serve
  *     TERN-VBACK: served N, done                  with vback.requests=N, after the Nth
@@ -33,6 +37,7 @@ struct device {
 	struct channel ch;
 	struct vio_backend b;
 	bool garbage_reported;
+	bool bad_reported;
 };
 
 static struct device devices[MAX_DEVICES];
@@ -77,8 +82,10 @@ static const char *add_device(struct device *d, int node, unsigned index, struct
 		d->b.disk_size = disk->end - disk->start;
 	} else if (prop_is(type, len, "console")) {
 		want = VIRTIO_ID_CONSOLE;
+	} else if (prop_is(type, len, "vsock")) {
+		want = VIRTIO_ID_VSOCK;
 	} else {
-		return "device type not served by this backend (blk and console are)";
+		return "device type not served by this backend (blk, console and vsock are)";
 	}
 	d->b.shm = (uint8_t *)d->ch.shm;
 	d->b.size = d->ch.size;
@@ -100,6 +107,9 @@ static const char *add_device(struct device *d, int node, unsigned index, struct
 		disk->taken = true;
 		printf("TERN-VBACK: ready %s blk sectors=%lu\n", d->b.name,
 		       (unsigned long)(d->b.disk_size / VIRTIO_BLK_SECTOR));
+	} else if (want == VIRTIO_ID_VSOCK) {
+		printf("TERN-VBACK: ready %s vsock cid=%lu port=%u\n", d->b.name,
+		       (unsigned long)d->b.vsock.guest_cid, VIO_VSOCK_ECHO_PORT);
 	} else {
 		printf("TERN-VBACK: ready %s console\n", d->b.name);
 	}
@@ -123,6 +133,11 @@ static void serve(unsigned count)
 				printf("TERN-VBACK: %s: garbage request skipped (the rest are counted, "
 				       "not printed)\n", d->b.name);
 				d->garbage_reported = true;
+			}
+			if (d->b.vsock.bad_packets && !d->bad_reported) {
+				printf("TERN-VBACK: %s: bad vsock packet (reset; the rest are counted, "
+				       "not printed)\n", d->b.name);
+				d->bad_reported = true;
 			}
 			served += d->b.served;
 		}

@@ -75,7 +75,7 @@
 #define DESC_SIZE               16u
 
 /* The largest shape: the per-queue state is sized for it. */
-#define MAX_QUEUES              2u
+#define MAX_QUEUES              3u      /* vsock's rx, tx and event */
 #define MAX_QUEUE_SIZE          64u
 /* Log lines about one device's misbehaving sides, until its next reset. */
 #define LOG_BUDGET              4u
@@ -658,6 +658,18 @@ static void default_mac(const char *name, uint8_t *mac)
 		mac[i] = (uint8_t)(h >> (8u * (i - 1u)));
 }
 
+/*
+ * A vsock device's guest_cid before its backend serves (VIO_VSOCK_CID_FIRST + the device's
+ * index): Linux's driver reads it once, at probe, which may come first.
+ */
+static void default_cid(uint32_t index, uint8_t *config)
+{
+	uint64_t cid = VIO_VSOCK_CID_FIRST + (uint64_t)index;
+
+	for (uint32_t i = 0; i < 8u; i++)
+		config[i] = (uint8_t)(cid >> (8u * i));
+}
+
 bool virtio_partition_init(struct partition *p, const struct tern_config *cfg, char *err,
 			   size_t errlen)
 {
@@ -692,6 +704,8 @@ bool virtio_partition_init(struct partition *p, const struct tern_config *cfg, c
 		h->device_features = d->features;
 		if (rec->device_id == TERN_VIRTIO_NET)
 			default_mac(rec->name, (uint8_t *)(d->mem + VIO_CONFIG));
+		if (rec->device_id == TERN_VIRTIO_VSOCK)
+			default_cid(i, (uint8_t *)(d->mem + VIO_CONFIG));
 		atomic_store(ring_index(d, VIO_REQUESTS, VIO_RING_PROD), 0u);
 		atomic_store(ring_index(d, VIO_COMPLETIONS, VIO_RING_CONS), 0u);
 		d->epoch = UINT32_MAX; /* the reset makes it 0 */

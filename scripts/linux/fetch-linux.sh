@@ -7,8 +7,9 @@
 #                      vmlinuz is one, with an EFI stub Tern does not use)
 #   initramfs.cpio.gz  busybox-static, rt-tests' cyclictest with the libraries it needs (the
 #                      lib* packages rt-tests depends on, and libc6), the virtio and uio modules,
-#                      this tree's tern-chan and tern-vio (guests/build/ARCH/: `make -C guests
-#                      tern-chan tern-vio`, which `make linux` runs first) and /init
+#                      the vsock modules, this tree's tern-chan, tern-vio and tern-vsock
+#                      (guests/build/ARCH/: `make -C guests tern-chan tern-vio tern-vsock`,
+#                      which `make linux` runs first) and /init
 #                      (tools/tern/initramfs.py)
 #   VERSION            package and version of the kernel (first line) and of every other
 #                      package, then the Debian suite they came from ("suite NAME")
@@ -56,6 +57,7 @@ esac
 APT="$CACHE/apt"
 TERN_CHAN="$ROOT/guests/build/$ARCH/tern-chan"
 TERN_VIO="$ROOT/guests/build/$ARCH/tern-vio"
+TERN_VSOCK="$ROOT/guests/build/$ARCH/tern-vsock"
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 fail() {
@@ -199,7 +201,7 @@ make_image() {
 
 make_initramfs() {
 	if ! out=$(PYTHONPATH="$ROOT/tools" python3 -m tern.initramfs --root "$CACHE/root" \
-		--arch "$ARCH" --tern-chan "$TERN_CHAN" --tern-vio "$TERN_VIO" --out "$CACHE/initramfs.cpio.gz.tmp" 2>&1); then
+		--arch "$ARCH" --tern-chan "$TERN_CHAN" --tern-vio "$TERN_VIO" --tern-vsock "$TERN_VSOCK" --out "$CACHE/initramfs.cpio.gz.tmp" 2>&1); then
 		rm -f "$CACHE/initramfs.cpio.gz.tmp"
 		echo "$out" >&2
 		fail "could not build the initramfs"
@@ -214,8 +216,9 @@ if stale "$CACHE/Image" "$CACHE/VERSION"; then
 fi
 [ -f "$TERN_CHAN" ] || fail "no $TERN_CHAN: run \`make -C guests tern-chan\` first"
 [ -f "$TERN_VIO" ] || fail "no $TERN_VIO: run \`make -C guests tern-vio\` first"
+[ -f "$TERN_VSOCK" ] || fail "no $TERN_VSOCK: run \`make -C guests tern-vsock\` first"
 if stale "$CACHE/initramfs.cpio.gz" "$CACHE/VERSION" "$ROOT/tools/tern/initramfs.py" \
-	"$TERN_CHAN" "$TERN_VIO"; then
+	"$TERN_CHAN" "$TERN_VIO" "$TERN_VSOCK"; then
 	make_initramfs
 fi
 

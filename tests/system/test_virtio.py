@@ -9,6 +9,7 @@ hypervisor's counters show requests posted on the frontend and nothing refused e
 The backend serves until it is told to stop: the console stops it once Linux is off.
 """
 
+import gzip
 import struct
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import sys
 import pytest
 from conftest import LAT, LAT_RISCV64, REPO
 
-from tern import qemu, run_native, run_system
+from tern import initramfs, qemu, run_native, run_system
 from tern.config import dump_toml
 from tern.diskimage import SECTOR, tar_disk
 from tern.runner import run_qemu
@@ -37,6 +38,10 @@ RT_SAMPLES = 200
 TIMEOUT = 180
 
 
+TERN_VSOCK = {"arm64": REPO / "guests" / "build" / "arm64" / "tern-vsock",
+              "riscv64": REPO / "guests" / "build" / "riscv64" / "tern-vsock"}
+
+
 def vback_built(arch):
     assert VBACK[arch].exists(), f"missing {VBACK[arch]}: run `make -C guests` first"
 
@@ -49,12 +54,13 @@ def linux_built(arch):
     return kernel, initrd
 
 
-def system(tmp_path, arch, disk=CONTENT, run="blk", device="blk"):
-    """rt (the latency guest) on core 1, linux (the frontend, tern.run=`run`) on core 2, store
-    (the backend) on core 3, and between them the blk device disk0, its disk relative to the
-    description, or the console con0."""
+def system(tmp_path, arch, disk=CONTENT, run="blk", device="blk", initrd=None):
+    """rt (the latency guest) on core 1, linux (the frontend, tern.run=`run`, the initramfs
+    `initrd` if given) on core 2, store (the backend) on core 3, and between them the blk device
+    disk0, its disk relative to the description, the console con0 or the vsock sock0."""
     _, console, linux_irq, lat, rt_test = LINUX[arch]
-    kernel, initrd = linux_built(arch)
+    kernel, built = linux_built(arch)
+    initrd = initrd or built
     vback_built(arch)
     (tmp_path / "disk.img").write_bytes(tar_disk({"hello.txt": disk}))
     partitions = [
@@ -69,7 +75,8 @@ def system(tmp_path, arch, disk=CONTENT, run="blk", device="blk"):
     ]
     virtio = [{"name": "disk0", "device": "blk", "frontend": "linux", "backend": "store",
                "disk": "disk.img"} if device == "blk" else
-              {"name": "con0", "device": device, "frontend": "linux", "backend": "store"}]
+              {"name": "sock0" if device == "vsock" else "con0", "device": device,
+               "frontend": "linux", "backend": "store"}]
     path = tmp_path / "system.toml"
     path.write_text(dump_toml({"board": BOARD[arch], "partition": partitions,
                                "virtio": virtio}))
@@ -156,6 +163,59 @@ def test_virtio_console_served_by_a_bare_metal_partition(tmp_path, arch):
         "TERN-VBACK: con0: hello from Linux over virtio-console"], result.explain()
     frontend = result.stats["linux"]
     assert frontend["virtio_request"] > 0 and frontend["virtio_refused_frontend"] == 0, frontend
+    assert frontend["virtio_refused_backend"] == 0, frontend
+
+
+def vsock_initrd(tmp_path, arch):
+    """The Linux guest's initramfs with this tree's tern-vsock (the prebuilt one may predate
+    it), built as test_virtio_net.py builds its own."""
+    directory = LINUX[arch][0]
+    assert (directory / "root").is_dir(), f"missing {directory}/root: run `make linux` first"
+    assert TERN_VSOCK[arch].exists(), \
+        f"missing {TERN_VSOCK[arch]}: run `make -C guests tern-vsock` first"
+    archive, _ = initramfs.build(directory / "root", arch, tern_vsock=TERN_VSOCK[arch])
+    path = tmp_path / f"initramfs-{arch}.cpio.gz"
+    path.write_bytes(gzip.compress(archive.to_bytes(), mtime=0))
+    return path
+
+
+@pytest.mark.parametrize("arch", sorted(LINUX))
+def test_virtio_vsock_served_by_a_bare_metal_partition(tmp_path, arch):
+    # Linux's vsock drivers connect to the host (CID 2) port 1234, which vback serves: the
+    # line comes back prefixed, and vback printed it; port 4321 is not served: refused.
+    path = system(tmp_path, arch, run="vsock-echo", device="vsock",
+                  initrd=vsock_initrd(tmp_path, arch))
+    check = tern_check(path)
+    assert check.returncode == 0, check.stderr
+    assert "(device ID 19, guest CID 3)" in check.stdout, check.stdout
+
+    stopped = []
+
+    def console(line):
+        if line.strip() == "[linux] TERN-LINUX: done" and not stopped:   # as above
+            stopped.append(line)
+            return "stop store\r"
+        return None
+
+    result = run_system(path, timeout=TIMEOUT, console=console)
+    assert result.ok, result.explain()
+    linux = lines_of(result, "linux", "TERN-LINUX:")
+    assert not [line for line in linux if "error" in line], linux
+    vsock = [line for line in linux if line.startswith("TERN-LINUX: vsock")]
+    assert len(vsock) == 2, result.explain()
+    # The echo, byte for byte (the client also exits non-zero on any other answer).
+    assert vsock[0] == "TERN-LINUX: vsock-echo port=1234 reply=echo: hello from Linux over vsock", \
+        result.explain()
+    # The unserved port: the connect failed with a reset (or refusal), as the client saw it.
+    refused = vsock[1].split()
+    assert refused[:3] == ["TERN-LINUX:", "vsock-refused", "port=4321"], vsock
+    assert refused[3] in ("errno=104", "errno=111"), vsock
+    assert lines_of(result, "store", "TERN-VBACK:") == [
+        "TERN-VBACK: ready sock0 vsock cid=3 port=1234",
+        "TERN-VBACK: sock0: vsock 1234: hello from Linux over vsock"], result.explain()
+    frontend = result.stats["linux"]
+    assert frontend["virtio_request"] > 0 and frontend["virtio_completion"] > 0, frontend
+    assert frontend["virtio_refused_frontend"] == 0, frontend
     assert frontend["virtio_refused_backend"] == 0, frontend
 
 

@@ -221,6 +221,7 @@ int main(void)
 	printf("const.VIRTIO_NET %u 0\n", TERN_VIRTIO_NET);
 	printf("const.VIRTIO_BLK %u 0\n", TERN_VIRTIO_BLK);
 	printf("const.VIRTIO_CONSOLE %u 0\n", TERN_VIRTIO_CONSOLE);
+	printf("const.VIRTIO_VSOCK %u 0\n", TERN_VIRTIO_VSOCK);
 	printf("const.VF_BACKEND_TRUSTED %u 0\n", TERN_VF_BACKEND_TRUSTED);
 	printf("sizeof.tern_config_virtio %zu 0\n", sizeof(struct tern_config_virtio));
 	printf("const.MAGIC %u 0\n", TERN_CONFIG_MAGIC);
@@ -313,6 +314,7 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     assert c["const.MAX_VIRTIO"][0] == abi.MAX_VIRTIO == 8
     assert (c["const.VIRTIO_NET"][0], c["const.VIRTIO_BLK"][0], c["const.VIRTIO_CONSOLE"][0]) \
         == (abi.VIRTIO_NET, abi.VIRTIO_BLK, abi.VIRTIO_CONSOLE) == (1, 2, 3)
+    assert c["const.VIRTIO_VSOCK"][0] == abi.VIRTIO_VSOCK == 19
     assert c["const.VF_BACKEND_TRUSTED"][0] == abi.VF_BACKEND_TRUSTED
     assert c["sizeof.tern_config_virtio"][0] == abi.VIRTIO.size == 48
     # The v4 fields, spelled out: the generic loop above would accept both sides moving together.

@@ -222,7 +222,9 @@ def fake_root(root, modules_builtin=("pci_host_generic", "amba_pl011"),
                "virtio/virtio_pci_modern_dev": "", "block/virtio_blk": "",
                "net/virtio_net": "net_failover", "net/net_failover": "failover",
                "net/core/failover": "", "char/virtio_console": "", "gpu/unused": "",
-               "uio/uio_pci_generic": "uio", "uio/uio": "", "net/tun": ""}
+               "uio/uio_pci_generic": "uio", "uio/uio": "", "net/tun": "",
+               "vsock/vmw_vsock_virtio_transport": "vmw_vsock_virtio_transport_common,vsock",
+               "vsock/vmw_vsock_virtio_transport_common": "vsock", "vsock/vsock": ""}
     for path, depends in modules.items():
         name, data = compress(path + ".ko", elf_module({"depends": depends}))
         write(f"{base}/kernel/drivers/{name}", data)
@@ -237,7 +239,8 @@ def test_build(tmp_path):
     assert modules == [kernel + m + ".ko" for m in (
         "virtio/virtio_mmio", "virtio/virtio_pci_modern_dev", "virtio/virtio_pci",
         "block/virtio_blk", "net/core/failover", "net/net_failover", "net/virtio_net",
-        "char/virtio_console", "uio/uio", "uio/uio_pci_generic", "net/tun")]
+        "char/virtio_console", "uio/uio", "uio/uio_pci_generic", "net/tun", "vsock/vsock",
+        "vsock/vmw_vsock_virtio_transport_common", "vsock/vmw_vsock_virtio_transport")]
     assert members["etc/modules"][1].decode().split() == ["/" + m for m in modules]
     assert kernel + "gpu/unused.ko" not in members
     assert "usr/bin/tern-chan" not in members       # only when given
@@ -280,7 +283,10 @@ def riscv64_usr_merged_root(root):
                                      b"kernel/drivers/char/virtio_console.ko\n")
     for path, depends in (("virtio/virtio_mmio", ""), ("block/virtio_blk", ""),
                           ("net/virtio_net", ""), ("uio/uio", ""),
-                          ("uio/uio_pci_generic", "uio"), ("net/tun", "")):
+                          ("uio/uio_pci_generic", "uio"), ("net/tun", ""), ("vsock/vsock", ""),
+                          ("vsock/vmw_vsock_virtio_transport_common", "vsock"),
+                          ("vsock/vmw_vsock_virtio_transport",
+                           "vmw_vsock_virtio_transport_common,vsock")):
         write(f"{base}/kernel/drivers/{path}.ko.xz", lzma.compress(elf_module({"depends": depends})))
 
 
@@ -302,7 +308,8 @@ def test_build_riscv64_with_usr_merged(tmp_path):
     kernel = "usr/lib/modules/7.2.13+deb14-riscv64/kernel/drivers/"
     assert modules == [kernel + m + ".ko" for m in (
         "virtio/virtio_mmio", "block/virtio_blk", "net/virtio_net", "uio/uio",
-        "uio/uio_pci_generic", "net/tun")]
+        "uio/uio_pci_generic", "net/tun", "vsock/vsock", "vsock/vmw_vsock_virtio_transport_common",
+        "vsock/vmw_vsock_virtio_transport")]
     assert members["etc/modules"][1].decode().split() == ["/" + m for m in modules]
     assert members["init"][1] == initramfs.INIT.encode()      # the same /init on every arch
     for mount_point in ("proc", "sys", "tmp", "root", "usr/sbin"):
@@ -480,6 +487,23 @@ def test_main_takes_tern_chan(tmp_path):
                            "--tern-chan", str(program)]) == 0
     names = [name for name, _, _ in parse_newc(gzip.decompress(out.read_bytes()))]
     assert "usr/bin/tern-chan" in names
+
+
+def test_build_adds_tern_vsock(tmp_path):
+    fake_root(tmp_path / "root")
+    program = tmp_path / "tern-vsock"
+    program.write_bytes(elf_program())             # an aarch64 ELF64
+    archive, _ = build(tmp_path / "root", "arm64", tern_vsock=program)
+    members = {name: (fields, data) for name, fields, data in parse_newc(archive.to_bytes())}
+    assert members[initramfs.TERN_VSOCK][0]["mode"] == stat.S_IFREG | 0o755
+    assert members[initramfs.TERN_VSOCK][1] == program.read_bytes()
+    with pytest.raises(ToolError, match="make -C guests tern-vsock"):
+        build(tmp_path / "root", "arm64", tern_vsock=tmp_path / "missing")
+    out = tmp_path / "initramfs.cpio.gz"
+    assert initramfs.main(["--root", str(tmp_path / "root"), "--out", str(out),
+                           "--tern-vsock", str(program)]) == 0
+    names = [name for name, _, _ in parse_newc(gzip.decompress(out.read_bytes()))]
+    assert initramfs.TERN_VSOCK in names
 
 
 def init_part(start, end):
@@ -702,3 +726,24 @@ def test_init_vio_net_backend_stops_after_the_transfers_asked(tmp_path):
         "TERN-LINUX: vio-net receive-time bytes=3 ns=0",
         f"TERN-LINUX: vio-net received bytes=3 md5={md5}",
         "returned"]
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="no sh")
+@pytest.mark.parametrize("status, extra", [
+    (0, []), (1, []),
+    (139, ["TERN-LINUX: vsock-echo error=tern-vsock exited with status 139",
+           "TERN-LINUX: vsock-refused error=tern-vsock exited with status 139"]),
+])
+def test_init_vsock_echo_runs_tern_vsock_twice(tmp_path, status, extra):
+    assert re.search(r"^vsock-echo\) run_vsock_echo ;;$", initramfs.INIT, re.M)
+    fake = tmp_path / "tern-vsock"
+    fake.write_text(f'#!/bin/sh\necho "tern-vsock $*"\nexit {status}\n')
+    fake.chmod(0o755)
+    run = init_part("run_vsock() {", "}") + init_part("run_vsock_echo() {", "}")
+    assert f"/{initramfs.TERN_VSOCK} " in run
+    proc = subprocess.run(["sh", "-c", run.replace(f"/{initramfs.TERN_VSOCK}", str(fake)) +
+                           "run_vsock_echo\n"], capture_output=True, text=True, check=True)
+    lines = proc.stdout.splitlines()
+    assert [line for line in lines if not line.startswith("TERN-LINUX")] == [
+        "tern-vsock echo hello from Linux over vsock", "tern-vsock refused --port 4321"]
+    assert [line for line in lines if line.startswith("TERN-LINUX")] == extra

@@ -99,10 +99,11 @@ def test_linux_images_are_told_apart(files):
     ([virtio(), virtio()], 'virtio[1].name: "disk0" is already the name of virtio[0]'),
     ([channel("disk0", members=["linux", "store"]), virtio()],
      'virtio[0].name: "disk0" is already the name of channel[0]'),
-    ([virtio(device=None)], 'virtio[0].device: missing (the device type: "blk", "net" or '
-                            '"console")'),
-    ([virtio(device="gpu")], 'virtio[0].device: unknown device "gpu" (use "blk", "net" or '
-                             '"console")'),
+    ([virtio(device=None)], 'virtio[0].device: missing (the device type: "blk", "net", '
+                            '"console" or "vsock")'),
+    ([virtio(device="gpu")], 'virtio[0].device: unknown device "gpu" (use "blk", "net", '
+                             '"console" or "vsock")'),
+    ([virtio(device="vsock")], "virtio[0].disk: a vsock device has no disk"),
     ([virtio(frontend=None)], "virtio[0].frontend: missing (the partition that drives the "
                               "device)"),
     ([virtio(backend=None)], "virtio[0].backend: missing (the partition that serves it)"),
@@ -243,14 +244,14 @@ def test_no_spare_doorbell_left_for_a_backend(files):
 # The layout.
 
 @pytest.mark.parametrize("device, size", [
-    ("blk", 0x10_5000), ("net", 0x4_5000), ("console", 0x8_5000)])
+    ("blk", 0x10_5000), ("net", 0x4_5000), ("console", 0x8_5000), ("vsock", 0xC_5000)])
 def test_channel_sizes_by_device(files, device, size):
     disk = DISK if device == "blk" else None
     system, pl = placed(files, arm64(virtio("d", device, disk=disk)))
     (ch,) = pl.channels
     assert ch.size == size == layout.VIRTIO_SHAPES[device].channel_size
     assert ch.virtio == device
-    assert pl.virtio[0].device_id == {"blk": 2, "net": 1, "console": 3}[device]
+    assert pl.virtio[0].device_id == {"blk": 2, "net": 1, "console": 3, "vsock": 19}[device]
 
 
 def test_arm64_layout(files):
@@ -449,3 +450,24 @@ def test_check_rows_and_json(files):
     assert v["mediated"] is True and v["disk"].endswith(DISK)
     store = doc["partitions"][1]
     assert store["initrd"]["path"].endswith(DISK) and store["initrd"]["size"] == DISK_BYTES
+
+
+def test_check_shows_a_vsock_device_and_its_guest_cid(files):
+    # The second device, at slot 1: guest CID 3 + 1, in the rows and the JSON.
+    path = write_toml(files, riscv64(virtio(), virtio("sock0", "vsock", disk=None)))
+    proc = subprocess.run([sys.executable, LAUNCHER, "check", str(path)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"{path}: ok: 2 partitions, 2 virtio devices on ")
+    rows = proc.stdout.splitlines()
+    assert any(r.startswith("virtio sock0 ") and "vsock served by store" in r
+               and "788 KiB" in r for r in rows), proc.stdout
+    assert any("linux virtio-mmio" in r and "slot 1," in r
+               and "(device ID 19, guest CID 4)" in r for r in rows), proc.stdout
+    proc = subprocess.run([sys.executable, LAUNCHER, "check", "--json", str(path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    disk0, sock0 = json.loads(proc.stdout)["layout"]["virtio"]
+    assert "guest_cid" not in disk0
+    assert (sock0["device"], sock0["device_id"], sock0["guest_cid"]) == ("vsock", 19, 4)
+    assert sock0["channel"]["size"] == 0xC_5000

@@ -16,6 +16,7 @@ def header_defines(repo_root):
 def test_shapes_match_virtio_channel_h(repo_root):
     c = header_defines(repo_root)
     assert c["VIO_DATA"] == layout.VIO_DATA
+    assert c["VIO_VSOCK_CID_FIRST"] == layout.VIO_VSOCK_CID_FIRST
     for device, shape in layout.VIRTIO_SHAPES.items():
         prefix = f"VIO_{device.upper()}_"
         assert (c[prefix + "QUEUES"], c[prefix + "QUEUE_SIZE"], c[prefix + "SLOT_SIZE"]) == \
@@ -30,3 +31,4 @@ def test_channel_sizes_by_device():
     assert layout.VIRTIO_SHAPES["blk"].channel_size == 0x5000 + 32 * 0x8000 == 0x10_5000
     assert layout.VIRTIO_SHAPES["net"].channel_size == 0x5000 + 128 * 0x800 == 0x4_5000
     assert layout.VIRTIO_SHAPES["console"].channel_size == 0x5000 + 128 * 0x1000 == 0x8_5000
+    assert layout.VIRTIO_SHAPES["vsock"].channel_size == 0x5000 + 96 * 0x2000 == 0xC_5000

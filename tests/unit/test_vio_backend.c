@@ -16,7 +16,7 @@
 struct rig {
 	struct vio_backend b;
 	uint8_t *disk;
-	char lines[8][VIO_LINE_MAX + 1];
+	char lines[8][VIO_LINE_MAX + 32];   /* a vsock line has its "vsock PORT: " */
 	unsigned nlines;
 };
 
@@ -428,5 +428,350 @@ void test_vio_backend_console_prints_lines_and_holds_receive_buffers(void)
 	hdr(&r)->epoch = 1;
 	CHECK_EQ(vio_backend_poll(&r.b), 0);
 	CHECK_EQ(r.b.held, 0);
+	rig_free(&r);
+}
+
+/* ---- vsock (vio_vsock.c): the backend is the host, CID 2, echoing lines on one port ---- */
+
+#define GUEST_CID       5u
+#define PEER_PORT       40000u
+#define RX_ROOM         (VSOCK_HDR_SIZE + 4096u)
+
+struct vhdr {
+	uint64_t src_cid, dst_cid;
+	uint32_t src_port, dst_port, len;
+	uint16_t type, op;
+	uint32_t flags, buf_alloc, fwd_cnt;
+};
+
+static uint64_t le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
+static void put(uint8_t *p, uint64_t v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void rig_vsock(struct rig *r)
+{
+	rig_init(r, VIRTIO_ID_VSOCK, VIO_VSOCK_QUEUES, VIO_VSOCK_QUEUE_SIZE, VIO_VSOCK_SLOT_SIZE);
+	strcpy(r->b.name, "sock0");
+	put(r->b.shm + VIO_CONFIG, GUEST_CID, 8);        /* as the hypervisor writes it */
+	CHECK(vio_backend_start(&r->b) == NULL);
+}
+
+static uint16_t tx_head;
+
+/* A packet from the frontend on the tx queue, with `op` and payload, from PEER_PORT. */
+static void send_pkt(struct rig *r, uint32_t dst_port, uint16_t op, const char *data,
+		     uint32_t buf_alloc, uint32_t fwd_cnt, uint32_t flags)
+{
+	uint8_t p[VSOCK_HDR_SIZE + 256] = { 0 };
+	uint32_t len = data ? (uint32_t)strlen(data) : 0;
+
+	put(p + 0, GUEST_CID, 8);
+	put(p + 8, VSOCK_CID_HOST, 8);
+	put(p + 16, PEER_PORT, 4);
+	put(p + 20, dst_port, 4);
+	put(p + 24, len, 4);
+	put(p + 28, VSOCK_TYPE_STREAM, 2);
+	put(p + 30, op, 2);
+	put(p + 32, flags, 4);
+	put(p + 36, buf_alloc, 4);
+	put(p + 40, fwd_cnt, 4);
+	if (len)
+		memcpy(p + VSOCK_HDR_SIZE, data, len);
+	post(r, VIO_VSOCK_TX, tx_head++ % VIO_VSOCK_QUEUE_SIZE, p, VSOCK_HDR_SIZE + len, 0,
+	     hdr(r)->epoch);
+}
+
+static void post_rx(struct rig *r, uint32_t first, uint32_t count)
+{
+	for (uint32_t h = first; h < first + count; h++)
+		post(r, VIO_VSOCK_RX, h, "", 0, RX_ROOM, hdr(r)->epoch);
+}
+
+/* Poll, and the next rx packet's header (and payload into `data`); the tx completions skipped. */
+static bool next_rx(struct rig *r, struct vhdr *h, char *data)
+{
+	struct vio_completion c;
+
+	vio_backend_poll(&r->b);
+	while (take(r, &c)) {
+		if (c.queue != VIO_VSOCK_RX) {
+			CHECK_EQ(c.written, 0);
+			continue;
+		}
+		const uint8_t *p = slot(r, c.queue, c.head);
+
+		h->src_cid = le(p + 0, 8);
+		h->dst_cid = le(p + 8, 8);
+		h->src_port = (uint32_t)le(p + 16, 4);
+		h->dst_port = (uint32_t)le(p + 20, 4);
+		h->len = (uint32_t)le(p + 24, 4);
+		h->type = (uint16_t)le(p + 28, 2);
+		h->op = (uint16_t)le(p + 30, 2);
+		h->flags = (uint32_t)le(p + 32, 4);
+		h->buf_alloc = (uint32_t)le(p + 36, 4);
+		h->fwd_cnt = (uint32_t)le(p + 40, 4);
+		CHECK_EQ(c.written, VSOCK_HDR_SIZE + h->len);
+		if (data) {
+			memcpy(data, p + VSOCK_HDR_SIZE, h->len);
+			data[h->len] = '\0';
+		}
+		return true;
+	}
+	return false;
+}
+
+/* The frontend connects to the echo port: the RESPONSE comes back in an rx buffer. */
+static void connect_echo(struct rig *r, uint32_t buf_alloc)
+{
+	struct vhdr h;
+
+	send_pkt(r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_REQUEST, NULL, buf_alloc, 0, 0);
+	CHECK(next_rx(r, &h, NULL));
+	CHECK_EQ(h.op, VSOCK_OP_RESPONSE);
+	CHECK_EQ(h.src_cid, VSOCK_CID_HOST);
+	CHECK_EQ(h.dst_cid, GUEST_CID);
+	CHECK_EQ(h.src_port, VIO_VSOCK_ECHO_PORT);
+	CHECK_EQ(h.dst_port, PEER_PORT);
+	CHECK_EQ(h.type, VSOCK_TYPE_STREAM);
+	CHECK_EQ(h.buf_alloc, VIO_VSOCK_BUF_ALLOC);
+	CHECK_EQ(h.len, 0);
+}
+
+void test_vio_backend_vsock_start_keeps_the_guest_cid(void)
+{
+	struct rig r;
+
+	rig_vsock(&r);
+	CHECK_EQ(hdr(&r)->backend_ready, VIO_READY);
+	CHECK_EQ(le(r.b.shm + VIO_CONFIG, 8), GUEST_CID);
+	CHECK_EQ(r.b.vsock.guest_cid, GUEST_CID);
+	/* Reserved CIDs (none, the hypervisor, the host, "any") are not a frontend's. */
+	const uint64_t bad[] = { 0, 1, VSOCK_CID_HOST, 0xffffffffu };
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put(r.b.shm + VIO_CONFIG, bad[i], 8);
+		CHECK(vio_backend_start(&r.b) != NULL);
+	}
+	rig_free(&r);
+}
+
+void test_vio_backend_vsock_echoes_lines(void)
+{
+	struct rig r;
+	struct vhdr h;
+	char data[4200];
+
+	rig_vsock(&r);
+	tx_head = 0;
+	post_rx(&r, 0, 4);
+	CHECK_EQ(vio_backend_poll(&r.b), 0);    /* rx buffers are held */
+	connect_echo(&r, 65536);
+	CHECK_EQ(r.b.vsock.connections, 1);
+
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_RW, "hello ", 65536, 0, 0);
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_RW, "vsock\nsecond\x1b\n", 65536, 0, 0);
+	CHECK(next_rx(&r, &h, data));
+	CHECK_EQ(h.op, VSOCK_OP_RW);
+	CHECK(strcmp(data, "echo: hello vsock\necho: second\x1b\n") == 0);  /* byte-exact */
+	CHECK_EQ(h.fwd_cnt, 6 + 14);                    /* all consumed */
+	CHECK_EQ(r.nlines, 2);
+	CHECK(strcmp(r.lines[0], "vsock 1234: hello vsock") == 0);
+	CHECK(strcmp(r.lines[1], "vsock 1234: second?") == 0);   /* printed as text only */
+	CHECK(!next_rx(&r, &h, NULL));
+
+	/* A line longer than VIO_VSOCK_LINE_MAX is echoed in pieces. */
+	char longline[VIO_VSOCK_LINE_MAX + 11];
+	memset(longline, 'x', sizeof(longline) - 2);
+	longline[sizeof(longline) - 2] = '\n';
+	longline[sizeof(longline) - 1] = '\0';
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_RW, longline, 65536, 32, 0);
+	CHECK(next_rx(&r, &h, data));
+	CHECK_EQ(h.len, 6 + VIO_VSOCK_LINE_MAX + 1 + 6 + 9 + 1);
+	CHECK_EQ(r.nlines, 4);
+	CHECK_EQ(strlen(r.lines[2]), strlen("vsock 1234: ") + VIO_VSOCK_LINE_MAX);
+	CHECK_EQ(r.b.vsock.bad_packets, 0);
+	rig_free(&r);
+}
+
+void test_vio_backend_vsock_resets_what_it_does_not_serve(void)
+{
+	struct rig r;
+	struct vhdr h;
+
+	rig_vsock(&r);
+	tx_head = 0;
+	post_rx(&r, 0, 8);
+	/* Another port: refused with a reset from that port. */
+	send_pkt(&r, 4321, VSOCK_OP_REQUEST, NULL, 65536, 0, 0);
+	CHECK(next_rx(&r, &h, NULL));
+	CHECK_EQ(h.op, VSOCK_OP_RST);
+	CHECK_EQ(h.src_port, 4321);
+	CHECK_EQ(h.dst_port, PEER_PORT);
+	CHECK_EQ(r.b.vsock.connections, 0);
+	CHECK_EQ(r.b.vsock.bad_packets, 0);     /* an ordinary refusal */
+	/* Data for no connection: a reset. A reset for none: nothing (never RST for RST). */
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_RW, "x\n", 65536, 0, 0);
+	CHECK(next_rx(&r, &h, NULL));
+	CHECK_EQ(h.op, VSOCK_OP_RST);
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_RST, NULL, 0, 0, 0);
+	CHECK(!next_rx(&r, &h, NULL));
+	CHECK_EQ(r.nlines, 0);
+
+	/* Garbage on a connection: an unknown op, then a RESPONSE: each a reset and counted. */
+	connect_echo(&r, 65536);
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, 99, NULL, 65536, 0, 0);
+	CHECK(next_rx(&r, &h, NULL));
+	CHECK_EQ(h.op, VSOCK_OP_RST);
+	CHECK_EQ(r.b.vsock.bad_packets, 1);
+	connect_echo(&r, 65536);
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_RESPONSE, NULL, 65536, 0, 0);
+	CHECK(next_rx(&r, &h, NULL));
+	CHECK_EQ(h.op, VSOCK_OP_RST);
+	CHECK_EQ(r.b.vsock.bad_packets, 2);
+	/* The connection is gone: its data is answered with a reset, not echoed. */
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_RW, "late\n", 65536, 0, 0);
+	CHECK(next_rx(&r, &h, NULL));
+	CHECK_EQ(h.op, VSOCK_OP_RST);
+	CHECK_EQ(r.nlines, 0);
+
+	/* Too short for a header; a length that is not the packet's; another CID: counted. */
+	post(&r, VIO_VSOCK_TX, 30, "short", 5, 0, 0);
+	uint8_t p[VSOCK_HDR_SIZE] = { 0 };
+	put(p, GUEST_CID, 8);
+	put(p + 8, VSOCK_CID_HOST, 8);
+	put(p + 20, VIO_VSOCK_ECHO_PORT, 4);
+	put(p + 24, 100, 4);
+	put(p + 28, VSOCK_TYPE_STREAM, 2);
+	put(p + 30, VSOCK_OP_REQUEST, 2);
+	post(&r, VIO_VSOCK_TX, 31, p, sizeof(p), 0, 0);
+	put(p + 24, 0, 4);
+	put(p, GUEST_CID + 1, 8);
+	post(&r, VIO_VSOCK_TX, 29, p, sizeof(p), 0, 0);
+	CHECK(next_rx(&r, &h, NULL));           /* the bad length's reset */
+	CHECK_EQ(h.op, VSOCK_OP_RST);
+	CHECK(!next_rx(&r, &h, NULL));
+	CHECK_EQ(r.b.vsock.bad_packets, 5);
+	CHECK_EQ(r.b.vsock.connections, 2);
+	/* An rx buffer with no room for a header goes back empty at once. */
+	post(&r, VIO_VSOCK_RX, 20, "", 0, VSOCK_HDR_SIZE - 1, 0);
+	struct vio_completion c;
+	CHECK_EQ(vio_backend_poll(&r.b), 1);
+	CHECK(take(&r, &c));
+	CHECK_EQ(c.head, 20);
+	CHECK_EQ(c.written, 0);
+	rig_free(&r);
+}
+
+void test_vio_backend_vsock_respects_credit_both_ways(void)
+{
+	struct rig r;
+	struct vhdr h;
+	char data[4200];
+
+	rig_vsock(&r);
+	tx_head = 0;
+	post_rx(&r, 0, 16);
+	/* The frontend has room for 8 bytes: "echo: hi\n" goes out as 8, then 1 after its update. */
+	connect_echo(&r, 8);
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_RW, "hi\n", 8, 0, 0);
+	CHECK(next_rx(&r, &h, data));
+	CHECK_EQ(h.op, VSOCK_OP_RW);
+	CHECK(strcmp(data, "echo: hi") == 0);
+	CHECK(!next_rx(&r, &h, NULL));          /* no credit left: nothing more */
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_CREDIT_UPDATE, NULL, 8, 8, 0);
+	CHECK(next_rx(&r, &h, data));
+	CHECK_EQ(h.op, VSOCK_OP_RW);
+	CHECK(strcmp(data, "\n") == 0);
+	/* A credit request is answered with this side's credit. */
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_CREDIT_REQUEST, NULL, 8, 9, 0);
+	CHECK(next_rx(&r, &h, NULL));
+	CHECK_EQ(h.op, VSOCK_OP_CREDIT_UPDATE);
+	CHECK_EQ(h.buf_alloc, VIO_VSOCK_BUF_ALLOC);
+	CHECK_EQ(h.fwd_cnt, 3);
+
+	/*
+	 * The frontend stops taking (no credit for this side): the echoes fill `out`, then its
+	 * bytes fill this side's buffer. It hears of the room freed by the echoes made (a credit
+	 * update, which needs no credit), and no data goes out.
+	 */
+	char chunk[201];
+	memset(chunk, 'y', 200);
+	chunk[200] = '\0';
+	bool updated = false;
+	for (uint32_t sent = 0; sent + 200 <= VIO_VSOCK_BUF_ALLOC; sent += 200) {
+		send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_RW, chunk, 0, 9, 0);
+		while (next_rx(&r, &h, NULL)) {
+			CHECK_EQ(h.op, VSOCK_OP_CREDIT_UPDATE);
+			CHECK(h.fwd_cnt > 3);
+			updated = true;
+		}
+	}
+	CHECK(updated);
+	CHECK_EQ(r.b.vsock.bad_packets, 0);
+	/* More than the credit it was given: the connection is reset, and counted. */
+	memset(data, 'z', 255);
+	data[255] = '\0';
+	bool reset = false;
+	for (uint32_t i = 0; i < 8 && !reset; i++) {
+		send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_RW, data, 0, 9, 0);
+		while (next_rx(&r, &h, NULL))
+			reset |= h.op == VSOCK_OP_RST;
+	}
+	CHECK(reset);
+	CHECK_EQ(r.b.vsock.bad_packets, 1);
+	rig_free(&r);
+}
+
+void test_vio_backend_vsock_shutdown_reset_and_device_reset(void)
+{
+	struct rig r;
+	struct vhdr h;
+	char data[4200];
+
+	rig_vsock(&r);
+	tx_head = 0;
+	/* Packets wait for rx buffers: none posted yet. */
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_REQUEST, NULL, 65536, 0, 0);
+	CHECK(!next_rx(&r, &h, NULL));
+	post_rx(&r, 0, 8);
+	CHECK(next_rx(&r, &h, NULL));
+	CHECK_EQ(h.op, VSOCK_OP_RESPONSE);
+	/* Its line, then SHUTDOWN (no more sends): the echo goes out, then the reset. */
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_RW, "bye\n", 65536, 0, 0);
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_SHUTDOWN, NULL, 65536, 0, VSOCK_SHUTDOWN_SEND);
+	CHECK(next_rx(&r, &h, data));
+	CHECK_EQ(h.op, VSOCK_OP_RW);
+	CHECK(strcmp(data, "echo: bye\n") == 0);
+	CHECK(next_rx(&r, &h, NULL));
+	CHECK_EQ(h.op, VSOCK_OP_RST);
+	CHECK(!next_rx(&r, &h, NULL));
+	/* Both directions shut: the reset at once. */
+	connect_echo(&r, 65536);
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_SHUTDOWN, NULL, 65536, 0,
+		 VSOCK_SHUTDOWN_SEND | VSOCK_SHUTDOWN_RCV);
+	CHECK(next_rx(&r, &h, NULL));
+	CHECK_EQ(h.op, VSOCK_OP_RST);
+
+	/* A reset of the device: connections and held rx buffers are gone. */
+	connect_echo(&r, 65536);
+	CHECK(r.b.vsock.rx_count > 0);
+	hdr(&r)->epoch = 1;
+	CHECK_EQ(vio_backend_poll(&r.b), 0);
+	CHECK_EQ(r.b.vsock.rx_count, 0);
+	post_rx(&r, 0, 2);
+	send_pkt(&r, VIO_VSOCK_ECHO_PORT, VSOCK_OP_RW, "old\n", 65536, 0, 0);
+	CHECK(next_rx(&r, &h, NULL));
+	CHECK_EQ(h.op, VSOCK_OP_RST);           /* the connection is not known any more */
+	CHECK_EQ(r.b.vsock.bad_packets, 0);
 	rig_free(&r);
 }

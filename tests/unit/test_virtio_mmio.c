@@ -772,3 +772,46 @@ void test_virtio_mmio_boot_refuses_a_bad_record(void)
 	CHECK_EQ(fake_boot(0), FAKE_EXIT_BOARD_OFF);
 	CHECK(console_has("virtio disk0: registers at"));
 }
+
+/*
+ * A vsock device (the description's second, so index 1): three queues, VERSION_1 alone (no
+ * SEQPACKET), and a guest_cid in its config space before any backend wrote one.
+ */
+void test_virtio_mmio_vsock_shape_features_and_default_cid(void)
+{
+	const uint64_t vsock_ch = VIO_DATA + (uint64_t)VIO_VSOCK_QUEUES * VIO_VSOCK_QUEUE_SIZE *
+				  VIO_VSOCK_SLOT_SIZE;
+
+	fake_config_begin(2);
+	add_partition("fe", "0", 0);
+	add_partition("be", "1", 0);
+	(void)fake_config_add_virtio("disk0", TERN_VIRTIO_BLK, 0, 1, SLOT, BLK_CH);
+	dev = fake_config_add_virtio("sock0", TERN_VIRTIO_VSOCK, 0, 1, SLOT + 1, vsock_ch);
+	const struct tern_config *cfg = (const struct tern_config *)(const void *)fake_config;
+	ch = &((const struct tern_config_channel *)(const void *)(fake_config +
+							       cfg->channels_offset))[dev->channel];
+	mem = (uint8_t *)(uintptr_t)ch->hpa;
+	memset(mem, 0xee, vsock_ch);    /* whatever the channel's memory held before */
+	CHECK_EQ(boot_board(), FAKE_EXIT_RUN);
+	fe = partition_named("fe");
+
+	CHECK_EQ(rd(0x008), 19);
+	wr(0x014, 0);
+	CHECK_EQ(rd(0x010), 0);
+	wr(0x014, 1);
+	CHECK_EQ(rd(0x010), 0x1);       /* VERSION_1 */
+	for (uint32_t q = 0; q < 3; q++) {
+		wr(0x030, q);
+		CHECK_EQ(rd(0x034), VIO_VSOCK_QUEUE_SIZE);
+	}
+	wr(0x030, 3);
+	CHECK_EQ(rd(0x034), 0);
+	CHECK_EQ(hdr()->device_id, TERN_VIRTIO_VSOCK);
+	CHECK_EQ(hdr()->num_queues, 3);
+	CHECK_EQ(hdr()->slot_size, VIO_VSOCK_SLOT_SIZE);
+	/* guest_cid, le64: VIO_VSOCK_CID_FIRST + 1, as the driver reads it and the backend finds it. */
+	CHECK_EQ(rd(0x100), VIO_VSOCK_CID_FIRST + 1);
+	CHECK_EQ(rd(0x104), 0);
+	CHECK_EQ(mem[VIO_CONFIG], VIO_VSOCK_CID_FIRST + 1);
+	CHECK_EQ(mem[VIO_CONFIG + 7], 0);
+}

@@ -37,6 +37,7 @@ CHF_FRONTEND = 1 << 1             # a VirtIO device's frontend: rung, it raises 
 VIRTIO_NET = 1                    # tern_config_virtio.device_id: VirtIO 1.2's device IDs
 VIRTIO_BLK = 2
 VIRTIO_CONSOLE = 3
+VIRTIO_VSOCK = 19
 VF_BACKEND_TRUSTED = 1 << 0       # the backend maps the frontend's RAM (not built yet)
 
 # (C field name, struct format) in declaration order.

@@ -138,15 +138,17 @@ def _channel_doc(n, ch, functions):
 def _virtio_doc(system, placed, v, functions):
     """A [[virtio]] device: its frontend's slot (registers and interrupt), its backend and the
     channel it serves the device over, as `channels` has them.  mediated: the backend sees
-    only what the hypervisor copies between the frontend's buffers and the channel."""
+    only what the hypervisor copies between the frontend's buffers and the channel.  A vsock
+    device adds its frontend's guest_cid."""
     ch = placed.channels[v.channel]
     disk = system.virtio[placed.virtio.index(v)].disk_path
+    extra = {"guest_cid": layout.vsock_cid(placed, v)} if v.device == "vsock" else {}
     return {"name": v.name, "device": v.device, "device_id": v.device_id,
             "frontend": system.partitions[v.frontend].name,
             "backend": system.partitions[v.backend].name,
             "slot": {"index": v.slot, "mmio": v.mmio_ipa, "size": v.mmio_size, "irq": v.irq},
             "channel": _channel_doc(v.channel, ch, functions),
-            "disk": str(disk) if disk else None, "mediated": True}
+            "disk": str(disk) if disk else None, "mediated": True, **extra}
 
 
 def _function_doc(f):

@@ -5,8 +5,8 @@ which scripts/linux/fetch-linux.sh unpacks into one tree (build/linux/root, or
 build/linux-riscv64/root). `build()` takes from that tree busybox, cyclictest with the shared
 libraries and loader it needs, the kernel's virtio drivers that Debian builds as modules and
 uio_pci_generic, tun, and adds /init (INIT below), the same on every architecture, the
-architecture's tern-chan and tern-vio (guests/linux/tern-chan and tern-vio, built by
-`make -C guests tern-chan tern-vio`) when given, and a disk image for tern-vio at /srv/disk.img
+architecture's tern-chan, tern-vio and tern-vsock (guests/linux/, built by
+`make -C guests tern-chan tern-vio tern-vsock`) when given, and a disk image for tern-vio at /srv/disk.img
 when given. /init prints
 `TERN-LINUX: ready cpus=N kernel=VERSION` once the guest is up, then does what `tern.run=` on the
 kernel command line asks:
@@ -40,10 +40,15 @@ kernel command line asks:
                      (`TERN-LINUX: vio-net acknowledged bytes=N md5=H`)
     vio-blk-backend  tern-vio blk /srv/disk.img: serve a virtio-blk from the image
                      (the vio modes pass `tern.vio.bdf=B` as --bdf, `tern.vio.once=1` as --once)
+    vsock-echo       tern-vsock: connect to the host (CID 2) port 1234 over the virtio vsock
+                     device, send a line and print the echo (`TERN-LINUX: vsock-echo port=1234
+                     reply=echo: hello from Linux over vsock`), then connect to port 4321,
+                     which must be refused (`TERN-LINUX: vsock-refused port=4321 errno=E`)
 
     PYTHONPATH=tools python3 -m tern.initramfs --root build/linux/root \
         --out build/linux/initramfs.cpio.gz [--arch arm64] [--tern-chan guests/build/arm64/tern-chan]
-        [--tern-vio guests/build/arm64/tern-vio] [--vio-disk FILE]
+        [--tern-vio guests/build/arm64/tern-vio] [--tern-vsock guests/build/arm64/tern-vsock]
+        [--vio-disk FILE]
 
 A tree with /usr merged (Debian 13 on: /bin, /sbin and /lib are links into /usr, and packages
 ship their files under usr/ only) gives an archive with the same links.
@@ -86,7 +91,10 @@ class GuestArch:
 
 
 VIRTIO_MODULES = ("virtio_mmio", "virtio_pci", "virtio_blk", "virtio_net", "virtio_console",
-                  "pci_host_generic", "uio", "uio_pci_generic", "tun")
+                  "pci_host_generic", "uio", "uio_pci_generic", "tun",
+                  # AF_VSOCK over a virtio vsock device (tern-vsock): vsock and the virtio
+                  # transport's common part come in as its dependencies.
+                  "vmw_vsock_virtio_transport")
 ARCHS = {
     "arm64": GuestArch(("lib/aarch64-linux-gnu", "usr/lib/aarch64-linux-gnu", "lib", "usr/lib"),
                        VIRTIO_MODULES + ("amba_pl011",)),
@@ -296,6 +304,20 @@ run_chan() {
     [ "$status" -le 1 ] || echo "TERN-LINUX: $2 error=tern-chan exited with status $status"
 }
 
+# tern-vsock prints its own TERN-LINUX line and exits 1 after an error line; any other status
+# (killed by a signal, not there) has printed none.
+run_vsock() {
+    /usr/bin/tern-vsock "$@"
+    status=$?
+    [ "$status" -le 1 ] || echo "TERN-LINUX: vsock-$1 error=tern-vsock exited with status $status"
+}
+
+# A line echoed by whoever serves the vsock device as the host, and a port nobody serves.
+run_vsock_echo() {
+    run_vsock echo "hello from Linux over vsock"
+    run_vsock refused --port 4321
+}
+
 # Wait up to 10 s for a path to exist.
 wait_for() {
     i=0
@@ -437,6 +459,7 @@ chan-probe) run_chan probe chan-probe ;;
 vio-net-backend) run_vio_net_backend ;;
 vio-net-frontend) run_vio_net_frontend ;;
 vio-blk-backend) run_vio_blk_backend ;;
+vsock-echo) run_vsock_echo ;;
 *) echo "TERN-LINUX: error unknown tern.run=$run" ;;
 esac
 finish
@@ -702,6 +725,7 @@ class _Tree:
 
 TERN_CHAN = "usr/bin/tern-chan"
 TERN_VIO = "usr/bin/tern-vio"
+TERN_VSOCK = "usr/bin/tern-vsock"
 VIO_DISK = "srv/disk.img"
 
 
@@ -717,10 +741,10 @@ def _add_program(archive, path, program, arch, make_target):
     archive.add_file(path, data, 0o755)
 
 
-def build(root, arch="arm64", tern_chan=None, tern_vio=None, vio_disk=None):
+def build(root, arch="arm64", tern_chan=None, tern_vio=None, vio_disk=None, tern_vsock=None):
     """The guest's initramfs from the packages of `arch` (a key of ARCHS) unpacked under root,
-    with the programs tern_chan and tern_vio (paths: that architecture's tern-chan and
-    tern-vio) at /usr/bin/, and the file vio_disk at /srv/disk.img (tern-vio blk's disk):
+    with the programs tern_chan, tern_vio and tern_vsock (paths: that architecture's
+    tern-chan, tern-vio and tern-vsock) at /usr/bin/, and the file vio_disk at /srv/disk.img (tern-vio blk's disk):
     (Archive, module paths)."""
     archive = Archive()
     # The kernel opens /dev/console as /init's stdin/stdout/stderr before anything is mounted.
@@ -744,6 +768,8 @@ def build(root, arch="arm64", tern_chan=None, tern_vio=None, vio_disk=None):
         _add_program(archive, TERN_CHAN, tern_chan, arch, "tern-chan")
     if tern_vio is not None:
         _add_program(archive, TERN_VIO, tern_vio, arch, "tern-vio")
+    if tern_vsock is not None:
+        _add_program(archive, TERN_VSOCK, tern_vsock, arch, "tern-vsock")
     if vio_disk is not None:
         try:
             # Read-write: tern-vio serves the guest's writes too (in the initramfs's memory).
@@ -768,12 +794,14 @@ def main(argv=None):
                         help="that architecture's tern-chan program (guests/build/ARCH/tern-chan)")
     parser.add_argument("--tern-vio", type=Path,
                         help="that architecture's tern-vio program (guests/build/ARCH/tern-vio)")
+    parser.add_argument("--tern-vsock", type=Path,
+                        help="that architecture's tern-vsock program (guests/build/ARCH/tern-vsock)")
     parser.add_argument("--vio-disk", type=Path,
                         help="a disk image for `tern-vio blk`, at /srv/disk.img")
     args = parser.parse_args(argv)
     try:
         archive, modules = build(args.root, args.arch, args.tern_chan, args.tern_vio,
-                                 args.vio_disk)
+                                 args.vio_disk, args.tern_vsock)
     except TernError as e:
         print(f"initramfs: error: {e}", file=sys.stderr)
         return e.status

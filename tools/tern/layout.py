@@ -39,6 +39,10 @@ PCIE_DEVICE = "pcie"              # the board device whose addresses the emulate
 # tests/tool/test_virtio_config.py checks this against): the header, config space and rings
 # below VIO_DATA, then one data slot per (queue, descriptor head).
 VIO_DATA = 0x5000
+# A vsock device's guest_cid, which the hypervisor writes into its config space at boot: this
+# plus the device's index among the [[virtio]] devices (its slot), so unique and above the
+# reserved CIDs 0-2.
+VIO_VSOCK_CID_FIRST = 3
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,9 @@ VIRTIO_SHAPES = {
     "blk": VirtioShape(abi.VIRTIO_BLK, queues=1, queue_size=32, slot_size=0x8000),
     "net": VirtioShape(abi.VIRTIO_NET, queues=2, queue_size=64, slot_size=0x800),
     "console": VirtioShape(abi.VIRTIO_CONSOLE, queues=2, queue_size=64, slot_size=0x1000),
+    # rx, tx, event; a slot: the 44-byte packet header and up to 4 KiB of payload (Linux's rx
+    # buffers; the backend's buf_alloc bounds a tx packet's).
+    "vsock": VirtioShape(abi.VIRTIO_VSOCK, queues=3, queue_size=32, slot_size=0x2000),
 }
 
 
@@ -922,11 +929,17 @@ def _virtio_rows(system, layout, v, functions):
                      span(f.bar2, f.bar2_size),
                      f"ivshmem BAR2 (memory {format_size(ch.size)}); BAR0 registers "
                      f"0x{f.bar0:08x}"))
+    cid = (f", guest CID {vsock_cid(layout, v)}" if v.device == "vsock" else "")
     rows.append((f"  {frontend.name} virtio-mmio", "-", format_size(v.mmio_size),
                  span(v.mmio_ipa, v.mmio_size),
                  f"slot {v.slot}, {board.irq_kind} {v.irq}; emulated (device ID "
-                 f"{v.device_id})"))
+                 f"{v.device_id}{cid})"))
     return rows
+
+
+def vsock_cid(layout, v):
+    """The guest CID the frontend of vsock device `v` (a VirtioPlacement) gets."""
+    return VIO_VSOCK_CID_FIRST + layout.virtio.index(v)
 
 
 def member_functions(layout):

@@ -132,6 +132,7 @@ struct tern_config_channel {
 #define TERN_VIRTIO_NET        1u
 #define TERN_VIRTIO_BLK        2u
 #define TERN_VIRTIO_CONSOLE    3u
+#define TERN_VIRTIO_VSOCK      19u
 
 /* tern_config_virtio.flags */
 /* the backend maps the frontend's RAM and moves the data itself (not built yet: refused) */

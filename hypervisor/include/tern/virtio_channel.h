@@ -59,6 +59,15 @@
 #define VIO_CONSOLE_QUEUES      2u              /* receiveq, transmitq (port 0 only) */
 #define VIO_CONSOLE_QUEUE_SIZE  64u
 #define VIO_CONSOLE_SLOT_SIZE   0x1000u
+/*
+ * vsock: rx, tx, event. A slot holds a 44-byte virtio_vsock_hdr and its payload: Linux's rx
+ * buffers are at most 4 KiB and the header (6.1 and 7.x), and a tx packet's payload is bounded
+ * by the backend's advertised buf_alloc (4 KiB, the bare-metal backend's), so 8 KiB holds
+ * either. 32 rx buffers of 4 KiB are more than one echo stream needs in flight.
+ */
+#define VIO_VSOCK_QUEUES        3u
+#define VIO_VSOCK_QUEUE_SIZE    32u
+#define VIO_VSOCK_SLOT_SIZE     0x2000u
 /* The channel's size: VIO_DATA + queues * queue_size * slot_size, a whole number of pages. */
 
 /*
@@ -70,6 +79,14 @@
 #define VIO_NET_MAC_FIRST       0x02u
 #define VIO_NET_MAC_FNV_BASIS   0xcbf29ce484222325ull
 #define VIO_NET_MAC_FNV_PRIME   0x100000001b3ull
+
+/*
+ * A vsock device's guest_cid (virtio_vsock_config, the config space's first 8 bytes,
+ * little-endian) as the hypervisor writes it at boot: VIO_VSOCK_CID_FIRST + the device's index
+ * among the description's [[virtio]] devices (its virtio-mmio slot), so unique on the board
+ * and clear of the reserved CIDs 0-2. A backend keeps it.
+ */
+#define VIO_VSOCK_CID_FIRST     3u
 
 struct vio_header {
 	uint32_t magic;                 /* VIO_MAGIC */

@@ -40,6 +40,9 @@ static inline bool virtio_shape_of(uint32_t device_id, struct virtio_shape *out)
 	else if (device_id == TERN_VIRTIO_CONSOLE)
 		*out = (struct virtio_shape){ VIO_CONSOLE_QUEUES, VIO_CONSOLE_QUEUE_SIZE,
 					      VIO_CONSOLE_SLOT_SIZE };
+	else if (device_id == TERN_VIRTIO_VSOCK)
+		*out = (struct virtio_shape){ VIO_VSOCK_QUEUES, VIO_VSOCK_QUEUE_SIZE,
+					      VIO_VSOCK_SLOT_SIZE };
 	else
 		return false;
 	return true;
