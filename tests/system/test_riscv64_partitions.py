@@ -271,6 +271,27 @@ def test_a_storming_neighbour_leaves_the_rt_partition_as_alone(tmp_path, action)
     assert first[end] < first["[rt] LAT-JSON"], result.explain()
 
 
+@pytest.mark.parametrize("irq", ["trap", "direct"])
+def test_a_ring_is_read_from_whichever_register_stores_it(tmp_path, irq):
+    # The doorbell path in the hypervisor's trap vector reads the stored value through a table
+    # by register number (vectors.S): `bad` rings member 1 from every register, with SW (at
+    # both alignments) and C.SW, while every other register holds a member index the channel
+    # does not have. A wrong entry would ring nobody (counted refused, by C); each ring must
+    # instead ring, in the vector.
+    rounds = 3
+    regs = partition("bad", [1], HOSTILE, f"hostile.action=doorbell-regs hostile.rounds={rounds} "
+                     "hostile.chan=bus", irq)
+    peer = partition("peer", [2], HOSTILE, "hostile.action=busy", irq)
+    channels = ({"name": "bus", "size": "64KiB", "members": ["bad", "peer"]},)
+    result = run_system(system(tmp_path, regs, peer, cpus=3, channels=channels), icount=0)
+    record = result.partitions["bad"].probe[-1]
+    assert record.get("pass") and record["rings"] == 80 * rounds, (record, result.explain())
+    stats = result.stats["bad"]
+    assert stats["doorbell_refused"] == 0, stats
+    assert stats["doorbell_ring"] == stats["fast_doorbell"] == 80 * rounds, stats
+    assert stats["faults"] == 0 and stats["exception_injected"] == 0, stats
+
+
 def test_a_neighbour_flooding_its_uart_is_dropped_and_counted(tmp_path):
     # No icount: a hart storing in a loop with no timer deadline would keep QEMU's icount
     # round-robin on itself (what the rt partition measures is then QEMU's scheduling).

@@ -25,6 +25,10 @@
  *  - doorbell-storm: hostile.rounds rounds of rings to every other member of channel
  *    hostile.chan and to one the channel does not have: counted on this side, a cost of its
  *    own core only.
+ *  - doorbell-regs: hostile.rounds rounds of rings of channel hostile.chan's member 1 stored
+ *    from every register, with SW and C.SW, every other register holding a member index the
+ *    channel does not have (rings.S): every ring rings, none is refused, whichever register
+ *    the hypervisor's doorbell path reads.
  *  - msi-foreign: QEMU's edu (the partition owns the PCIe bus) with its MSI aimed at the
  *    IMSIC file of a hart the partition does not have, and enabled: the hypervisor refuses
  *    the enable and stops the partition; the device never writes there.
@@ -531,6 +535,40 @@ static void doorbell_storm(void)
 	       (unsigned)ch.members, rings, refused);
 }
 
+void ring_through_registers(uintptr_t ring, unsigned long rounds);
+
+#define REGS_RINGS      80      /* a round of ring_through_registers (rings.S) */
+
+/*
+ * Rings member 1 of channel hostile.chan (member 0 from x0) storing from every register, with
+ * SW and C.SW, hostile.rounds times (rings.S): each ring rings a member, none is refused.
+ */
+static void doorbell_regs(void)
+{
+	unsigned long rounds = bootarg_ulong("hostile.rounds", 1, 1, 1000000);
+	struct strview name;
+	char buf[CHANNEL_NAME_LEN];
+	struct channel ch;
+
+	if (!bootarg("hostile.chan", &name) || !name.len || name.len >= sizeof(buf)) {
+		printf("PROBE-JSON {\"test\":\"hostile-doorbell-regs\",\"error\":"
+		       "\"no channel named: hostile.chan=NAME\",\"pass\":false}\n");
+		return;
+	}
+	for (size_t i = 0; i < name.len; i++)
+		buf[i] = name.p[i];
+	buf[name.len] = 0;
+	if (!channel_find(buf, &ch) || ch.members < 2) {
+		printf("PROBE-JSON {\"test\":\"hostile-doorbell-regs\",\"error\":"
+		       "\"no channel of two members or more\",\"pass\":false}\n");
+		return;
+	}
+	printf("PROBE-JSON {\"test\":\"hostile-doorbell-regs\",\"phase\":\"acting\"}\n");
+	ring_through_registers(ch.doorbell + CHANNEL_DB_RING, rounds);
+	printf("PROBE-JSON {\"test\":\"hostile-doorbell-regs\",\"phase\":\"done\",\"rounds\":%lu,"
+	       "\"rings\":%lu,\"pass\":true}\n", rounds, rounds * REGS_RINGS);
+}
+
 static void msi_foreign(void)
 {
 	struct pci_host host;
@@ -673,6 +711,8 @@ void guest_main(void)
 		trap_storm();
 	else if (strview_eq(action, "doorbell-storm"))
 		doorbell_storm();
+	else if (strview_eq(action, "doorbell-regs"))
+		doorbell_regs();
 	else if (strview_eq(action, "uart-flood"))
 		uart_flood();
 	else if (strview_eq(action, "reset-loop"))
