@@ -41,7 +41,7 @@ static void guest_file_reset(void)
 
 /* What the doorbell path's gates read: a member it rings, and a k it leaves to C. */
 static const _Atomic uint32_t gate_open = 0u;
-static const _Atomic uint32_t gate_closed = BIT(DOORBELL_GATE_BIT);
+static const _Atomic uint32_t gate_closed = (uint32_t)BIT(DOORBELL_GATE_BIT);
 
 /*
  * A vCPU of a channel member rings its first channel's doorbells in the vector (vectors.S,
