@@ -292,6 +292,32 @@ def test_a_ring_is_read_from_whichever_register_stores_it(tmp_path, irq):
     assert stats["faults"] == 0 and stats["exception_injected"] == 0, stats
 
 
+def test_a_ring_whose_instruction_read_faults_in_the_vector_is_rung_by_c(tmp_path):
+    # A C.SW ring in the last 2 bytes of bad's RAM: the doorbell path reads 4 bytes at a
+    # 2-byte aligned pc, and the 2 past the RAM's end fault in the hypervisor (nothing is
+    # mapped there: rt's larger RAM puts the channel higher; QEMU 7.2's HLVX would read the
+    # channel's memory, never executable, without a fault). The vector puts the store's trap
+    # back and C rings (it reads 2 bytes for a compressed store) and resumes the guest past
+    # the store, in VS-mode, where its fetch at the RAM's end (0x82000000) ends the partition;
+    # the hypervisor and the rt partition carry on.
+    bad = partition("bad", [2], HOSTILE, "hostile.action=doorbell-edge hostile.chan=bus",
+                    "trap", on_fault="stop")
+    channels = ({"name": "bus", "size": "64KiB", "members": ["bad", "rt"]},)
+    rt = lat_partition("sstc-busy,sbi-timer-busy", cpus=(1,), memory="64MiB")
+    path = system(tmp_path, rt, bad, cpus=3, channels=channels)
+    result = run_system(path, icount=0)
+    assert [r["phase"] for r in result.partitions["bad"].probe] == ["trying"], result.explain()
+    assert result.partitions["bad"].state == "stopped", result.explain()
+    assert any("fetch outside its memory: gpa=0x82000000 pc=0x82000000" in f["line"]
+               for f in result.faults if f.get("partition") == "bad"), result.explain()
+    stats = result.stats["bad"]
+    assert (stats["doorbell_ring"], stats["fast_doorbell"], stats["doorbell_refused"]) == \
+        (1, 0, 0), stats
+    assert stats["faults"] == 1, stats
+    assert len(result.partitions["rt"].lat) == 2, result.explain()
+    assert result.partitions["rt"].state == "off", result.explain()
+
+
 def test_a_neighbour_flooding_its_uart_is_dropped_and_counted(tmp_path):
     # No icount: a hart storing in a loop with no timer deadline would keep QEMU's icount
     # round-robin on itself (what the rt partition measures is then QEMU's scheduling).
