@@ -271,6 +271,53 @@ def test_a_storming_neighbour_leaves_the_rt_partition_as_alone(tmp_path, action)
     assert first[end] < first["[rt] LAT-JSON"], result.explain()
 
 
+@pytest.mark.parametrize("irq", ["trap", "direct"])
+def test_a_ring_is_read_from_whichever_register_stores_it(tmp_path, irq):
+    # The doorbell path in the hypervisor's trap vector reads the stored value through a table
+    # by register number (vectors.S): `bad` rings member 1 from every register, with SW (at
+    # both alignments) and C.SW, while every other register holds a member index the channel
+    # does not have. A wrong entry would ring nobody (counted refused, by C); each ring must
+    # instead ring, in the vector.
+    rounds = 3
+    regs = partition("bad", [1], HOSTILE, f"hostile.action=doorbell-regs hostile.rounds={rounds} "
+                     "hostile.chan=bus", irq)
+    peer = partition("peer", [2], HOSTILE, "hostile.action=busy", irq)
+    channels = ({"name": "bus", "size": "64KiB", "members": ["bad", "peer"]},)
+    result = run_system(system(tmp_path, regs, peer, cpus=3, channels=channels), icount=0)
+    record = result.partitions["bad"].probe[-1]
+    assert record.get("pass") and record["rings"] == 80 * rounds, (record, result.explain())
+    stats = result.stats["bad"]
+    assert stats["doorbell_refused"] == 0, stats
+    assert stats["doorbell_ring"] == stats["fast_doorbell"] == 80 * rounds, stats
+    assert stats["faults"] == 0 and stats["exception_injected"] == 0, stats
+
+
+def test_a_ring_whose_instruction_read_faults_in_the_vector_is_rung_by_c(tmp_path):
+    # A C.SW ring in the last 2 bytes of bad's RAM: the doorbell path reads 4 bytes at a
+    # 2-byte aligned pc, and the 2 past the RAM's end fault in the hypervisor (nothing is
+    # mapped there: rt's larger RAM puts the channel higher; QEMU 7.2's HLVX would read the
+    # channel's memory, never executable, without a fault). The vector puts the store's trap
+    # back and C rings (it reads 2 bytes for a compressed store) and resumes the guest past
+    # the store, in VS-mode, where its fetch at the RAM's end (0x82000000) ends the partition;
+    # the hypervisor and the rt partition carry on.
+    bad = partition("bad", [2], HOSTILE, "hostile.action=doorbell-edge hostile.chan=bus",
+                    "trap", on_fault="stop")
+    channels = ({"name": "bus", "size": "64KiB", "members": ["bad", "rt"]},)
+    rt = lat_partition("sstc-busy,sbi-timer-busy", cpus=(1,), memory="64MiB")
+    path = system(tmp_path, rt, bad, cpus=3, channels=channels)
+    result = run_system(path, icount=0)
+    assert [r["phase"] for r in result.partitions["bad"].probe] == ["trying"], result.explain()
+    assert result.partitions["bad"].state == "stopped", result.explain()
+    assert any("fetch outside its memory: gpa=0x82000000 pc=0x82000000" in f["line"]
+               for f in result.faults if f.get("partition") == "bad"), result.explain()
+    stats = result.stats["bad"]
+    assert (stats["doorbell_ring"], stats["fast_doorbell"], stats["doorbell_refused"]) == \
+        (1, 0, 0), stats
+    assert stats["faults"] == 1, stats
+    assert len(result.partitions["rt"].lat) == 2, result.explain()
+    assert result.partitions["rt"].state == "off", result.explain()
+
+
 def test_a_neighbour_flooding_its_uart_is_dropped_and_counted(tmp_path):
     # No icount: a hart storing in a loop with no timer deadline would keep QEMU's icount
     # round-robin on itself (what the rt partition measures is then QEMU's scheduling).

@@ -25,6 +25,14 @@
  *  - doorbell-storm: hostile.rounds rounds of rings to every other member of channel
  *    hostile.chan and to one the channel does not have: counted on this side, a cost of its
  *    own core only.
+ *  - doorbell-regs: hostile.rounds rounds of rings of channel hostile.chan's member 1 stored
+ *    from every register, with SW and C.SW, every other register holding a member index the
+ *    channel does not have (rings.S): every ring rings, none is refused, whichever register
+ *    the hypervisor's doorbell path reads.
+ *  - doorbell-edge: a ring of member 1 of hostile.chan by a C.SW in the last 2 bytes of its
+ *    RAM, run into: the hypervisor's doorbell path, reading 4 bytes there, faults on the 2
+ *    past the RAM's end and leaves the ring to C, which rings; the fetch past the end then
+ *    ends the partition (on_fault does not matter: its channel's memory is mapped there).
  *  - msi-foreign: QEMU's edu (the partition owns the PCIe bus) with its MSI aimed at the
  *    IMSIC file of a hart the partition does not have, and enabled: the hypervisor refuses
  *    the enable and stops the partition; the device never writes there.
@@ -531,6 +539,77 @@ static void doorbell_storm(void)
 	       (unsigned)ch.members, rings, refused);
 }
 
+void ring_through_registers(uintptr_t ring, unsigned long rounds);
+
+#define REGS_RINGS      80      /* a round of ring_through_registers (rings.S) */
+
+/*
+ * Rings member 1 of channel hostile.chan (member 0 from x0) storing from every register, with
+ * SW and C.SW, hostile.rounds times (rings.S): each ring rings a member, none is refused.
+ */
+static void doorbell_regs(void)
+{
+	unsigned long rounds = bootarg_ulong("hostile.rounds", 1, 1, 1000000);
+	struct strview name;
+	char buf[CHANNEL_NAME_LEN];
+	struct channel ch;
+
+	if (!bootarg("hostile.chan", &name) || !name.len || name.len >= sizeof(buf)) {
+		printf("PROBE-JSON {\"test\":\"hostile-doorbell-regs\",\"error\":"
+		       "\"no channel named: hostile.chan=NAME\",\"pass\":false}\n");
+		return;
+	}
+	for (size_t i = 0; i < name.len; i++)
+		buf[i] = name.p[i];
+	buf[name.len] = 0;
+	if (!channel_find(buf, &ch) || ch.members < 2) {
+		printf("PROBE-JSON {\"test\":\"hostile-doorbell-regs\",\"error\":"
+		       "\"no channel of two members or more\",\"pass\":false}\n");
+		return;
+	}
+	printf("PROBE-JSON {\"test\":\"hostile-doorbell-regs\",\"phase\":\"acting\"}\n");
+	ring_through_registers(ch.doorbell + CHANNEL_DB_RING, rounds);
+	printf("PROBE-JSON {\"test\":\"hostile-doorbell-regs\",\"phase\":\"done\",\"rounds\":%lu,"
+	       "\"rings\":%lu,\"pass\":true}\n", rounds, rounds * REGS_RINGS);
+}
+
+#define C_SW_A1_A0      0xc10cu /* c.sw a1, 0(a0) */
+
+/*
+ * Rings member 1 of channel hostile.chan with a C.SW in the last 2 bytes of its RAM, and runs
+ * on past them: the hypervisor's doorbell path reads 4 bytes at a 2-byte aligned pc, the next
+ * 2 where the partition's RAM ends (its channel's memory, never executable, or nothing), so
+ * that read faults in the hypervisor. The ring is then C's (it reads a compressed store's 2
+ * bytes only): rung once, and the partition's fetch after it faults.
+ */
+static void doorbell_edge(void)
+{
+	struct strview name;
+	char buf[CHANNEL_NAME_LEN];
+	struct channel ch;
+	uintptr_t at = (uintptr_t)(ram_base() + ram_size() - 2u);
+
+	if (!bootarg("hostile.chan", &name) || !name.len || name.len >= sizeof(buf)) {
+		printf("PROBE-JSON {\"test\":\"hostile-doorbell-edge\",\"error\":"
+		       "\"no channel named: hostile.chan=NAME\",\"pass\":false}\n");
+		return;
+	}
+	for (size_t i = 0; i < name.len; i++)
+		buf[i] = name.p[i];
+	buf[name.len] = 0;
+	if (!channel_find(buf, &ch) || ch.members < 2) {
+		printf("PROBE-JSON {\"test\":\"hostile-doorbell-edge\",\"error\":"
+		       "\"no channel of two members or more\",\"pass\":false}\n");
+		return;
+	}
+	trying("doorbell-edge", at);
+	*(volatile uint16_t *)at = C_SW_A1_A0;
+	register uintptr_t a0 __asm__("a0") = ch.doorbell + CHANNEL_DB_RING;
+	register uintptr_t a1 __asm__("a1") = 1;
+	__asm__ volatile("fence.i\n\tjalr %2" : : "r"(a0), "r"(a1), "r"(at) : "ra", "memory");
+	printf("PROBE-JSON {\"test\":\"hostile-doorbell-edge\",\"phase\":\"after\",\"pass\":false}\n");
+}
+
 static void msi_foreign(void)
 {
 	struct pci_host host;
@@ -673,6 +752,10 @@ void guest_main(void)
 		trap_storm();
 	else if (strview_eq(action, "doorbell-storm"))
 		doorbell_storm();
+	else if (strview_eq(action, "doorbell-regs"))
+		doorbell_regs();
+	else if (strview_eq(action, "doorbell-edge"))
+		doorbell_edge();
 	else if (strview_eq(action, "uart-flood"))
 		uart_flood();
 	else if (strview_eq(action, "reset-loop"))

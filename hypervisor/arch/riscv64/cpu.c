@@ -29,6 +29,8 @@ static void cpu_early(unsigned id)
 	c->id = id;
 	c->stack_top = (uintptr_t)cpu_stacks[id].stack + STACK_SIZE;
 	c->panic_top = (uintptr_t)panic_stacks[id] + PANIC_STACK_SIZE;
+	c->fetch_vec = (uintptr_t)doorbell_fetch_fault;
+	c->trap_vec = (uintptr_t)trap_entry;
 	__asm__ volatile("mv tp, %0" : : "r"(c));
 	csr_write(stvec, (uintptr_t)trap_entry);
 	csr_write(sscratch, 0);

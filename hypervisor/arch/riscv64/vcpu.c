@@ -3,12 +3,15 @@
  * The vCPU on its core: entering it (VS-mode, its state reset), quiescing it when it stops, and
  * the counts the fast paths keep for it.  What brings it back is traps.c's.
  */
+#include <arch/aplic.h>
 #include <arch/cpu.h>
 #include <arch/entry.h>
 #include <arch/partition.h>
 #include <arch/sysreg.h>
 #include <arch/vaplic.h>
 #include <tern/arch.h>
+#include <tern/channel.h>
+#include <tern/ivshmem.h>
 #include <tern/lib.h>
 #include <tern/partition.h>
 #include <tern/platform.h>
@@ -36,6 +39,35 @@ static void guest_file_reset(void)
 	}
 }
 
+/* What the doorbell path's gates read: a member it rings, and a k it leaves to C. */
+static const _Atomic uint32_t gate_open = 0u;
+static const _Atomic uint32_t gate_closed = (uint32_t)BIT(DOORBELL_GATE_BIT);
+
+/*
+ * A vCPU of a channel member rings its first channel's doorbells in the vector (vectors.S,
+ * doorbell): the page it traps on, and per member the APLIC source the ring sets and its gate.
+ * A k that is no member, or a VirtIO frontend (its ring is a request: virtio_backend_rang), gets
+ * the closed gate rather than a test of its own in the vector.
+ */
+static void doorbell_fast_path_setup(struct riscv_cpu *c, const struct partition *p)
+{
+	_Static_assert(DOORBELL_MEMBERS == TERN_MAX_PARTITIONS, "a channel's members, all");
+	_Static_assert(DOORBELL_GATE_BIT == IVSHMEM_RING_GATE_BIT, "vectors.S tests the gate's bit");
+	ipaddr_t page = 0;
+	struct channel_fast_ring ring[TERN_MAX_PARTITIONS];
+
+	c->doorbell_htval = (uint64_t)DOORBELL_NONE;
+	if (!channel_fast_doorbell(p, &page, ring))
+		return;
+	for (uint32_t k = 0; k < DOORBELL_MEMBERS; k++) {
+		c->doorbell_irq[k] = ring[k].irq;
+		c->doorbell_gate[k] = ring[k].irq == 0u ? &gate_closed :
+				      ring[k].gate ? ring[k].gate : &gate_open;
+	}
+	c->doorbell_setipnum = platform.arch.aplic_s_base + SETIPNUM;
+	c->doorbell_htval = page >> 2; /* as htval gives the GPA */
+}
+
 void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 {
 	struct riscv_cpu *c = this_cpu();
@@ -44,6 +76,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	bool trapless = p->cfg->flags & TERN_PF_IRQ_DIRECT;
 
 	c->vcpu = v;
+	doorbell_fast_path_setup(c, p);
 	atomic_store(&v->arch.posted, 0); /* meant for the vCPU's previous life */
 	atomic_store(&v->arch.suspended, false); /* it may have left from a suspend */
 	csr_write(CSR_HENVCFG, trapless ? HENVCFG_STCE : 0);
@@ -96,7 +129,7 @@ void arch_vcpu_quiesce(struct vcpu *v)
 	csr_write(hie, 0);
 }
 
-/* The fast paths' counts (vectors.S: the SBI timer handed to the guest, trapped WFIs). */
+/* The fast paths' counts (vectors.S: the SBI timer handed to the guest, trapped WFIs, rings). */
 uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 {
 	const struct riscv_cpu *c = &cpus[v->pcpu];
@@ -105,5 +138,7 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 		return c->fast_timer;
 	if (id == STAT_EXIT_WFI)
 		return c->fast_wfi;
+	if (id == STAT_EXIT_MMIO || id == STAT_DOORBELL_RING || id == STAT_FAST_DOORBELL)
+		return c->fast_doorbell;
 	return 0;
 }

@@ -14,6 +14,17 @@
 #define CPU_FAST_TIMER  32     /* SBI timer interrupts handed to the guest by the fast path */
 #define CPU_FAST_WFI    40     /* trapped WFIs the fast path waited for */
 #define CPU_PANIC_TOP   48     /* the top of the core's panic stack (vectors.S: from_hs) */
+#define CPU_SCRATCH3    56     /* the doorbell path's: the trapped store's stval */
+#define CPU_FAST_DOORBELL 64   /* doorbell rings handled by the vector */
+#define CPU_DOORBELL_HTVAL 72  /* vCPU cache: its fast doorbell page's IPA >> 2 (htval's form), DOORBELL_NONE: none */
+#define CPU_DOORBELL_SETIPNUM 80 /* the APLIC domain's setipnum (arch_irq_raise's store) */
+#define CPU_FETCH_VEC   88     /* stvec while the doorbell path reads the guest's instruction */
+#define CPU_TRAP_VEC    96     /* stvec otherwise: trap_entry */
+#define CPU_DOORBELL_IRQ 104   /* vCPU cache: uint64_t[8], the APLIC source ringing member k sets */
+#define CPU_DOORBELL_GATE 168  /* vCPU cache: member k's ring gate, never 0 (closed: the ring is C's) */
+#define DOORBELL_GATE_BIT 1    /* IVSHMEM_RING_GATE_BIT */
+#define DOORBELL_MEMBERS  8
+#define DOORBELL_NONE   (-1)   /* no page: htval (a GPA >> 2) is never all-ones */
 #define GUEST_FRAME_SIZE 272   /* x0 (unused) - x31, sepc, padding: kept at the stack top */
 #define GUEST_SEPC      256
 #define STACK_SIZE      16384
@@ -22,6 +33,7 @@
 #define MAX_CPUS        8
 
 #ifndef __ASSEMBLER__
+#include <stdatomic.h>
 #include <tern/types.h>
 
 /* What another core of the partition asks of a vCPU (struct arch_vcpu.posted), with a kick. */
@@ -33,7 +45,8 @@ struct vcpu;
 
 /*
  * The physical core's: its stacks, the trap entry's scratch slots and the fast paths' counts
- * the assembly reads at fixed offsets, the vCPU it runs.  A cache line each, and a power of
+ * the assembly reads at fixed offsets, the doorbell path's cache of the vCPU it runs (filled
+ * at its entry, vcpu.c), the vCPU it runs.  A cache line each, and a power of
  * two in size (checked below): cpus[] is indexed by a shift, not a multiply.  The fast paths'
  * counts stay here although they count for the vCPU: per vCPU, the assembly would load the
  * vCPU's address first, an instruction more on each fast path.
@@ -46,6 +59,14 @@ struct __attribute__((aligned(64))) riscv_cpu {
 	uint64_t fast_timer;
 	uint64_t fast_wfi;
 	uint64_t panic_top;
+	uint64_t scratch3;
+	uint64_t fast_doorbell;    /* vCPU */
+	uint64_t doorbell_htval;   /* vCPU cache (channel_fast_doorbell) */
+	uint64_t doorbell_setipnum;
+	uint64_t fetch_vec;
+	uint64_t trap_vec;
+	uint64_t doorbell_irq[DOORBELL_MEMBERS];  /* vCPU cache */
+	const _Atomic uint32_t *doorbell_gate[DOORBELL_MEMBERS]; /* vCPU cache */
 	struct vcpu *vcpu;
 	bool panicking;            /* a fault while reporting one ends the board at once */
 };
@@ -70,6 +91,14 @@ _Static_assert(__builtin_offsetof(struct riscv_cpu, scratch2) == CPU_SCRATCH2, "
 _Static_assert(__builtin_offsetof(struct riscv_cpu, fast_timer) == CPU_FAST_TIMER, "asm offset");
 _Static_assert(__builtin_offsetof(struct riscv_cpu, fast_wfi) == CPU_FAST_WFI, "asm offset");
 _Static_assert(__builtin_offsetof(struct riscv_cpu, panic_top) == CPU_PANIC_TOP, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, scratch3) == CPU_SCRATCH3, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, fast_doorbell) == CPU_FAST_DOORBELL, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, doorbell_htval) == CPU_DOORBELL_HTVAL, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, doorbell_setipnum) == CPU_DOORBELL_SETIPNUM, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, fetch_vec) == CPU_FETCH_VEC, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, trap_vec) == CPU_TRAP_VEC, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, doorbell_irq) == CPU_DOORBELL_IRQ, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, doorbell_gate) == CPU_DOORBELL_GATE, "asm offset");
 _Static_assert((sizeof(struct riscv_cpu) & (sizeof(struct riscv_cpu) - 1u)) == 0u, "cpus[] by a shift");
 _Static_assert(sizeof(struct core_stack) == STACK_GUARD + STACK_SIZE, "asm stride");
 _Static_assert(sizeof(struct guest_regs) == GUEST_FRAME_SIZE, "asm frame");

@@ -21,6 +21,8 @@ extern uint8_t riscv_cpu_released[MAX_CPUS];
 /* boot.S, vectors.S */
 void secondary_entry(void);
 void trap_entry(void);
+/* stvec while the doorbell path reads the guest's store (vectors.S): a fault there goes to C. */
+void doorbell_fetch_fault(void);
 /* Resume the guest from `r` (sscratch = this core, sret to VS-mode). */
 __attribute__((noreturn)) void guest_enter(struct guest_regs *r);
 
