@@ -6,7 +6,10 @@
  * console by printing what the frontend writes. The device logic is lib/vio_backend.c; here
  * are the device tree, the console and the wait for the doorbells.
  *
- *     TERN-VBACK: ready NAME blk sectors=N        (or: ready NAME console)
+ *     TERN-VBACK: ready NAME blk sectors=N        (or: ready NAME console; then " segments"
+ *                                                 for a trusted device: the frontend's RAM
+ *                                                 through the window the header names, its
+ *                                                 IPA as this partition's address: no MMU)
  *     TERN-VBACK: NAME: LINE                      a console device's output
  *     TERN-VBACK: NAME: garbage request skipped   the first one only; all are counted
  *     TERN-VBACK: error [NAME: ]REASON            a device it does not serve
@@ -96,12 +99,13 @@ static const char *add_device(struct device *d, int node, unsigned index, struct
 	why = vio_backend_start(&d->b);
 	if (why)
 		return why;
+	const char *mode = d->b.data_mode == VIO_MODE_SEGMENTS ? " segments" : "";
 	if (want == VIRTIO_ID_BLK) {
 		disk->taken = true;
-		printf("TERN-VBACK: ready %s blk sectors=%lu\n", d->b.name,
-		       (unsigned long)(d->b.disk_size / VIRTIO_BLK_SECTOR));
+		printf("TERN-VBACK: ready %s blk sectors=%lu%s\n", d->b.name,
+		       (unsigned long)(d->b.disk_size / VIRTIO_BLK_SECTOR), mode);
 	} else {
-		printf("TERN-VBACK: ready %s console\n", d->b.name);
+		printf("TERN-VBACK: ready %s console%s\n", d->b.name, mode);
 	}
 	return 0;
 }
