@@ -108,8 +108,7 @@ struct vdev {
 	uint32_t channel;
 	struct virtio_shape shape;
 	uint64_t features;
-	/* Trusted: requests carry segments, addresses offset by `to_window` into the backend's map. */
-	bool segments;
+	/* Trusted (segments): a guest address + to_window is the backend's address of it. */
 	uint64_t to_window;
 	struct spinlock lock;
 	/* The frontend's, under the lock. */
@@ -128,6 +127,8 @@ struct vdev {
 	/* Read without the lock by virtio_line. */
 	_Atomic uint32_t interrupt_status;
 	_Atomic uint32_t comp_cons;
+	/* Set at boot: trusted, requests carry the chains' segments (here for the struct's packing). */
+	bool segments;
 };
 
 /*
@@ -258,7 +259,8 @@ struct walk {
 static void walk_buffer(struct walk *w, bool writable, uintptr_t buf, uint64_t ipa, uint32_t len)
 {
 	if (w->segments) {
-		struct vio_segment *seg = (struct vio_segment *)(w->slot + VIO_SEGMENTS_AT) + w->count;
+		struct vio_segment *seg = (struct vio_segment *)(w->slot + VIO_SEGMENTS_AT +
+								  ((uintptr_t)w->count * sizeof(struct vio_segment)));
 		*seg = (struct vio_segment){ ipa + w->to_window, len, writable ? VIO_SEG_WRITABLE : 0u };
 		w->count++;
 		if (writable)

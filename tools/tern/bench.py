@@ -689,12 +689,15 @@ def run_vio_blk(scenario, system, shift, plan, runs):
     else:
         records += _blk_records(scenario, system, shift, "pass-through", reads)
 
+    failed_in = None
     for path in ("mediated", "trusted"):
         served, why, where = _served_blk(scenario, system, shift, runs, initrd, run, disk, path)
         records += served
         workdir = where or workdir
         if why:
             errors.append(why)
+            failed_in = failed_in or where
+    workdir = failed_in or workdir       # an error's own run's files
     return Outcome(records, "; ".join(errors) or None, str(workdir) if workdir else None)
 
 
