@@ -180,7 +180,7 @@ def test_vback_without_a_virtio_channel_says_so_and_ends(arch):
 # ---- vback alone on the bare board, serving requests written into its channels beforehand ----
 
 # tern/virtio_channel.h's layout, as this test writes and reads it.
-VIO_MAGIC, VIO_VERSION, VIO_READY = 0x4F495654, 1, 0x59444552
+VIO_MAGIC, VIO_VERSION, VIO_READY = 0x4F495654, 2, 0x59444552
 REQUESTS, COMPLETIONS, ENTRIES_AT, DATA, CONFIG = 0x1000, 0x3000, 0x80, 0x5000, 0x100
 BLK, CONSOLE = 2, 3
 SHAPE = {BLK: (1, 32, 0x8000), CONSOLE: (2, 64, 0x1000)}      # queues, queue size, slot size
