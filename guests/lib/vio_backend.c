@@ -93,10 +93,26 @@ const char *vio_backend_start(struct vio_backend *b)
 	b->num_queues = queues;
 	b->queue_size = queue_size;
 	b->slot_size = slot_size;
+	b->data_mode = h->data_mode;
+	if (b->data_mode == VIO_MODE_SEGMENTS) {
+		b->window_ipa = h->window_ipa;
+		b->window_size = h->window_size;
+		if (!b->window_size || b->window_ipa + b->window_size < b->window_ipa)
+			return "segments mode without a window onto the frontend's RAM";
+		if (!VIO_SEGMENTS_FIT(queue_size, slot_size))
+			return "slot too small for a chain's scatter list";
+		if (!b->window)
+			b->window = (uint8_t *)(uintptr_t)b->window_ipa;
+	} else if (b->data_mode != VIO_MODE_COPY) {
+		return "data mode not served here (copy and segments are)";
+	}
 	if (b->device_id == VIRTIO_ID_BLK && b->disk_size < VIRTIO_BLK_SECTOR)
 		return "no disk to serve (the partition's initrd)";
 
 	if (b->device_id == VIRTIO_ID_VSOCK) {
+		/* It fills held receive buffers later, straight in their slots. */
+		if (b->data_mode != VIO_MODE_COPY)
+			return "vsock is served in copy mode only (not backend_trusted)";
 		const char *why = vio_vsock_start(b);
 
 		if (why)
@@ -128,6 +144,114 @@ const char *vio_backend_start(struct vio_backend *b)
 bool vio_backend_pending(const struct vio_backend *b)
 {
 	return *word(b, VIO_REQUESTS + VIO_RING_PROD) != *word(b, VIO_REQUESTS + VIO_RING_CONS);
+}
+
+/*
+ * A request's bytes, wherever they are: in its slot (copy mode: the readable ones at its start,
+ * the writable ones after them) or in the frontend's buffers the slot lists (segments mode,
+ * through the window). Offsets count the bytes of one kind, readable or writable, in order.
+ */
+struct vio_io {
+	const struct vio_backend *b;
+	uint8_t *slot;
+	uint32_t readable, writable;
+	uint32_t count;                 /* segments mode: the list's length */
+};
+
+static struct vio_segment io_segment(const struct vio_io *io, uint32_t i)
+{
+	const volatile struct vio_segment *s = (const volatile struct vio_segment *)
+		(io->slot + VIO_SEGMENTS_AT) + i;
+	struct vio_segment seg = { s->addr, s->len, s->flags };
+
+	return seg;
+}
+
+/* Copy n bytes between buf and the request's bytes of one kind from `at`; buf 0 writes zeros. */
+static void io_move(const struct vio_io *io, bool writable, uint32_t at, uint8_t *buf,
+		    uint32_t n, bool to_request)
+{
+	if (io->b->data_mode == VIO_MODE_COPY) {
+		uint8_t *p = io->slot + (writable ? io->readable : 0) + at;
+
+		if (!buf)
+			zero_bytes(p, n);
+		else if (to_request)
+			copy_bytes(p, buf, n);
+		else
+			copy_bytes(buf, p, n);
+		return;
+	}
+	for (uint32_t i = 0; i < io->count && n; i++) {
+		struct vio_segment seg = io_segment(io, i);
+
+		if (((seg.flags & VIO_SEG_WRITABLE) != 0) != writable)
+			continue;
+		if (at >= seg.len) {
+			at -= seg.len;
+			continue;
+		}
+		uint32_t k = seg.len - at < n ? seg.len - at : n;
+		uint8_t *p = io->b->window + (seg.addr - io->b->window_ipa) + at;
+
+		if (!buf) {
+			zero_bytes(p, k);
+		} else {
+			if (to_request)
+				copy_bytes(p, buf, k);
+			else
+				copy_bytes(buf, p, k);
+			buf += k;
+		}
+		n -= k;
+		at = 0;
+	}
+}
+
+static void io_read(const struct vio_io *io, uint32_t at, uint8_t *dst, uint32_t n)
+{
+	io_move(io, false, at, dst, n, false);
+}
+
+static void io_write(const struct vio_io *io, uint32_t at, const uint8_t *src, uint32_t n)
+{
+	io_move(io, true, at, (uint8_t *)(uintptr_t)src, n, true);
+}
+
+static void io_zero(const struct vio_io *io, uint32_t at, uint32_t n)
+{
+	io_move(io, true, at, 0, n, true);
+}
+
+/*
+ * Segments mode: the slot's list is one the hypervisor writes (at most a queue's entries, each
+ * inside the window, the readable ones first, adding up to the request's counts); anything
+ * else is garbage, not served.
+ */
+static bool segments_fit(const struct vio_backend *b, struct vio_io *io)
+{
+	const volatile uint32_t *count = (const volatile uint32_t *)io->slot;
+	uint64_t readable = 0, writable = 0;
+
+	io->count = *count;
+	if (io->count > b->queue_size)
+		return false;
+	for (uint32_t i = 0; i < io->count; i++) {
+		struct vio_segment seg = io_segment(io, i);
+		uint64_t off = seg.addr - b->window_ipa;
+
+		if (seg.addr < b->window_ipa || off > b->window_size ||
+		    seg.len > b->window_size - off || (seg.flags & ~VIO_SEG_WRITABLE))
+			return false;
+		if (seg.flags & VIO_SEG_WRITABLE) {
+			writable += seg.len;
+		} else {
+			if (writable)
+				return false;
+			readable += seg.len;
+		}
+	}
+	return readable == io->readable && writable == io->writable;
 }
 
 static void line_flush(struct vio_backend *b)
@@ -174,28 +298,30 @@ static uint8_t *disk_range(const struct vio_backend *b, uint64_t sector, uint64_
  * data and the status byte the writable ones, the status last. Every writable byte is written
  * (what a failed request does not fill is zeroed), so written is always `writable`.
  */
-static uint32_t serve_blk(struct vio_backend *b, uint8_t *slot, uint32_t readable,
-			  uint32_t writable)
+static uint32_t serve_blk(struct vio_backend *b, const struct vio_io *io)
 {
-	uint8_t *out = slot + readable;
-	uint32_t data = writable - 1;
+	uint32_t readable = io->readable;
+	uint32_t data = io->writable - 1;
 	uint8_t status = VIRTIO_BLK_S_IOERR;
 
 	if (readable < VIRTIO_BLK_HEADER) {
-		zero_bytes(out, data);
+		io_zero(io, 0, data);
 	} else {
-		uint32_t type = get_le32(slot);
-		uint64_t sector = get_le64(slot + 8);
+		uint8_t head[VIRTIO_BLK_HEADER];
+
+		io_read(io, 0, head, VIRTIO_BLK_HEADER);
+		uint32_t type = get_le32(head);
+		uint64_t sector = get_le64(head + 8);
 
 		switch (type) {
 		case VIRTIO_BLK_T_IN: {
 			const uint8_t *where = disk_range(b, sector, data);
 
 			if (where) {
-				copy_bytes(out, where, data);
+				io_write(io, 0, where, data);
 				status = VIRTIO_BLK_S_OK;
 			} else {
-				zero_bytes(out, data);
+				io_zero(io, 0, data);
 			}
 			break;
 		}
@@ -203,10 +329,10 @@ static uint32_t serve_blk(struct vio_backend *b, uint8_t *slot, uint32_t readabl
 			uint8_t *where = disk_range(b, sector, readable - VIRTIO_BLK_HEADER);
 
 			if (where) {
-				copy_bytes(where, slot + VIRTIO_BLK_HEADER, readable - VIRTIO_BLK_HEADER);
+				io_read(io, VIRTIO_BLK_HEADER, where, readable - VIRTIO_BLK_HEADER);
 				status = VIRTIO_BLK_S_OK;
 			}
-			zero_bytes(out, data);
+			io_zero(io, 0, data);
 			break;
 		}
 		case VIRTIO_BLK_T_GET_ID: {
@@ -220,45 +346,50 @@ static uint32_t serve_blk(struct vio_backend *b, uint8_t *slot, uint32_t readabl
 				id[i] = (uint8_t)prefix[i];
 			for (uint32_t k = 0; b->name[k] && i < sizeof(id); k++, i++)
 				id[i] = (uint8_t)b->name[k];
-			zero_bytes(out, data);
-			copy_bytes(out, id, data < sizeof(id) ? data : sizeof(id));
+			io_zero(io, 0, data);
+			io_write(io, 0, id, data < sizeof(id) ? data : sizeof(id));
 			status = VIRTIO_BLK_S_OK;
 			break;
 		}
 		default:
-			zero_bytes(out, data);
+			io_zero(io, 0, data);
 			status = VIRTIO_BLK_S_UNSUPP;
 			break;
 		}
 	}
-	out[data] = status;
-	return writable;
+	io_write(io, data, &status, 1);
+	return io->writable;
 }
 
 /*
  * One valid request. Returns true with *written set if it is complete now, false if it is held
  * (a console's receive buffer: there is no input).
  */
-static bool serve(struct vio_backend *b, const struct vio_request *req, uint32_t *written)
+static bool serve(struct vio_backend *b, const struct vio_io *io, const struct vio_request *req,
+		  uint32_t *written)
 {
-	uint8_t *slot = b->shm + VIO_DATA +
-			((uint64_t)req->queue * b->queue_size + req->head) * b->slot_size;
-
 	*written = 0;
 	if (b->device_id == VIRTIO_ID_VSOCK)
-		return vio_vsock_request(b, req, slot, written);
+		return vio_vsock_request(b, req, io->slot, written); /* copy mode: vio_backend_start */
 	if (b->device_id == VIRTIO_ID_CONSOLE) {
 		if (req->queue == VIO_CONSOLE_RECEIVEQ) {
 			b->held++;
 			return false;
 		}
-		console_bytes(b, slot, req->readable);
+		uint8_t chunk[64];
+
+		for (uint32_t at = 0; at < req->readable; at += sizeof(chunk)) {
+			uint32_t n = req->readable - at < sizeof(chunk) ? req->readable - at : sizeof(chunk);
+
+			io_read(io, at, chunk, n);
+			console_bytes(b, chunk, n);
+		}
 		return true;
 	}
 	/* blk: no room for the status byte is the frontend's error; its buffers go back unwritten. */
 	if (req->writable == 0)
 		return true;
-	*written = serve_blk(b, slot, req->readable, req->writable);
+	*written = serve_blk(b, io);
 	return true;
 }
 
@@ -332,7 +463,14 @@ uint32_t vio_backend_poll(struct vio_backend *b)
 			b->garbage++;
 			continue;
 		}
-		if (!serve(b, &req, &written))
+		struct vio_io io = { b, b->shm + VIO_DATA +
+				     ((uint64_t)req.queue * b->queue_size + req.head) * b->slot_size,
+				     req.readable, req.writable, 0 };
+		if (b->data_mode == VIO_MODE_SEGMENTS && !segments_fit(b, &io)) {
+			b->garbage++;
+			continue;
+		}
+		if (!serve(b, &io, &req, &written))
 			continue;
 		complete(b, done++, req.queue, req.head, written, req.epoch);
 		posted++;

@@ -1,8 +1,10 @@
 /*
  * A VirtIO device's backend, as a partition serves it over its virtio channel
  * (tern/virtio_channel.h): the channel's checks, the request and completion rings, and the
- * devices (blk against a disk in memory, console output by lines, vsock's echo: vio_vsock.c).
- * No hardware here and no
+ * devices (blk against a disk in memory, console output by lines, vsock's echo: vio_vsock.c),
+ * in either data mode: the bytes in the slots (mediated copy) or, for a trusted device, in the
+ * frontend's buffers the slots list (segments), reached through the window the hypervisor
+ * maps. No hardware here and no
  * printing: the bare-metal backend (vback/) waits for its doorbell and prints, and the host
  * test (tests/unit/test_vio_backend.c) runs the same code over a buffer.
  */
@@ -51,6 +53,14 @@ struct vio_backend {
 	char name[VIO_NAME_LEN];
 	uint32_t device_id;             /* VIRTIO_ID_* as the header says, once started */
 	uint32_t num_queues, queue_size, slot_size;
+	/*
+	 * VIO_MODE_* as the header says, once started. Segments (a trusted device): the frontend's
+	 * RAM is at window_ipa in this partition's map, window_size bytes, and at `window` here:
+	 * set by the caller where its map is not the identity (a host test), else by the start.
+	 */
+	uint32_t data_mode;
+	uint64_t window_ipa, window_size;
+	uint8_t *window;
 	/* blk: the disk it serves (OUT writes it). */
 	uint8_t *disk;
 	uint64_t disk_size;
@@ -64,7 +74,7 @@ struct vio_backend {
 	struct vio_vsock vsock;
 	/* counters */
 	uint64_t served;                /* completions posted */
-	uint64_t garbage;               /* requests skipped: the slot or queue they name is not one */
+	uint64_t garbage;               /* requests skipped: the slot, queue or segments are not ones */
 	uint64_t stale;                 /* requests of an epoch before the current one, dropped */
 	void *owner;                    /* the caller's, untouched */
 };

@@ -7,7 +7,10 @@
  * connection to port 1234 sends (lib/vio_vsock.c). The device logic is lib/vio_backend.c; here
  * are the device tree, the console and the wait for the doorbells.
  *
- *     TERN-VBACK: ready NAME blk sectors=N        (or: ready NAME console)
+ *     TERN-VBACK: ready NAME blk sectors=N        (or: ready NAME console; then " segments"
+ *                                                 for a trusted device: the frontend's RAM
+ *                                                 through the window the header names, its
+ *                                                 IPA as this partition's address: no MMU)
  *     TERN-VBACK: ready NAME vsock cid=C port=P   the frontend's CID, the port served
  *     TERN-VBACK: NAME: LINE                      a console device's output
  *     TERN-VBACK: NAME: vsock P: LINE             a line a vsock connection sent (echoed)
@@ -103,15 +106,16 @@ static const char *add_device(struct device *d, int node, unsigned index, struct
 	why = vio_backend_start(&d->b);
 	if (why)
 		return why;
+	const char *mode = d->b.data_mode == VIO_MODE_SEGMENTS ? " segments" : "";
 	if (want == VIRTIO_ID_BLK) {
 		disk->taken = true;
-		printf("TERN-VBACK: ready %s blk sectors=%lu\n", d->b.name,
-		       (unsigned long)(d->b.disk_size / VIRTIO_BLK_SECTOR));
+		printf("TERN-VBACK: ready %s blk sectors=%lu%s\n", d->b.name,
+		       (unsigned long)(d->b.disk_size / VIRTIO_BLK_SECTOR), mode);
 	} else if (want == VIRTIO_ID_VSOCK) {
-		printf("TERN-VBACK: ready %s vsock cid=%lu port=%u\n", d->b.name,
-		       (unsigned long)d->b.vsock.guest_cid, VIO_VSOCK_ECHO_PORT);
+		printf("TERN-VBACK: ready %s vsock cid=%lu port=%u%s\n", d->b.name,
+		       (unsigned long)d->b.vsock.guest_cid, VIO_VSOCK_ECHO_PORT, mode);
 	} else {
-		printf("TERN-VBACK: ready %s console\n", d->b.name);
+		printf("TERN-VBACK: ready %s console%s\n", d->b.name, mode);
 	}
 	return 0;
 }

@@ -134,6 +134,57 @@ static bool virtio_slot_irq(const struct tern_config *cfg, uint32_t i, uint32_t 
 	return false;
 }
 
+/* Whether a trusted virtio record has partition `be` serve partition `fe`. */
+static bool trusts(const struct tern_config *cfg, uint32_t fe, uint32_t be)
+{
+	const struct tern_config_virtio *all = config_virtio(cfg);
+
+	for (uint32_t v = 0; v < cfg->num_virtio; v++) {
+		if ((all[v].flags & TERN_VF_BACKEND_TRUSTED) && all[v].frontend == fe && all[v].backend == be)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Partition i's region r, a window onto another partition's RAM: that RAM whole, only where a
+ * trusted virtio device of that partition is served by this one, and clear of the rest of its
+ * map (the channels' check covers them).
+ */
+static int check_window(const struct tern_config *cfg, uint32_t i, uint32_t r,
+			const struct config_limits *lim, char *err, size_t errlen)
+{
+	const struct tern_config_partition *p = &cfg->partition[i];
+	const struct tern_config_region *g = &p->region[r];
+	unsigned long long base = (unsigned long long)g->hpa;
+	uint32_t owner = cfg->num_partitions;
+
+	for (uint32_t j = 0; j < cfg->num_partitions; j++) {
+		const struct tern_config_partition *q = &cfg->partition[j];
+		if (j != i && g->hpa == q->ram_hpa && g->size == q->ram_size)
+			owner = j;
+	}
+	if (owner == cfg->num_partitions)
+		return fail(err, errlen, "partition %s: region 0x%llx+0x%llx (partition RAM) is not "
+			    "another partition's whole RAM", p->name, base, (unsigned long long)g->size);
+	const char *fe = cfg->partition[owner].name;
+	if (!trusts(cfg, owner, i))
+		return fail(err, errlen, "partition %s: region 0x%llx maps partition %s's RAM, but no "
+			    "trusted virtio device of %s is served by %s", p->name, base, fe, fe, p->name);
+	if (!IS_ALIGNED(g->ipa, KiB(4)) || !inside(g->ipa, g->size, 0, lim->ipa_limit) ||
+	    overlaps(g->ipa, g->size, p->ram_ipa, p->ram_size))
+		return fail(err, errlen, "partition %s: region 0x%llx (partition %s's RAM) at IPA 0x%llx, "
+			    "outside the guest map or over its own RAM", p->name, base, fe,
+			    (unsigned long long)g->ipa);
+	for (uint32_t s = 0; s < r; s++) {
+		if (overlaps(g->ipa, g->size, p->region[s].ipa, p->region[s].size) ||
+		    (p->region[s].flags == TERN_RF_PARTITION_RAM && p->region[s].hpa == g->hpa))
+			return fail(err, errlen, "partition %s: region 0x%llx (partition %s's RAM) over "
+				    "region 0x%llx", p->name, base, fe, (unsigned long long)p->region[s].hpa);
+	}
+	return 0;
+}
+
 /* Devices passed through: MMIO regions and interrupts the board allows, each to one partition. */
 static int check_devices(const struct tern_config *cfg, uint32_t i, const struct config_limits *lim,
 			 char *err, size_t errlen)
@@ -147,11 +198,16 @@ static int check_devices(const struct tern_config *cfg, uint32_t i, const struct
 	for (uint32_t r = 0; r < p->num_regions; r++) {
 		const struct tern_config_region *g = &p->region[r];
 		unsigned long long base = (unsigned long long)g->hpa;
-		if (g->flags != TERN_RF_DEVICE)
+		if (g->flags != TERN_RF_DEVICE && g->flags != TERN_RF_PARTITION_RAM)
 			return fail(err, errlen, "partition %s: region 0x%llx has flags 0x%x", n, base,
 				    g->flags);
 		if (!g->size || !IS_ALIGNED(g->ipa | g->hpa | g->size, KiB(4)))
 			return fail(err, errlen, "partition %s: region 0x%llx not 4 KiB aligned", n, base);
+		if (g->flags == TERN_RF_PARTITION_RAM) {
+			if (check_window(cfg, i, r, lim, err, errlen))
+				return -1;
+			continue;
+		}
 		/* The board's own map: a device appears where it is on the bare board. */
 		if (g->ipa != g->hpa)
 			return fail(err, errlen, "partition %s: region 0x%llx moved to IPA 0x%llx", n,
@@ -500,15 +556,17 @@ static int check_virtio(const struct tern_config *cfg, const struct config_limit
 		if (!virtio_shape_of(v->device_id, &shape))
 			return fail(err, errlen, "virtio %s: device id %u (1 net, 2 blk, 3 console)", n,
 				    v->device_id);
-		if (v->flags & TERN_VF_BACKEND_TRUSTED)
-			return fail(err, errlen, "virtio %s: a trusted backend is not built yet", n);
-		if (v->flags)
+		if (v->flags & ~TERN_VF_BACKEND_TRUSTED)
 			return fail(err, errlen, "virtio %s: unknown flags 0x%x", n, v->flags);
 		if (v->frontend >= cfg->num_partitions || v->backend >= cfg->num_partitions ||
 		    v->frontend == v->backend)
 			return fail(err, errlen, "virtio %s: frontend %u and backend %u (two of the %u "
 				    "partitions)", n, v->frontend, v->backend, cfg->num_partitions);
 		const char *fe = cfg->partition[v->frontend].name;
+		if ((v->flags & TERN_VF_BACKEND_TRUSTED) &&
+		    !virtio_window(&cfg->partition[v->backend], &cfg->partition[v->frontend], NULL))
+			return fail(err, errlen, "virtio %s: trusted, but backend %s has no window onto "
+				    "%s's RAM (a partition RAM region)", n, cfg->partition[v->backend].name, fe);
 		uint64_t slot = (v->mmio_ipa - lim->virtio_base) / (lim->virtio_stride ? lim->virtio_stride : 1u);
 		if (!IS_ALIGNED(v->mmio_ipa, VIRTIO_MMIO_SIZE) || v->mmio_ipa < lim->virtio_base ||
 		    slot >= lim->num_virtio_slots || v->mmio_ipa != lim->virtio_base + slot * lim->virtio_stride)

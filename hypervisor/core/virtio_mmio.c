@@ -10,6 +10,10 @@
  * loop is bounded by the device's fixed shape, so neither side can make this code touch
  * anything but the frontend's RAM and the channel, or run for long.
  *
+ * A trusted device (TERN_VF_BACKEND_TRUSTED) is walked and checked alike, but its slot gets the
+ * chain's scatter list (addresses in the backend's window onto the frontend's RAM) instead of
+ * its bytes, and nothing is copied either way: the backend moves the data itself.
+ *
  * The copies into the frontend's RAM go through the hypervisor's 1:1 cacheable map of board
  * RAM; the frontend maps its RAM cacheable too, and the data caches are coherent between the
  * cores of these boards, so a store here is what the frontend's driver reads once it has
@@ -105,6 +109,8 @@ struct vdev {
 	struct virtio_shape shape;
 	uint64_t features;
 	bool irq_first;                 /* its interrupt takes the completions (arch_irq_hypervisor_first) */
+	/* Trusted (segments): a guest address + to_window is the backend's address of it. */
+	uint64_t to_window;
 	struct spinlock lock;
 	/* The frontend's, under the lock. */
 	uint32_t status;
@@ -122,6 +128,8 @@ struct vdev {
 	/* Read without the lock by virtio_line. */
 	_Atomic uint32_t interrupt_status;
 	_Atomic uint32_t comp_cons;
+	/* Set at boot: trusted, requests carry the chains' segments (here for the struct's packing). */
+	bool segments;
 };
 
 /*
@@ -232,7 +240,8 @@ struct desc {
 
 /*
  * What a walk does with each buffer: nothing (slot 0), copy the readable ones into the slot
- * (to_slot), or the slot's written bytes into the writable ones.
+ * (to_slot), or the slot's written bytes into the writable ones; or, trusted (segments), list
+ * every buffer in the slot.
  */
 struct walk {
 	uintptr_t slot;
@@ -242,11 +251,25 @@ struct walk {
 	uint32_t readable;      /* out: the chain's bytes of each kind */
 	uint32_t writable;
 	uint32_t copied;        /* to the chain: bytes copied */
+	bool segments;
+	uint64_t to_window;     /* segments: a guest address + this = the backend's */
+	uint32_t count;         /* segments listed */
 };
 
-/* One buffer of a chain, its bytes moved as the walk says. */
-static void walk_buffer(struct walk *w, bool writable, uintptr_t buf, uint32_t len)
+/* One buffer of a chain (at guest address ipa, here at buf), its bytes moved as the walk says. */
+static void walk_buffer(struct walk *w, bool writable, uintptr_t buf, uint64_t ipa, uint32_t len)
 {
+	if (w->segments) {
+		struct vio_segment *seg = (struct vio_segment *)(w->slot + VIO_SEGMENTS_AT +
+								  ((uintptr_t)w->count * sizeof(struct vio_segment)));
+		*seg = (struct vio_segment){ ipa + w->to_window, len, writable ? VIO_SEG_WRITABLE : 0u };
+		w->count++;
+		if (writable)
+			w->writable += len;
+		else
+			w->readable += len;
+		return;
+	}
 	if (!writable) {
 		if (w->to_slot && (len != 0u))
 			(void)memcpy((uint8_t *)(w->slot + w->readable), (const uint8_t *)buf, len);
@@ -275,6 +298,7 @@ static bool walk_chain(const struct vdev *d, const struct vq *q, uint32_t head, 
 	w->readable = 0;
 	w->writable = 0;
 	w->copied = 0;
+	w->count = 0;
 	for (uint32_t n = 0u; n < q->num; n++) {
 		uintptr_t at;
 		uintptr_t buf;
@@ -288,7 +312,7 @@ static bool walk_chain(const struct vdev *d, const struct vq *q, uint32_t head, 
 		    !frontend_ram(d, e.addr, e.len, &buf))
 			return false;
 		writing = writable;
-		walk_buffer(w, writable, buf, e.len);
+		walk_buffer(w, writable, buf, e.addr, e.len);
 		if (!(e.flags & DESC_F_NEXT))
 			return true;
 		idx = e.next;
@@ -305,16 +329,20 @@ static bool driver_ok(const struct vdev *d)
 	return (d->status & (live | STATUS_NEEDS_RESET)) == live;
 }
 
-/* Complete one request: the chain's writable buffers, the used ring, InterruptStatus. */
+/*
+ * Complete one request: the chain's writable buffers (copy mode; in segments mode the backend
+ * wrote them, `written` bytes, checked against the chain's room), the used ring, InterruptStatus.
+ */
 static void complete(struct vcpu *v, struct vdev *d, uint32_t qi, uint32_t head, uint32_t written)
 {
 	struct vq *q = &d->q[qi];
-	struct walk w = { slot_of(d, qi, head), false, q->readable[head], written, 0, 0, 0 };
+	struct walk w = { slot_of(d, qi, head), false, q->readable[head], written, 0, 0, written,
+			  false, 0, 0 };
 	uintptr_t used;
 
 	q->outstanding &= ~(1ULL << head);
 	if (!q->ready || !frontend_ram(d, q->device, 4u + (8u * (uint64_t)q->num), &used) ||
-	    !walk_chain(d, q, head, &w)) {
+	    (!d->segments && !walk_chain(d, q, head, &w))) {
 		frontend_refused(v, d, "changed a chain it had posted");
 		return;
 	}
@@ -369,11 +397,11 @@ static void take_completions(struct vcpu *v, struct vdev *d)
 	atomic_store_explicit(ring_index(d, VIO_COMPLETIONS, VIO_RING_CONS), prod, memory_order_release);
 }
 
-/* Post one chain: its readable bytes into its slot, a request in the ring. */
+/* Post one chain: its readable bytes (or, trusted, its scatter list) into its slot, a request. */
 static bool post(struct vcpu *v, struct vdev *d, uint32_t qi, uint32_t head)
 {
 	struct vq *q = &d->q[qi];
-	struct walk w = { slot_of(d, qi, head), true, 0, 0, 0, 0, 0 };
+	struct walk w = { slot_of(d, qi, head), true, 0, 0, 0, 0, 0, d->segments, d->to_window, 0 };
 
 	if (head >= q->num || (q->outstanding & (1ULL << head))) {
 		frontend_refused(v, d, "posted a head that is not free");
@@ -383,6 +411,8 @@ static bool post(struct vcpu *v, struct vdev *d, uint32_t qi, uint32_t head)
 		frontend_refused(v, d, "posted a chain outside the rules");
 		return false;
 	}
+	if (d->segments)
+		*(uint32_t *)w.slot = w.count;
 	struct vio_request r = { (uint16_t)qi, (uint16_t)head, w.readable, w.writable, d->epoch };
 	*(struct vio_request *)ring_entry(d, VIO_REQUESTS, d->req_prod) = r;
 	d->req_prod++;
@@ -702,6 +732,13 @@ bool virtio_partition_init(struct partition *p, const struct tern_config *cfg, c
 		h->queue_size = d->shape.queue_size;
 		h->slot_size = d->shape.slot_size;
 		h->device_features = d->features;
+		uint64_t window = 0;
+		d->segments = (rec->flags & TERN_VF_BACKEND_TRUSTED) &&
+			      virtio_window(&cfg->partition[rec->backend], p->cfg, &window);
+		d->to_window = window - p->cfg->ram_ipa; /* wraps: added back to a guest address */
+		h->data_mode = d->segments ? VIO_MODE_SEGMENTS : VIO_MODE_COPY;
+		h->window_ipa = d->segments ? window : 0u;
+		h->window_size = d->segments ? p->cfg->ram_size : 0u;
 		if (rec->device_id == TERN_VIRTIO_NET)
 			default_mac(rec->name, (uint8_t *)(d->mem + VIO_CONFIG));
 		if (rec->device_id == TERN_VIRTIO_VSOCK)

@@ -2,7 +2,9 @@
 /*
  * VirtIO devices served by another partition (core/virtio_mmio.c): the standard board's trap
  * partition is the frontend of a virtio console (two queues of 64) at slot 0, served by the
- * direct partition through its channel.  Steps: the frontend's register accesses from any of
+ * direct partition through its channel, and of a second one at slot 1 that the direct
+ * partition serves trusted (segments mode, through its window onto the trap partition's RAM);
+ * an input's first byte picks the one it drives.  Steps: the frontend's register accesses from any of
  * its vCPUs (the known registers mostly, anywhere in the slot otherwise; any size; values
  * biased to statuses, features, queue sizes and addresses of its rings), writes of its memory
  * (raw bytes, descriptors, available entries in the two queues' rings), and the backend's side
@@ -12,8 +14,9 @@
  * any access elsewhere is a crash; the access's result (misaligned; a register not 32-bit:
  * refused); the identification registers' values; only the acting vCPU's virtio counters
  * move, a QueueNotify counts once; every request posted is well formed (a queue and head of
- * the shape, readable + writable within a slot, the current epoch) and none while the device
- * needs a reset; the completion ring's consumer never passes its producer; the board's
+ * the shape, readable + writable within a slot, the current epoch; trusted: its slot's list
+ * at most a queue long, every segment inside the window, the readable ones first, adding up to
+ * the request's counts) and none while the device needs a reset; the completion ring's consumer never passes its producer; the board's
  * interrupt controller is written only to raise the backend's doorbell or the slot's
  * interrupt; no kick.
  */
@@ -31,17 +34,25 @@
 #define AREA    0x40000u        /* the frontend's rings and buffers, from its RAM's base */
 #define WINDOW  0x4000u
 #define ENTRIES (VIO_CONSOLE_QUEUES * VIO_CONSOLE_QUEUE_SIZE)
+/* The trusted device's window in the direct partition's map: past its RAM and channels. */
+#define WINDOW_IPA (platform.ram_base + (16u << 20))
 
 static const struct tern_config_virtio *dev;
 static const struct tern_config_channel *ch;
 static uint8_t *mem, *ram;
 static uint64_t ram_ipa;
 static uint16_t avail_idx[2];
+static bool trusted;
 
 static void add_device(struct tern_config *cfg)
 {
-	(void)cfg;
 	fake_config_add_virtio("con", TERN_VIRTIO_CONSOLE, STD_TRAP, STD_DIRECT, 0, CON_CH);
+	fake_config_add_virtio("tcon", TERN_VIRTIO_CONSOLE, STD_TRAP, STD_DIRECT, 1, CON_CH)->flags =
+		TERN_VF_BACKEND_TRUSTED;
+	struct tern_config_partition *back = &cfg->partition[STD_DIRECT];
+	back->region[back->num_regions++] = (struct tern_config_region){
+		WINDOW_IPA, cfg->partition[STD_TRAP].ram_hpa, cfg->partition[STD_TRAP].ram_size,
+		TERN_RF_PARTITION_RAM, 0 };
 }
 
 /* Queue q's rings in the frontend's RAM (offsets from its base). */
@@ -65,16 +76,18 @@ static uint32_t *word(uint32_t ring, uint32_t at)
 	return (uint32_t *)(void *)(mem + ring + at);
 }
 
-/* Everything of the board's RAM but the frontend's and the channel's, unreachable. */
-static void poison_the_rest(void)
+/* Everything of the board's RAM but the frontend's and the two channels', unreachable. */
+static void poison_the_rest(const struct tern_config_channel *c0, const struct tern_config_channel *c1)
 {
-	uintptr_t base = (uintptr_t)fake_ram, fe = (uintptr_t)ram, c = (uintptr_t)mem;
+	uintptr_t base = (uintptr_t)fake_ram, fe = (uintptr_t)ram, a = (uintptr_t)c0->hpa;
+	uintptr_t b = (uintptr_t)c1->hpa;
 	uint64_t fe_size = partitions[STD_TRAP].cfg->ram_size;
 
-	FUZZ_ASSERT(fe + fe_size <= c);
+	FUZZ_ASSERT(fe + fe_size <= a && a + c0->size <= b);
 	ASAN_POISON_MEMORY_REGION(fake_ram, fe - base);
-	ASAN_POISON_MEMORY_REGION((void *)(fe + fe_size), c - fe - fe_size);
-	ASAN_POISON_MEMORY_REGION((void *)(c + ch->size), base + FAKE_RAM_SIZE - c - ch->size);
+	ASAN_POISON_MEMORY_REGION((void *)(fe + fe_size), a - fe - fe_size);
+	ASAN_POISON_MEMORY_REGION((void *)(a + c0->size), b - a - c0->size);
+	ASAN_POISON_MEMORY_REGION((void *)(b + c1->size), base + FAKE_RAM_SIZE - b - c1->size);
 }
 
 static const uint32_t regs[] = {
@@ -110,6 +123,28 @@ static uint64_t biased_address(struct input *in)
 	}
 }
 
+/* Trusted: request r's slot lists segments inside the window, readable first, adding up. */
+ORACLE static void check_segments(const struct vio_request *r)
+{
+	const uint8_t *slot = mem + VIO_DATA + ((uint64_t)r->queue * VIO_CONSOLE_QUEUE_SIZE + r->head) *
+			      VIO_CONSOLE_SLOT_SIZE;
+	uint64_t size = partitions[STD_TRAP].cfg->ram_size, readable = 0, writable = 0;
+	uint32_t count;
+
+	memcpy(&count, slot, 4);
+	FUZZ_ASSERT(count <= VIO_CONSOLE_QUEUE_SIZE);
+	for (uint32_t i = 0; i < count; i++) {
+		struct vio_segment seg;
+		memcpy(&seg, slot + VIO_SEGMENTS_AT + i * sizeof(seg), sizeof(seg));
+		FUZZ_ASSERT(seg.addr >= WINDOW_IPA && seg.addr - WINDOW_IPA <= size &&
+			    seg.len <= size - (seg.addr - WINDOW_IPA));
+		FUZZ_ASSERT(seg.flags == 0 || seg.flags == VIO_SEG_WRITABLE);
+		FUZZ_ASSERT(!(writable && seg.flags == 0));
+		*(seg.flags ? &writable : &readable) += seg.len;
+	}
+	FUZZ_ASSERT(readable == r->readable && writable == r->writable);
+}
+
 /* The device's requests between `from` and `to`: each well formed, in the current epoch. */
 ORACLE static void check_requests(uint32_t from, uint32_t to, uint32_t epoch)
 {
@@ -120,6 +155,8 @@ ORACLE static void check_requests(uint32_t from, uint32_t to, uint32_t epoch)
 		FUZZ_ASSERT(r.queue < VIO_CONSOLE_QUEUES && r.head < VIO_CONSOLE_QUEUE_SIZE);
 		FUZZ_ASSERT((uint64_t)r.readable + r.writable <= VIO_CONSOLE_SLOT_SIZE);
 		FUZZ_ASSERT(r.epoch == epoch);
+		if (trusted)
+			check_segments(&r);
 	}
 }
 
@@ -243,8 +280,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fake_gic_write_hook = NULL;
 	std_boot(STARTED);
 	const struct tern_config *cfg = (const struct tern_config *)(uintptr_t)platform.config_hpa;
-	FUZZ_ASSERT(cfg->num_virtio == 1);
-	dev = config_virtio(cfg);
+	FUZZ_ASSERT(cfg->num_virtio == 2);
+	trusted = input_left(&in) && (take(&in, 1) & 1u);
+	dev = &config_virtio(cfg)[trusted ? 1 : 0];
+	FUZZ_ASSERT(((dev->flags & TERN_VF_BACKEND_TRUSTED) != 0) == trusted);
 	ch = &config_channels(cfg)[dev->channel];
 	mem = (uint8_t *)(uintptr_t)ch->hpa;
 	ram = fake_partition_ram(partitions[STD_TRAP].cfg);
@@ -254,9 +293,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	doorbell_reg = platform.arch.gicd_base + 0x200 + 4 * (ch->member[0].irq / 32);
 	doorbell_bit = 1u << (ch->member[0].irq % 32);
 	if (!poisoned) {
-		poison_the_rest();
+		poison_the_rest(&config_channels(cfg)[0], &config_channels(cfg)[1]);
 		poisoned = true;
 	}
+	FUZZ_ASSERT(((const struct vio_header *)(const void *)mem)->data_mode ==
+		    (trusted ? VIO_MODE_SEGMENTS : VIO_MODE_COPY));
 	/* Every input starts from a device at reset, its rings and area clear. */
 	virtio_reset(&partitions[STD_TRAP]);
 	memset(ram + AREA, 0, WINDOW);

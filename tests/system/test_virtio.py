@@ -54,10 +54,11 @@ def linux_built(arch):
     return kernel, initrd
 
 
-def system(tmp_path, arch, disk=CONTENT, run="blk", device="blk", initrd=None):
+def system(tmp_path, arch, disk=CONTENT, run="blk", device="blk", initrd=None, trusted=False):
     """rt (the latency guest) on core 1, linux (the frontend, tern.run=`run`, the initramfs
     `initrd` if given) on core 2, store (the backend) on core 3, and between them the blk device
-    disk0, its disk relative to the description, the console con0 or the vsock sock0."""
+    disk0, its disk relative to the description, the console con0 or the vsock sock0;
+    `trusted`: backend_trusted, store maps linux's RAM."""
     _, console, linux_irq, lat, rt_test = LINUX[arch]
     kernel, built = linux_built(arch)
     initrd = initrd or built
@@ -77,6 +78,8 @@ def system(tmp_path, arch, disk=CONTENT, run="blk", device="blk", initrd=None):
                "disk": "disk.img"} if device == "blk" else
               {"name": "sock0" if device == "vsock" else "con0", "device": device,
                "frontend": "linux", "backend": "store"}]
+    if trusted:
+        virtio[0]["backend_trusted"] = True
     path = tmp_path / "system.toml"
     path.write_text(dump_toml({"board": BOARD[arch], "partition": partitions,
                                "virtio": virtio}))
@@ -94,12 +97,18 @@ def lines_of(result, name, prefix):
             if line.startswith(tag) and line[len(tag):].startswith(prefix)]
 
 
+@pytest.mark.parametrize("mode", ["mediated", "trusted"])
 @pytest.mark.parametrize("arch", sorted(LINUX))
-def test_virtio_blk_served_by_a_bare_metal_partition(tmp_path, arch):
-    path = system(tmp_path, arch)
+def test_virtio_blk_served_by_a_bare_metal_partition(tmp_path, arch, mode):
+    # trusted: the backend reads the file's sectors straight into Linux's buffers through its
+    # window onto Linux's RAM, the hypervisor posting the chains' segments and copying nothing.
+    trusted = mode == "trusted"
+    path = system(tmp_path, arch, trusted=trusted)
     check = tern_check(path)
     assert check.returncode == 0, check.stderr
     assert "disk0" in check.stdout, check.stdout        # the device's channel is laid out
+    assert ("backend store is trusted: it reads and writes all of linux's RAM"
+            in check.stdout) == trusted, check.stdout
 
     stopped = []
 
@@ -118,7 +127,8 @@ def test_virtio_blk_served_by_a_bare_metal_partition(tmp_path, arch):
     # The backend found its device and the disk, whole sectors of it.
     sectors = len(tar_disk({"hello.txt": CONTENT})) // SECTOR
     assert lines_of(result, "store", "TERN-VBACK:") == \
-        [f"TERN-VBACK: ready disk0 blk sectors={sectors}"], result.explain()
+        [f"TERN-VBACK: ready disk0 blk sectors={sectors}{' segments' if trusted else ''}"], \
+        result.explain()
 
     # Linux read the file through the virtio-mmio slot: its exact content.
     linux = lines_of(result, "linux", "TERN-LINUX:")
@@ -231,7 +241,7 @@ def test_vback_without_a_virtio_channel_says_so_and_ends(arch):
 # ---- vback alone on the bare board, serving requests written into its channels beforehand ----
 
 # tern/virtio_channel.h's layout, as this test writes and reads it.
-VIO_MAGIC, VIO_VERSION, VIO_READY = 0x4F495654, 1, 0x59444552
+VIO_MAGIC, VIO_VERSION, VIO_READY = 0x4F495654, 2, 0x59444552
 REQUESTS, COMPLETIONS, ENTRIES_AT, DATA, CONFIG = 0x1000, 0x3000, 0x80, 0x5000, 0x100
 BLK, CONSOLE = 2, 3
 SHAPE = {BLK: (1, 32, 0x8000), CONSOLE: (2, 64, 0x1000)}      # queues, queue size, slot size

@@ -60,7 +60,7 @@ def test_header_bytes():
     data = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[PARTITION], ram_size=0xC000_0000))
     assert data[:4] == b"TERN"
     magic, version, size, count, cpus, flags = abi.HEADER.unpack_from(data)[:6]
-    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 6, 48 + 544, 1, 2, 0)
+    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 7, 48 + 544, 1, 2, 0)
     assert u64(data, 24) == 0xC000_0000                             # ram_size
     # No channels: none counted, their records would start right after the partition.
     assert (u32(data, 32), u32(data, 36)) == (0, 48 + 544)          # num_channels, offset
@@ -236,6 +236,7 @@ int main(void)
 	printf("const.MAX_REGIONS %u 0\n", TERN_MAX_REGIONS);
 	printf("const.IRQ_WORDS %u 0\n", TERN_IRQ_WORDS);
 	printf("const.RF_DEVICE %u 0\n", TERN_RF_DEVICE);
+	printf("const.RF_PARTITION_RAM %u 0\n", TERN_RF_PARTITION_RAM);
 	printf("const.FAULT_STOP %u 0\n", TERN_FAULT_STOP);
 	printf("const.FAULT_RESTART %u 0\n", TERN_FAULT_RESTART);
 	printf("const.FAULT_INJECT %u 0\n", TERN_FAULT_INJECT);
@@ -304,6 +305,7 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     assert c["const.MAX_REGIONS"][0] == abi.MAX_REGIONS
     assert c["const.IRQ_WORDS"][0] == abi.IRQ_WORDS
     assert c["const.RF_DEVICE"][0] == abi.RF_DEVICE
+    assert c["const.RF_PARTITION_RAM"][0] == abi.RF_PARTITION_RAM == 1 << 1
     assert c["const.FAULT_STOP"][0] == abi.FAULT_STOP
     assert c["const.FAULT_RESTART"][0] == abi.FAULT_RESTART
     assert c["const.FAULT_INJECT"][0] == abi.FAULT_INJECT

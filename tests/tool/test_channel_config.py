@@ -289,7 +289,7 @@ def test_blob_bytes(tmp_path, stub_image):
     data = (tmp_path / "work" / "config.bin").read_bytes()
     channels_offset = 48 + 3 * 544
     # Header: num_channels, channels_offset; size covers the channel records.
-    assert (u32(data, 4), u32(data, 8)) == (6, channels_offset + 2 * 184) == (6, len(data))
+    assert (u32(data, 4), u32(data, 8)) == (7, channels_offset + 2 * 184) == (7, len(data))
     # No virtio devices: num_virtio 0, their offset the end of the channels.
     assert (u32(data, 32), u32(data, 36), u32(data, 40), u32(data, 44)) == \
         (2, channels_offset, 0, channels_offset + 2 * 184)

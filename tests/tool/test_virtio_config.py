@@ -113,8 +113,14 @@ def test_linux_images_are_told_apart(files):
                                "(known: linux, store)"),
     ([virtio(frontend="store")], 'virtio[0].backend: "store" is the frontend too: a device is '
                                  "served by another partition"),
-    ([virtio(backend_trusted=True)], "virtio[0].backend_trusted: not built yet: the backend "
-                                     "sees only the data the hypervisor copies for it"),
+    ([virtio(frontend="store", backend="linux", disk=None, device="console",
+             backend_trusted=True)],
+     'virtio[0].backend_trusted: backend "linux" runs Linux, whose backend (tern-vio) reaches '
+     "the channel through a PCI function and cannot map store's RAM: a trusted device needs a "
+     "bare-metal backend (vback)"),
+    ([virtio(device="vsock", disk=None, backend_trusted=True)],
+     "virtio[0].backend_trusted: a vsock device is served in mediated mode only: vback fills "
+     "the frontend's receive buffers it holds in their channel slots"),
     ([virtio(backend_trusted="no")], 'virtio[0].backend_trusted: must be true or false '
                                      '(got "no")'),
     ([virtio(disk=None)], 'virtio[0].disk: missing: backend "store" is bare metal, and serves '
@@ -320,7 +326,7 @@ def blob_of(files, text, riscv=False):
 def test_arm64_blob(files):
     prepared, blob = blob_of(files, arm64(channel("msg", members=["linux", "store"]), virtio(),
                                           virtio("con", "console", disk=None)))
-    assert blob.version == 6 and blob == prepared.blob
+    assert blob.version == 7 and blob == prepared.blob
     assert [c.name for c in blob.channels] == ["msg", "disk0", "con"]
     disk0 = blob.channels[1]
     assert disk0.size == 0x10_5000 and disk0.doorbell_ipa == disk0.ipa + disk0.size
@@ -471,3 +477,79 @@ def test_check_shows_a_vsock_device_and_its_guest_cid(files):
     assert "guest_cid" not in disk0
     assert (sock0["device"], sock0["device_id"], sock0["guest_cid"]) == ("vsock", 19, 4)
     assert sock0["channel"]["size"] == 0xC_5000
+
+
+# backend_trusted: the backend's window onto its frontend's RAM.
+
+def test_trusted_window_arm64(files):
+    system, pl = placed(files, arm64(virtio(backend_trusted=True),
+                                     virtio("con", "console", disk=None)))
+    disk0, con = pl.virtio
+    linux, store = pl.partitions
+    assert (disk0.trusted, con.trusted) == (True, False)
+    # Past store's RAM and every channel's doorbell page: the channels stay where they were.
+    assert [hex(c.ipa) for c in pl.channels] == ["0x42000000", "0x42200000"]
+    assert disk0.window_ipa == 0x4240_0000
+    assert store.windows == (layout.RamWindow("linux", 0x4240_0000, linux.ram_hpa,
+                                              64 * 1024 * 1024),)
+    assert linux.windows == ()
+
+
+@pytest.mark.skipif(shutil.which("dtc") is None, reason="needs dtc")
+def test_trusted_blob_riscv64(files):
+    _, blob = blob_of(files, riscv64(virtio(backend_trusted=True)), riscv=True)
+    linux, store = blob.partitions
+    (v,) = blob.virtio
+    assert v.flags == abi.VF_BACKEND_TRUSTED
+    ch = blob.channels[0]
+    window = layout.align_up(ch.doorbell_ipa + 0x1000, layout.BLOCK)
+    assert store.regions == (abi.Region(window, linux.ram_hpa, linux.ram_size,
+                                        abi.RF_PARTITION_RAM),)
+    assert linux.regions == ()
+
+
+@pytest.mark.skipif(shutil.which("dtc") is None, reason="needs dtc")
+def test_untrusted_blob_has_no_window(files):
+    _, blob = blob_of(files, arm64(virtio()))
+    assert blob.virtio[0].flags == 0 and blob.partitions[1].regions == ()
+
+
+def test_trusted_window_past_the_ipa_limit(files, monkeypatch):
+    # Unreachable on the real boards (arm64's 3 GiB of RAM from 1 GiB end by its 4 GiB limit):
+    # a board with less IPA space shows the check.
+    board = layout.VIRT_BOARDS["arm64"]
+    monkeypatch.setitem(layout.VIRT_BOARDS, "arm64", layout.replace(board, ipa_limit=0x4400_0000))
+    assert error_of(files, arm64(virtio(backend_trusted=True))) == (
+        "virtio[0].backend_trusted: linux's RAM (64 MiB) does not fit in store's map: it would "
+        "take IPA 0x42200000-0x46200000, past the arm64 board's IPA limit 0x44000000")
+
+
+def test_one_window_per_frontend(files):
+    _, pl = placed(files, arm64(virtio("c0", "console", disk=None, backend_trusted=True),
+                                virtio("c1", "console", disk=None, backend_trusted=True)))
+    assert [v.window_ipa for v in pl.virtio] == [0x4240_0000] * 2
+    assert len(pl.partitions[1].windows) == 1
+
+
+def test_check_says_what_a_trusted_device_trusts(files):
+    path = write_toml(files, arm64(virtio(backend_trusted=True)))
+    proc = subprocess.run([sys.executable, LAUNCHER, "check", str(path)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    pl = place(load_system(path))
+    linux = pl.partitions[0]
+    assert (f"{path}: note: virtio[0].backend_trusted: disk0: backend store is trusted: it "
+            f"reads and writes all of linux's RAM (64 MiB at 0x{linux.ram_hpa:x}, IPA "
+            f"0x42200000 in store)") in proc.stdout.splitlines(), proc.stdout
+    assert any(r.startswith("virtio disk0 ") and "; trusted: the backend reads and writes all "
+               "of linux's RAM" in r for r in proc.stdout.splitlines()), proc.stdout
+    assert any(r.startswith("  store window ") and "0x42200000-0x46200000" in r
+               for r in proc.stdout.splitlines()), proc.stdout
+    proc = subprocess.run([sys.executable, LAUNCHER, "check", "--json", str(path)],
+                          capture_output=True, text=True)
+    doc = json.loads(proc.stdout)
+    (v,) = doc["layout"]["virtio"]
+    assert v["mediated"] is False
+    assert v["window"] == {"frontend_ram": {"hpa": linux.ram_hpa, "size": 64 * 1024 * 1024,
+                                            "ipa": 0x4220_0000}}
+    assert [f["field"] for f in doc["findings"]] == ["virtio[0].backend_trusted"]

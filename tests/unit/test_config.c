@@ -844,7 +844,7 @@ void test_config_rejects_virtio_records(void)
 	CHECK(expect_error("device id 0"));
 	make_valid(2);
 	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
-	CHECK(expect_error("virtio disk0: a trusted backend is not built yet"));
+	CHECK(expect_error("virtio disk0: trusted, but backend rt has no window onto linux's RAM"));
 	make_valid(2);
 	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = 2;
 	CHECK(expect_error("virtio disk0: unknown flags 0x2"));
@@ -953,4 +953,97 @@ void test_config_rejects_virtio_channels(void)
 	make_valid(2);
 	part(1).irqs[1] |= 1u << (48 - 32);
 	CHECK(expect_error("partition linux: interrupt 48 is not one of a device"));
+}
+
+/* ---- A trusted backend's window onto its frontend's RAM ---- */
+
+#define WINDOW_IPA (RAM_IPA + (128ull << 20))
+
+/* Partition be's window onto partition fe's RAM, at WINDOW_IPA. */
+static struct tern_config_region *add_window(int be, int fe)
+{
+	struct tern_config_partition *p = &part(be);
+	struct tern_config_region *g = &p->region[p->num_regions++];
+
+	*g = (struct tern_config_region){ WINDOW_IPA, part(fe).ram_hpa, part(fe).ram_size,
+					  TERN_RF_PARTITION_RAM, 0 };
+	return g;
+}
+
+void test_config_accepts_trusted_virtio(void)
+{
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
+	add_window(0, 1);
+	CHECK_EQ(validate(), 0);
+	/* A second trusted device of the same pair shares the window. */
+	add_virtio("con", TERN_VIRTIO_CONSOLE, 1, 0, 1)->flags = TERN_VF_BACKEND_TRUSTED;
+	chan(1)->hpa = CH_HPA + (4ull << 20);
+	CHECK_EQ(validate(), 0);
+}
+
+void test_config_rejects_windows(void)
+{
+	/* Another partition's RAM, but no trusted device of it served here. */
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	add_window(0, 1);
+	CHECK(expect_error("partition rt: region 0x48000000 maps partition linux's RAM, but no trusted "
+			   "virtio device of linux is served by rt"));
+	/* Trusted the other way round: the frontend does not map its backend. */
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
+	add_window(0, 1);
+	add_window(1, 0);
+	CHECK(expect_error("partition linux: region 0x44000000 maps partition rt's RAM, but no "
+			   "trusted virtio device of rt is served by linux"));
+	/* Part of it, more than it, or RAM of no partition. */
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
+	add_window(0, 1)->size -= KiB(4);
+	CHECK(expect_error("partition rt: region 0x48000000+0x3fff000 (partition RAM) is not another "
+			   "partition's whole RAM"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
+	add_window(0, 1)->hpa += KiB(4);
+	CHECK(expect_error("is not another partition's whole RAM"));
+	/* Its own RAM is not another's. */
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
+	add_window(0, 0);
+	CHECK(expect_error("partition rt: region 0x44000000+0x4000000 (partition RAM) is not another"));
+	/* A device region may not be RAM, whatever trusts it. */
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
+	add_window(0, 1)->flags = TERN_RF_DEVICE;
+	CHECK(expect_error("partition rt: region 0x48000000+0x4000000 is not a device"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
+	add_window(0, 1)->flags = TERN_RF_PARTITION_RAM | TERN_RF_DEVICE;
+	CHECK(expect_error("partition rt: region 0x48000000 has flags 0x3"));
+	/* Where it is in the backend's map: in the guest map, off its RAM, its devices, its channels. */
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
+	add_window(0, 1)->ipa = RAM_IPA + (32ull << 20);
+	CHECK(expect_error("partition rt: region 0x48000000 (partition linux's RAM) at IPA 0x42000000, "
+			   "outside the guest map or over its own RAM"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
+	add_window(0, 1)->ipa = (1ull << 32) - (32ull << 20);
+	CHECK(expect_error("at IPA 0xfe000000, outside the guest map"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
+	give_pcie(0);
+	add_window(0, 1)->ipa = 0x20000000;
+	CHECK(expect_error("partition rt: region 0x48000000 (partition linux's RAM) over region 0x10000000"));
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
+	add_window(0, 1)->ipa = chan(0)->ipa;
+	CHECK(expect_error("channel disk0: IPA 0x44000000 overlaps partition rt's device region 0x44000000"));
+	/* One window a pair. */
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
+	add_window(0, 1);
+	add_window(0, 1)->ipa = WINDOW_IPA + (64ull << 20);
+	CHECK(expect_error("partition rt: region 0x48000000 (partition linux's RAM) over region 0x48000000"));
 }

@@ -39,12 +39,24 @@ static uint8_t *ram;      /* fe's RAM, as the hypervisor addresses it */
 static uint8_t *mem;      /* the channel's memory */
 static uint8_t *snapshot; /* all of the board's RAM before a hostile act */
 
-static void boot_blk_flags(uint32_t fe_flags)
+/* A trusted device's backend sees fe's RAM here (clear of its RAM and the channel). */
+#define WINDOW   (platform.ram_base + (8u << 20))
+
+/* The blk device; trusted: with be's window onto fe's RAM; fe_flags: the frontend's TERN_PF_*. */
+static void boot_device(bool trusted, uint32_t fe_flags)
 {
 	fake_config_begin(2);
 	add_partition("fe", "0", fe_flags);
 	add_partition("be", "1", 0);
-	dev = fake_config_add_virtio("disk0", TERN_VIRTIO_BLK, 0, 1, SLOT, BLK_CH);
+	struct tern_config_virtio *v = fake_config_add_virtio("disk0", TERN_VIRTIO_BLK, 0, 1, SLOT, BLK_CH);
+	if (trusted) {
+		struct tern_config *cfg = (struct tern_config *)(void *)fake_config;
+		struct tern_config_partition *back = &cfg->partition[1];
+		v->flags = TERN_VF_BACKEND_TRUSTED;
+		back->region[back->num_regions++] = (struct tern_config_region){
+			WINDOW, cfg->partition[0].ram_hpa, cfg->partition[0].ram_size, TERN_RF_PARTITION_RAM, 0 };
+	}
+	dev = v;
 	ch = (const struct tern_config_channel *)(const void *)(fake_config + ((struct tern_config *)(void *)fake_config)->channels_offset);
 	mem = (uint8_t *)(uintptr_t)ch->hpa;
 	memset(mem, 0, BLK_CH);
@@ -59,7 +71,7 @@ static void boot_blk_flags(uint32_t fe_flags)
 
 static void boot_blk(void)
 {
-	boot_blk_flags(0);
+	boot_device(false, 0);
 }
 
 static uint64_t ipa(uint32_t off)
@@ -245,6 +257,9 @@ void test_virtio_mmio_registers(void)
 	CHECK_EQ(hdr()->slot_size, VIO_BLK_SLOT_SIZE);
 	CHECK_EQ(hdr()->device_features, 0x100000006ull);
 	CHECK_EQ(hdr()->epoch, 0);
+	CHECK_EQ(hdr()->data_mode, VIO_MODE_COPY);
+	CHECK_EQ(hdr()->window_ipa, 0);
+	CHECK_EQ(hdr()->window_size, 0);
 	/* The config space: the backend's bytes, any size, little-endian; writes ignored. */
 	for (uint32_t i = 0; i < 16; i++)
 		mem[VIO_CONFIG + i] = (uint8_t)(0x10 + i);
@@ -287,7 +302,7 @@ void test_virtio_mmio_frontend_member(void)
 	uint64_t pa, value;
 	bool w, x;
 
-	boot_blk_flags(TERN_PF_IRQ_DIRECT | TERN_PF_WFI_NATIVE);
+	boot_device(false, TERN_PF_IRQ_DIRECT | TERN_PF_WFI_NATIVE);
 	be = partition_named("be");
 	CHECK(!shared_map_of(fe, ch->ipa, &pa, &w, &x));
 	CHECK(!channel_maps(fe, ch->ipa));
@@ -316,7 +331,7 @@ void test_virtio_mmio_completion_reaches_a_polling_driver(void)
 	uint64_t value = 1;
 	uint16_t used_idx;
 
-	boot_blk_flags(TERN_PF_IRQ_DIRECT | TERN_PF_WFI_NATIVE);
+	boot_device(false, TERN_PF_IRQ_DIRECT | TERN_PF_WFI_NATIVE);
 	be = partition_named("be");
 	bring_up();
 	avail_idx = 0;
@@ -814,4 +829,109 @@ void test_virtio_mmio_vsock_shape_features_and_default_cid(void)
 	CHECK_EQ(rd(0x104), 0);
 	CHECK_EQ(mem[VIO_CONFIG], VIO_VSOCK_CID_FIRST + 1);
 	CHECK_EQ(mem[VIO_CONFIG + 7], 0);
+}
+
+/* Segment i of head's slot, as the backend reads it. */
+static struct vio_segment segment(uint32_t head, uint32_t i)
+{
+	struct vio_segment seg;
+
+	memcpy(&seg, slot(head) + VIO_SEGMENTS_AT + i * sizeof(seg), sizeof(seg));
+	return seg;
+}
+
+static bool slot_zero_from(uint32_t head, uint32_t from)
+{
+	for (uint32_t i = from; i < VIO_BLK_SLOT_SIZE; i++) {
+		if (slot(head)[i] != 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Trusted: the chain is walked and checked as in copy mode, and its scatter list (addresses in
+ * the backend's window) is posted instead of its bytes; the backend's bytes in fe's RAM stay
+ * as it wrote them, and the used ring says how many it wrote.
+ */
+void test_virtio_mmio_trusted_posts_segments(void)
+{
+	boot_device(true, 0);
+	CHECK_EQ(hdr()->data_mode, VIO_MODE_SEGMENTS);
+	CHECK_EQ(hdr()->window_ipa, WINDOW);
+	CHECK_EQ(hdr()->window_size, fe->cfg->ram_size);
+	bring_up();
+	avail_idx = 0;
+	blk_chain(0, BUF);
+	offer(0);
+	struct vio_request r;
+	CHECK_EQ(*ring_word(VIO_REQUESTS, VIO_RING_PROD), 1);
+	memcpy(&r, mem + VIO_REQUESTS + VIO_RING_ENTRIES_AT, sizeof(r));
+	CHECK_EQ(r.readable, 16);
+	CHECK_EQ(r.writable, 513);
+	uint32_t count;
+	memcpy(&count, slot(0), 4);
+	CHECK_EQ(count, 3);
+	struct vio_segment s0 = segment(0, 0), s1 = segment(0, 1), s2 = segment(0, 2);
+	CHECK(s0.addr == WINDOW + BUF && s0.len == 16 && s0.flags == 0);
+	CHECK(s1.addr == WINDOW + BUF + 0x100 && s1.len == 512 && s1.flags == VIO_SEG_WRITABLE);
+	CHECK(s2.addr == WINDOW + BUF + 0x400 && s2.len == 1 && s2.flags == VIO_SEG_WRITABLE);
+	/* Nothing copied: past the list the slot is as the boot left it. */
+	CHECK(slot_zero_from(0, VIO_SEGMENTS_AT + 3 * sizeof(struct vio_segment)));
+	CHECK_EQ(stat(STAT_VIRTIO_REQUEST), 1);
+	/* The backend writes 100 bytes through its window, then completes. */
+	*ring_word(VIO_REQUESTS, VIO_RING_CONS) = 1;
+	for (uint32_t i = 0; i < 100; i++)
+		ram[BUF + 0x100 + i] = (uint8_t)(i * 3 + 5);
+	for (uint32_t i = 100; i < 512; i++)
+		ram[BUF + 0x100 + i] = 0xee;
+	complete(0, 0, 100, hdr()->epoch);
+	take_snapshot();
+	CHECK_EQ(rd(0x060), 1);
+	CHECK(touched_only_fe_and_slot(~0u));
+	for (uint32_t i = 0; i < 100; i++)
+		CHECK_EQ(ram[BUF + 0x100 + i], (uint8_t)(i * 3 + 5));
+	for (uint32_t i = 100; i < 512; i++)
+		CHECK_EQ(ram[BUF + 0x100 + i], 0xee);
+	CHECK(slot_zero_from(0, VIO_SEGMENTS_AT + 3 * sizeof(struct vio_segment)));
+	uint16_t used_idx;
+	uint32_t elem[2];
+	memcpy(&used_idx, ram + USED + 2, 2);
+	memcpy(elem, ram + USED + 4, 8);
+	CHECK_EQ(used_idx, 1);
+	CHECK_EQ(elem[0], 0);
+	CHECK_EQ(elem[1], 100);
+	CHECK_EQ(stat(STAT_VIRTIO_COMPLETION), 1);
+	/* Only the bytes fe's RAM changed: the used ring's (the snapshot was before the take). */
+	CHECK_EQ(memcmp(snapshot + (fe->cfg->ram_hpa - (uintptr_t)fake_ram) + BUF,
+			ram + BUF, 0x1000), 0);
+	/* More than the chain has room for: refused and counted, the used ring untouched. */
+	wr(0x064, 1);
+	offer(0);
+	uint64_t refused = stat(STAT_VIRTIO_REFUSED_BACKEND);
+	complete(0, 0, 514, hdr()->epoch);
+	CHECK_EQ(rd(0x060), 0);
+	CHECK_EQ(stat(STAT_VIRTIO_REFUSED_BACKEND), refused + 1);
+	memcpy(&used_idx, ram + USED + 2, 2);
+	CHECK_EQ(used_idx, 1);
+	/* ... and its right answer after it is taken. */
+	complete(0, 0, 513, hdr()->epoch);
+	CHECK_EQ(rd(0x060), 1);
+	memcpy(&used_idx, ram + USED + 2, 2);
+	memcpy(elem, ram + USED + 4 + 8, 8);
+	CHECK_EQ(used_idx, 2);
+	CHECK_EQ(elem[1], 513);
+	CHECK_EQ(stat(STAT_VIRTIO_REFUSED_FRONTEND), 0);
+}
+
+/* Trusted or not, a chain outside fe's RAM is refused before anything is posted. */
+void test_virtio_mmio_trusted_still_checks_chains(void)
+{
+	boot_device(true, 0);
+	bring_up();
+	avail_idx = 0;
+	past_ram();
+	uint64_t before = stat(STAT_VIRTIO_REFUSED_FRONTEND);
+	offer(0);
+	check_frontend_refused(before, 0);
 }

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 CONFIG_MAGIC = 0x4E524554         # "TERN"
-CONFIG_VERSION = 6
+CONFIG_VERSION = 7
 MAX_PARTITIONS = 8
 MAX_VCPUS = 8
 NAME_LEN = 16
@@ -23,6 +23,7 @@ PF_WFI_NATIVE = 1 << 0
 PF_IRQ_DIRECT = 1 << 1
 PF_UNCONFINED_DMA = 1 << 2        # the description accepts that its devices' DMA is not confined
 RF_DEVICE = 1 << 0                # region is device memory (Device-nGnRE), not RAM
+RF_PARTITION_RAM = 1 << 1         # region is another partition's RAM: a trusted backend's window
 FAULT_STOP = 0                    # fault_policy: a guest fault stops the partition
 FAULT_RESTART = 1                 # ... or reloads it from its pristine copies and starts it again
 FAULT_INJECT = 2                  # ... or an access outside it is the guest's bus error, as on the board
@@ -38,7 +39,7 @@ VIRTIO_NET = 1                    # tern_config_virtio.device_id: VirtIO 1.2's d
 VIRTIO_BLK = 2
 VIRTIO_CONSOLE = 3
 VIRTIO_VSOCK = 19
-VF_BACKEND_TRUSTED = 1 << 0       # the backend maps the frontend's RAM (not built yet)
+VF_BACKEND_TRUSTED = 1 << 0       # the backend maps the frontend's RAM and moves the data itself
 
 # (C field name, struct format) in declaration order.
 HEADER_FIELDS = (

@@ -659,8 +659,7 @@ def _blk_records(scenario, system, shift, path, reads, extra=None):
 def run_vio_blk(scenario, system, shift, plan, runs):
     """virtio-blk sequential reads in Linux: natively from QEMU's virtio-blk (PCI); in Tern from
     the same device passed through, and from the board's virtio-mmio slot served by the
-    bare-metal backend (mediated), that once more with twice the bytes for the entries per
-    request."""
+    bare-metal backend, mediated and trusted (_served_blk)."""
     arch, nbytes = scenario.arch, VIO_BLK_BYTES
     initrd = vio_initrd(runs, arch)
     sizes = ",".join(str(s) for s in VIO_BLK_SIZES)
@@ -691,15 +690,37 @@ def run_vio_blk(scenario, system, shift, plan, runs):
     else:
         records += _blk_records(scenario, system, shift, "pass-through", reads)
 
-    counters = []
+    failed_in = None
+    for path in ("mediated", "trusted"):
+        served, why, where = _served_blk(scenario, system, shift, runs, initrd, run, disk, path)
+        records += served
+        workdir = where or workdir
+        if why:
+            errors.append(why)
+            failed_in = failed_in or where
+    workdir = failed_in or workdir       # an error's own run's files
+    return Outcome(records, "; ".join(errors) or None, str(workdir) if workdir else None)
+
+
+def _served_blk(scenario, system, shift, runs, initrd, run, disk, path):
+    """The disk at the board's virtio-mmio slot, served by vback: `mediated` (the hypervisor
+    copies) or `trusted` (backend_trusted: vback moves the data through its window onto the
+    frontend's RAM), run twice, the second with twice the bytes, for the entries per request.
+    (records, error or None, the last run's workdir)."""
+    arch, nbytes = scenario.arch, VIO_BLK_BYTES
+    label = _label(scenario, shift)
+    counters, workdir, first = [], None, None
     for n in (1, 2):
         frontend = _vio_linux("linux", [1], arch, system, initrd,
                               run.replace(f"bytes={nbytes}", f"bytes={n * nbytes}"))
         store = _partition("store", [2], VBACK[arch], "trap", "", memory=VIO_BACKEND_MEMORY)
-        result = _vio_run(runs, f"{label}-mediated-{n}", shift,
+        device = {"name": "disk0", "device": "blk", "frontend": "linux", "backend": "store",
+                  "disk": str(disk)}
+        if path == "trusted":
+            device["backend_trusted"] = True
+        result = _vio_run(runs, f"{label}-{path}-{n}", shift,
                           {"board": _vio_board(arch, 3), "partition": [frontend, store],
-                           "virtio": [{"name": "disk0", "device": "blk", "frontend": "linux",
-                                       "backend": "store", "disk": str(disk)}]},
+                           "virtio": [device]},
                           console=_stop_backend_when_off("linux", "store"))
         workdir = result.workdir
         reads = parse_blk_read(getattr(result.partitions.get("linux"), "lines", []))
@@ -707,24 +728,20 @@ def run_vio_blk(scenario, system, shift, plan, runs):
         why = _failure(result) or (reads["error"] if isinstance(reads, dict) else None) or \
             (None if stats else "no tern-stats")
         if why:
-            errors.append(f"mediated ({n * nbytes} bytes): {why}")
-            break
+            return [], f"{path} ({n * nbytes} bytes): {why}", workdir
         refused = {k: stats.get(k) for k in ("virtio_refused_frontend", "virtio_refused_backend")
                    if stats.get(k)}
         if refused:
-            errors.append(f"mediated ({n * nbytes} bytes): requests refused {refused}")
-            break
+            return [], f"{path} ({n * nbytes} bytes): requests refused {refused}", workdir
         counters.append(stats)
         if n == 1:
-            mediated = reads
-    if len(counters) == 2:
-        total, causes = per_request(counters[0], counters[1])
-        extra = {"entries_per_request": total, "entries_by_cause": causes,
-                 "requests": {"first": counters[0]["virtio_request"],
-                              "second": counters[1]["virtio_request"]},
-                 "frontend_stats": {k: counters[1].get(k) for k in VIO_STAT_KEYS}}
-        records += _blk_records(scenario, system, shift, "mediated", mediated, extra)
-    return Outcome(records, "; ".join(errors) or None, str(workdir) if workdir else None)
+            first = reads
+    total, causes = per_request(counters[0], counters[1])
+    extra = {"entries_per_request": total, "entries_by_cause": causes,
+             "requests": {"first": counters[0]["virtio_request"],
+                          "second": counters[1]["virtio_request"]},
+             "frontend_stats": {k: counters[1].get(k) for k in VIO_STAT_KEYS}}
+    return _blk_records(scenario, system, shift, path, first, extra), None, workdir
 
 
 def run_vio_net(scenario, system, shift, plan, runs):

@@ -155,7 +155,8 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             flags=(abi.PF_WFI_NATIVE if p.wfi_native else 0)
             | (abi.PF_IRQ_DIRECT if p.irq_direct else 0)
             | (abi.PF_UNCONFINED_DMA if p.unconfined_dma else 0),
-            regions=tuple(abi.Region(r.ipa, r.hpa, r.size, abi.RF_DEVICE) for r in pl.regions),
+            regions=tuple(abi.Region(r.ipa, r.hpa, r.size, abi.RF_DEVICE) for r in pl.regions)
+            + tuple(abi.Region(w.ipa, w.hpa, w.size, abi.RF_PARTITION_RAM) for w in pl.windows),
             irqs=pl.intids + pl.doorbell_irqs + pl.virtio_irqs, initrd_ipa=pl.initrd_ipa,
             initrd_size=pl.initrd_size,
             pristine_initrd_hpa=pl.pristine_initrd_hpa,
@@ -193,7 +194,7 @@ def virtio_records(placed):
     """The blob's virtio records for the [[virtio]] devices of layout `placed`."""
     return [abi.VirtioRecord(name=v.name, mmio_ipa=v.mmio_ipa, device_id=v.device_id,
                              frontend=v.frontend, backend=v.backend, channel=v.channel,
-                             irq=v.irq)
+                             irq=v.irq, flags=abi.VF_BACKEND_TRUSTED if v.trusted else 0)
             for v in placed.virtio]
 
 

@@ -46,7 +46,7 @@ def _check_text(path):
     used = placed.end - ram_base
     print(f"RAM used: {format_size(used, round_up=True)} of {format_size(board.memory)} "
           f"(0x{ram_base:x}-0x{placed.end:x})")
-    for field, message in layout.notes(system):
+    for field, message in layout.notes(system, placed):
         print(f"{show_path(path)}: note: {field}: {message}")
 
 
@@ -78,7 +78,7 @@ def check_doc(path):
     doc["ok"] = True
     doc["layout"] = layout_doc(system, placed)
     doc["findings"] += [{"severity": "note", "field": field, "message": message}
-                        for field, message in layout.notes(system)]
+                        for field, message in layout.notes(system, placed)]
     return doc, None
 
 
@@ -138,7 +138,8 @@ def _channel_doc(n, ch, functions):
 def _virtio_doc(system, placed, v, functions):
     """A [[virtio]] device: its frontend's slot (registers and interrupt), its backend and the
     channel it serves the device over, as `channels` has them.  mediated: the backend sees
-    only what the hypervisor copies between the frontend's buffers and the channel.  A vsock
+    only what the hypervisor copies between the frontend's buffers and the channel; else
+    (backend_trusted) `window` is where the backend maps all of the frontend's RAM.  A vsock
     device adds its frontend's guest_cid."""
     ch = placed.channels[v.channel]
     disk = system.virtio[placed.virtio.index(v)].disk_path
@@ -148,7 +149,11 @@ def _virtio_doc(system, placed, v, functions):
             "backend": system.partitions[v.backend].name,
             "slot": {"index": v.slot, "mmio": v.mmio_ipa, "size": v.mmio_size, "irq": v.irq},
             "channel": _channel_doc(v.channel, ch, functions),
-            "disk": str(disk) if disk else None, "mediated": True, **extra}
+            "disk": str(disk) if disk else None, "mediated": not v.trusted,
+            "window": ({"frontend_ram": _range(placed.partitions[v.frontend].ram_hpa,
+                                               placed.partitions[v.frontend].ram_size,
+                                               v.window_ipa)} if v.trusted else None),
+            **extra}
 
 
 def _function_doc(f):
@@ -177,6 +182,8 @@ def _partition_doc(system, p, pl, virt):
                    if pl.initrd_size else None),
         "devices": list(p.devices),
         "regions": [{"name": r.name, **_range(r.hpa, r.size, r.ipa)} for r in pl.regions],
+        "windows": [{"frontend": w.frontend, **_range(w.hpa, w.size, w.ipa)}
+                    for w in pl.windows],
         # The devices' wired interrupts as the hypervisor numbers them: GIC INTIDs on arm64,
         # APLIC sources on riscv64.
         "interrupts": list(pl.intids),

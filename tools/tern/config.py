@@ -171,6 +171,7 @@ class Virtio:
     backend: str
     disk_path: Path = None        # blk with a bare-metal backend: the image it serves ...
     disk_size: int = 0            # ... loaded as the backend's initrd
+    trusted: bool = False         # backend_trusted: the backend maps all of the frontend's RAM
 
     @property
     def toml_key(self):
@@ -367,13 +368,20 @@ def _parse_virtio_device(index, entry, partitions, channels, earlier, base_dir):
     if not isinstance(trusted, bool):
         raise ConfigError(f"{at}.backend_trusted", f"must be true or false "
                                                    f"(got {_show(trusted)})")
-    if trusted:
-        raise ConfigError(f"{at}.backend_trusted", "not built yet: the backend sees only the "
-                                                   "data the hypervisor copies for it")
+    if trusted and by_name[backend].image.linux:
+        raise ConfigError(f"{at}.backend_trusted", f'backend "{backend}" runs Linux, whose '
+                                                   f"backend (tern-vio) reaches the channel "
+                                                   f"through a PCI function and cannot map "
+                                                   f"{frontend}'s RAM: a trusted device needs a "
+                                                   f"bare-metal backend (vback)")
+    if trusted and device == "vsock":
+        raise ConfigError(f"{at}.backend_trusted", "a vsock device is served in mediated mode "
+                                                   "only: vback fills the frontend's receive "
+                                                   "buffers it holds in their channel slots")
     disk_path, disk_size = _parse_virtio_disk(entry, at, device, by_name[backend], earlier,
                                               base_dir)
     return Virtio(index=index, name=name, device=device, frontend=frontend, backend=backend,
-                  disk_path=disk_path, disk_size=disk_size)
+                  disk_path=disk_path, disk_size=disk_size, trusted=trusted)
 
 
 def _parse_virtio_disk(entry, at, device, backend, earlier, base_dir):

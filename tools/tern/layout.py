@@ -404,6 +404,7 @@ class PartitionPlacement:
     doorbell_irqs: tuple = ()     # its doorbells as channel member, in channel order
     virtio_irqs: tuple = ()       # its virtio-mmio slots' interrupts, as a frontend
     pci_functions: tuple = ()     # PciFunction: its channels as ivshmem functions, by device
+    windows: tuple = ()           # RamWindow: its trusted devices' frontends' RAM, as a backend
 
     def hpa(self, ipa):
         """Board address of a guest-physical address inside this partition's RAM."""
@@ -420,6 +421,17 @@ class PartitionPlacement:
     @property
     def initrd_hpa(self):
         return self.hpa(self.initrd_ipa)
+
+
+@dataclass(frozen=True)
+class RamWindow:
+    """A trusted [[virtio]] backend's map of its frontend's whole RAM (abi.RF_PARTITION_RAM),
+    one for all the devices it serves that frontend."""
+
+    frontend: str                 # whose RAM
+    ipa: int                      # in the backend's map
+    hpa: int                      # the frontend's RAM on the board
+    size: int
 
 
 @dataclass(frozen=True)
@@ -501,6 +513,8 @@ class VirtioPlacement:
     mmio_ipa: int                 # ... its registers ...
     mmio_size: int                # ... as the board's device tree gives them ...
     irq: int                      # ... and its interrupt
+    trusted: bool = False         # backend_trusted: the backend maps the frontend's RAM ...
+    window_ipa: int = 0           # ... there (RamWindow)
 
 
 @dataclass(frozen=True)
@@ -608,6 +622,7 @@ def place(system):
         channels.append(ch)
     placements = _give_doorbells(system, board, channels, placements)
     placements = _give_slot_irqs(virtio, placements)
+    virtio, placements = _give_windows(system, board, virtio, channels, placements)
     placements = _give_pci_functions(system, board, channels, placements)
 
     end = alloc.next
@@ -641,6 +656,48 @@ def _place_virtio(system, board, v, hpa, placements, channels, earlier):
                            device_id=VIRTIO_SHAPES[v.device].device_id, frontend=frontend,
                            backend=backend, channel=len(channels), slot=slot, mmio_ipa=mmio,
                            mmio_size=slots.reg_size, irq=irq), channel
+
+
+def _give_windows(system, board, virtio, channels, placements):
+    """Each trusted device's backend gets its frontend's RAM (once for all the devices of that
+    pair) at the first 2 MiB boundary past its own RAM, every channel's doorbell page and its
+    earlier windows: after the channels, so that trusting a device moves nothing else."""
+    virtio, placements = list(virtio), list(placements)
+    last_channel = channels[-1].doorbell_ipa + DOORBELL_PAGE if channels else 0
+    for n, v in enumerate(virtio):
+        if not system.virtio[n].trusted:
+            continue
+        key = f"{system.virtio[n].toml_key}.backend_trusted"
+        back, front = placements[v.backend], placements[v.frontend]
+        shared = [w for w in back.windows if w.frontend == front.name]
+        if shared:
+            virtio[n] = replace(v, trusted=True, window_ipa=shared[0].ipa)
+            continue
+        start = max(back.ram_ipa + back.ram_size, last_channel,
+                    *(w.ipa + w.size for w in back.windows))
+        ipa = align_up(start, BLOCK)
+        end = ipa + front.ram_size
+        if end > board.ipa_limit:
+            raise ConfigError(key, f"{front.name}'s RAM ({format_size(front.ram_size)}) does "
+                                   f"not fit in {back.name}'s map: it would take IPA "
+                                   f"0x{ipa:x}-0x{end:x}, past the {board.arch} board's IPA "
+                                   f"limit 0x{board.ipa_limit:x}", file=system.source)
+        p = system.partitions[v.backend]
+        taken = [*((r.name, r.ipa, r.size) for r in back.regions),
+                 *board.emulated_regions(len(p.cpus))]
+        for what, base, size in taken:
+            if ipa < base + size and base < end:
+                raise ConfigError(key, f"{front.name}'s RAM at IPA 0x{ipa:x}-0x{end:x} would "
+                                       f"overlap {what} (0x{base:x}-0x{base + size:x}) in "
+                                       f'partition "{back.name}"', file=system.source)
+        if len(back.regions) + len(back.windows) + 1 > abi.MAX_REGIONS:
+            raise ConfigError(key, f'partition "{back.name}" would have more than '
+                                   f"{abi.MAX_REGIONS} regions (its devices' and its windows "
+                                   f"onto trusting frontends' RAM)", file=system.source)
+        window = RamWindow(front.name, ipa, front.ram_hpa, front.ram_size)
+        placements[v.backend] = replace(back, windows=back.windows + (window,))
+        virtio[n] = replace(v, trusted=True, window_ipa=ipa)
+    return tuple(virtio), placements
 
 
 def _check_slots_free(system, board, v, pl):
@@ -917,12 +974,22 @@ def _virtio_rows(system, layout, v, functions):
     board = layout.board
     ch = layout.channels[v.channel]
     backend, frontend = ch.members
+    if v.trusted:
+        mode = (f"trusted: the backend reads and writes all of {frontend.name}'s RAM, the "
+                f"hypervisor copies nothing")
+    else:
+        mode = "mediated: the backend sees only the data the hypervisor copies"
     rows = [
         (f"virtio {v.name}", span(ch.hpa, ch.size), format_size(ch.size), span(ch.ipa, ch.size),
          f"{v.device} served by {backend.name} (doorbell {board.irq_kind} {backend.irq}) to "
-         f"{frontend.name}; mediated: the backend sees only the data the hypervisor copies"),
+         f"{frontend.name}; {mode}"),
         ("  doorbell", "-", format_size(DOORBELL_PAGE), span(ch.doorbell_ipa, DOORBELL_PAGE),
          f"trapped in {backend.name}: ring, self, members")]
+    if v.trusted:
+        fe = layout.partitions[v.frontend]
+        rows.append((f"  {backend.name} window", span(fe.ram_hpa, fe.ram_size),
+                     format_size(fe.ram_size), span(v.window_ipa, fe.ram_size),
+                     f"{frontend.name}'s RAM, mapped read-write in {backend.name} (trusted)"))
     f = functions.get((v.channel, 0))
     if f is not None:
         rows.append((f"  {backend.name} pci {f.bdf}", "-", format_size(f.bar2_size),
@@ -947,10 +1014,19 @@ def member_functions(layout):
     return {(f.channel, f.member): f for pl in layout.partitions for f in pl.pci_functions}
 
 
-def notes(system):
+def notes(system, placed=None):
     """(field, message) of what `tern check` tells without refusing it: a channel member that
-    owns the board's PCIe host bridge gets no ivshmem function, only its tern,channel node."""
+    owns the board's PCIe host bridge gets no ivshmem function, only its tern,channel node;
+    with the layout `placed`, what each trusted [[virtio]] device trusts its backend with."""
     out = []
+    for v in placed.virtio if placed else ():
+        if not v.trusted:
+            continue
+        back, front = placed.partitions[v.backend], placed.partitions[v.frontend]
+        out.append((f"{system.virtio[placed.virtio.index(v)].toml_key}.backend_trusted",
+                    f"{v.name}: backend {back.name} is trusted: it reads and writes all of "
+                    f"{front.name}'s RAM ({format_size(front.ram_size)} at 0x{front.ram_hpa:x}, "
+                    f"IPA 0x{v.window_ipa:x} in {back.name})"))
     for c in system.channels:
         for name in c.all_members:
             p = next(p for p in system.partitions if p.name == name)

@@ -113,6 +113,10 @@ const char *vio_open(struct vio_dev *d, volatile void *shm, uint64_t size, uint3
 		return "no virtio channel header (magic, version)";
 	if (ld32(d, offsetof(struct vio_header, device_id)) != device_id)
 		return "the channel serves another device type";
+	/* A trusted device's data is in the frontend's RAM: the ivshmem function has no map of it. */
+	if (ld32(d, offsetof(struct vio_header, data_mode)) != VIO_MODE_COPY)
+		return "the device is trusted (backend_trusted): its data is in the frontend's RAM, "
+		       "which a Linux user-space backend cannot map (a bare-metal backend, vback, can)";
 	if (ld32(d, offsetof(struct vio_header, num_queues)) != queues ||
 	    ld32(d, offsetof(struct vio_header, queue_size)) != queue_size ||
 	    ld32(d, offsetof(struct vio_header, slot_size)) != slot_size)

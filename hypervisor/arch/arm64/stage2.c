@@ -2,8 +2,9 @@
 /*
  * Stage 2: each partition's IPA space, built by core/pagetable.c from this format and
  * <arch/pte.h>'s encoders.  A partition's RAM (2 MiB blocks), the MMIO of devices passed
- * to it (2 MiB blocks where aligned, else 4 KiB pages) and its channels' memory are the only
- * things mapped; every other IPA faults into the hypervisor.
+ * to it (2 MiB blocks where aligned, else 4 KiB pages), its channels' memory and, for a
+ * trusted VirtIO backend, its frontends' RAM are the only things mapped; every other IPA
+ * faults into the hypervisor.
  */
 #include <arch/partition.h>
 #include <tern/partition.h>
@@ -45,10 +46,18 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	spin_lock_init(&ap->dist.lock);
 	bool mapped = root && pt_map(&s2_format, &s2_pool, root, c->ram_ipa, c->ram_hpa, c->ram_size,
 				     S2_MEM_NORMAL | S2_AP_RW | PTE_SH_INNER | PTE_AF);
-	/* Device MMIO: never executable, no speculative or gathered access. */
-	for (uint32_t r = 0; mapped && r < c->num_regions; r++)
+	/*
+	 * Device MMIO: never executable, no speculative or gathered access.  A trusted backend's
+	 * window onto its frontend's RAM: memory as the frontend maps it (so the two agree on
+	 * its cacheability), never executable.
+	 */
+	for (uint32_t r = 0; mapped && r < c->num_regions; r++) {
+		uint64_t attrs = (c->region[r].flags == TERN_RF_PARTITION_RAM) ?
+				 (S2_MEM_NORMAL | S2_AP_RW | PTE_SH_INNER | PTE_AF | PTE_XN) :
+				 (S2_MEM_DEVICE | S2_AP_RW | PTE_AF | PTE_XN);
 		mapped = pt_map(&s2_format, &s2_pool, root, c->region[r].ipa, c->region[r].hpa,
-				c->region[r].size, S2_MEM_DEVICE | S2_AP_RW | PTE_AF | PTE_XN);
+				c->region[r].size, attrs);
+	}
 	if (!mapped) {
 		(void)snprintf(err, errlen, "out of stage-2 table pages, or a region outside the 4 GiB IPA space");
 		return false;

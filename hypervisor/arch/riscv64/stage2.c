@@ -80,7 +80,11 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	}
 	(void)memset(root, 0, sizeof(roots[0]));
 	bool mapped = pt_map(&gstage_format, &pool, root, c->ram_ipa, c->ram_hpa, c->ram_size, PTE_LEAF_RAM);
-	/* An emulated ECAM stays unmapped: its accesses trap to core/pci.c. */
+	/*
+	 * An emulated ECAM stays unmapped: its accesses trap to core/pci.c.  A trusted backend's
+	 * window onto its frontend's RAM (TERN_RF_PARTITION_RAM) takes the same leaf, read-write
+	 * and never executable: the G-stage has no memory types, the board's PMAs make it RAM.
+	 */
 	for (uint32_t r = 0; mapped && r < c->num_regions; r++) {
 		if (!pci_ecam_emulated(c->region[r].hpa, c->region[r].size))
 			mapped = pt_map(&gstage_format, &pool, root, c->region[r].ipa, c->region[r].hpa,

@@ -15,7 +15,7 @@
 #include <tern/types.h>
 
 #define TERN_CONFIG_MAGIC      0x4e524554u /* "TERN" */
-#define TERN_CONFIG_VERSION    6u
+#define TERN_CONFIG_VERSION    7u
 #define TERN_MAX_PARTITIONS    8u
 #define TERN_MAX_VCPUS         8u
 /* Cores a board may have: numbered 0.. in boot order (the arch maps them to MPIDRs or hart ids). */
@@ -48,8 +48,16 @@
 
 /* tern_config_region.flags */
 #define TERN_RF_DEVICE         (1u << 0) /* device memory (Device-nGnRE), not RAM */
+/*
+ * Another partition's whole RAM (normal cacheable, read-write, never executable): the window
+ * of a trusted VirtIO backend (TERN_VF_BACKEND_TRUSTED) onto its frontend, at an IPA of its own.
+ */
+#define TERN_RF_PARTITION_RAM  (1u << 1)
 
-/* A board device's MMIO range given to one partition, mapped 1:1 (ipa == hpa on this board). */
+/*
+ * A board device's MMIO range given to one partition, mapped 1:1 (ipa == hpa on this board),
+ * or (TERN_RF_PARTITION_RAM) a trusted backend's window onto its frontend's RAM.
+ */
 struct tern_config_region {
 	uint64_t ipa;
 	uint64_t hpa;
@@ -135,7 +143,10 @@ struct tern_config_channel {
 #define TERN_VIRTIO_VSOCK      19u
 
 /* tern_config_virtio.flags */
-/* the backend maps the frontend's RAM and moves the data itself (not built yet: refused) */
+/*
+ * The backend maps the frontend's RAM (a TERN_RF_PARTITION_RAM region of its own) and moves
+ * the data itself: the hypervisor posts the chains' buffers, not their bytes.
+ */
 #define TERN_VF_BACKEND_TRUSTED (1u << 0)
 
 /*

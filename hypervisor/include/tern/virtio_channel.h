@@ -2,12 +2,12 @@
 /*
  * How a VirtIO device's backend partition sees its device: the format of the channel the
  * hypervisor and the backend share (tern_config_virtio.channel).  The backend never sees the
- * frontend's virtqueues or memory: on the frontend's core the hypervisor walks a notified
- * queue, checks each chain against the frontend's RAM, copies the chain's driver-readable bytes
- * into the chain's data slot and posts a request; the backend serves it, writes the
- * device-writable bytes into the same slot and posts a completion; the hypervisor copies those
- * into the chain's buffers, on the frontend's core, when the frontend looks (its driver reads
- * InterruptStatus, or notifies).  docs/design.md, "VirtIO devices served by another partition".
+ * frontend's virtqueues, nor (but in segments mode, below) its memory: on the frontend's core
+ * the hypervisor walks a notified queue, checks each chain against the frontend's RAM, copies
+ * the chain's driver-readable bytes into the chain's data slot and posts a request; the
+ * backend serves it, writes the device-writable bytes into the same slot and posts a
+ * completion; the hypervisor copies those into the chain's buffers, on the frontend's core,
+ * when the frontend looks (its driver reads InterruptStatus, or notifies).  docs/design.md, "VirtIO devices served by another partition".
  *
  * Standalone (stdint only): the bare-metal backend (guests/) and Linux user-space backends
  * include it as it is.  Little-endian; indices free-running uint32_t, entry i of a ring at
@@ -23,12 +23,29 @@
  *   0x5000  data slots                  slot of (queue q, head h): VIO_DATA + (q * queue_size
  *                                       + h) * slot_size bytes from the channel's start
  *
- * A slot holds the chain flattened: its driver-readable bytes at [0, readable), and the backend
+ * The header's data_mode says what a slot holds.  VIO_MODE_COPY (the default, the mediated
+ * copy): the chain flattened, its driver-readable bytes at [0, readable), and the backend
  * writes the device-writable ones at [readable, readable + written), written <= writable.
+ * VIO_MODE_SEGMENTS (backend_trusted: the backend maps all of the frontend's RAM, at
+ * window_ipa in its own map, window_size bytes): the chain's scatter list, which the backend
+ * reads and writes through itself, the hypervisor copying nothing:
+ *
+ *   +0x00  uint32_t count               segments that follow, at most the queue's size
+ *   +0x04  reserved (0)
+ *   +0x10  struct vio_segment[count]    in the chain's order, the driver-readable ones first:
+ *                                       addr (in the backend's map, inside the window), len,
+ *                                       flags (VIO_SEG_WRITABLE: device-writable)
+ *
+ * the readable segments' lengths adding up to `readable`, the writable ones' to `writable`;
+ * the backend writes the device-writable bytes from the first writable segment on, in order,
+ * and `written` counts them (<= writable).  The hypervisor checks every chain against the
+ * frontend's RAM in both modes, so a segment never names anything else.
  * A request is outstanding from its post to the completion naming (queue, head, epoch); the
  * hypervisor refuses and counts a completion naming none, or writing more than `writable`.
  * The frontend's reset of the device (Status 0) bumps `epoch`: completions of requests posted
  * before it are dropped, and the backend should drop what it holds of them.
+ *
+ * Version 2: data_mode and the window (version 1 had copy mode only).
  */
 #ifndef TERN_VIRTIO_CHANNEL_H
 #define TERN_VIRTIO_CHANNEL_H
@@ -36,7 +53,7 @@
 #include <stdint.h>
 
 #define VIO_MAGIC               0x4f495654u     /* "TVIO" */
-#define VIO_VERSION             1u
+#define VIO_VERSION             2u
 #define VIO_READY               0x59444552u     /* "REDY": backend_ready once it serves */
 
 #define VIO_CONFIG              0x0100u         /* the device's config space, 256 bytes */
@@ -48,6 +65,12 @@
 #define VIO_RING_ENTRIES_AT     0x80u
 #define VIO_RING_ENTRY_SIZE     16u
 #define VIO_DATA                0x5000u
+
+/* vio_header.data_mode */
+#define VIO_MODE_COPY           0u              /* a slot holds the data */
+#define VIO_MODE_SEGMENTS       1u              /* a slot holds the scatter list (trusted) */
+#define VIO_SEGMENTS_AT         0x10u           /* the first segment, from the slot's start */
+#define VIO_SEG_WRITABLE        1u              /* vio_segment.flags: device-writable */
 
 /* Each device type's fixed shape: the hypervisor's and `tern`'s (tools/tern/layout.py) agree. */
 #define VIO_BLK_QUEUES          1u
@@ -103,7 +126,20 @@ struct vio_header {
 	/* The backend's, on their own cache line. */
 	uint32_t backend_ready;         /* VIO_READY once its config space is written and it serves */
 	uint32_t config_generation;     /* bumped after each change of the config space */
-	uint8_t  reserved1[0x100 - 0x48];
+	uint8_t  reserved1[0x80 - 0x48];
+	/* The hypervisor's, written once at boot, on a line the backend does not write. */
+	uint32_t data_mode;             /* VIO_MODE_* */
+	uint32_t reserved2;
+	uint64_t window_ipa;            /* segments: the frontend's RAM in the backend's map ... */
+	uint64_t window_size;           /* ... and its size */
+	uint8_t  reserved3[0x100 - 0x98];
+};
+
+/* One buffer of a chain, in segments mode. */
+struct vio_segment {
+	uint64_t addr;                  /* in the backend's map: inside the window */
+	uint32_t len;
+	uint32_t flags;                 /* VIO_SEG_* */
 };
 
 struct vio_request {
@@ -125,6 +161,13 @@ struct vio_completion {
 _Static_assert(sizeof(struct vio_header) == 0x100, "virtio channel: header");
 _Static_assert(sizeof(struct vio_request) == VIO_RING_ENTRY_SIZE, "virtio channel: request");
 _Static_assert(sizeof(struct vio_completion) == VIO_RING_ENTRY_SIZE, "virtio channel: completion");
+_Static_assert(sizeof(struct vio_segment) == 16u, "virtio channel: segment");
+/* A chain is at most a queue's descriptors: its scatter list fits in its slot. */
+#define VIO_SEGMENTS_FIT(queue_size, slot_size) \
+	(VIO_SEGMENTS_AT + (queue_size) * sizeof(struct vio_segment) <= (slot_size))
+_Static_assert(VIO_SEGMENTS_FIT(VIO_BLK_QUEUE_SIZE, VIO_BLK_SLOT_SIZE), "virtio channel: blk");
+_Static_assert(VIO_SEGMENTS_FIT(VIO_NET_QUEUE_SIZE, VIO_NET_SLOT_SIZE), "virtio channel: net");
+_Static_assert(VIO_SEGMENTS_FIT(VIO_CONSOLE_QUEUE_SIZE, VIO_CONSOLE_SLOT_SIZE), "virtio channel: console");
 
 /* Entries in each ring: every slot, so a ring cannot fill while requests are outstanding. */
 #define VIO_RING_ENTRIES(h)     ((h)->num_queues * (h)->queue_size)

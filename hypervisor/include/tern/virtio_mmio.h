@@ -48,6 +48,26 @@ static inline bool virtio_shape_of(uint32_t device_id, struct virtio_shape *out)
 	return true;
 }
 /*
+ * A trusted backend's window onto its frontend's RAM: the backend's TERN_RF_PARTITION_RAM
+ * region holding exactly the frontend's RAM; where it is in the backend's map in *ipa (if
+ * not NULL).  Inline: the config check asks it too.
+ */
+static inline bool virtio_window(const struct tern_config_partition *backend,
+				 const struct tern_config_partition *frontend, uint64_t *ipa)
+{
+	for (uint32_t r = 0; r < backend->num_regions && r < TERN_MAX_REGIONS; r++) {
+		const struct tern_config_region *g = &backend->region[r];
+		if (g->flags == TERN_RF_PARTITION_RAM && g->hpa == frontend->ram_hpa &&
+		    g->size == frontend->ram_size) {
+			if (ipa != NULL)
+				*ipa = g->ipa;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Give partition p the transports of the devices it is the frontend of (mmio_add) and write
  * each channel's header.  At boot, after its channels; false, with the reason in `err`.
  */

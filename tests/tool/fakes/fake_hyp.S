@@ -25,7 +25,7 @@ start:
 	cmp	w2, w3
 	b.ne	bad
 	ldr	w2, [x20, #4]		/* version */
-	cmp	w2, #6
+	cmp	w2, #7
 	b.ne	bad
 	movz	w8, #0x0dd0		/* FDT magic 0xd00dfeed, read little-endian */
 	movk	w8, #0xedfe, lsl #16

@@ -162,6 +162,16 @@ static void test_open_checks_the_header(void)
 	CHECK(vio_open(&dev, shm, shm_size, VIRTIO_ID_BLK) == 0);
 }
 
+/* A trusted device (segments mode) is not one it can serve: refused, nothing served. */
+static void test_open_refuses_a_trusted_device(void)
+{
+	channel(VIRTIO_ID_BLK);
+	header()->data_mode = VIO_MODE_SEGMENTS;
+	const char *why = vio_open(&dev, shm, shm_size, VIRTIO_ID_BLK);
+	CHECK(why != 0 && strstr(why, "trusted") != 0);
+	CHECK(header()->backend_ready == 0);
+}
+
 static void test_blk_config_then_ready(void)
 {
 	const uint8_t want[16] = { 64, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x10, 0, 0, 7, 0, 0, 0 };
@@ -387,6 +397,7 @@ static const struct {
 } tests[] = {
 #define T(name) { #name, name }
 	T(test_open_checks_the_header),
+	T(test_open_refuses_a_trusted_device),
 	T(test_blk_config_then_ready),
 	T(test_net_config_is_the_names_mac),
 	T(test_blk_in_reads_the_disk),
