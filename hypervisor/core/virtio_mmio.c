@@ -108,7 +108,6 @@ struct vdev {
 	uint32_t channel;
 	struct virtio_shape shape;
 	uint64_t features;
-	bool irq_first;                 /* its interrupt takes the completions (arch_irq_hypervisor_first) */
 	/* Trusted (segments): a guest address + to_window is the backend's address of it. */
 	uint64_t to_window;
 	struct spinlock lock;
@@ -128,8 +127,12 @@ struct vdev {
 	/* Read without the lock by virtio_line. */
 	_Atomic uint32_t interrupt_status;
 	_Atomic uint32_t comp_cons;
-	/* Set at boot: trusted, requests carry the chains' segments (here for the struct's packing). */
+	/*
+	 * Set at boot (here for the struct's packing): trusted, requests carry the chains'
+	 * segments; the slot's interrupt takes the completions (arch_irq_hypervisor_first).
+	 */
 	bool segments;
+	bool irq_first;
 };
 
 /*
