@@ -1207,11 +1207,14 @@ def _virtio_goal_rows(recs):
         causes = ", ".join(f"{k} {v}" for k, v in r["entries_by_cause"].items())
         moved = "the copy" if r["path"] == "mediated" else "the backend's own moves"
         copy = (f"{moved}: {r['per_kib']} instructions per KiB" if r["per_kib"] >= 0 else
-                f"{moved}' cost per KiB not measurable on this board")
+                f"the cost per KiB of {moved} not measurable on this board")
         rows.append(f"| virtio-blk {r['path']} ({_board(r)}): hypervisor entries per request on the "
                     f"frontend's core, steady state | <= {GOAL_VIO_ENTRIES} | "
-                    f"{r['entries_per_request']} | by cause: {causes}; {copy} (see *VirtIO "
-                    "devices served by another partition*) |")
+                    f"{r['entries_per_request']} | by cause: {causes}; {copy}. Not reachable "
+                    "with virtio-mmio as Linux drives it: its interrupt handler reads "
+                    "InterruptStatus and writes InterruptACK, two trapped accesses besides the "
+                    "notify and the interrupt (see *VirtIO devices served by another "
+                    "partition*) |")
     return rows
 
 

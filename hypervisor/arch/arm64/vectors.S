@@ -231,9 +231,8 @@ guest_doorbell:
 	ldr	x2, [x1, #CPU_DOORBELL_PAGE]
 	mrs	x3, hpfar_el2
 	ubfx	x3, x3, #4, #40			/* FIPA: the IPA's page number (NS set or not) */
-	cmp	x2, x3
+	cmp	x2, x3				/* never equal to DOORBELL_NO_PAGE */
 	b.ne	guest_sync_slow
-	cbz	x2, guest_sync_slow
 	ubfx	x3, x0, #ISS_DABT_ISV_SAS_SHIFT, #3
 	cmp	x3, #ISS_DABT_ISV_WORD
 	b.ne	guest_sync_slow

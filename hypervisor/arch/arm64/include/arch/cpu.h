@@ -18,13 +18,14 @@
 #define CPU_SGI_SHIFT   8248   /* ... and how far to shift them to get physical Aff0 bits */
 #define CPU_FAST_SGI    8256   /* SGI writes handled by the vector (direct vCPUs) */
 #define CPU_PANIC_TOP   8264   /* the top of the core's panic stack (vectors.S: hyp_panic_*) */
-#define CPU_DOORBELL_PAGE 8272 /* vCPU cache: its fast doorbell page's IPA >> 12, 0: none */
+#define CPU_DOORBELL_PAGE 8272 /* vCPU cache: its fast doorbell page's IPA >> 12, or DOORBELL_NO_PAGE */
 #define CPU_FAST_DOORBELL 8280 /* doorbell rings handled by the vector */
 #define CPU_DOORBELL_REG  8288 /* vCPU cache: uint64_t[8], GICD_ISPENDRn ringing member k sets, 0: C */
 #define CPU_DOORBELL_BIT  8352 /* vCPU cache: uint32_t[8], the bit written there */
 #define CPU_DOORBELL_GATE 8384 /* vCPU cache: member k's ring gate (channel_fast_doorbell), 0: none */
 #define DOORBELL_GATE_BIT 1    /* IVSHMEM_RING_GATE_BIT */
 #define DOORBELL_MEMBERS  8
+#define DOORBELL_NO_PAGE  (~0)  /* no fast doorbell: HPFAR_EL2.FIPA's 40 bits never match it */
 #define NR_INTIDS       1024   /* SGI, PPI, SPI and special INTIDs; LPIs are never enabled */
 #define GUEST_FRAME_SIZE 272   /* x0-x30, ELR_EL2, SPSR_EL2, padding */
 #define GUEST_ELR       248
