@@ -43,7 +43,7 @@ static void doorbell_fast_path_setup(struct arm64_cpu *c, const struct partition
 	ipaddr_t page = 0;
 	struct channel_fast_ring ring[TERN_MAX_PARTITIONS];
 
-	c->doorbell_page = (uint64_t)DOORBELL_NO_PAGE;
+	c->doorbell_page = DOORBELL_NO_PAGE;
 	if (!channel_fast_doorbell(p, &page, ring))
 		return;
 	for (uint32_t k = 0; k < DOORBELL_MEMBERS; k++) {

@@ -25,7 +25,7 @@
 #define CPU_DOORBELL_GATE 8384 /* vCPU cache: member k's ring gate (channel_fast_doorbell), 0: none */
 #define DOORBELL_GATE_BIT 1    /* IVSHMEM_RING_GATE_BIT */
 #define DOORBELL_MEMBERS  8
-#define DOORBELL_NO_PAGE  (~0)  /* no fast doorbell: HPFAR_EL2.FIPA's 40 bits never match it */
+#define DOORBELL_NO_PAGE  0xffffffffffffffffu /* no fast doorbell: HPFAR_EL2.FIPA's 40 bits never match it */
 #define NR_INTIDS       1024   /* SGI, PPI, SPI and special INTIDs; LPIs are never enabled */
 #define GUEST_FRAME_SIZE 272   /* x0-x30, ELR_EL2, SPSR_EL2, padding */
 #define GUEST_ELR       248
