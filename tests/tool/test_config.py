@@ -121,7 +121,7 @@ def test_image_path_resolves_against_the_toml_directory(tmp_path):
      "board.memory: must be at least 128 MiB (got 64 MiB)"),
     ("[board]\nram = 1\n" + partition(), "board.ram: unknown key"),
     ("title = 'x'\n" + partition(),
-     "title: unknown key (expected [board], [[partition]], [[channel]] and [[virtio]])"),
+     "title: unknown key (expected [board], [[partition]], [[channel]], [[virtio]] and [[pool]])"),
     ("[board]\ncpus = 2\n", "partition: at least one [[partition]] is required"),
     ("partition = []\n", "partition: at least one [[partition]] is required"),
     ("[partition]\nname = 'a'\n", "partition: must be an array of tables ([[partition]])"),
