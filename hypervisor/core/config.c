@@ -593,7 +593,6 @@ static int check_virtio(const struct tern_config *cfg, const struct config_limit
 	return 0;
 }
 
-
 static const char *const sched_names[] = { "null", "arinc653", "rtds", "credit" };
 
 /* A pool whose cores its scheduler shares between vCPUs (every scheduler but null). */
@@ -605,7 +604,7 @@ static bool shared_pool(const struct tern_config *cfg, uint32_t pool)
 /*
  * The pool records on their own, before the partitions (which name them): names, cores that
  * are the board's and no other pool's, a known scheduler and its parameters.  The windows'
- * partitions are checked with the partitions (check_windows).
+ * partitions are checked with the partitions (check_windows_and_budgets).
  */
 static int check_pool_records(const struct tern_config *cfg, char *err, size_t errlen)
 {
@@ -715,7 +714,9 @@ static int check_pool_member(const struct tern_config *cfg, uint32_t i,
 				    core, pools[in].name);
 		}
 		if (shared) {
-			if ((p->flags & TERN_PF_IRQ_DIRECT) && ++direct[core] > lim->shared_direct_vcpus)
+			if (p->flags & TERN_PF_IRQ_DIRECT)
+				direct[core]++;
+			if (direct[core] > lim->shared_direct_vcpus)
 				return fail(err, errlen, "partition %s: core %u has more than %u direct vCPUs "
 					    "in pool %s", n, core, lim->shared_direct_vcpus,
 					    pools[p->pool].name);
