@@ -218,7 +218,8 @@ def test_the_pools_example(repo_root, tmp_path):
     path = example_with_stand_ins(repo_root, "pools.toml", tmp_path)
     proc = run_cli("check", str(path), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith(f"{path}: ok: 5 partitions on 4 x cortex-a53, 2 GiB RAM\n")
+    assert proc.stdout.startswith(f"{path}: ok: 5 partitions, 2 pools on 4 x cortex-a53, "
+                                  f"2 GiB RAM\n")
     assert "RAM; cores 2; pool frame (arinc653); wfi trap" in proc.stdout
     assert "RAM; cores 3; pool shared (credit, weight 512); wfi trap" in proc.stdout
     assert "cores 2; arinc653, major frame 20 ms: a 10 ms, b 10 ms; members a, b" in proc.stdout

@@ -39,6 +39,8 @@ def _check_text(path):
     shared = f", {channels} channel{'s' if channels != 1 else ''}" if channels else ""
     devices = len(system.virtio)
     shared += f", {devices} virtio device{'s' if devices != 1 else ''}" if devices else ""
+    pools = len(system.pools)
+    shared += f", {pools} pool{'s' if pools != 1 else ''}" if pools else ""
     print(f"{show_path(path)}: ok: {count} partition{'s' if count != 1 else ''}{shared} on "
           f"{board.cpus} x {board.cpu}, {format_size(board.memory)} RAM")
     print(results.format_table(TEXT_HEADERS, layout.describe(system, placed)))
