@@ -593,8 +593,195 @@ static int check_virtio(const struct tern_config *cfg, const struct config_limit
 	return 0;
 }
 
-int config_validate(const struct tern_config *cfg, size_t avail,
-		    const struct config_limits *lim, char *err, size_t errlen)
+static const char *const sched_names[] = { "null", "arinc653", "rtds", "credit" };
+
+/* A pool whose cores its scheduler shares between vCPUs (every scheduler but null). */
+static bool shared_pool(const struct tern_config *cfg, uint32_t pool)
+{
+	return pool != TERN_POOL_NONE && config_pools(cfg)[pool].scheduler != TERN_SCHED_NULL;
+}
+
+/*
+ * The pool records on their own, before the partitions (which name them): names, cores that
+ * are the board's and no other pool's, a known scheduler and its parameters.  The windows'
+ * partitions are checked with the partitions (check_windows_and_budgets).
+ */
+static int check_pool_records(const struct tern_config *cfg, char *err, size_t errlen)
+{
+	const struct tern_config_pool *all = config_pools(cfg);
+	uint32_t taken = 0;
+
+	for (uint32_t q = 0; q < cfg->num_pools; q++) {
+		const struct tern_config_pool *pl = &all[q];
+		if (!name_ok(pl->name))
+			return fail(err, errlen, "pool %u: bad name", q);
+		const char *n = pl->name;
+		for (uint32_t r = 0; r < q; r++) {
+			if (!memcmp(all[r].name, n, strnlen(n, TERN_NAME_LEN) + 1))
+				return fail(err, errlen, "pool %s: name used twice", n);
+		}
+		if (!pl->cpus || (pl->cpus >> cfg->board_cpus))
+			return fail(err, errlen, "pool %s: cpus 0x%x (cores of the board's %u)", n,
+				    pl->cpus, cfg->board_cpus);
+		if (pl->cpus & taken)
+			return fail(err, errlen, "pool %s: cpus 0x%x, a core already in another pool", n,
+				    pl->cpus);
+		taken |= pl->cpus;
+		if (pl->scheduler >= ARRAY_SIZE(sched_names))
+			return fail(err, errlen, "pool %s: scheduler %u", n, pl->scheduler);
+		if (pl->scheduler != TERN_SCHED_ARINC653) {
+			if (pl->major_frame_us || pl->num_windows)
+				return fail(err, errlen, "pool %s: major frame or windows, but scheduler %s",
+					    n, sched_names[pl->scheduler]);
+			continue;
+		}
+		if (!pl->major_frame_us || !pl->num_windows || pl->num_windows > TERN_MAX_WINDOWS)
+			return fail(err, errlen, "pool %s: major frame %u us, %u windows (1..%u)", n,
+				    pl->major_frame_us, pl->num_windows, TERN_MAX_WINDOWS);
+	}
+	return 0;
+}
+
+/* Partition i's scheduling parameters: only those its pool's scheduler takes, in range. */
+static int check_sched_params(const struct tern_config *cfg, uint32_t i, char *err, size_t errlen)
+{
+	const struct tern_config_partition *p = &cfg->partition[i];
+	uint32_t sched = p->pool == TERN_POOL_NONE ? TERN_SCHED_NULL : config_pools(cfg)[p->pool].scheduler;
+	const char *n = p->name;
+
+	if (p->reserved1)
+		return fail(err, errlen, "partition %s: reserved field 0x%x", n, p->reserved1);
+	if (sched == TERN_SCHED_RTDS) {
+		if (!p->budget_us || p->budget_us > p->period_us)
+			return fail(err, errlen, "partition %s: budget %u us every %u us (budget 1..period)",
+				    n, p->budget_us, p->period_us);
+	} else if (p->budget_us || p->period_us) {
+		return fail(err, errlen, "partition %s: budget or period, but its pool's scheduler is %s",
+			    n, sched_names[sched]);
+	}
+	if (sched == TERN_SCHED_CREDIT) {
+		if (!p->weight || p->weight > TERN_MAX_WEIGHT || p->cap > TERN_MAX_CAP)
+			return fail(err, errlen, "partition %s: weight %u (1..%u), cap %u (0..%u)", n,
+				    p->weight, TERN_MAX_WEIGHT, p->cap, TERN_MAX_CAP);
+	} else if (p->weight || p->cap) {
+		return fail(err, errlen, "partition %s: weight or cap, but its pool's scheduler is %s",
+			    n, sched_names[sched]);
+	}
+	return 0;
+}
+
+/*
+ * Partition i's pool and cores: a core of a pool is its members' only, a null pool's (and no
+ * pool's) one vCPU per core as ever; a shared pool's vCPUs come back to the scheduler when
+ * idle, and take their interrupts directly only where the core has state for each of them.
+ * cpu_owner: the partition of each null core's vCPU; direct: direct vCPUs on each shared core.
+ */
+static int check_pool_member(const struct tern_config *cfg, uint32_t i,
+			     const struct config_limits *lim, uint32_t *cpu_owner, uint32_t *direct,
+			     char *err, size_t errlen)
+{
+	const struct tern_config_partition *p = &cfg->partition[i];
+	const struct tern_config_pool *pools = config_pools(cfg);
+	const char *n = p->name;
+
+	if (p->pool != TERN_POOL_NONE && p->pool >= cfg->num_pools)
+		return fail(err, errlen, "partition %s: pool %u (there are %u)", n, p->pool,
+			    cfg->num_pools);
+	bool shared = shared_pool(cfg, p->pool);
+	if (shared && (p->flags & TERN_PF_IRQ_DIRECT) && !lim->shared_direct_vcpus)
+		return fail(err, errlen, "partition %s: direct interrupts in pool %s, a shared core "
+			    "(this board's direct delivery is the core's own)", n, pools[p->pool].name);
+	if (shared && (p->flags & TERN_PF_WFI_NATIVE))
+		return fail(err, errlen, "partition %s: native WFI in pool %s, whose scheduler must "
+			    "see its idle", n, pools[p->pool].name);
+	for (uint32_t c = 0; c < p->num_vcpus; c++) {
+		uint32_t core = p->cpus[c];
+		if (core >= cfg->board_cpus)
+			return fail(err, errlen, "partition %s: core %u out of range", n, core);
+		uint32_t in = TERN_POOL_NONE;
+		for (uint32_t q = 0; q < cfg->num_pools; q++) {
+			if (pools[q].cpus & (1u << core))
+				in = q;
+		}
+		if (in != p->pool) {
+			if (in == TERN_POOL_NONE)
+				return fail(err, errlen, "partition %s: core %u is not in its pool %s", n,
+					    core, pools[p->pool].name);
+			if (p->pool == TERN_POOL_NONE)
+				return fail(err, errlen, "partition %s: core %u is pool %s's, and the "
+					    "partition names no pool", n, core, pools[in].name);
+			return fail(err, errlen, "partition %s: core %u is in pool %s, not its own", n,
+				    core, pools[in].name);
+		}
+		if (shared) {
+			if (p->flags & TERN_PF_IRQ_DIRECT)
+				direct[core]++;
+			if (direct[core] > lim->shared_direct_vcpus)
+				return fail(err, errlen, "partition %s: core %u has more than %u direct vCPUs "
+					    "in pool %s", n, core, lim->shared_direct_vcpus,
+					    pools[p->pool].name);
+			continue;
+		}
+		if (cpu_owner[core] != 0xffffffffu)
+			return fail(err, errlen, "partition %s: core %u already used by %s", n,
+				    core, cfg->partition[cpu_owner[core]].name);
+		cpu_owner[core] = i;
+	}
+	return check_sched_params(cfg, i, err, errlen);
+}
+
+/*
+ * What needs the partitions: an ARINC 653 pool's windows name its own members and fit in its
+ * major frame; an RTDS pool's servers ask no core for more than all of it (to a billionth:
+ * `tern check` adds the fractions exactly).
+ */
+static int check_windows_and_budgets(const struct tern_config *cfg, char *err, size_t errlen)
+{
+	const struct tern_config_pool *pools = config_pools(cfg);
+
+	for (uint32_t q = 0; q < cfg->num_pools; q++) {
+		const struct tern_config_pool *pl = &pools[q];
+		uint64_t sum = 0;
+		for (uint32_t w = 0; w < pl->num_windows; w++) {
+			const struct tern_config_window *win = &pl->window[w];
+			if (win->partition >= cfg->num_partitions || cfg->partition[win->partition].pool != q)
+				return fail(err, errlen, "pool %s: window %u is partition %u, not one of the "
+					    "pool's", pl->name, w, win->partition);
+			if (!win->duration_us)
+				return fail(err, errlen, "pool %s: window %u of 0 us", pl->name, w);
+			sum += win->duration_us;
+		}
+		if (sum > pl->major_frame_us)
+			return fail(err, errlen, "pool %s: windows of %llu us in a major frame of %u us",
+				    pl->name, (unsigned long long)sum, pl->major_frame_us);
+		for (uint32_t w = pl->num_windows; w < TERN_MAX_WINDOWS; w++) {
+			if (pl->window[w].partition || pl->window[w].duration_us)
+				return fail(err, errlen, "pool %s: window %u past the %u used", pl->name, w,
+					    pl->num_windows);
+		}
+		if (pl->scheduler != TERN_SCHED_RTDS)
+			continue;
+		for (uint32_t core = 0; core < cfg->board_cpus; core++) {
+			uint64_t ppb = 0;
+			for (uint32_t i = 0; i < cfg->num_partitions; i++) {
+				const struct tern_config_partition *p = &cfg->partition[i];
+				for (uint32_t c = 0; c < p->num_vcpus; c++) {
+					if (p->pool == q && p->cpus[c] == core)
+						ppb += (uint64_t)p->budget_us * 1000000000u / p->period_us;
+				}
+			}
+			if (ppb > 1000000000u)
+				return fail(err, errlen, "pool %s: core %u's budgets add up to %llu.%02llu "
+					    "of it (at most 1)", pl->name, core,
+					    (unsigned long long)(ppb / 1000000000u),
+					    (unsigned long long)(ppb % 1000000000u / 10000000u));
+		}
+	}
+	return 0;
+}
+
+int config_check(const struct tern_config *cfg, size_t avail,
+		 const struct config_limits *lim, char *err, size_t errlen)
 {
 	if (avail < sizeof(*cfg))
 		return fail(err, errlen, "blob too small (%zu bytes)", avail);
@@ -608,7 +795,7 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 			    cfg->num_partitions, TERN_MAX_PARTITIONS);
 	if (cfg->num_channels > TERN_MAX_CHANNELS)
 		return fail(err, errlen, "%u channels (at most %u)", cfg->num_channels, TERN_MAX_CHANNELS);
-	/* 544-byte partition records end 8-byte aligned: the channels' follow them directly. */
+	/* 568-byte partition records end 8-byte aligned: the channels' follow them directly. */
 	uint64_t channels_at = sizeof(*cfg) + (uint64_t)cfg->num_partitions * sizeof(cfg->partition[0]);
 	if (cfg->channels_offset != channels_at && (cfg->num_channels || cfg->channels_offset))
 		return fail(err, errlen, "channel records at %u, not after the partitions' (%llu)",
@@ -620,11 +807,18 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 	if (cfg->virtio_offset != virtio_at && (cfg->num_virtio || cfg->virtio_offset))
 		return fail(err, errlen, "virtio records at %u, not after the channels' (%llu)",
 			    cfg->virtio_offset, (unsigned long long)virtio_at);
-	uint64_t need = virtio_at + (uint64_t)cfg->num_virtio * sizeof(struct tern_config_virtio);
+	if (cfg->num_pools > TERN_MAX_POOLS)
+		return fail(err, errlen, "%u pools (at most %u)", cfg->num_pools, TERN_MAX_POOLS);
+	/* 48-byte virtio records keep 8-byte alignment: the pool records follow them directly. */
+	uint64_t pools_at = virtio_at + (uint64_t)cfg->num_virtio * sizeof(struct tern_config_virtio);
+	if (cfg->pools_offset != pools_at && (cfg->num_pools || cfg->pools_offset))
+		return fail(err, errlen, "pool records at %u, not after the virtio devices' (%llu)",
+			    cfg->pools_offset, (unsigned long long)pools_at);
+	uint64_t need = pools_at + (uint64_t)cfg->num_pools * sizeof(struct tern_config_pool);
 	if (cfg->size != need || need > avail)
-		return fail(err, errlen, "size %u does not match %u partitions, %u channels and %u "
-			    "virtio devices", cfg->size, cfg->num_partitions, cfg->num_channels,
-			    cfg->num_virtio);
+		return fail(err, errlen, "size %u does not match %u partitions, %u channels, %u "
+			    "virtio devices and %u pools", cfg->size, cfg->num_partitions,
+			    cfg->num_channels, cfg->num_virtio, cfg->num_pools);
 	uint32_t cpu_owner[TERN_MAX_CPUS];
 	if (cfg->board_cpus == 0 || cfg->board_cpus > lim->max_cpus ||
 	    cfg->board_cpus > ARRAY_SIZE(cpu_owner))
@@ -647,6 +841,9 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 			    (unsigned long long)ram.base, (unsigned long long)ram.size);
 
 	(void)memset(cpu_owner, 0xff, sizeof(cpu_owner));
+	uint32_t direct[TERN_MAX_CPUS] = { 0 };
+	if (check_pool_records(cfg, err, errlen))
+		return -1;
 
 	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
 		const struct tern_config_partition *p = &cfg->partition[i];
@@ -667,15 +864,8 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 		if (p->num_vcpus == 0 || p->num_vcpus > TERN_MAX_VCPUS)
 			return fail(err, errlen, "partition %s: %u vCPUs (1..%u supported)", n,
 				    p->num_vcpus, TERN_MAX_VCPUS);
-		for (uint32_t c = 0; c < p->num_vcpus; c++) {
-			uint32_t core = p->cpus[c];
-			if (core >= cfg->board_cpus)
-				return fail(err, errlen, "partition %s: core %u out of range", n, core);
-			if (cpu_owner[core] != 0xffffffffu)
-				return fail(err, errlen, "partition %s: core %u already used by %s", n,
-					    core, cfg->partition[cpu_owner[core]].name);
-			cpu_owner[core] = i;
-		}
+		if (check_pool_member(cfg, i, lim, cpu_owner, direct, err, errlen))
+			return -1;
 		for (uint32_t j = 0; j < i; j++) {
 			const char *other = cfg->partition[j].name;
 			if (!memcmp(other, n, strnlen(n, TERN_NAME_LEN) + 1))
@@ -716,7 +906,25 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 			return -1;
 	}
 
-	if (check_pristine(cfg, &ram, lim, err, errlen) || check_channels(cfg, &ram, lim, err, errlen))
+	if (check_windows_and_budgets(cfg, err, errlen) || check_pristine(cfg, &ram, lim, err, errlen) ||
+	    check_channels(cfg, &ram, lim, err, errlen))
 		return -1;
 	return check_virtio(cfg, lim, err, errlen);
+}
+
+int config_validate(const struct tern_config *cfg, size_t avail,
+		    const struct config_limits *lim, char *err, size_t errlen)
+{
+	if (config_check(cfg, avail, lim, err, errlen))
+		return -1;
+	/* Issue 29's first step: the description and its checks, before the schedulers run. */
+	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
+		uint32_t q = cfg->partition[i].pool;
+		if (shared_pool(cfg, q))
+			return fail(err, errlen, "partition %s: pool %s: scheduler %s is not built yet "
+				    "(only null pools run)", cfg->partition[i].name,
+				    config_pools(cfg)[q].name,
+				    sched_names[config_pools(cfg)[q].scheduler]);
+	}
+	return 0;
 }

@@ -235,9 +235,11 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 	CHECK(cfg->num_partitions >= 1 && cfg->num_partitions <= TERN_MAX_PARTITIONS);
 	CHECK(cfg->num_channels <= TERN_MAX_CHANNELS);
 	CHECK(cfg->num_virtio <= TERN_MAX_VIRTIO);
+	CHECK(cfg->num_pools <= TERN_MAX_POOLS);
 	CHECK(cfg->size == sizeof(*cfg) + cfg->num_partitions * sizeof(cfg->partition[0]) +
 			   cfg->num_channels * sizeof(struct tern_config_channel) +
-			   cfg->num_virtio * sizeof(struct tern_config_virtio));
+			   cfg->num_virtio * sizeof(struct tern_config_virtio) +
+			   cfg->num_pools * sizeof(struct tern_config_pool));
 	if (cfg->num_virtio)
 		CHECK(cfg->virtio_offset == sizeof(*cfg) + cfg->num_partitions * sizeof(cfg->partition[0]) +
 					    cfg->num_channels * sizeof(struct tern_config_channel));

@@ -32,9 +32,9 @@ def u64(data, offset):
 
 
 def test_sizes_match_the_static_asserts():
-    assert abi.HEADER.size == 48
+    assert abi.HEADER.size == 56
     assert abi.REGION.size == 32
-    assert abi.PARTITION.size == 544
+    assert abi.PARTITION.size == 568
 
 
 def test_round_trip():
@@ -46,7 +46,7 @@ def test_round_trip():
                                 irqs=range(32, 1020))
     blob = abi.ConfigBlob(board_cpus=4, partitions=[PARTITION, WITH_DEVICES, other])
     data = abi.pack(blob)
-    assert len(data) == 48 + 3 * 544 == blob.size
+    assert len(data) == 56 + 3 * 568 == blob.size
     back = abi.unpack(data)
     assert back == blob
     assert back.partitions[1].regions[2] == PCIE_ECAM
@@ -60,23 +60,23 @@ def test_header_bytes():
     data = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[PARTITION], ram_size=0xC000_0000))
     assert data[:4] == b"TERN"
     magic, version, size, count, cpus, flags = abi.HEADER.unpack_from(data)[:6]
-    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 7, 48 + 544, 1, 2, 0)
+    assert (magic, version, size, count, cpus, flags) == (0x4E524554, 8, 56 + 568, 1, 2, 0)
     assert u64(data, 24) == 0xC000_0000                             # ram_size
     # No channels: none counted, their records would start right after the partition.
-    assert (u32(data, 32), u32(data, 36)) == (0, 48 + 544)          # num_channels, offset
+    assert (u32(data, 32), u32(data, 36)) == (0, 56 + 568)          # num_channels, offset
     # No virtio devices: their records would start right after the (no) channels.
-    assert (u32(data, 40), u32(data, 44)) == (0, 48 + 544)          # num_virtio, offset
-    record = data[48:]
+    assert (u32(data, 40), u32(data, 44)) == (0, 56 + 568)          # num_virtio, offset
+    record = data[56:]
     assert record[:16] == b"rt" + bytes(14)
     assert int.from_bytes(record[16:24], "little") == 0x4000_0000
     assert int.from_bytes(record[96:100], "little") == 2            # num_vcpus
     assert int.from_bytes(record[100:104], "little") == 1           # flags
     assert record[104:112] == bytes([1, 3, 0, 0, 0, 0, 0, 0])        # cpus
-    assert record[112:544] == bytes(432)             # no regions, SPIs, initrd; stop, no limit
+    assert record[112:544] == bytes(432) and u32(record, 544) == abi.POOL_NONE             # no regions, SPIs, initrd; stop, no limit
 
 
 def test_region_and_spi_bytes():
-    record = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[WITH_DEVICES]))[48:]
+    record = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[WITH_DEVICES]))[56:]
     assert u32(record, 112) == 3                                   # num_regions
     assert u32(record, 116) == 0                                   # reserved0
     # region[2] (ECAM) at 120 + 2 * 32: ipa, hpa, size, flags, reserved
@@ -94,7 +94,7 @@ def test_region_and_spi_bytes():
 def test_initrd_bytes():
     with_initrd = dataclasses.replace(PARTITION, initrd_ipa=0x5e00_0000, initrd_size=0x12_3456,
                                       pristine_initrd_hpa=0x9000_0000)
-    record = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[with_initrd]))[48:]
+    record = abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[with_initrd]))[56:]
     assert (u64(record, 504), u64(record, 512), u64(record, 520)) == \
         (0x5e00_0000, 0x12_3456, 0x9000_0000)
     assert abi.unpack(abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[with_initrd]))) \
@@ -106,7 +106,7 @@ def test_fault_policy_bytes():
                                      max_restarts=1_000_000, restart_backoff_us=60_000_000)
     blob = abi.ConfigBlob(board_cpus=2, partitions=[restarting], ram_size=3 << 30)
     data = abi.pack(blob)
-    record = data[48:]
+    record = data[56:]
     assert (u32(record, 528), u32(record, 532), u64(record, 536)) == \
         (abi.FAULT_RESTART, 1_000_000, 60_000_000)
     back = abi.unpack(data)
@@ -126,9 +126,9 @@ def test_virtio_records_follow_the_channels():
     blob = abi.ConfigBlob(board_cpus=2, partitions=[PARTITION, WITH_DEVICES],
                           channels=[channel], virtio=[virtio])
     data = abi.pack(blob)
-    at = 48 + 2 * 544 + 184
+    at = 56 + 2 * 568 + 184
     assert len(data) == blob.size == at + 48
-    assert (u32(data, 32), u32(data, 36)) == (1, 48 + 2 * 544)     # num_channels, offset
+    assert (u32(data, 32), u32(data, 36)) == (1, 56 + 2 * 568)     # num_channels, offset
     assert (u32(data, 40), u32(data, 44)) == (1, at)                # num_virtio, offset
     assert data[at:at + 16] == b"disk0" + bytes(11)
     assert u64(data, at + 16) == 0x0A00_0000
@@ -192,7 +192,7 @@ def test_unpack_rejects_a_short_blob():
 
 def test_unpack_rejects_too_many_regions():
     data = bytearray(abi.pack(abi.ConfigBlob(board_cpus=2, partitions=[WITH_DEVICES])))
-    data[48 + 112:48 + 116] = (9).to_bytes(4, "little")
+    data[56 + 112:56 + 116] = (9).to_bytes(4, "little")
     with pytest.raises(ValueError, match="num_regions 9"):
         abi.unpack(bytes(data))
 
@@ -224,6 +224,17 @@ int main(void)
 	printf("const.VIRTIO_VSOCK %u 0\n", TERN_VIRTIO_VSOCK);
 	printf("const.VF_BACKEND_TRUSTED %u 0\n", TERN_VF_BACKEND_TRUSTED);
 	printf("sizeof.tern_config_virtio %zu 0\n", sizeof(struct tern_config_virtio));
+	printf("sizeof.tern_config_pool %zu 0\n", sizeof(struct tern_config_pool));
+	printf("sizeof.tern_config_window %zu 0\n", sizeof(struct tern_config_window));
+	printf("const.MAX_POOLS %u 0\n", TERN_MAX_POOLS);
+	printf("const.MAX_WINDOWS %u 0\n", TERN_MAX_WINDOWS);
+	printf("const.POOL_NONE %u 0\n", TERN_POOL_NONE);
+	printf("const.SCHED_NULL %u 0\n", TERN_SCHED_NULL);
+	printf("const.SCHED_ARINC653 %u 0\n", TERN_SCHED_ARINC653);
+	printf("const.SCHED_RTDS %u 0\n", TERN_SCHED_RTDS);
+	printf("const.SCHED_CREDIT %u 0\n", TERN_SCHED_CREDIT);
+	printf("const.MAX_WEIGHT %u 0\n", TERN_MAX_WEIGHT);
+	printf("const.MAX_CAP %u 0\n", TERN_MAX_CAP);
 	printf("const.MAGIC %u 0\n", TERN_CONFIG_MAGIC);
 	printf("const.VERSION %u 0\n", TERN_CONFIG_VERSION);
 	printf("const.MAX_PARTITIONS %u 0\n", TERN_MAX_PARTITIONS);
@@ -266,6 +277,8 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     fields += [f"\tFIELD(tern_config_channel_member, {name});"
                for name, _ in abi.CHANNEL_MEMBER_FIELDS]
     fields += [f"\tFIELD(tern_config_virtio, {name});" for name, _ in abi.VIRTIO_FIELDS]
+    fields += [f"\tFIELD(tern_config_pool, {name});" for name, _ in abi.POOL_FIELDS]
+    fields += [f"\tFIELD(tern_config_window, {name});" for name, _ in abi.WINDOW_FIELDS]
     source = tmp_path / "abi.c"
     source.write_text(C_PROGRAM.replace("@FIELDS@", "\n".join(fields)))
     exe = tmp_path / "abi"
@@ -290,7 +303,9 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
                            ("tern_config_region", abi.REGION_FIELDS),
                            ("tern_config_channel", abi.CHANNEL_FIELDS),
                            ("tern_config_channel_member", abi.CHANNEL_MEMBER_FIELDS),
-                           ("tern_config_virtio", abi.VIRTIO_FIELDS)):
+                           ("tern_config_virtio", abi.VIRTIO_FIELDS),
+                           ("tern_config_pool", abi.POOL_FIELDS),
+                           ("tern_config_window", abi.WINDOW_FIELDS)):
         for name, (offset, size) in abi.field_offsets(fields_).items():
             assert c[f"{table}.{name}"] == (offset, size), f"{table}.{name}"
     assert c["const.MAGIC"][0] == abi.CONFIG_MAGIC
@@ -326,6 +341,24 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     # v6: the virtio records' count and place where v4 had 8 reserved bytes.
     assert c["tern_config.num_virtio"] == (40, 4)
     assert c["tern_config.virtio_offset"] == (44, 4)
+    # v8 (issue 29): the pool records' count and place, each partition's pool and parameters,
+    # the pool record with its windows.
+    assert c["tern_config.num_pools"] == (48, 4)
+    assert c["tern_config.pools_offset"] == (52, 4)
+    assert [c[f"tern_config_partition.{name}"][0] for name in
+            ("pool", "weight", "cap", "budget_us", "period_us", "reserved1")] == \
+        [544, 548, 552, 556, 560, 564]
+    assert [c[f"tern_config_pool.{name}"][0] for name in
+            ("name", "cpus", "scheduler", "major_frame_us", "num_windows", "window")] == \
+        [0, 16, 20, 24, 28, 32]
+    assert c["tern_config_pool.window"][1] == abi.MAX_WINDOWS * abi.WINDOW.size
+    assert c["sizeof.tern_config_pool"][0] == abi.POOL.size == 160
+    assert c["sizeof.tern_config_window"][0] == abi.WINDOW.size == 8
+    assert (c["const.MAX_POOLS"][0], c["const.MAX_WINDOWS"][0], c["const.POOL_NONE"][0]) == \
+        (abi.MAX_POOLS, abi.MAX_WINDOWS, abi.POOL_NONE)
+    assert [c[f"const.SCHED_{n.upper()}"][0] for n in abi.SCHEDULERS] == \
+        list(abi.SCHEDULERS.values())
+    assert (c["const.MAX_WEIGHT"][0], c["const.MAX_CAP"][0]) == (abi.MAX_WEIGHT, abi.MAX_CAP)
     assert c["tern_config_partition.fault_policy"] == (528, 4)
     assert c["tern_config_partition.max_restarts"] == (532, 4)
     assert c["tern_config_partition.restart_backoff_us"] == (536, 8)
@@ -349,7 +382,9 @@ def test_every_c_field_is_mirrored(repo_root):
                                  ("tern_config_region", abi.REGION_FIELDS),
                                  ("tern_config_channel", abi.CHANNEL_FIELDS),
                                  ("tern_config_channel_member", abi.CHANNEL_MEMBER_FIELDS),
-                                 ("tern_config_virtio", abi.VIRTIO_FIELDS)):
+                                 ("tern_config_virtio", abi.VIRTIO_FIELDS),
+                           ("tern_config_pool", abi.POOL_FIELDS),
+                           ("tern_config_window", abi.WINDOW_FIELDS)):
         body = re.search(r"struct " + struct_name + r" \{(.*?)\};", text, re.S).group(1)
         declared = re.findall(r"^\s*(?:char|u?int\d+_t|struct\s+\w+)\s+(\w+)(\[\])?", body, re.M)
         # The flexible array member (tern_config.partition[]) is the records that follow.
@@ -397,3 +432,43 @@ def test_board_objects_match_their_board_c(repo_root, board):
         assert value("imsic_vcpu_stride") == board.aia.imsic_stride
         assert value("aplic_s_base") == board.aia.aplic_base
         assert value("aplic_num_sources") == board.aia.aplic_num_sources
+
+
+def test_pool_records_follow_the_virtio_records():
+    a = dataclasses.replace(PARTITION, name="a", cpus=(2,), pool=0)
+    b = dataclasses.replace(PARTITION, name="b", cpus=(2,), pool=0)
+    c = dataclasses.replace(PARTITION, name="c", cpus=(3,), pool=1, weight=512, cap=50)
+    d = dataclasses.replace(PARTITION, name="d", cpus=(1,), pool=2, budget_us=4000,
+                            period_us=10000)
+    frame = abi.PoolRecord("frame", (2,), abi.SCHED_ARINC653, 20000,
+                           ((0, 5000), (1, 10000), (0, 5000)))
+    blob = abi.ConfigBlob(board_cpus=4, partitions=[a, b, c, d],
+                          pools=[frame, abi.PoolRecord("shared", (3,), abi.SCHED_CREDIT),
+                                 abi.PoolRecord("rt", (1,), abi.SCHED_RTDS)])
+    data = abi.pack(blob)
+    at = 56 + 4 * 568
+    assert (u32(data, 48), u32(data, 52)) == (3, at)                # num_pools, offset
+    assert len(data) == blob.size == at + 3 * 160
+    assert data[at:at + 16] == b"frame" + bytes(11)
+    assert [u32(data, at + k) for k in range(16, 56, 4)] == \
+        [1 << 2, abi.SCHED_ARINC653, 20000, 3, 0, 5000, 1, 10000, 0, 5000]
+    assert data[at + 56:at + 160] == bytes(104)                      # unused windows
+    record = data[56 + 2 * 568:]
+    assert [u32(record, k) for k in range(544, 568, 4)] == [1, 512, 50, 0, 0, 0]
+    record = data[56 + 3 * 568:]
+    assert [u32(record, k) for k in range(544, 568, 4)] == [2, 0, 0, 4000, 10000, 0]
+    assert abi.unpack(data) == blob
+
+
+def test_unpack_rejects_a_pools_offset_elsewhere():
+    data = bytearray(abi.pack(abi.ConfigBlob(
+        board_cpus=4, partitions=[PARTITION], pools=[abi.PoolRecord("p", (1,))])))
+    data[52:56] = (8).to_bytes(4, "little")
+    with pytest.raises(ValueError, match="pools_offset 8 is not the end of 0 virtio devices"):
+        abi.unpack(bytes(data))
+
+
+def test_pack_refuses_too_many_windows():
+    pool = abi.PoolRecord("p", (1,), abi.SCHED_ARINC653, 100, [(0, 1)] * 17)
+    with pytest.raises(ValueError, match="17 windows"):
+        abi.pack(abi.ConfigBlob(board_cpus=4, partitions=[PARTITION], pools=[pool]))

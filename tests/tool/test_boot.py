@@ -121,7 +121,7 @@ def test_hypervisor_panic_is_status_3(assemble, tmp_path, monkeypatch):
 
     def corrupt(blob):
         data = bytearray(real_pack(blob))
-        data[48 + 48:48 + 56] = (0x4000_0000).to_bytes(8, "little")  # partition[0].dtb_ipa
+        data[56 + 48:56 + 56] = (0x4000_0000).to_bytes(8, "little")  # partition[0].dtb_ipa
         return bytes(data)
 
     monkeypatch.setattr(tern.build.abi, "pack", corrupt)

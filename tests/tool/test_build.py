@@ -23,7 +23,7 @@ def blob_of(tmp_path, text):
 
 def test_header_carries_the_board_ram_size(tmp_path, stub_image):
     blob = blob_of(tmp_path, '[board]\nmemory = "1536MiB"\n' + partition())
-    assert blob.version == 7
+    assert blob.version == 8
     assert blob.ram_size == 1536 * MiB
 
 

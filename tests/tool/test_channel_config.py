@@ -287,9 +287,9 @@ def test_blob_bytes(tmp_path, stub_image):
     pl = place(system)
     build.prepare_system(system, pl, tmp_path / "work", write_image(tmp_path / "tern.img"))
     data = (tmp_path / "work" / "config.bin").read_bytes()
-    channels_offset = 48 + 3 * 544
+    channels_offset = 56 + 3 * 568
     # Header: num_channels, channels_offset; size covers the channel records.
-    assert (u32(data, 4), u32(data, 8)) == (7, channels_offset + 2 * 184) == (7, len(data))
+    assert (u32(data, 4), u32(data, 8)) == (8, channels_offset + 2 * 184) == (8, len(data))
     # No virtio devices: num_virtio 0, their offset the end of the channels.
     assert (u32(data, 32), u32(data, 36), u32(data, 40), u32(data, 44)) == \
         (2, channels_offset, 0, channels_offset + 2 * 184)
@@ -312,7 +312,7 @@ def test_blob_bytes(tmp_path, stub_image):
     assert (u32(log, 72), u32(log, 76), u32(log, 80)) == (1, abi.CHF_WRITABLE, 228)
     # Each member's doorbell is also in its partition's irqs bitmap (irqs[] at 376).
     for index, irqs in enumerate([{224}, {225, 228}, {226, 227}]):
-        record = data[48 + index * 544:48 + (index + 1) * 544]
+        record = data[56 + index * 568:56 + (index + 1) * 568]
         assert abi.irqs_of([u32(record, 376 + 4 * w) for w in range(abi.IRQ_WORDS)]) == irqs
     # And abi.unpack reads it all back.
     blob = abi.unpack(data)
@@ -333,7 +333,7 @@ def test_channel_record_round_trip_and_limits():
     # 16: the [[channel]]s and one per [[virtio]].
     blob = abi.ConfigBlob(board_cpus=2, partitions=[part], channels=[full] * 16)
     data = abi.pack(blob)
-    assert len(data) == blob.size == 48 + 544 + 16 * 184
+    assert len(data) == blob.size == 56 + 568 + 16 * 184
     assert abi.unpack(data) == blob
     with pytest.raises(ValueError, match="17 channels"):
         abi.pack(dataclasses.replace(blob, channels=[full] * 17))

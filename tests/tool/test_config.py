@@ -121,7 +121,7 @@ def test_image_path_resolves_against_the_toml_directory(tmp_path):
      "board.memory: must be at least 128 MiB (got 64 MiB)"),
     ("[board]\nram = 1\n" + partition(), "board.ram: unknown key"),
     ("title = 'x'\n" + partition(),
-     "title: unknown key (expected [board], [[partition]], [[channel]] and [[virtio]])"),
+     "title: unknown key (expected [board], [[partition]], [[channel]], [[virtio]] and [[pool]])"),
     ("[board]\ncpus = 2\n", "partition: at least one [[partition]] is required"),
     ("partition = []\n", "partition: at least one [[partition]] is required"),
     ("[partition]\nname = 'a'\n", "partition: must be an array of tables ([[partition]])"),
@@ -464,7 +464,7 @@ def example_with_stand_ins(repo_root, example, tmp_path):
                                      "riscv64-rt.toml", "linux-riscv64.toml",
                                      "linux-channel.toml", "linux-channel-riscv64.toml",
                                      "virtio-blk.toml", "virtio-blk-riscv64.toml",
-                                     "virtio-net.toml"])
+                                     "virtio-net.toml", "pools.toml"])
 def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_path):
     path = example_with_stand_ins(repo_root, example, tmp_path)
     system = load_system(path)
@@ -483,6 +483,11 @@ def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_pa
         assert "tern.run=blk" in system.partitions[1].bootargs
     if example == "two.toml":
         assert system.partitions[1].cpus == (2,)
+    if example == "pools.toml":
+        frame, credit = system.pools
+        assert (frame.scheduler, frame.cpus, credit.scheduler, credit.cpus) == \
+            ("arinc653", (2,), "credit", (3,))
+        assert [p.pool for p in system.partitions] == [None, "frame", "frame", "shared", "shared"]
     if example == "edu-direct.toml":
         assert system.board.cpus == 2 and models(system) == ("edu",)
         (rt,) = system.partitions

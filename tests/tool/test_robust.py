@@ -422,7 +422,7 @@ def test_a_size_in_other_digits_or_units(tmp_path, stub_image, value, shown):
     ('[board]\n"\\u001b]0;owned\\u0007" = 1\n' + partition(),
      'board."\\u001B]0;owned\\u0007": unknown key'),
     ('"\\nboard" = 1\n' + partition(),
-     '"\\nboard": unknown key (expected [board], [[partition]], [[channel]] and [[virtio]])'),
+     '"\\nboard": unknown key (expected [board], [[partition]], [[channel]], [[virtio]] and [[pool]])'),
     (partition(**{"a b": 1}), 'partition[0]."a b": unknown key'),
     (partition(image="no\x1b[2Jsuch"),
      'partition[0].image: no such file: "no\\u001B[2Jsuch"'),

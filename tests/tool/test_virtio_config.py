@@ -326,7 +326,7 @@ def blob_of(files, text, riscv=False):
 def test_arm64_blob(files):
     prepared, blob = blob_of(files, arm64(channel("msg", members=["linux", "store"]), virtio(),
                                           virtio("con", "console", disk=None)))
-    assert blob.version == 7 and blob == prepared.blob
+    assert blob.version == 8 and blob == prepared.blob
     assert [c.name for c in blob.channels] == ["msg", "disk0", "con"]
     disk0 = blob.channels[1]
     assert disk0.size == 0x10_5000 and disk0.doorbell_ipa == disk0.ipa + disk0.size
@@ -350,7 +350,7 @@ def test_arm64_blob(files):
     assert "linux initrd" not in loads
     # The header's count and offset, in the bytes.
     data = (files / "work" / "config.bin").read_bytes()
-    end = 48 + 2 * 544 + 3 * 184
+    end = 56 + 2 * 568 + 3 * 184
     assert (int.from_bytes(data[40:44], "little"), int.from_bytes(data[44:48], "little")) == \
         (2, end)
     assert len(data) == end + 2 * 48

@@ -37,7 +37,8 @@ static const struct config_limits limits = {
 static _Alignas(8) unsigned char raw[sizeof(struct tern_config) +
 				     TERN_MAX_PARTITIONS * sizeof(struct tern_config_partition) +
 				     (TERN_MAX_CHANNELS + 1) * sizeof(struct tern_config_channel) +
-				     (TERN_MAX_VIRTIO + 1) * sizeof(struct tern_config_virtio)];
+				     (TERN_MAX_VIRTIO + 1) * sizeof(struct tern_config_virtio) +
+				     (TERN_MAX_POOLS + 1) * sizeof(struct tern_config_pool)];
 #define hdr (*(struct tern_config *)raw)
 #define part(i) (((struct tern_config *)raw)->partition[i])
 static char err[160];
@@ -60,6 +61,7 @@ static void set_partition(unsigned i, const char *name, unsigned core, uint64_t 
 	p->pristine_dtb_hpa = 0x50200000 + i * 0x400000;
 	p->num_vcpus = 1;
 	p->cpus[0] = (uint8_t)core;
+	p->pool = TERN_POOL_NONE;
 }
 
 static void make_valid(unsigned n)
@@ -545,7 +547,7 @@ void test_config_rejects_channel_header(void)
 	CHECK(expect_error("channel records at"));
 	make_valid(2);
 	hdr.channels_offset = 8;
-	CHECK(expect_error("channel records at 8, not after the partitions' (1136)"));
+	CHECK(expect_error("channel records at 8, not after the partitions' (1192)"));
 	make_valid(2);
 	add_channel("msg", pair, 2);
 	hdr.size -= 8;
@@ -1046,4 +1048,270 @@ void test_config_rejects_windows(void)
 	add_window(0, 1);
 	add_window(0, 1)->ipa = WINDOW_IPA + (64ull << 20);
 	CHECK(expect_error("partition rt: region 0x48000000 (partition linux's RAM) over region 0x48000000"));
+}
+
+/* ---- Pools (issue 29) ---- */
+
+static struct tern_config_pool *pool(unsigned q)
+{
+	return (struct tern_config_pool *)(raw + hdr.pools_offset) + q;
+}
+
+/* Pool `name` of the cores in `cpus` (bit n: core n), after every other record. */
+static struct tern_config_pool *add_pool(const char *name, uint32_t cpus, uint32_t scheduler)
+{
+	if (!hdr.num_pools)
+		hdr.pools_offset = hdr.size;
+	struct tern_config_pool *pl = pool(hdr.num_pools);
+	memset(pl, 0, sizeof(*pl));
+	strcpy(pl->name, name);
+	pl->cpus = cpus;
+	pl->scheduler = scheduler;
+	hdr.num_pools++;
+	hdr.size = (uint32_t)(hdr.pools_offset + hdr.num_pools * sizeof(*pl));
+	return pl;
+}
+
+static int check_only(void)
+{
+	err[0] = 0;
+	return config_check(&hdr, sizeof(raw), &limits, err, sizeof(err));
+}
+
+static int expect_check_error(const struct config_limits *lim, const char *fragment)
+{
+	err[0] = 0;
+	int rc = config_check(&hdr, sizeof(raw), lim, err, sizeof(err));
+	CHECK_EQ(rc, -1);
+	if (!strstr(err, fragment)) {
+		fprintf(stderr, "  error was \"%s\", wanted \"%s\"\n", err, fragment);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * rt alone on core 1, linux in the null pool "solo" of core 2, p2 and p3 sharing core 3 in
+ * `scheduler`'s pool "frame" (ARINC 653: a window each).
+ */
+static struct tern_config_pool *make_pools(uint32_t scheduler)
+{
+	make_valid(4);
+	part(3).ram_hpa = 0x60000000;   /* clear of the others' pristine copies */
+	part(3).cpus[0] = 3;
+	part(1).pool = 0;
+	part(2).pool = 1;
+	part(3).pool = 1;
+	add_pool("solo", 1u << 2, TERN_SCHED_NULL);
+	struct tern_config_pool *pl = add_pool("frame", 1u << 3, scheduler);
+	if (scheduler == TERN_SCHED_ARINC653) {
+		pl->major_frame_us = 20000;
+		pl->num_windows = 3;
+		pl->window[0] = (struct tern_config_window){ 2, 5000 };
+		pl->window[1] = (struct tern_config_window){ 3, 10000 };
+		pl->window[2] = (struct tern_config_window){ 2, 5000 };
+	}
+	for (unsigned i = 2; i < 4; i++) {
+		if (scheduler == TERN_SCHED_RTDS) {
+			part(i).budget_us = 4000;
+			part(i).period_us = 10000;
+		}
+		if (scheduler == TERN_SCHED_CREDIT)
+			part(i).weight = 256;
+	}
+	return pl;
+}
+
+void test_config_accepts_pools(void)
+{
+	static const uint32_t scheds[] = { TERN_SCHED_ARINC653, TERN_SCHED_RTDS, TERN_SCHED_CREDIT };
+
+	for (unsigned s = 0; s < 3u; s++) {
+		make_pools(scheds[s]);
+		CHECK_EQ(check_only(), 0);
+	}
+	/* RTDS: exactly all of the core is not too much. */
+	make_pools(TERN_SCHED_RTDS);
+	part(3).budget_us = 6000;
+	CHECK_EQ(check_only(), 0);
+	make_pools(TERN_SCHED_CREDIT);
+	part(2).cap = 100;
+	part(3).weight = TERN_MAX_WEIGHT;
+	CHECK_EQ(check_only(), 0);
+	/* A pool no partition uses is only idle cores. */
+	make_valid(1);
+	add_pool("spare", 1u << 3, TERN_SCHED_CREDIT);
+	CHECK_EQ(validate(), 0);
+}
+
+/* An explicit null pool is today's system; the others are not built yet, and say so. */
+void test_config_runs_only_null_pools(void)
+{
+	make_pools(TERN_SCHED_ARINC653);
+	CHECK(expect_error("partition p2: pool frame: scheduler arinc653 is not built yet"));
+	make_pools(TERN_SCHED_RTDS);
+	CHECK(expect_error("pool frame: scheduler rtds is not built yet"));
+	make_pools(TERN_SCHED_CREDIT);
+	CHECK(expect_error("pool frame: scheduler credit is not built yet"));
+	make_pools(TERN_SCHED_NULL);
+	CHECK(expect_error("core 3 already used by p2"));
+	make_pools(TERN_SCHED_NULL);
+	part(3).cpus[0] = 0;
+	pool(1)->cpus = 1u << 3 | 1u << 0;
+	CHECK_EQ(validate(), 0);
+}
+
+void test_config_rejects_pool_records(void)
+{
+	make_pools(TERN_SCHED_CREDIT);
+	hdr.pools_offset += 8;
+	CHECK(expect_error("pool records at"));
+	make_pools(TERN_SCHED_CREDIT);
+	hdr.num_pools = TERN_MAX_POOLS + 1;
+	CHECK(expect_error("pools (at most 8)"));
+	make_pools(TERN_SCHED_CREDIT);
+	hdr.size -= 8;
+	CHECK(expect_error("2 pools"));
+	make_pools(TERN_SCHED_CREDIT);
+	strcpy(pool(1)->name, "solo");
+	CHECK(expect_error("pool solo: name used twice"));
+	make_pools(TERN_SCHED_CREDIT);
+	pool(1)->name[0] = 'X';
+	CHECK(expect_error("pool 1: bad name"));
+	make_pools(TERN_SCHED_CREDIT);
+	pool(1)->scheduler = 4;
+	CHECK(expect_error("pool frame: scheduler 4"));
+	make_pools(TERN_SCHED_CREDIT);
+	pool(1)->cpus = 1u << 4;
+	CHECK(expect_error("pool frame: cpus 0x10 (cores of the board's 4)"));
+	make_pools(TERN_SCHED_CREDIT);
+	pool(1)->cpus = 0;
+	CHECK(expect_error("pool frame: cpus 0x0"));
+	/* A core in two pools. */
+	make_pools(TERN_SCHED_CREDIT);
+	pool(1)->cpus |= 1u << 2;
+	CHECK(expect_error("pool frame: cpus 0xc, a core already in another pool"));
+	/* ARINC 653's keys on another scheduler's pool. */
+	make_pools(TERN_SCHED_CREDIT);
+	pool(1)->major_frame_us = 1000;
+	CHECK(expect_error("pool frame: major frame or windows, but scheduler credit"));
+	make_pools(TERN_SCHED_ARINC653);
+	pool(1)->num_windows = 0;
+	CHECK(expect_error("pool frame: major frame 20000 us, 0 windows"));
+	make_pools(TERN_SCHED_ARINC653);
+	pool(1)->major_frame_us = 0;
+	CHECK(expect_error("pool frame: major frame 0 us"));
+	make_pools(TERN_SCHED_ARINC653);
+	pool(1)->num_windows = TERN_MAX_WINDOWS + 1;
+	CHECK(expect_error("17 windows"));
+}
+
+void test_config_rejects_pool_members(void)
+{
+	struct config_limits lim = limits;
+
+	make_pools(TERN_SCHED_CREDIT);
+	part(3).pool = 2;
+	CHECK(expect_error("partition p3: pool 2 (there are 2)"));
+	/* A pool's core used by a partition with no pool. */
+	make_pools(TERN_SCHED_CREDIT);
+	part(0).cpus[0] = 3;
+	CHECK(expect_error("partition rt: core 3 is pool frame's, and the partition names no pool"));
+	/* A partition's core outside its pool. */
+	make_pools(TERN_SCHED_CREDIT);
+	part(3).cpus[0] = 0;
+	CHECK(expect_error("partition p3: core 0 is not in its pool frame"));
+	make_pools(TERN_SCHED_CREDIT);
+	part(3).cpus[0] = 2;
+	CHECK(expect_error("partition p3: core 2 is in pool solo, not its own"));
+	/* Two vCPUs on one core of a null pool. */
+	make_pools(TERN_SCHED_CREDIT);
+	part(1).num_vcpus = 2;
+	part(1).cpus[1] = 2;
+	CHECK(expect_error("partition linux: core 2 already used by linux"));
+	/* A shared pool's vCPUs: their idle comes back to the scheduler. */
+	make_pools(TERN_SCHED_CREDIT);
+	part(2).flags = TERN_PF_WFI_NATIVE;
+	CHECK(expect_error("partition p2: native WFI in pool frame"));
+	/* Direct delivery: where the core has no state for each vCPU, not in a shared pool ... */
+	make_pools(TERN_SCHED_CREDIT);
+	part(2).flags = TERN_PF_IRQ_DIRECT | TERN_PF_WFI_NATIVE;
+	CHECK(expect_error("partition p2: direct interrupts in pool frame, a shared core"));
+	/* ... else at most as many on a core as it holds. */
+	lim.shared_direct_vcpus = 1;
+	lim.direct_wfi_trap = true;
+	make_pools(TERN_SCHED_CREDIT);
+	part(2).flags = TERN_PF_IRQ_DIRECT;
+	err[0] = 0;
+	CHECK_EQ(config_check(&hdr, sizeof(raw), &lim, err, sizeof(err)), 0);
+	part(3).flags = TERN_PF_IRQ_DIRECT;
+	CHECK(expect_check_error(&lim, "partition p3: core 3 has more than 1 direct vCPUs in pool frame"));
+	/* In a null pool, direct delivery and native WFI are today's. */
+	make_pools(TERN_SCHED_CREDIT);
+	part(1).flags = TERN_PF_IRQ_DIRECT | TERN_PF_WFI_NATIVE;
+	CHECK_EQ(check_only(), 0);
+}
+
+void test_config_rejects_pool_windows(void)
+{
+	make_pools(TERN_SCHED_ARINC653);
+	pool(1)->window[1].duration_us = 10001;
+	CHECK(expect_error("pool frame: windows of 20001 us in a major frame of 20000 us"));
+	make_pools(TERN_SCHED_ARINC653);
+	pool(1)->window[1].partition = 4;
+	CHECK(expect_error("pool frame: window 1 is partition 4, not one of the pool's"));
+	make_pools(TERN_SCHED_ARINC653);
+	pool(1)->window[1].partition = 1;
+	CHECK(expect_error("pool frame: window 1 is partition 1, not one of the pool's"));
+	make_pools(TERN_SCHED_ARINC653);
+	pool(1)->window[2].duration_us = 0;
+	CHECK(expect_error("pool frame: window 2 of 0 us"));
+	make_pools(TERN_SCHED_ARINC653);
+	pool(1)->window[3].duration_us = 1;
+	CHECK(expect_error("pool frame: window 3 past the 3 used"));
+}
+
+void test_config_rejects_pool_parameters(void)
+{
+	/* RTDS's on another pool's partition, or on no pool's. */
+	make_pools(TERN_SCHED_CREDIT);
+	part(2).period_us = 10000;
+	CHECK(expect_error("partition p2: budget or period, but its pool's scheduler is credit"));
+	make_pools(TERN_SCHED_CREDIT);
+	part(0).budget_us = 1;
+	CHECK(expect_error("partition rt: budget or period, but its pool's scheduler is null"));
+	/* Credit's on another pool's partition. */
+	make_pools(TERN_SCHED_RTDS);
+	part(3).weight = 256;
+	CHECK(expect_error("partition p3: weight or cap, but its pool's scheduler is rtds"));
+	make_pools(TERN_SCHED_ARINC653);
+	part(2).cap = 50;
+	CHECK(expect_error("partition p2: weight or cap, but its pool's scheduler is arinc653"));
+	make_pools(TERN_SCHED_NULL);
+	part(1).weight = 1;
+	CHECK(expect_error("partition linux: weight or cap, but its pool's scheduler is null"));
+	/* Budgets: 1..period. */
+	make_pools(TERN_SCHED_RTDS);
+	part(2).budget_us = 10001;
+	CHECK(expect_error("partition p2: budget 10001 us every 10000 us"));
+	make_pools(TERN_SCHED_RTDS);
+	part(3).budget_us = 0;
+	CHECK(expect_error("partition p3: budget 0 us every 10000 us"));
+	/* More than the whole core: 4/10 + 7/10. */
+	make_pools(TERN_SCHED_RTDS);
+	part(3).budget_us = 7000;
+	CHECK(expect_error("pool frame: core 3's budgets add up to 1.10 of it (at most 1)"));
+	/* Weights 1..65535, caps 0..100. */
+	make_pools(TERN_SCHED_CREDIT);
+	part(2).weight = 0;
+	CHECK(expect_error("partition p2: weight 0 (1..65535)"));
+	make_pools(TERN_SCHED_CREDIT);
+	part(2).weight = TERN_MAX_WEIGHT + 1;
+	CHECK(expect_error("partition p2: weight 65536"));
+	make_pools(TERN_SCHED_CREDIT);
+	part(2).cap = 101;
+	CHECK(expect_error("cap 101 (0..100)"));
+	make_pools(TERN_SCHED_CREDIT);
+	part(2).reserved1 = 1;
+	CHECK(expect_error("partition p2: reserved field"));
 }

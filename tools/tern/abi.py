@@ -1,6 +1,6 @@
 """The config blob: struct tern_config, struct tern_config_partition[], then
-struct tern_config_channel[] at channels_offset and struct tern_config_virtio[] at
-virtio_offset.
+struct tern_config_channel[] at channels_offset, struct tern_config_virtio[] at
+virtio_offset and struct tern_config_pool[] at pools_offset.
 
 Mirrors hypervisor/include/tern/config_abi.h field for field (little-endian,
 no padding: every field sits at its natural alignment).  tests/tool/test_abi.py
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 CONFIG_MAGIC = 0x4E524554         # "TERN"
-CONFIG_VERSION = 7
+CONFIG_VERSION = 8
 MAX_PARTITIONS = 8
 MAX_VCPUS = 8
 NAME_LEN = 16
@@ -40,6 +40,17 @@ VIRTIO_BLK = 2
 VIRTIO_CONSOLE = 3
 VIRTIO_VSOCK = 19
 VF_BACKEND_TRUSTED = 1 << 0       # the backend maps the frontend's RAM and moves the data itself
+MAX_POOLS = 8                     # [[pool]]s: one core each at least, so no more than the cores
+MAX_WINDOWS = 16                  # an ARINC 653 pool's windows in its major frame
+POOL_NONE = 0xFFFF_FFFF           # tern_config_partition.pool: no [[pool]], today's null core
+SCHED_NULL = 0                    # tern_config_pool.scheduler
+SCHED_ARINC653 = 1
+SCHED_RTDS = 2
+SCHED_CREDIT = 3
+SCHEDULERS = {"null": SCHED_NULL, "arinc653": SCHED_ARINC653, "rtds": SCHED_RTDS,
+              "credit": SCHED_CREDIT}
+MAX_WEIGHT = 65535                # credit weight 1..MAX_WEIGHT
+MAX_CAP = 100                     # credit cap: percent of one core (0: none)
 
 # (C field name, struct format) in declaration order.
 HEADER_FIELDS = (
@@ -54,6 +65,8 @@ HEADER_FIELDS = (
     ("channels_offset", "I"),
     ("num_virtio", "I"),
     ("virtio_offset", "I"),
+    ("num_pools", "I"),
+    ("pools_offset", "I"),
 )
 
 REGION_FIELDS = (
@@ -90,6 +103,12 @@ PARTITION_FIELDS = (
     ("fault_policy", "I"),
     ("max_restarts", "I"),
     ("restart_backoff_us", "Q"),
+    ("pool", "I"),
+    ("weight", "I"),
+    ("cap", "I"),
+    ("budget_us", "I"),
+    ("period_us", "I"),
+    ("reserved1", "I"),
 )
 
 
@@ -124,6 +143,22 @@ VIRTIO_FIELDS = (
 )
 
 
+WINDOW_FIELDS = (
+    ("partition", "I"),
+    ("duration_us", "I"),
+)
+WINDOW_FORMAT = "".join(fmt for _, fmt in WINDOW_FIELDS)
+
+POOL_FIELDS = (
+    ("name", f"{NAME_LEN}s"),
+    ("cpus", "I"),
+    ("scheduler", "I"),
+    ("major_frame_us", "I"),
+    ("num_windows", "I"),
+    ("window", WINDOW_FORMAT * MAX_WINDOWS),
+)
+
+
 def _struct(field_table):
     return struct.Struct("<" + "".join(fmt for _, fmt in field_table))
 
@@ -145,6 +180,8 @@ PARTITION = _struct(PARTITION_FIELDS)
 CHANNEL_MEMBER = _struct(CHANNEL_MEMBER_FIELDS)
 CHANNEL = _struct(CHANNEL_FIELDS)
 VIRTIO = _struct(VIRTIO_FIELDS)
+WINDOW = _struct(WINDOW_FIELDS)
+POOL = _struct(POOL_FIELDS)
 
 
 class Region(NamedTuple):
@@ -181,6 +218,11 @@ class PartitionRecord:
     fault_policy: int = FAULT_STOP
     max_restarts: int = 0          # automatic restarts allowed, then stopped (0: no limit)
     restart_backoff_us: int = 0    # wait before the first automatic restart (0: none)
+    pool: int = POOL_NONE          # index in the blob's pools, POOL_NONE: none
+    weight: int = 0                # credit pool: 1..MAX_WEIGHT (else 0)
+    cap: int = 0                   # credit pool: percent of one core, 0 no cap
+    budget_us: int = 0             # RTDS pool: budget_us every period_us (else 0)
+    period_us: int = 0
 
     def __post_init__(self):
         self.regions = tuple(Region(*r) for r in self.regions)
@@ -230,6 +272,22 @@ class VirtioRecord:
 
 
 @dataclass
+class PoolRecord:
+    """One struct tern_config_pool: cores (indices) with a scheduler, and an ARINC 653 pool's
+    major frame and windows ((partition index, duration_us), in order)."""
+
+    name: str
+    cpus: tuple
+    scheduler: int = SCHED_NULL
+    major_frame_us: int = 0
+    windows: tuple = ()
+
+    def __post_init__(self):
+        self.cpus = tuple(sorted(self.cpus))
+        self.windows = tuple(tuple(w) for w in self.windows)
+
+
+@dataclass
 class ConfigBlob:
     """A whole blob, header fields plus partitions and channels."""
 
@@ -241,6 +299,7 @@ class ConfigBlob:
     ram_size: int = 0             # board RAM from the RAM base (QEMU -m), bytes
     channels: list = field(default_factory=list)
     virtio: list = field(default_factory=list)
+    pools: list = field(default_factory=list)
     # Not in the blob: the lowest interrupt number pack() accepts in a partition's irqs, the
     # first SPI on arm64 (the default), APLIC source 1 on riscv64, whose virtio-mmio slots
     # interrupt at sources 1-8.
@@ -258,8 +317,13 @@ class ConfigBlob:
         return self.channels_offset + CHANNEL.size * len(self.channels)
 
     @property
-    def size(self):
+    def pools_offset(self):
+        """Where the pool records start: right after the virtio records' (a multiple of 8)."""
         return self.virtio_offset + VIRTIO.size * len(self.virtio)
+
+    @property
+    def size(self):
+        return self.pools_offset + POOL.size * len(self.pools)
 
 
 def pack(blob):
@@ -270,9 +334,12 @@ def pack(blob):
         raise ValueError(f"{len(blob.channels)} channels (at most {MAX_CHANNELS} supported)")
     if len(blob.virtio) > MAX_VIRTIO:
         raise ValueError(f"{len(blob.virtio)} virtio devices (at most {MAX_VIRTIO} supported)")
+    if len(blob.pools) > MAX_POOLS:
+        raise ValueError(f"{len(blob.pools)} pools (at most {MAX_POOLS} supported)")
     out = bytearray(HEADER.pack(blob.magic, blob.version, blob.size, len(blob.partitions),
                                 blob.board_cpus, blob.flags, blob.ram_size, len(blob.channels),
-                                blob.channels_offset, len(blob.virtio), blob.virtio_offset))
+                                blob.channels_offset, len(blob.virtio), blob.virtio_offset,
+                                len(blob.pools), blob.pools_offset))
     for p in blob.partitions:
         name = p.name.encode("ascii")
         if not 1 <= len(name) < NAME_LEN:
@@ -288,12 +355,31 @@ def pack(blob):
                               len(p.regions), 0, *_region_values(p),
                               *irq_bitmap(p.irqs, blob.irq_first),
                               p.initrd_ipa, p.initrd_size, p.pristine_initrd_hpa,
-                              p.fault_policy, p.max_restarts, p.restart_backoff_us)
+                              p.fault_policy, p.max_restarts, p.restart_backoff_us,
+                              p.pool, p.weight, p.cap, p.budget_us, p.period_us, 0)
     for c in blob.channels:
         out += _pack_channel(c)
     for v in blob.virtio:
         out += _pack_virtio(v)
+    for pool in blob.pools:
+        out += _pack_pool(pool)
     return bytes(out)
+
+
+def _pack_pool(pool):
+    name = pool.name.encode("ascii")
+    if not 1 <= len(name) < NAME_LEN:
+        raise ValueError(f"pool name {pool.name!r} must be 1..{NAME_LEN - 1} bytes")
+    if len(pool.windows) > MAX_WINDOWS:
+        raise ValueError(f"pool {pool.name}: {len(pool.windows)} windows "
+                         f"(at most {MAX_WINDOWS} supported)")
+    mask = 0
+    for core in pool.cpus:
+        mask |= 1 << core
+    windows = [v for w in pool.windows for v in w]
+    windows += [0] * (len(WINDOW_FIELDS) * (MAX_WINDOWS - len(pool.windows)))
+    return POOL.pack(name, mask, pool.scheduler, pool.major_frame_us, len(pool.windows),
+                     *windows)
 
 
 def _pack_virtio(v):
@@ -356,7 +442,8 @@ def unpack(data):
     if len(data) < HEADER.size:
         raise ValueError(f"blob of {len(data)} bytes is shorter than the header")
     (magic, version, size, count, board_cpus, flags, ram_size, num_channels,
-     channels_offset, num_virtio, virtio_offset) = HEADER.unpack_from(data)
+     channels_offset, num_virtio, virtio_offset, num_pools,
+     pools_offset) = HEADER.unpack_from(data)
     partitions_end = HEADER.size + count * PARTITION.size
     # Without channels the offset may also be 0, as the hypervisor accepts.
     if channels_offset != partitions_end and (num_channels or channels_offset):
@@ -371,9 +458,16 @@ def unpack(data):
                          f"channels")
     if num_virtio > MAX_VIRTIO:
         raise ValueError(f"num_virtio {num_virtio} (at most {MAX_VIRTIO})")
-    if size != channels_end + num_virtio * VIRTIO.size or size > len(data):
+    virtio_end = channels_end + num_virtio * VIRTIO.size
+    if pools_offset != virtio_end and (num_pools or pools_offset):
+        raise ValueError(f"pools_offset {pools_offset} is not the end of {num_virtio} "
+                         f"virtio devices")
+    if num_pools > MAX_POOLS:
+        raise ValueError(f"num_pools {num_pools} (at most {MAX_POOLS})")
+    if size != virtio_end + num_pools * POOL.size or size > len(data):
         raise ValueError(f"size {size} does not match {count} partitions, {num_channels} "
-                         f"channels and {num_virtio} virtio devices in {len(data)} bytes")
+                         f"channels, {num_virtio} virtio devices and {num_pools} pools in "
+                         f"{len(data)} bytes")
     blob = ConfigBlob(board_cpus=board_cpus, magic=magic, version=version, flags=flags,
                       ram_size=ram_size)
     for i in range(count):
@@ -395,6 +489,7 @@ def unpack(data):
         at += IRQ_WORDS
         initrd_ipa, initrd_size, pristine_initrd_hpa = values[at:at + 3]
         fault_policy, max_restarts, restart_backoff_us = values[at + 3:at + 6]
+        pool, weight, cap, budget_us, period_us = values[at + 6:at + 11]
         record = dict(name=name.split(b"\0", 1)[0].decode("ascii", "replace"),
                       ram_ipa=ram_ipa, ram_hpa=ram_hpa, ram_size=ram_size,
                       entry_ipa=entry_ipa, dtb_ipa=dtb_ipa, image_ipa=image_ipa,
@@ -403,7 +498,8 @@ def unpack(data):
                       flags=pflags, regions=regions, irqs=irqs, initrd_ipa=initrd_ipa,
                       initrd_size=initrd_size, pristine_initrd_hpa=pristine_initrd_hpa,
                       fault_policy=fault_policy, max_restarts=max_restarts,
-                      restart_backoff_us=restart_backoff_us)
+                      restart_backoff_us=restart_backoff_us, pool=pool, weight=weight, cap=cap,
+                      budget_us=budget_us, period_us=period_us)
         blob.partitions.append(PartitionRecord(**record))
     for i in range(num_channels):
         values = CHANNEL.unpack_from(data, channels_offset + i * CHANNEL.size)
@@ -423,4 +519,14 @@ def unpack(data):
             name=name.split(b"\0", 1)[0].decode("ascii", "replace"), mmio_ipa=mmio_ipa,
             device_id=device_id, frontend=frontend, backend=backend, channel=channel, irq=irq,
             flags=vflags))
+    for i in range(num_pools):
+        values = POOL.unpack_from(data, virtio_end + i * POOL.size)
+        name, mask, scheduler, major_frame_us, num_windows = values[:5]
+        if num_windows > MAX_WINDOWS:
+            raise ValueError(f"pool {i}: num_windows {num_windows} (at most {MAX_WINDOWS})")
+        windows = tuple(tuple(values[5 + 2 * k:7 + 2 * k]) for k in range(num_windows))
+        blob.pools.append(PoolRecord(
+            name=name.split(b"\0", 1)[0].decode("ascii", "replace"),
+            cpus=tuple(c for c in range(32) if mask >> c & 1), scheduler=scheduler,
+            major_frame_us=major_frame_us, windows=windows))
     return blob

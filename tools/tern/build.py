@@ -161,10 +161,11 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             initrd_size=pl.initrd_size,
             pristine_initrd_hpa=pl.pristine_initrd_hpa,
             fault_policy=FAULT_POLICIES[p.on_fault], max_restarts=p.max_restarts,
-            restart_backoff_us=p.restart_backoff_us))
+            restart_backoff_us=p.restart_backoff_us, **pool_fields(system, p)))
 
     blob.channels = channel_records(placed)
     blob.virtio = virtio_records(placed)
+    blob.pools = pool_records(system)
     data = abi.pack(blob)
     if len(data) > board.config_max:
         raise ToolError(f"config blob is {len(data)} bytes, more than {board.config_max}")
@@ -174,6 +175,23 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
                                   [(path, addr) for path, addr, _ in loads], icount)
     write_command(workdir, command)
     return Prepared(workdir=workdir, blob=blob, loads=loads, command=command)
+
+
+def pool_fields(system, p):
+    """Partition p's pool (index in system.pools, abi.POOL_NONE: none) and its scheduling
+    parameters, as its record carries them."""
+    pool = system.pool_of(p)
+    return {"pool": abi.POOL_NONE if pool is None else pool.index, "weight": p.weight,
+            "cap": p.cap, "budget_us": p.budget_us, "period_us": p.period_us}
+
+
+def pool_records(system):
+    """The blob's pool records for the [[pool]]s of `system`."""
+    index = {p.name: p.index for p in system.partitions}
+    return [abi.PoolRecord(name=q.name, cpus=q.cpus, scheduler=abi.SCHEDULERS[q.scheduler],
+                           major_frame_us=q.major_frame_us,
+                           windows=tuple((index[w.partition], w.duration_us) for w in q.windows))
+            for q in system.pools]
 
 
 def channel_records(placed):

@@ -39,6 +39,8 @@ def _check_text(path):
     shared = f", {channels} channel{'s' if channels != 1 else ''}" if channels else ""
     devices = len(system.virtio)
     shared += f", {devices} virtio device{'s' if devices != 1 else ''}" if devices else ""
+    pools = len(system.pools)
+    shared += f", {pools} pool{'s' if pools != 1 else ''}" if pools else ""
     print(f"{show_path(path)}: ok: {count} partition{'s' if count != 1 else ''}{shared} on "
           f"{board.cpus} x {board.cpu}, {format_size(board.memory)} RAM")
     print(results.format_table(TEXT_HEADERS, layout.describe(system, placed)))
@@ -118,6 +120,7 @@ def layout_doc(system, placed):
         "channels": [_channel_doc(n, ch, functions) for n, ch in
                      enumerate(placed.channels[:len(system.channels)])],
         "virtio": [_virtio_doc(system, placed, v, functions) for v in placed.virtio],
+        "pools": [_pool_doc(system, q) for q in system.pools],
         "ram_used": {"bytes": placed.end - virt.ram_base, "start": virt.ram_base,
                      "end": placed.end},
         "rows": [dict(zip(ROW_KEYS, row)) for row in layout.describe(system, placed)],
@@ -156,6 +159,31 @@ def _virtio_doc(system, placed, v, functions):
             **extra}
 
 
+def _sched_params(system, p):
+    """Partition p's parameters in its pool's scheduler: RTDS budget_us and period_us, credit
+    weight and cap; {} for the others (and no pool)."""
+    pool = system.pool_of(p)
+    if pool is not None and pool.scheduler == "rtds":
+        return {"budget_us": p.budget_us, "period_us": p.period_us}
+    if pool is not None and pool.scheduler == "credit":
+        return {"weight": p.weight, "cap": p.cap}
+    return {}
+
+
+def _pool_doc(system, q):
+    """A [[pool]]: its cores, scheduler, the scheduler's parameters (ARINC 653: the major frame
+    and its windows; {} for the others) and its members with theirs (parameters)."""
+    parameters = {}
+    if q.scheduler == "arinc653":
+        parameters = {"major_frame_us": q.major_frame_us,
+                      "windows": [{"partition": w.partition, "duration_us": w.duration_us}
+                                  for w in q.windows]}
+    return {"name": q.name, "cpus": list(q.cpus), "scheduler": q.scheduler,
+            "parameters": parameters,
+            "members": [{"name": p.name, "cpus": list(p.cpus),
+                         "parameters": _sched_params(system, p)} for p in system.members(q)]}
+
+
 def _function_doc(f):
     if f is None:
         return None
@@ -170,6 +198,8 @@ def _partition_doc(system, p, pl, virt):
         pristine["initrd"] = _range(pl.pristine_initrd_hpa, pl.initrd_size)
     return {
         "name": p.name, "cores": list(p.cpus),
+        # Its [[pool]] (None: an implicit null pool of its own cores) and its parameters there.
+        "pool": p.pool, "scheduling": _sched_params(system, p),
         "wfi": "native" if p.wfi_native else "trap",
         "irq": "direct" if p.irq_direct else "trap",
         "bootargs": p.bootargs,

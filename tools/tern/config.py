@@ -11,6 +11,7 @@ import stat
 import sys
 import tomllib
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 from . import layout
@@ -80,9 +81,27 @@ VIRTIO_DEVICES = tuple(layout.VIRTIO_SHAPES)
 VIRTIO_KEYS = ("name", "device", "frontend", "backend", "disk", "backend_trusted")
 MAX_VIRTIO = 8
 
+# [[pool]]: cores with a scheduler of their own (docs/configuration.md, "Pools").  A partition
+# that names no pool is in an implicit null pool of its own cores: today's system.
+SCHEDULERS = ("null", "arinc653", "rtds", "credit")
+POOL_KEYS = ("name", "cpus", "scheduler", "major_frame_us", "windows")
+WINDOW_KEYS = ("partition", "duration_us")
+MAX_POOLS = 8                     # abi.MAX_POOLS: a core each at least
+MAX_WINDOWS = 16                  # abi.MAX_WINDOWS
+MAX_SCHED_US = 10 * SECOND        # a major frame, window, budget or period: at most 10 s
+# RTDS servers without budget_us / period_us get Xen's RTDS defaults (xen/common/sched/rt.c).
+RTDS_DEFAULT_BUDGET_US = 4000
+RTDS_DEFAULT_PERIOD_US = 10000
+CREDIT_DEFAULT_WEIGHT = 256       # Xen's credit default
+CREDIT_MAX_WEIGHT = 65535
+CREDIT_MAX_CAP = 100              # percent of one core; 0: no cap
+# The partition keys each scheduler takes: RTDS's server, credit's share.
+SCHED_KEYS = {"rtds": ("budget_us", "period_us"), "credit": ("weight", "cap")}
+
 BOARD_KEYS = ("arch", "cpus", "cpu", "memory", "pci")
 PARTITION_KEYS = ("name", "cpus", "memory", "image", "initrd", "wfi", "irq", "bootargs",
-                  "devices", "unconfined_dma", "on_fault", "max_restarts", "restart_backoff")
+                  "devices", "unconfined_dma", "on_fault", "max_restarts", "restart_backoff",
+                  "pool", "budget_us", "period_us", "weight", "cap")
 
 
 @dataclass(frozen=True)
@@ -129,11 +148,46 @@ class Partition:
     on_fault: str = "inject"      # FAULT_ACTIONS: what a guest fault does
     max_restarts: int = 0         # automatic restarts before it is stopped for good; 0: no limit
     restart_backoff_us: int = 0   # wait before the first automatic restart; 0: none
+    pool: str = None              # its [[pool]]'s name; None: an implicit null pool of its cores
+    budget_us: int = 0            # RTDS pool: its server's budget every period_us (else 0)
+    period_us: int = 0
+    weight: int = 0               # credit pool: its share (else 0) ...
+    cap: int = 0                  # ... and cap, percent of one core (0: none)
 
     @property
     def toml_key(self):
         """How messages name this partition's table: partition[i]."""
         return f"partition[{self.index}]"
+
+
+@dataclass(frozen=True)
+class Window:
+    """An ARINC 653 window: `partition`'s vCPUs run on the pool's cores for duration_us."""
+
+    partition: str
+    duration_us: int
+
+
+@dataclass(frozen=True)
+class Pool:
+    """Cores with a scheduler of their own, and (ARINC 653) its major frame and windows."""
+
+    index: int
+    name: str
+    cpus: tuple
+    scheduler: str                # SCHEDULERS
+    major_frame_us: int = 0
+    windows: tuple = ()           # Window, in order from the frame's start
+
+    @property
+    def toml_key(self):
+        """How messages name this pool's table: pool[i]."""
+        return f"pool[{self.index}]"
+
+    @property
+    def shared(self):
+        """Whether its scheduler shares a core between vCPUs (all but null)."""
+        return self.scheduler != "null"
 
 
 @dataclass(frozen=True)
@@ -188,6 +242,15 @@ class System:
     partitions: tuple = field(default=())
     channels: tuple = field(default=())   # Channel, in description order
     virtio: tuple = field(default=())     # Virtio, in description order
+    pools: tuple = field(default=())      # Pool, in description order
+
+    def pool_of(self, p):
+        """Partition p's Pool, or None (an implicit null pool of its own cores)."""
+        return next((q for q in self.pools if q.name == p.pool), None)
+
+    def members(self, pool):
+        """The partitions in `pool`, in description order."""
+        return tuple(p for p in self.partitions if p.pool == pool.name)
 
     def initrd_of(self, p):
         """(path, size, key) of what partition `p` gets as its initrd: its own, or the disk
@@ -282,10 +345,11 @@ def load_system(path):
 def parse_system(doc, base_dir, source="<system>"):
     """Validate a parsed TOML document; image paths resolve against base_dir."""
     for key in doc:
-        if key not in ("board", "partition", "channel", "virtio"):
+        if key not in ("board", "partition", "channel", "virtio", "pool"):
             raise ConfigError(show_key(key), "unknown key (expected [board], [[partition]], "
-                                             "[[channel]] and [[virtio]])")
+                                             "[[channel]], [[virtio]] and [[pool]])")
     board = _parse_board(doc.get("board", {}), base_dir)
+    pools = _parse_pools(doc.get("pool", []), board)
 
     entries = doc.get("partition")
     if entries is None:
@@ -302,12 +366,202 @@ def parse_system(doc, base_dir, source="<system>"):
     core_owner = {}
     device_owner = {}
     for index, entry in enumerate(entries):
-        p = _parse_partition(index, entry, board, base_dir, partitions, core_owner, device_owner)
+        p = _parse_partition(index, entry, board, base_dir, partitions, core_owner, device_owner,
+                             pools)
         partitions.append(p)
+    pools = _check_pools(doc.get("pool", []), pools, partitions, board)
     channels = _parse_channels(doc.get("channel", []), board, partitions)
     virtio = _parse_virtio(doc.get("virtio", []), board, partitions, channels, base_dir)
     return System(source=source, board=board, partitions=tuple(partitions),
-                  channels=channels, virtio=virtio)
+                  channels=channels, virtio=virtio, pools=pools)
+
+
+def _parse_pools(entries, board):
+    """The [[pool]] tables on their own: names, cores, schedulers, major frames (windows name
+    partitions: _check_pools reads them once the partitions are parsed)."""
+    if not isinstance(entries, list) or not all(isinstance(q, dict) for q in entries):
+        raise ConfigError("pool", "must be an array of tables ([[pool]])")
+    if len(entries) > MAX_POOLS:
+        raise ConfigError("pool", f"at most {MAX_POOLS} pools are supported (got {len(entries)})")
+    pools = []
+    core_pool = {}
+    for index, entry in enumerate(entries):
+        at = f"pool[{index}]"
+        for key in entry:
+            if key not in POOL_KEYS:
+                raise ConfigError(f"{at}.{show_key(key)}", "unknown key")
+        name = _parse_name(entry, at, pools, "pool")
+        if "cpus" not in entry:
+            raise ConfigError(f"{at}.cpus", "missing (list the pool's physical cores, like [2])")
+        cpus = entry["cpus"]
+        if (not isinstance(cpus, list) or not cpus
+                or not all(isinstance(c, int) and not isinstance(c, bool) for c in cpus)):
+            raise ConfigError(f"{at}.cpus", f"must be a non-empty list of core numbers, like "
+                                            f"[2] (got {_show(cpus)})")
+        for core in cpus:
+            if not 0 <= core < board.cpus:
+                raise ConfigError(f"{at}.cpus", f"core {show_int(core)} is out of range "
+                                                f"(board has {board.cpus} cores)")
+            if core in core_pool:
+                other = core_pool[core]
+                what = "listed twice" if other == name else f'already in pool "{other}"'
+                raise ConfigError(f"{at}.cpus", f"core {core} is {what}")
+            core_pool[core] = name
+        if "scheduler" not in entry:
+            raise ConfigError(f"{at}.scheduler", f"missing ({_either(SCHEDULERS)})")
+        scheduler = entry["scheduler"]
+        if scheduler not in SCHEDULERS:
+            raise ConfigError(f"{at}.scheduler", f"unknown scheduler {_show(scheduler)} "
+                                                 f"(use {_either(SCHEDULERS)})")
+        major = 0
+        if scheduler != "arinc653":
+            for key in ("major_frame_us", "windows"):
+                if key in entry:
+                    raise ConfigError(f"{at}.{key}", f'only for scheduler = "arinc653" (this '
+                                                     f'pool\'s is "{scheduler}")')
+        else:
+            if "major_frame_us" not in entry:
+                raise ConfigError(f"{at}.major_frame_us", "missing (the ARINC 653 major frame, "
+                                                          "in microseconds, like 20000)")
+            major = _parse_us(entry["major_frame_us"], f"{at}.major_frame_us")
+        pools.append(Pool(index=index, name=name, cpus=tuple(cpus), scheduler=scheduler,
+                          major_frame_us=major))
+    return pools
+
+
+def _parse_us(value, key, least=1, most=MAX_SCHED_US):
+    """A whole number of microseconds from `least` to `most`."""
+    if (isinstance(value, bool) or not isinstance(value, int)
+            or not least <= value <= most):
+        raise ConfigError(key, f"must be a whole number of microseconds from {least} to "
+                               f"{most} (got {_show(value)})")
+    return value
+
+
+def _parse_pool_membership(entry, at, name, board, pools):
+    """(pool, budget_us, period_us, weight, cap): partition `name`'s pool (None: none) and
+    the scheduling keys its scheduler takes, defaults filled in, the others refused."""
+    pool = None
+    if "pool" in entry:
+        value = entry["pool"]
+        pool = next((q for q in pools if q.name == value), None)
+        if pool is None:
+            known = ", ".join(q.name for q in pools) or "none is declared"
+            raise ConfigError(f"{at}.pool", f"unknown pool {_show(value)} (pools: {known})")
+    scheduler = pool.scheduler if pool else "null"
+    takes = SCHED_KEYS.get(scheduler, ())
+    for key in ("budget_us", "period_us", "weight", "cap"):
+        if key in entry and key not in takes:
+            wanted = "rtds" if key in SCHED_KEYS["rtds"] else "credit"
+            where = f'pool "{pool.name}" is {scheduler}' if pool else "it names no pool"
+            raise ConfigError(f"{at}.{key}", f"only for a partition of an {wanted} pool "
+                                             f"({where})")
+    budget = period = weight = cap = 0
+    if scheduler == "rtds":
+        period = _parse_us(entry.get("period_us", RTDS_DEFAULT_PERIOD_US), f"{at}.period_us")
+        budget = _parse_us(entry.get("budget_us", RTDS_DEFAULT_BUDGET_US), f"{at}.budget_us")
+        if budget > period:
+            raise ConfigError(f"{at}.budget_us", f"{budget} us is more than period_us "
+                                                 f"({period} us)")
+    if scheduler == "credit":
+        weight = entry.get("weight", CREDIT_DEFAULT_WEIGHT)
+        if (isinstance(weight, bool) or not isinstance(weight, int)
+                or not 1 <= weight <= CREDIT_MAX_WEIGHT):
+            raise ConfigError(f"{at}.weight", f"must be a whole number from 1 to "
+                                              f"{CREDIT_MAX_WEIGHT} (got {_show(weight)})")
+        cap = entry.get("cap", 0)
+        if isinstance(cap, bool) or not isinstance(cap, int) or not 0 <= cap <= CREDIT_MAX_CAP:
+            raise ConfigError(f"{at}.cap", f"must be a percentage of one core from 0 (no cap) "
+                                           f"to {CREDIT_MAX_CAP} (got {_show(cap)})")
+    return pool, budget, period, weight, cap
+
+
+def _check_pools(entries, pools, partitions, board):
+    """What needs the partitions: each ARINC 653 pool's windows, each RTDS pool's load on its
+    cores, and on each shared core no more trap-less vCPUs than the board can hold."""
+    by_name = {p.name: p for p in partitions}
+    out = []
+    for pool in pools:
+        at = pool.toml_key
+        members = [p for p in partitions if p.pool == pool.name]
+        windows = ()
+        if pool.scheduler == "arinc653":
+            windows = _parse_windows(entries[pool.index].get("windows"), at, pool, by_name)
+            total = sum(w.duration_us for w in windows)
+            if total > pool.major_frame_us:
+                raise ConfigError(f"{at}.windows", f"the windows add up to {total} us, more than "
+                                                   f"major_frame_us ({pool.major_frame_us} us)")
+        if pool.scheduler == "rtds":
+            _check_utilisation(at, pool, members)
+        if pool.shared and board.virt.shared_direct_vcpus:
+            _check_direct_vcpus(pool, members, board)
+        out.append(Pool(index=pool.index, name=pool.name, cpus=pool.cpus,
+                        scheduler=pool.scheduler, major_frame_us=pool.major_frame_us,
+                        windows=windows))
+    return tuple(out)
+
+
+def _parse_windows(value, at, pool, by_name):
+    key = f"{at}.windows"
+    if value is None:
+        raise ConfigError(key, 'missing (the major frame\'s windows, in order: [ { partition = '
+                               '"a", duration_us = 10000 }, ... ])')
+    if not isinstance(value, list) or not value or not all(isinstance(w, dict) for w in value):
+        raise ConfigError(key, f"must be a non-empty list of tables like {{ partition = \"a\", "
+                               f"duration_us = 10000 }} (got {_show(value)})")
+    if len(value) > MAX_WINDOWS:
+        raise ConfigError(key, f"at most {MAX_WINDOWS} windows (got {len(value)})")
+    windows = []
+    for n, entry in enumerate(value):
+        wat = f"{key}[{n}]"
+        for k in entry:
+            if k not in WINDOW_KEYS:
+                raise ConfigError(f"{wat}.{show_key(k)}", "unknown key (expected partition and "
+                                                          "duration_us)")
+        if "partition" not in entry:
+            raise ConfigError(f"{wat}.partition", "missing (the partition that runs in it)")
+        name = entry["partition"]
+        if name not in by_name:
+            raise ConfigError(f"{wat}.partition", f"unknown partition {_show(name)} "
+                                                  f"(known: {', '.join(by_name)})")
+        if by_name[name].pool != pool.name:
+            raise ConfigError(f"{wat}.partition", f'partition "{name}" is not in pool '
+                                                  f'"{pool.name}" (its pool key)')
+        if "duration_us" not in entry:
+            raise ConfigError(f"{wat}.duration_us", "missing (the window's length in "
+                                                    "microseconds)")
+        windows.append(Window(name, _parse_us(entry["duration_us"], f"{wat}.duration_us")))
+    return tuple(windows)
+
+
+def _check_utilisation(at, pool, members):
+    """EDF meets every deadline on a core whose servers ask for no more than all of it."""
+    for core in pool.cpus:
+        load = Fraction(0)
+        users = []
+        for p in members:
+            vcpus = sum(1 for c in p.cpus if c == core)
+            if vcpus:
+                load += vcpus * Fraction(p.budget_us, p.period_us)
+                users.append(f"{p.name} {vcpus} x {p.budget_us}/{p.period_us} us")
+        if load > 1:
+            raise ConfigError(f"{at}.cpus", f"core {core} is asked for {float(load):.0%} of its "
+                                            f"time ({', '.join(users)}): RTDS meets its "
+                                            f"deadlines up to 100 %")
+
+
+def _check_direct_vcpus(pool, members, board):
+    """Each trap-less vCPU of a shared core keeps its own interrupt state on it (riscv64: a
+    guest interrupt file of the hart): no more of them than the hart has."""
+    most = board.virt.shared_direct_vcpus
+    for core in pool.cpus:
+        direct = [p for p in members if p.irq_direct for c in p.cpus if c == core]
+        if len(direct) > most:
+            p = direct[most]
+            raise ConfigError(f"{p.toml_key}.irq", f'core {core} of pool "{pool.name}" would '
+                                                   f'have {len(direct)} trap-less vCPUs '
+                                                   f'(irq = "direct"), more than the {most} '
+                                                   f"{board.virt.shared_direct_what}")
 
 
 def _parse_virtio(entries, board, partitions, channels, base_dir):
@@ -572,18 +826,21 @@ def _parse_pci_device(entry, key, base_dir):
     return PciDevice(model, path)
 
 
-def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_owner):
+def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_owner,
+                     pools=()):
     at = f"partition[{index}]"
     for key in entry:
         if key not in PARTITION_KEYS:
             raise ConfigError(f"{at}.{show_key(key)}", "unknown key")
     name = _parse_name(entry, at, earlier)
-    cpus = _parse_cpus(entry, at, name, board, core_owner)
+    pool, budget_us, period_us, weight, cap = _parse_pool_membership(entry, at, name, board,
+                                                                     pools)
+    cpus = _parse_cpus(entry, at, name, board, core_owner, pool, pools)
     memory = _parse_memory(entry, at)
     image_path, image = _parse_image(entry, at, board, base_dir, memory)
     initrd_path, initrd_size = _parse_initrd(entry.get("initrd"), f"{at}.initrd", base_dir)
     virt = board.virt
-    irq, wfi = _parse_irq_and_wfi(entry, at, virt)
+    irq, wfi = _parse_irq_and_wfi(entry, at, virt, pool)
     bootargs = _parse_bootargs(entry.get("bootargs", ""), f"{at}.bootargs")
     devices, unconfined_dma = _parse_devices_and_dma(entry, at, name, virt, device_owner)
     on_fault, max_restarts, restart_backoff_us = _parse_fault_policy(entry, at)
@@ -592,7 +849,9 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
                      irq_direct=(irq == "direct"), bootargs=bootargs, devices=devices,
                      unconfined_dma=unconfined_dma,
                      initrd_path=initrd_path, initrd_size=initrd_size, on_fault=on_fault,
-                     max_restarts=max_restarts, restart_backoff_us=restart_backoff_us)
+                     max_restarts=max_restarts, restart_backoff_us=restart_backoff_us,
+                     pool=pool.name if pool else None, budget_us=budget_us, period_us=period_us,
+                     weight=weight, cap=cap)
 
 
 def _parse_name(entry, at, earlier, kind="partition"):
@@ -609,8 +868,10 @@ def _parse_name(entry, at, earlier, kind="partition"):
     return name
 
 
-def _parse_cpus(entry, at, name, board, core_owner):
-    """The partition's physical cores, each recorded in core_owner (core -> partition name)."""
+def _parse_cpus(entry, at, name, board, core_owner, pool=None, pools=()):
+    """The partition's physical cores, each recorded in core_owner (core -> partition name):
+    a core of a [[pool]] is its members' only; a null pool's (and no pool's) one vCPU per
+    core; a shared pool's cores are its members' vCPUs' affinity, several on one core."""
     if "cpus" not in entry:
         raise ConfigError(f"{at}.cpus", "missing (list the physical cores, like [1])")
     cpus = entry["cpus"]
@@ -625,6 +886,16 @@ def _parse_cpus(entry, at, name, board, core_owner):
         if not 0 <= core < board.cpus:
             raise ConfigError(f"{at}.cpus", f"core {show_int(core)} is out of range "
                                             f"(board has {board.cpus} cores)")
+        owner_pool = next((q for q in pools if core in q.cpus), None)
+        if pool is None and owner_pool is not None:
+            raise ConfigError(f"{at}.cpus", f'core {core} is in pool "{owner_pool.name}", and '
+                                            f"the partition names no pool (a pool's cores are "
+                                            f"its members' only)")
+        if pool is not None and core not in pool.cpus:
+            raise ConfigError(f"{at}.cpus", f'core {core} is not in its pool "{pool.name}" '
+                                            f"(cores {', '.join(map(str, pool.cpus))})")
+        if pool is not None and pool.shared:
+            continue
         if core in core_owner:
             owner = core_owner[core]
             if owner == name:
@@ -679,14 +950,25 @@ def _parse_image(entry, at, board, base_dir, memory):
     return image_path, image
 
 
-def _parse_irq_and_wfi(entry, at, virt):
-    """(irq, wfi): wfi's default, and whether a combination works, depend on irq and the board."""
+def _parse_irq_and_wfi(entry, at, virt, pool=None):
+    """(irq, wfi): wfi's default, and whether a combination works, depend on irq, the board
+    and the pool: in a shared pool a guest's idle must come back to the scheduler."""
+    shared = pool is not None and pool.shared
     irq = entry.get("irq", virt.default_irq)
     if irq not in IRQ_MODES:
         raise ConfigError(f"{at}.irq", f'must be "trap" or "direct" (got {_show(irq)})')
-    wfi = entry.get("wfi", "native" if irq == "direct" else "trap")
+    if shared and irq == "direct" and not virt.shared_direct_vcpus:
+        raise ConfigError(f"{at}.irq", f'irq = "direct" in pool "{pool.name}" ({pool.scheduler}): '
+                                       f"on {virt.arch} a direct guest owns the core's physical "
+                                       f"CPU interface, and its interrupts could not wait while "
+                                       f'another vCPU runs (use irq = "trap")')
+    wfi = entry.get("wfi", "native" if irq == "direct" and not shared else "trap")
     if wfi not in WFI_MODES:
         raise ConfigError(f"{at}.wfi", f'must be "native" or "trap" (got {_show(wfi)})')
+    if shared and wfi == "native":
+        raise ConfigError(f"{at}.wfi", f'wfi = "native" in pool "{pool.name}" ({pool.scheduler}): '
+                                       f"a guest's idle must come back to the scheduler "
+                                       f'(use wfi = "trap")')
     if irq == "direct" and wfi != "native" and virt.direct_needs_native_wfi:
         raise ConfigError(f"{at}.wfi", 'irq = "direct" needs wfi = "native"')
     return irq, wfi

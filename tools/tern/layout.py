@@ -201,6 +201,11 @@ class VirtBoard:
     doorbell_irqs: tuple = ()
     ipa_limit: int = 0            # the first guest-physical address past a partition's stage 2
     virtio_slots: VirtioSlots = None   # where [[virtio]] frontends see their devices
+    # Trap-less (irq = "direct") vCPUs one core of a shared [[pool]] can hold, each with
+    # interrupt state of its own there (what that state is: shared_direct_what); 0: none, a
+    # direct guest owns the core's own interrupt interface.
+    shared_direct_vcpus: int = 0
+    shared_direct_what: str = ""
 
     @property
     def irq_kind(self):
@@ -311,6 +316,9 @@ QEMU_VIRT_ARM64 = VirtBoard(
     virtio_slots=VirtioSlots(base=0x0A00_0000, stride=0x200, count=32,
                              first_irq=SPI_INTID_BASE + 16, reg_size=0x200))
 
+# Guest interrupt files per hart QEMU's riscv virt board is started with (aia-guests).
+RISCV64_AIA_GUESTS = 4
+
 # The riscv virt board (qemu.RISCV64_MACHINE: the AIA's APLIC and IMSIC, harts with H and Sstc).
 QEMU_VIRT_RISCV64 = VirtBoard(
     arch=RISCV64, platform="qemu-virt-riscv64", name="QEMU virt riscv64",
@@ -339,7 +347,8 @@ QEMU_VIRT_RISCV64 = VirtBoard(
     # The AIA: the APLIC in MSI mode, an IMSIC with an S-level file and 4 guest files per hart;
     # harts with the H extension and Sstc.
     qemu_binary="qemu-system-riscv64", qemu_package="qemu-system-misc", qemu_machine="virt",
-    qemu_machine_options="aia=aplic-imsic,aia-guests=4", qemu_cpu="rv64,h=true,sstc=true",
+    qemu_machine_options=f"aia=aplic-imsic,aia-guests={RISCV64_AIA_GUESTS}",
+    qemu_cpu="rv64,h=true,sstc=true",
     # What a riscv64 partition may own.  QEMU riscv virt's PCIe host bridge (generic ECAM),
     # as QEMU 7.2's hw/riscv/virt.c maps it; QEMU's own device tree names it
     # /soc/pci@30000000.  Its 64-bit window (16 GiB past the top of RAM) is not given to a
@@ -366,7 +375,11 @@ QEMU_VIRT_RISCV64 = VirtBoard(
     # QEMU's hw/riscv/virt.c: 8 virtio-mmio transports a page apart from 0x10001000, APLIC
     # sources 1-8 (level-high in its tree); a device answers the page's first 0x200 bytes.
     virtio_slots=VirtioSlots(base=0x1000_1000, stride=0x1000, count=8, first_irq=1,
-                             reg_size=0x1000))
+                             reg_size=0x1000),
+    # A trap-less vCPU of a shared core keeps a guest interrupt file of the hart as its own,
+    # whether it runs or not (docs/design.md, "Scheduling").
+    shared_direct_vcpus=RISCV64_AIA_GUESTS,
+    shared_direct_what=f"guest interrupt files a hart has (QEMU aia-guests={RISCV64_AIA_GUESTS})")
 
 VIRT_BOARDS = {b.arch: b for b in (QEMU_VIRT_ARM64, QEMU_VIRT_RISCV64)}
 
@@ -921,7 +934,8 @@ def describe(system, layout):
         groups.append((pl.ram_hpa, [
             (f"{p.name}", span(pl.ram_hpa, pl.ram_size), format_size(pl.ram_size),
              span(pl.ram_ipa, pl.ram_size),
-             f"RAM; cores {cores}; wfi {wfi}{devices}{_restart_policy(p)}"),
+             f"RAM; cores {cores}{_pool_note(system, p)}; wfi {wfi}{devices}"
+             f"{_restart_policy(p)}"),
             (f"  {p.image.kind}", span(pl.image_hpa, pl.image_size), format_size(pl.image_size),
              span(pl.image_ipa, pl.image_size), f"entry 0x{pl.entry_ipa:x}{_raw_note(p.image)}"),
             ("  dtb", span(pl.dtb_hpa, pl.dtb_area), format_size(pl.dtb_area),
@@ -962,7 +976,34 @@ def describe(system, layout):
     for v in layout.virtio:
         groups.append((layout.channels[v.channel].hpa, _virtio_rows(system, layout, v, functions)))
     groups.sort(key=lambda g: g[0])
-    return [row for _, rows in groups for row in rows]
+    # Pools have no address: after everything that has one, in description order.
+    pools = [(f"pool {q.name}", "-", "-", "-", pool_summary(system, q)) for q in system.pools]
+    return [row for _, rows in groups for row in rows] + pools
+
+
+def _pool_note(system, p):
+    """'; pool frame (arinc653)', with the partition's parameters there; '' in no pool."""
+    pool = system.pool_of(p)
+    if pool is None:
+        return ""
+    params = ""
+    if pool.scheduler == "rtds":
+        params = f", budget {format_duration(p.budget_us)} every {format_duration(p.period_us)}"
+    if pool.scheduler == "credit":
+        params = f", weight {p.weight}" + (f", cap {p.cap} %" if p.cap else "")
+    return f"; pool {pool.name} ({pool.scheduler}{params})"
+
+
+def pool_summary(system, pool):
+    """A [[pool]]'s row notes: its cores, scheduler and parameters, and its members."""
+    cores = ",".join(str(c) for c in pool.cpus)
+    what = pool.scheduler
+    if pool.scheduler == "arinc653":
+        windows = ", ".join(f"{w.partition} {format_duration(w.duration_us)}"
+                            for w in pool.windows)
+        what += f", major frame {format_duration(pool.major_frame_us)}: {windows}"
+    members = ", ".join(p.name for p in system.members(pool)) or "no partition"
+    return f"cores {cores}; {what}; members {members}"
 
 
 def _virtio_rows(system, layout, v, functions):
@@ -1018,7 +1059,7 @@ def notes(system, placed=None):
     """(field, message) of what `tern check` tells without refusing it: a channel member that
     owns the board's PCIe host bridge gets no ivshmem function, only its tern,channel node;
     with the layout `placed`, what each trusted [[virtio]] device trusts its backend with."""
-    out = []
+    out = _pool_notes(system)
     for v in placed.virtio if placed else ():
         if not v.trusted:
             continue
@@ -1034,6 +1075,28 @@ def notes(system, placed=None):
                 out.append((c.toml_key, f'partition "{name}" owns {PCIE_DEVICE}, so channel '
                                         f'"{c.name}" is no ivshmem PCI function there: only its '
                                         f"tern,channel device tree node"))
+    return out
+
+
+def _pool_notes(system):
+    """A pool no partition uses (its cores stay idle); a pool whose scheduler the hypervisor
+    does not run yet (it refuses the system at boot); an ARINC 653 member with no window."""
+    out = []
+    for q in system.pools:
+        members = system.members(q)
+        if not members:
+            out.append((q.toml_key, f'pool "{q.name}" has no partition: its cores '
+                                    f"{', '.join(map(str, q.cpus))} stay idle"))
+        elif q.shared:
+            out.append((f"{q.toml_key}.scheduler", f'pool "{q.name}": scheduler {q.scheduler} is '
+                                                   f"not built yet: the hypervisor refuses this "
+                                                   f"system at boot (tern run stops there); only "
+                                                   f"null pools run for now"))
+        windowed = {w.partition for w in q.windows}
+        for p in members:
+            if q.scheduler == "arinc653" and p.name not in windowed:
+                out.append((f"{q.toml_key}.windows", f'partition "{p.name}" has no window in '
+                                                     f'pool "{q.name}": it never runs'))
     return out
 
 

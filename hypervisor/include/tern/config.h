@@ -51,6 +51,12 @@ struct config_limits {
 	uint32_t virtio_irq_base;
 	bool iommu;                 /* the board has an IOMMU the hypervisor can take */
 	bool direct_wfi_trap;       /* direct delivery combines with trapped WFI */
+	/*
+	 * Direct-delivery vCPUs one core of a shared (non-null) pool can hold, each with
+	 * interrupt state of its own in the controller; 0: none, direct delivery hands the
+	 * guest the core's own.
+	 */
+	uint32_t shared_direct_vcpus;
 };
 
 /* The blob's channel records (config_validate has checked where they are), or NULL if none. */
@@ -67,8 +73,23 @@ static inline const struct tern_config_virtio *config_virtio(const struct tern_c
 	       (const struct tern_config_virtio *)((uintptr_t)cfg + cfg->virtio_offset) : NULL;
 }
 
+/* The blob's pool records (config_validate has checked where they are), or NULL if none. */
+static inline const struct tern_config_pool *config_pools(const struct tern_config *cfg)
+{
+	return cfg->num_pools ?
+	       (const struct tern_config_pool *)((uintptr_t)cfg + cfg->pools_offset) : NULL;
+}
+
 /*
- * Check a config blob of `avail` bytes.  Returns 0, or -1 with a one-line
+ * Check a config blob of `avail` bytes as the description's rules have it.  Returns 0, or
+ * -1 with a one-line reason (naming the partition or pool and field) in `err`.
+ */
+int config_check(const struct tern_config *cfg, size_t avail,
+		 const struct config_limits *lim, char *err, size_t errlen);
+
+/*
+ * Check a config blob of `avail` bytes: config_check, and what this hypervisor runs (only
+ * null pools: their partitions' schedulers are not built yet).  Returns 0, or -1 with a one-line
  * reason (naming the partition and field) in `err`.
  */
 int config_validate(const struct tern_config *cfg, size_t avail,

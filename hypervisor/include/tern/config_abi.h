@@ -15,7 +15,7 @@
 #include <tern/types.h>
 
 #define TERN_CONFIG_MAGIC      0x4e524554u /* "TERN" */
-#define TERN_CONFIG_VERSION    7u
+#define TERN_CONFIG_VERSION    8u
 #define TERN_MAX_PARTITIONS    8u
 #define TERN_MAX_VCPUS         8u
 /* Cores a board may have: numbered 0.. in boot order (the arch maps them to MPIDRs or hart ids). */
@@ -25,6 +25,9 @@
 #define TERN_IRQ_WORDS         32u  /* device interrupt bitmap words: numbers 0..1023 */
 #define TERN_MAX_CHANNELS      16u /* [[channel]]s and one per [[virtio]] */
 #define TERN_MAX_VIRTIO        8u
+/* [[pool]]s: each has a core of its own, so no more than the cores */
+#define TERN_MAX_POOLS         TERN_MAX_CPUS
+#define TERN_MAX_WINDOWS       16u /* an ARINC 653 pool's windows in its major frame */
 
 /* tern_config.flags */
 /* the board has the IOMMU Tern drives (QEMU virt arm64: its SMMUv3, iommu=smmuv3) */
@@ -45,6 +48,19 @@
  */
 #define TERN_FAULT_INJECT      2u
 #define TERN_MAX_BACKOFF_US    60000000u /* restart_backoff_us: at most a minute */
+
+/* tern_config_partition.pool: in no [[pool]], an implicit null pool of its own cores (today's) */
+#define TERN_POOL_NONE         0xffffffffu
+
+/* tern_config_pool.scheduler */
+#define TERN_SCHED_NULL        0u  /* one vCPU per core, never switched */
+#define TERN_SCHED_ARINC653    1u  /* fixed windows repeated every major frame */
+#define TERN_SCHED_RTDS        2u  /* EDF over deferrable servers: budget every period */
+#define TERN_SCHED_CREDIT      3u  /* proportional share by weight, optionally capped */
+
+/* tern_config_partition.weight and cap (credit pools) */
+#define TERN_MAX_WEIGHT        65535u
+#define TERN_MAX_CAP           100u /* percent of one core (0: no cap) */
 
 /* tern_config_region.flags */
 #define TERN_RF_DEVICE         (1u << 0) /* device memory (Device-nGnRE), not RAM */
@@ -102,6 +118,17 @@ struct tern_config_partition {
 	uint32_t fault_policy;          /* TERN_FAULT_* */
 	uint32_t max_restarts;
 	uint64_t restart_backoff_us;
+	/*
+	 * Its pool (index in the pool records, TERN_POOL_NONE: none) and its parameters there,
+	 * 0 where its pool's scheduler takes none: RTDS budget_us every period_us; credit
+	 * weight (1..TERN_MAX_WEIGHT) and cap.
+	 */
+	uint32_t pool;
+	uint32_t weight;
+	uint32_t cap;                   /* percent of one core a vCPU may use (0: no cap) */
+	uint32_t budget_us;
+	uint32_t period_us;
+	uint32_t reserved1;
 };
 
 /* tern_config_channel_member.flags */
@@ -166,10 +193,30 @@ struct tern_config_virtio {
 	uint32_t irq;           /* the slot's interrupt (the board's), also in the frontend's irqs */
 };
 
+/* An ARINC 653 window: partition's vCPUs on the pool's cores run for duration_us. */
+struct tern_config_window {
+	uint32_t partition;     /* index in partition[] */
+	uint32_t duration_us;
+};
+
+/*
+ * A [[pool]]: cores with a scheduler of their own.  A partition names it by index
+ * (tern_config_partition.pool); only an ARINC 653 pool has a major frame and windows, in
+ * order from the frame's start (unused windows and fields zero).
+ */
+struct tern_config_pool {
+	char     name[TERN_NAME_LEN];   /* NUL-terminated */
+	uint32_t cpus;                  /* bit n: core n */
+	uint32_t scheduler;             /* TERN_SCHED_* */
+	uint32_t major_frame_us;
+	uint32_t num_windows;
+	struct tern_config_window window[TERN_MAX_WINDOWS];
+};
+
 struct tern_config {
 	uint32_t magic;
 	uint32_t version;
-	uint32_t size;                  /* bytes: header, partitions, channels and virtio devices */
+	uint32_t size;                  /* bytes: header, partitions, channels, virtio devices, pools */
 	uint32_t num_partitions;
 	uint32_t board_cpus;            /* cores QEMU was started with */
 	uint32_t flags;                 /* TERN_CF_* */
@@ -178,15 +225,19 @@ struct tern_config {
 	uint32_t channels_offset;       /* the channel records: right after the partitions' */
 	uint32_t num_virtio;
 	uint32_t virtio_offset;         /* the virtio records: right after the channels' */
+	uint32_t num_pools;
+	uint32_t pools_offset;          /* the pool records: right after the virtio records */
 	/* cppcheck-suppress misra-c2012-18.7 ; the blob is read where it lies: num_partitions records */
 	struct tern_config_partition partition[];
 };
 
 _Static_assert(sizeof(struct tern_config_region) == 32, "ABI: region record");
-_Static_assert(sizeof(struct tern_config_partition) == 544, "ABI: partition record");
+_Static_assert(sizeof(struct tern_config_partition) == 568, "ABI: partition record");
 _Static_assert(sizeof(struct tern_config_channel_member) == 16, "ABI: channel member");
 _Static_assert(sizeof(struct tern_config_channel) == 184, "ABI: channel record");
 _Static_assert(sizeof(struct tern_config_virtio) == 48, "ABI: virtio record");
-_Static_assert(sizeof(struct tern_config) == 48, "ABI: header");
+_Static_assert(sizeof(struct tern_config_window) == 8, "ABI: window");
+_Static_assert(sizeof(struct tern_config_pool) == 160, "ABI: pool record");
+_Static_assert(sizeof(struct tern_config) == 56, "ABI: header");
 
 #endif

@@ -25,12 +25,12 @@ start:
 	cmp	w2, w3
 	b.ne	bad
 	ldr	w2, [x20, #4]		/* version */
-	cmp	w2, #7
+	cmp	w2, #8
 	b.ne	bad
 	movz	w8, #0x0dd0		/* FDT magic 0xd00dfeed, read little-endian */
 	movk	w8, #0xedfe, lsl #16
 	ldr	w9, [x20, #12]		/* num_partitions */
-	add	x10, x20, #48		/* partition[0] */
+	add	x10, x20, #56		/* partition[0] */
 next:
 	cbz	w9, off
 	ldr	x4, [x10, #16]		/* ram_ipa */
@@ -57,7 +57,7 @@ next:
 	bl	puts
 	adr	x2, is_off
 	bl	puts
-	add	x10, x10, #544		/* sizeof(struct tern_config_partition) */
+	add	x10, x10, #568		/* sizeof(struct tern_config_partition) */
 	sub	w9, w9, #1
 	b	next
 off:

@@ -59,6 +59,7 @@ struct tern_config_partition *fake_config_add(const char *name, const uint8_t *c
 	p->pristine_dtb_hpa = pristine + 0x1000;
 	p->num_vcpus = ncpus;
 	p->flags = flags;
+	p->pool = TERN_POOL_NONE;
 	for (uint32_t c = 0; c < ncpus && c < TERN_MAX_VCPUS; c++)
 		p->cpus[c] = cpus[c];
 	for (uint64_t off = 0; off < p->image_size; off++)
@@ -138,6 +139,23 @@ struct tern_config_virtio *fake_config_add_virtio(const char *name, uint32_t dev
 	cfg->num_virtio = nv + 1;
 	cfg->size = (uint32_t)(cfg->virtio_offset + cfg->num_virtio * sizeof(*v));
 	return v;
+}
+
+struct tern_config_pool *fake_config_add_pool(const char *name, uint32_t cpus, uint32_t scheduler)
+{
+	struct tern_config *cfg = config();
+
+	if (!cfg->num_pools)
+		cfg->pools_offset = cfg->size;
+	struct tern_config_pool *pl = (struct tern_config_pool *)(void *)(fake_config + cfg->pools_offset) +
+				      cfg->num_pools;
+	memset(pl, 0, sizeof(*pl));
+	strncpy(pl->name, name, TERN_NAME_LEN - 1);
+	pl->cpus = cpus;
+	pl->scheduler = scheduler;
+	cfg->num_pools++;
+	cfg->size = (uint32_t)(cfg->pools_offset + cfg->num_pools * sizeof(*pl));
+	return pl;
 }
 
 uint8_t *fake_partition_ram(const struct tern_config_partition *c)

@@ -261,6 +261,12 @@ struct tern_config_channel *fake_config_add_channel(const char *name, uint64_t s
  * record.
  */
 struct tern_config_virtio;
+/*
+ * A pool of the cores in `cpus` (bit n: core n) with `scheduler` (TERN_SCHED_*), after every
+ * other record: added last.
+ */
+struct tern_config_pool;
+struct tern_config_pool *fake_config_add_pool(const char *name, uint32_t cpus, uint32_t scheduler);
 struct tern_config_virtio *fake_config_add_virtio(const char *name, uint32_t device_id,
 						  uint32_t frontend, uint32_t backend, uint32_t slot,
 						  uint64_t channel_size);

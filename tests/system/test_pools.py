@@ -1,0 +1,80 @@
+"""[[pool]]s on the boards (issue 29, first step): an explicit null pool runs exactly as the
+same partitions with no pool; a partition in another pool is refused at boot, by name, until
+its scheduler is built."""
+
+import pytest
+from conftest import LAT, LAT_RISCV64, partition
+
+from tern import run_system
+from tern.config import dump_toml
+
+SHORT_LAT = "lat.samples=10 lat.tests=vtimer-wfi,ptimer-busy"
+SHORT_LAT_RISCV64 = "lat.samples=10 lat.tests=sstc-wfi,ipi-busy"
+# image, tests, irq, rt's cores
+BOARDS = {
+    "arm64": (LAT, SHORT_LAT, "trap", [1]),
+    "riscv64": (LAT_RISCV64, SHORT_LAT_RISCV64, "direct", [1, 2]),
+}
+
+
+def write(tmp_path, name, arch, pools, *partitions):
+    board = {"cpus": 4, **({"arch": arch} if arch != "arm64" else {})}
+    path = tmp_path / name
+    path.write_text(dump_toml({"board": board, "pool": list(pools)}) + "\n"
+                    + "\n".join(partitions))
+    return path
+
+
+def lat_of(result, name):
+    """The partition's latency records, by test: what it measured, in instructions."""
+    return {r["test"]: r for r in result.partitions[name].lat}
+
+
+def warm(record):
+    return {k: record[k] for k in ("samples", "min", "warm_max", "p50")}
+
+
+def without_console(stats):
+    return {k: v for k, v in stats.items() if k not in ("exit_mmio", "console_dropped")}
+
+
+@pytest.mark.parametrize("arch", sorted(BOARDS))
+def test_an_explicit_null_pool_runs_as_without_it(tmp_path, arch):
+    image, tests, irq, cores = BOARDS[arch]
+    results = []
+    for pools, pool_key in (([], {}), ([{"name": "rt", "cpus": cores, "scheduler": "null"}],
+                                       {"pool": "rt"})):
+        path = write(tmp_path, f"system-{len(pools)}.toml", arch, pools,
+                     partition("rt", cores, image, tests, irq=irq, **pool_key),
+                     partition("other", [3], image, tests, irq=irq))
+        result = run_system(path, icount=4, workdir=tmp_path / f"work-{len(pools)}")
+        assert result.ok, result.explain()
+        results.append(result)
+    alone, pooled = results
+    assert pooled.partitions["rt"].state == "off", pooled.explain()
+    assert sorted(lat_of(pooled, "rt")) == sorted(lat_of(alone, "rt")) != [], pooled.explain()
+    # Under icount the same path takes the same instructions: the warm samples are equal.
+    # (The cold first one is not: a longer blob moves the guest's start by a few ticks.)
+    for test, record in lat_of(alone, "rt").items():
+        assert warm(lat_of(pooled, "rt")[test]) == warm(record), test
+    # The same exits and calls, but the console's (as many as the lines it printed).
+    assert without_console(pooled.stats["rt"]) == without_console(alone.stats["rt"])
+
+
+@pytest.mark.parametrize("scheduler, keys", [
+    ("arinc653", {"major_frame_us": 20000,
+                  "windows": [{"partition": "a", "duration_us": 10000},
+                              {"partition": "b", "duration_us": 10000}]}),
+    ("credit", {}),
+])
+def test_a_shared_pool_is_refused_at_boot_by_name(tmp_path, scheduler, keys):
+    path = write(tmp_path, "system.toml", "arm64",
+                 [{"name": "frame", "cpus": [2], "scheduler": scheduler, **keys}],
+                 partition("rt", [1], LAT, SHORT_LAT),
+                 partition("a", [2], LAT, SHORT_LAT, pool="frame"),
+                 partition("b", [2], LAT, SHORT_LAT, pool="frame"))
+    result = run_system(path, icount=4, timeout=60)
+    line = (f"tern: error: system description: partition a: pool frame: scheduler {scheduler} "
+            f"is not built yet (only null pools run)")
+    assert line in result.log, result.explain()
+    assert not result.ok

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pools at boot (issue 29's first step): an explicit null pool boots as the system without it;
+ * a partition in any other pool is refused, by name, until its scheduler is built.
+ */
+#include <string.h>
+#include <tern/config_abi.h>
+#include "check.h"
+#include "system.h"
+#include "tests.h"
+
+void test_pools_null_pool_boots_as_without(void)
+{
+	fake_config_begin(4);
+	add_partition("rt", "0", 0);
+	struct tern_config_partition *a = add_partition("a", "2,3", 0);
+	a->pool = 0;
+	fake_config_add_pool("solo", 1u << 2 | 1u << 3, TERN_SCHED_NULL);
+	CHECK_EQ(boot_board(), FAKE_EXIT_RUN);
+
+	CHECK(!console_has("error"));
+	struct partition *p = partition_named("a");
+	CHECK(p != NULL);
+	CHECK(fake_cores[2].running == &p->vcpu[0]);
+	CHECK(vcpu_of_cpu(3) == &p->vcpu[1]);
+	CHECK(fake_cores[0].running == &partition_named("rt")->vcpu[0]);
+}
+
+void test_pools_other_schedulers_refused_at_boot(void)
+{
+	static const struct {
+		uint32_t scheduler;
+		const char *line;
+	} cases[] = {
+		{ TERN_SCHED_ARINC653, "tern: error: system description: partition a: pool frame: "
+				       "scheduler arinc653 is not built yet (only null pools run)\r\n" },
+		{ TERN_SCHED_RTDS, "tern: error: system description: partition a: pool frame: "
+				   "scheduler rtds is not built yet (only null pools run)\r\n" },
+		{ TERN_SCHED_CREDIT, "tern: error: system description: partition a: pool frame: "
+				     "scheduler credit is not built yet (only null pools run)\r\n" },
+	};
+
+	for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		fake_uart_clear();
+		fake_config_begin(4);
+		add_partition("rt", "1", 0);
+		struct tern_config_partition *a = add_partition("a", "2", 0);
+		struct tern_config_partition *b = add_partition("b", "2", 0);
+		a->pool = b->pool = 0;
+		struct tern_config_pool *pl = fake_config_add_pool("frame", 1u << 2, cases[k].scheduler);
+		if (cases[k].scheduler == TERN_SCHED_ARINC653) {
+			pl->major_frame_us = 20000;
+			pl->num_windows = 2;
+			pl->window[0] = (struct tern_config_window){ 1, 10000 };
+			pl->window[1] = (struct tern_config_window){ 2, 10000 };
+		}
+		if (cases[k].scheduler == TERN_SCHED_RTDS) {
+			a->budget_us = b->budget_us = 4000;
+			a->period_us = b->period_us = 10000;
+		}
+		if (cases[k].scheduler == TERN_SCHED_CREDIT)
+			a->weight = b->weight = 256;
+		CHECK_EQ(fake_boot(0), FAKE_EXIT_BOARD_OFF);
+		CHECK(console_has(cases[k].line));
+	}
+}
