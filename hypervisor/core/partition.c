@@ -474,6 +474,7 @@ static void board_limits(struct config_limits *lim, struct config_device *device
 		.virtio_irq_base = platform.virtio_irq_base,
 		.iommu = arch_iommu_present(),
 		.direct_wfi_trap = arch_direct_wfi_trap(),
+		.shared_direct_vcpus = arch_shared_direct_vcpus(),
 	};
 }
 

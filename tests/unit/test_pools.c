@@ -64,3 +64,26 @@ void test_pools_other_schedulers_refused_at_boot(void)
 		CHECK(console_has(cases[k].line));
 	}
 }
+
+/*
+ * A direct-delivery partition in a shared pool: arm64 refuses it for good (its guest would own
+ * the core's CPU interface), riscv64 only for now (each vCPU gets a guest interrupt file of its
+ * own: the scheduler is what is missing).
+ */
+void test_pools_direct_partition_in_a_shared_pool(void)
+{
+	fake_uart_clear();
+	fake_config_begin(4);
+	add_partition("rt", "1", 0);
+	struct tern_config_partition *a = add_partition("a", "2", TERN_PF_IRQ_DIRECT);
+	struct tern_config_partition *b = add_partition("b", "2", 0);
+	a->pool = b->pool = 0;
+	a->weight = b->weight = 256;
+	fake_config_add_pool("shared", 1u << 2, TERN_SCHED_CREDIT);
+	CHECK_EQ(fake_boot(0), FAKE_EXIT_BOARD_OFF);
+	if (arch_shared_direct_vcpus() == 0)
+		CHECK(console_has("direct interrupts"));
+	else
+		CHECK(console_has("tern: error: system description: partition a: pool shared: "
+				  "scheduler credit is not built yet (only null pools run)\r\n"));
+}

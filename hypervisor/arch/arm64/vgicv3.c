@@ -717,6 +717,12 @@ bool vgic_hyp_first(const struct arm64_cpu *c, uint32_t intid)
  * A direct vCPU's interrupts are Group 1 at the physical CPU interface, taken by the guest:
  * a core waiting at EL2 for a trapped WFI would not see them as the guest's.
  */
+/* A direct vCPU owns the core's physical CPU interface: no other vCPU can share the core. */
+uint32_t arch_shared_direct_vcpus(void)
+{
+	return 0;
+}
+
 bool arch_direct_wfi_trap(void)
 {
 	return false;

@@ -301,6 +301,12 @@ static void guest_virtual_instruction(struct vcpu *v, struct guest_regs *r)
 }
 
 /* A trapped WFI waits with the vCPU's guest file still selected (guest_wfi). */
+/* Each trap-less vCPU of a shared core keeps a guest interrupt file of its own on it. */
+uint32_t arch_shared_direct_vcpus(void)
+{
+	return riscv_guest_files();
+}
+
 bool arch_direct_wfi_trap(void)
 {
 	return true;

@@ -106,6 +106,12 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id);
  * hypervisor then waits for what the guest's own controller state would wake it with.
  */
 bool arch_direct_wfi_trap(void);
+/*
+ * How many direct-delivery vCPUs one core can hold when vCPUs share it, each with interrupt
+ * state of its own in the interrupt controller (config_limits.shared_direct_vcpus); 0 where
+ * direct delivery hands the guest the core's own.
+ */
+uint32_t arch_shared_direct_vcpus(void);
 
 /*
  * Put the partition's pass-through interrupts in their reset state: disabled, nothing pending
