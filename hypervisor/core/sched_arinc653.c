@@ -36,10 +36,6 @@ static struct sched_vcpu *a653_pick(struct sched_core *core, uint64_t now, uint6
 		*until = SCHED_NEVER;
 		return NULL;
 	}
-	if (now < core->epoch) {
-		*until = core->epoch;
-		return NULL;
-	}
 	frame = core->epoch + (now - core->epoch) / core->major * core->major;
 	offset = now - frame;
 	for (i = 0; i < core->nwindows; i++) {
@@ -113,7 +109,7 @@ static void a653_apply(struct sched_core *core, struct sched_vcpu *v,
 	core->next_major = p->major;
 	core->next_nwindows = p->nwindows;
 	core->a653_pending = true;
-	if (at_once || core->major == 0u || now < core->epoch)
+	if (at_once || core->major == 0u)
 		core->next_epoch = now;
 	else
 		core->next_epoch = core->epoch +

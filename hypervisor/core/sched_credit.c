@@ -42,7 +42,6 @@ static void account(struct sched_core *core, uint64_t now)
 {
 	struct sched_vcpu *v;
 	uint64_t sum;
-	int64_t s;
 	uint32_t i;
 
 	if (now < core->acct_start + SCHED_CREDIT_PERIOD_NS)
@@ -60,16 +59,12 @@ static void account(struct sched_core *core, uint64_t now)
 	sum = weights(core);
 	for (i = 0; i < core->count; i++) {
 		v = core->runq[i];
-		s = share(v, sum);
-		v->credit += s;
 		/*
-		 * Unused credit does not pile up, and a debt beyond a slice (spare time nobody
-		 * else wanted) is forgiven: neither can buy a burst that starves the others.
+		 * Refilled, not added to: credit unused while it slept cannot buy a burst that
+		 * starves the others, and spare time it took when nobody else wanted the core
+		 * (running without credit) is not held against it.
 		 */
-		if (v->credit > s)
-			v->credit = s;
-		if (v->credit < -(int64_t)SCHED_CREDIT_SLICE_NS)
-			v->credit = -(int64_t)SCHED_CREDIT_SLICE_NS;
+		v->credit = share(v, sum);
 		v->used = 0;
 	}
 }

@@ -14,13 +14,14 @@
 #define RTDS_DEFAULT_BUDGET_NS 4000000ull
 #define RTDS_DEFAULT_PERIOD_NS 10000000ull
 
-static void replenish(struct sched_vcpu *v, uint64_t now)
+/* was_ready: the vCPU was ready to run when its period ended (it did not wait for a wake). */
+static void replenish(struct sched_vcpu *v, uint64_t now, bool was_ready)
 {
 	uint64_t start;
 
 	if (now < v->deadline)
 		return;
-	if (v->left != 0u && sched_ready(v))
+	if (v->left != 0u && was_ready)
 		v->misses++;
 	start = v->deadline;
 	if (v->rtds_pending) {
@@ -47,7 +48,7 @@ static struct sched_vcpu *rtds_pick(struct sched_core *core, uint64_t now, uint6
 
 	for (i = 0; i < core->count; i++) {
 		v = core->runq[i];
-		replenish(v, now);
+		replenish(v, now, sched_ready(v));
 		if (sched_ready(v) && v->left != 0u && (best == NULL || v->deadline < best->deadline))
 			best = v;
 	}
@@ -69,7 +70,7 @@ static bool rtds_wake(struct sched_vcpu *v, uint64_t now)
 {
 	const struct sched_vcpu *cur = v->core->current;
 
-	replenish(v, now);
+	replenish(v, now, false);
 	if (v->left != 0u)
 		return cur == NULL || v->deadline < cur->deadline;
 	/* Exhausted: its refill must become one of the core's events. */
@@ -87,7 +88,7 @@ static void rtds_ran(struct sched_vcpu *v, uint64_t from, uint64_t to)
 	uint64_t t = from, end;
 
 	while (t < to) {
-		replenish(v, t);
+		replenish(v, t, true);
 		end = to < v->deadline ? to : v->deadline;
 		v->left -= (end - t < v->left) ? end - t : v->left;
 		t = end;
@@ -121,7 +122,7 @@ static void rtds_apply(struct sched_core *core, struct sched_vcpu *v,
 		v->rtds_pending = false;
 	} else {
 		/* A boundary already passed starts this period, not the change's. */
-		replenish(v, now);
+		replenish(v, now, sched_ready(v));
 		v->next_budget = p->budget;
 		v->next_period = p->period;
 		v->rtds_pending = true;

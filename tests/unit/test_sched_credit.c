@@ -166,6 +166,10 @@ void test_sched_credit_params_checked(void)
 	CHECK(strcmp(sched_params(&core, &v, &p, 0), "the cap is more than 100 % of a core") == 0);
 	p = sim_credit(SCHED_CREDIT_WEIGHT_MAX, 100);
 	CHECK(sched_params(&core, &v, &p, 0) == NULL);
+	/* An idle core decides again at any wake. */
+	sched_block(&v, 0);
+	CHECK(sched_pick(&core, 0).vcpu == NULL);
+	CHECK(sched_wake(&v, 1));
 }
 
 /* A new weight or cap counts from the next accounting period. */
@@ -198,4 +202,24 @@ void test_sched_credit_params_from_the_next_period(void)
 	CHECK_EQ(b->s.cap, 10);
 	CHECK_EQ(w.max[b->id], ACCT / 10);
 	CHECK_EQ(b->s.total - b0, ACCT / 2 + ACCT / 10 * 100);
+}
+
+/* Credit a vCPU did not use while it slept does not pile up into a burst when it wakes. */
+void test_sched_credit_unused_credit_does_not_pile_up(void)
+{
+	static struct sim sim;
+	static struct per_period w;
+	struct sched_params p = sim_credit(256, 0);
+	struct sim_vcpu *a, *b;
+
+	sim_init(&sim, SCHED_CREDIT, NULL);
+	a = sim_add(&sim, 0, &p);
+	b = sim_add(&sim, 1, &p);
+	/* b sleeps 10 periods, then never blocks again */
+	sim_periodic(&sim, b, ACCT * 10, ACCT * 1000, ACCT * 1000);
+	sim.observe = watch_periods;
+	sim.ctx = &w;
+	sim_run(&sim, ACCT * 20);
+	CHECK_EQ(a->s.total, ACCT * 10 + ACCT / 2 * 10);
+	CHECK_EQ(w.max[b->id], ACCT / 2);
 }

@@ -277,3 +277,27 @@ void test_sched_rtds_params_from_the_next_period(void)
 	CHECK_EQ(a->s.deadline, MS(30) + MS(20) * 10);
 	CHECK_EQ(a->s.misses, 0);
 }
+
+/* A server's budget is refilled, never added to: a vCPU blocked for periods gets one budget. */
+void test_sched_rtds_unused_budget_does_not_pile_up(void)
+{
+	static struct sim sim;
+	struct sched_params p = sim_rtds(MS(2), MS(10));
+	struct sched_decision d;
+	struct sim_vcpu *a;
+
+	sim_init(&sim, SCHED_RTDS, NULL);
+	a = sim_add(&sim, 0, &p);
+	d = sched_pick(&sim.core, 0);
+	sched_ran(&a->s, 0, US(500));
+	sched_block(&a->s, US(500));
+	CHECK(d.vcpu == &a->s);
+	CHECK(sched_wake(&a->s, MS(25)));
+	CHECK_EQ(a->s.left, MS(2));
+	CHECK_EQ(a->s.deadline, MS(30));
+	d = sched_pick(&sim.core, MS(25));
+	CHECK(d.vcpu == &a->s);
+	CHECK_EQ(d.until, MS(27));
+	/* Blocked with budget left: not a miss. */
+	CHECK_EQ(a->s.misses, 0);
+}
