@@ -27,7 +27,7 @@ const char *sched_core_init(struct sched_core *core, const struct sched_ops *ops
 {
 	const char *why;
 
-	memset(core, 0, sizeof(*core));
+	(void)memset(core, 0, sizeof(*core));
 	core->ops = ops;
 	core->epoch = now;
 	core->acct_start = now;
@@ -44,7 +44,7 @@ const char *sched_core_init(struct sched_core *core, const struct sched_ops *ops
 
 void sched_vcpu_init(struct sched_vcpu *v, void *owner, uint16_t partition)
 {
-	memset(v, 0, sizeof(*v));
+	(void)memset(v, 0, sizeof(*v));
 	v->owner = owner;
 	v->partition = partition;
 	v->state = SCHED_BLOCKED;
@@ -83,7 +83,8 @@ const char *sched_add(struct sched_core *core, struct sched_vcpu *v,
 void sched_remove(struct sched_vcpu *v)
 {
 	struct sched_core *core = v->core;
-	uint32_t i, j;
+	uint32_t i;
+	uint32_t j;
 
 	if (core == NULL)
 		return;

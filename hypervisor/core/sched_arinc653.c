@@ -22,14 +22,16 @@ static struct sched_vcpu *partition_vcpu(const struct sched_core *core, uint16_t
 
 static struct sched_vcpu *a653_pick(struct sched_core *core, uint64_t now, uint64_t *until)
 {
-	uint64_t frame, offset, start = 0;
+	uint64_t frame;
+	uint64_t offset;
+	uint64_t start = 0;
 	uint32_t i;
 
 	if (core->a653_pending && now >= core->next_epoch) {
 		core->epoch = core->next_epoch;
 		core->major = core->next_major;
 		core->nwindows = core->next_nwindows;
-		memcpy(core->windows, core->next_windows, sizeof(core->windows));
+		(void)memcpy(core->windows, core->next_windows, sizeof(core->windows));
 		core->a653_pending = false;
 	}
 	if (core->major == 0u) {
@@ -104,8 +106,8 @@ static void a653_apply(struct sched_core *core, struct sched_vcpu *v,
 		       const struct sched_params *p, uint64_t now, bool at_once)
 {
 	(void)v;
-	memset(core->next_windows, 0, sizeof(core->next_windows));
-	memcpy(core->next_windows, p->windows, p->nwindows * sizeof(p->windows[0]));
+	(void)memset(core->next_windows, 0, sizeof(core->next_windows));
+	(void)memcpy(core->next_windows, p->windows, p->nwindows * sizeof(p->windows[0]));
 	core->next_major = p->major;
 	core->next_nwindows = p->nwindows;
 	core->a653_pending = true;

@@ -35,7 +35,12 @@ static uint64_t weights(const struct sched_core *core)
 
 static int64_t share(const struct sched_vcpu *v, uint64_t sum)
 {
-	return sum == 0u ? 0 : (int64_t)(SCHED_CREDIT_PERIOD_NS * v->weight / sum);
+	uint64_t ns;
+
+	if (sum == 0u)
+		return 0;
+	ns = SCHED_CREDIT_PERIOD_NS * v->weight / sum;
+	return (int64_t)ns;
 }
 
 static void account(struct sched_core *core, uint64_t now)
@@ -78,8 +83,9 @@ static unsigned int class_of(const struct sched_vcpu *v)
 
 static struct sched_vcpu *credit_pick(struct sched_core *core, uint64_t now, uint64_t *until)
 {
-	struct sched_vcpu *best = NULL, *v;
-	uint64_t u, run, left;
+	struct sched_vcpu *best = NULL;
+	struct sched_vcpu *v;
+	uint64_t u;
 	bool any = false;
 	uint32_t i;
 
@@ -98,13 +104,15 @@ static struct sched_vcpu *credit_pick(struct sched_core *core, uint64_t now, uin
 	/* The next period's credit (or a parked vCPU's return) is an event. */
 	u = any ? core->acct_start + SCHED_CREDIT_PERIOD_NS : SCHED_NEVER;
 	if (best != NULL) {
-		run = SCHED_CREDIT_SLICE_NS;
+		uint64_t run = SCHED_CREDIT_SLICE_NS;
+
 		if (class_of(best) == 2u && best->boost_left < run)
 			run = best->boost_left;
 		if (best->credit > 0 && (uint64_t)best->credit < run)
 			run = (uint64_t)best->credit;
 		if (best->cap != 0u) {
-			left = cap_ns(best) - best->used;
+			uint64_t left = cap_ns(best) - best->used;
+
 			if (left < run)
 				run = left;
 		}
@@ -139,9 +147,12 @@ static void credit_block(struct sched_vcpu *v, uint64_t now)
 static void credit_ran(struct sched_vcpu *v, uint64_t from, uint64_t to)
 {
 	struct sched_core *core = v->core;
-	uint64_t t = from, end, d;
+	uint64_t t = from;
 
 	while (t < to) {
+		uint64_t end;
+		uint64_t d;
+
 		account(core, t);
 		end = core->acct_start + SCHED_CREDIT_PERIOD_NS;
 		if (to < end)
@@ -190,7 +201,6 @@ static void credit_added(struct sched_vcpu *v, uint64_t now)
 {
 	struct sched_core *core = v->core;
 	uint64_t sum;
-	int64_t s;
 	uint32_t i;
 
 	account(core, now);
@@ -200,7 +210,8 @@ static void credit_added(struct sched_vcpu *v, uint64_t now)
 	 * others' credit shrinks to their new shares.
 	 */
 	for (i = 0; i < core->count; i++) {
-		s = share(core->runq[i], sum);
+		int64_t s = share(core->runq[i], sum);
+
 		if (core->runq[i] == v || core->runq[i]->credit > s)
 			core->runq[i]->credit = s;
 	}

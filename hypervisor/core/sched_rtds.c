@@ -11,8 +11,8 @@
 #include <tern/sched.h>
 
 /* Xen RTDS's defaults, for a vCPU queued without parameters. */
-#define RTDS_DEFAULT_BUDGET_NS 4000000ull
-#define RTDS_DEFAULT_PERIOD_NS 10000000ull
+#define RTDS_DEFAULT_BUDGET_NS 4000000ULL
+#define RTDS_DEFAULT_PERIOD_NS 10000000ULL
 
 /* was_ready: the vCPU was ready to run when its period ended (it did not wait for a wake). */
 static void replenish(struct sched_vcpu *v, uint64_t now, bool was_ready)
@@ -42,7 +42,8 @@ static uint64_t next_period(const struct sched_vcpu *v)
 
 static struct sched_vcpu *rtds_pick(struct sched_core *core, uint64_t now, uint64_t *until)
 {
-	struct sched_vcpu *best = NULL, *v;
+	struct sched_vcpu *best = NULL;
+	struct sched_vcpu *v;
 	uint64_t u = SCHED_NEVER;
 	uint32_t i;
 
@@ -85,9 +86,11 @@ static void rtds_block(struct sched_vcpu *v, uint64_t now)
 
 static void rtds_ran(struct sched_vcpu *v, uint64_t from, uint64_t to)
 {
-	uint64_t t = from, end;
+	uint64_t t = from;
 
 	while (t < to) {
+		uint64_t end;
+
 		replenish(v, t, true);
 		end = to < v->deadline ? to : v->deadline;
 		v->left -= (end - t < v->left) ? end - t : v->left;

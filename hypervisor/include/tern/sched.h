@@ -35,30 +35,28 @@
  * the core for at most 1 ms before it competes on its credit again: the wake-up latency of a
  * vCPU with credit left is bounded by 1 ms per other boosted vCPU on its core.
  */
-#define SCHED_CREDIT_PERIOD_NS 30000000ull
-#define SCHED_CREDIT_SLICE_NS  10000000ull
-#define SCHED_CREDIT_BOOST_NS   1000000ull
+#define SCHED_CREDIT_PERIOD_NS 30000000ULL
+#define SCHED_CREDIT_SLICE_NS  10000000ULL
+#define SCHED_CREDIT_BOOST_NS   1000000ULL
 #define SCHED_CREDIT_WEIGHT_DEFAULT 256u
 #define SCHED_CREDIT_WEIGHT_MAX 65535u
 
 /* RTDS: a server shorter than this would spend its budget on switching. */
-#define SCHED_RTDS_PERIOD_MIN_NS 100000ull  /* 100 us */
-#define SCHED_RTDS_BUDGET_MIN_NS 10000ull   /* 10 us */
+#define SCHED_RTDS_PERIOD_MIN_NS 100000ULL  /* 100 us */
+#define SCHED_RTDS_BUDGET_MIN_NS 10000ULL   /* 10 us */
 /* Bounds every product of time in these files well inside 64 bits. */
-#define SCHED_TIME_MAX_NS (3600ull * 1000000000ull)
+#define SCHED_TIME_MAX_NS (3600ULL * 1000000000ULL)
 
-enum sched_kind {
-	SCHED_NULL,
-	SCHED_ARINC653,
-	SCHED_RTDS,
-	SCHED_CREDIT,
-};
+/* struct sched_params.kind, struct sched_ops.kind */
+#define SCHED_NULL     0u
+#define SCHED_ARINC653 1u
+#define SCHED_RTDS     2u
+#define SCHED_CREDIT   3u
 
-enum sched_state {
-	SCHED_RUNNABLE,
-	SCHED_RUNNING,
-	SCHED_BLOCKED,	/* its guest waits for an interrupt */
-};
+/* struct sched_vcpu.state */
+#define SCHED_RUNNABLE 0u
+#define SCHED_RUNNING  1u
+#define SCHED_BLOCKED  2u	/* its guest waits for an interrupt */
 
 struct sched_window {
 	uint16_t partition;	/* SCHED_NO_PARTITION: idle */
@@ -71,8 +69,10 @@ struct sched_window {
  */
 struct sched_params {
 	uint8_t kind;
-	uint64_t budget, period;	/* RTDS */
-	uint32_t weight, cap;		/* credit; cap: percent of one core, 0 = none */
+	uint64_t budget;		/* RTDS */
+	uint64_t period;
+	uint32_t weight;		/* credit */
+	uint32_t cap;			/* percent of one core, 0 = none */
 	uint64_t major;			/* ARINC 653: the major frame */
 	uint32_t nwindows;
 	struct sched_window windows[SCHED_MAX_WINDOWS];
@@ -88,13 +88,20 @@ struct sched_vcpu {
 	uint8_t state;
 	bool paused;			/* an operator's: never picked, wakes remembered */
 	/* RTDS: the server's parameters, what is left of this period's budget and its end. */
-	uint64_t budget, period, left, deadline;
-	uint64_t next_budget, next_period;	/* from the period after `params` */
+	uint64_t budget;
+	uint64_t period;
+	uint64_t left;
+	uint64_t deadline;
+	uint64_t next_budget;		/* from the period after `params` */
+	uint64_t next_period;
 	bool rtds_pending;
 	uint64_t misses;		/* periods that ended with budget left while it was runnable */
 	/* credit: ns of CPU it may still take this accounting period (negative: overran). */
 	int64_t credit;
-	uint32_t weight, cap, next_weight, next_cap;
+	uint32_t weight;
+	uint32_t cap;
+	uint32_t next_weight;		/* from the accounting period after `params` */
+	uint32_t next_cap;
 	bool credit_pending;
 	bool boost;
 	uint64_t boost_left;
@@ -109,11 +116,13 @@ struct sched_core {
 	struct sched_vcpu *current;
 	uint64_t next_event;
 	/* ARINC 653: frame n starts at epoch + n * major; a change starts at `next_epoch`. */
-	uint64_t epoch, major;
+	uint64_t epoch;
+	uint64_t major;
 	uint32_t nwindows;
 	struct sched_window windows[SCHED_MAX_WINDOWS];
 	bool a653_pending;
-	uint64_t next_epoch, next_major;
+	uint64_t next_epoch;
+	uint64_t next_major;
 	uint32_t next_nwindows;
 	struct sched_window next_windows[SCHED_MAX_WINDOWS];
 	/* credit: the current accounting period starts at acct_start (absolute, no drift). */
