@@ -41,9 +41,10 @@ static bool inside(uint64_t base, uint64_t len, uint64_t lo, uint64_t size)
 	return base >= lo && len <= size && base - lo <= size - len;
 }
 
+/* Whether interrupt `id` is among p's; an id past the bitmap is nobody's (a record's garbage). */
 static bool has_irq(const struct tern_config_partition *p, uint32_t id)
 {
-	return p->irqs[id / 32] & (1u << (id % 32));
+	return id / 32u < TERN_IRQ_WORDS && (p->irqs[id / 32u] & (1u << (id % 32u)));
 }
 
 /* The allow-listed device range holding [base, base+size), or NULL. */

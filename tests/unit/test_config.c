@@ -660,6 +660,13 @@ void test_config_rejects_channel_members(void)
 	make_valid(2);
 	add_channel("msg", pair, 2)->member[1].flags = TERN_CHF_FRONTEND;
 	CHECK(expect_error("channel msg: a frontend member, but no virtio device"));
+	/* A frontend member's interrupt is not a doorbell's: one past every bitmap is nobody's. */
+	make_valid(2);
+	struct tern_config_channel *far = add_channel("msg", pair, 2);
+	far->member[1].flags = TERN_CHF_FRONTEND;
+	far->member[1].irq = 0x00b1f801u; /* the config fuzzer's: read irqs[] past its end */
+	part(1).irqs[8] = 0; /* its doorbell, now nobody's */
+	CHECK(expect_error("channel msg: doorbell 11663361 is not among partition linux's interrupts"));
 	make_valid(2);
 	add_channel("msg", pair, 0);
 	CHECK(expect_error("channel msg: no member maps it read-write"));
