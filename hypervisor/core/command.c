@@ -74,7 +74,7 @@ static struct partition *partition_named(const char *name)
 #define MAX_WORDS 8
 
 /* The request being answered: its sequence number if a tool sent one, and its verb. */
-static struct {
+static struct console_request {
 	bool tagged;
 	uint32_t seq;
 	char verb[24];
@@ -104,9 +104,10 @@ static void __attribute__((format(printf, 1, 2))) ctl_line(const char *fmt, ...)
 {
 	char body[512];
 	char verb[sizeof(req.verb) * 6];
-	char seq[24] = "";
+	char seq[24];
 	va_list ap;
 
+	seq[0] = '\0';
 	va_start(ap, fmt);
 	(void)vsnprintf(body, sizeof(body), fmt, ap);
 	va_end(ap);
@@ -122,7 +123,7 @@ static void ok(void)
 }
 
 /* A refusal: the console's human line, and the reply with the same reason. */
-static void __attribute__((format(printf, 1, 2))) refuse(const char *fmt, ...)
+static void __attribute__((format(printf, 1, 2))) say_refused(const char *fmt, ...)
 {
 	char reason[160];
 	char quoted[sizeof(reason) * 6];
@@ -160,7 +161,7 @@ static struct partition *named(const char *name)
 	struct partition *p = name ? partition_named(name) : NULL;
 
 	if (!p)
-		refuse("no partition named \"%s\"", name ? name : "");
+		say_refused("no partition named \"%s\"", name ? name : "");
 	return p;
 }
 
@@ -174,7 +175,7 @@ static const char *shown_state(const struct partition *p)
 	return partition_state_name(state);
 }
 
-static const char *const power_names[] = {
+static const char *const power_names[VCPU_ON + 1] = {
 	[VCPU_OFF] = "off", [VCPU_ON_PENDING] = "on_pending", [VCPU_ON] = "on",
 };
 
@@ -247,7 +248,7 @@ static void pause_partition(struct partition *p)
 	uint32_t state = atomic_load(&p->state);
 
 	if (state != PARTITION_RUNNING) {
-		refuse("partition %s is %s: only a running partition can be paused", p->name,
+		say_refused("partition %s is %s: only a running partition can be paused", p->name,
 		       partition_state_name(state));
 		return;
 	}
@@ -259,7 +260,7 @@ static void pause_partition(struct partition *p)
 static void unpause_partition(struct partition *p)
 {
 	if (!atomic_load(&p->paused)) {
-		refuse("partition %s is not paused", p->name);
+		say_refused("partition %s is not paused", p->name);
 		return;
 	}
 	partition_unpause(p);
@@ -271,28 +272,29 @@ static void unpause_partition(struct partition *p)
 static void vcpu_pin(char **word, unsigned words)
 {
 	struct partition *p;
-	uint32_t vcpu, cpu;
+	uint32_t vcpu;
+	uint32_t cpu;
 
 	if (words != 4) {
-		refuse("usage: vcpu-pin PARTITION VCPU CPU");
+		say_refused("usage: vcpu-pin PARTITION VCPU CPU");
 		return;
 	}
 	p = named(word[1]);
 	if (!p)
 		return;
 	if (!number(word[2], &vcpu) || vcpu >= p->num_vcpus) {
-		refuse("partition %s has no vCPU %s (it has %u)", p->name, word[2], p->num_vcpus);
+		say_refused("partition %s has no vCPU %s (it has %u)", p->name, word[2], p->num_vcpus);
 		return;
 	}
 	if (!number(word[3], &cpu)) {
-		refuse("not a core number: %s", word[3]);
+		say_refused("not a core number: %s", word[3]);
 		return;
 	}
 	if (cpu == p->vcpu[vcpu].pcpu) {
 		ok(); /* where it is: nothing to do */
 		return;
 	}
-	refuse("vcpu-pin %s %u %u: " NOT_BUILT, p->name, vcpu, cpu);
+	say_refused("vcpu-pin %s %u %u: " NOT_BUILT, p->name, vcpu, cpu);
 }
 
 static void command(char *text)
@@ -304,13 +306,14 @@ static void command(char *text)
 
 	req.tagged = false;
 	(void)snprintf(req.verb, sizeof(req.verb), "?");
-	for (char *t = text; *t;) {
+	char *t = text;
+	while (*t) {
 		while (*t == ' ')
 			t++;
 		if (!*t)
 			break;
 		if (words == MAX_WORDS) {
-			refuse("more than %u words", MAX_WORDS);
+			say_refused("more than %u words", MAX_WORDS);
 			return;
 		}
 		word[words++] = t;
@@ -320,9 +323,9 @@ static void command(char *text)
 			*t++ = '\0';
 	}
 	if (words && word[0][0] == '@') {
-		req.tagged = number(word[0] + 1, &req.seq);
+		req.tagged = number(&word[0][1], &req.seq);
 		if (!req.tagged) {
-			refuse("bad sequence number \"%s\"", word[0]);
+			say_refused("bad sequence number \"%s\"", word[0]);
 			return;
 		}
 		words--;
@@ -349,7 +352,7 @@ static void command(char *text)
 		ok();
 	} else if (!strcmp(verb, "list") || !strcmp(verb, "vcpu-list") || !strcmp(verb, "pool-list")) {
 		if (words != 1)
-			refuse("%s takes no arguments", verb);
+			say_refused("%s takes no arguments", verb);
 		else if (verb[0] == 'l')
 			list();
 		else if (verb[0] == 'v')
@@ -360,7 +363,7 @@ static void command(char *text)
 		   !strcmp(verb, "unpause")) {
 		struct partition *p = words > 2 ? NULL : named(words == 2 ? word[1] : "");
 		if (words > 2)
-			refuse("%s takes one partition name", verb);
+			say_refused("%s takes one partition name", verb);
 		else if (p && verb[0] == 'p')
 			pause_partition(p);
 		else if (p && verb[0] == 'u')
@@ -372,13 +375,13 @@ static void command(char *text)
 	} else if (!strcmp(verb, "pool-migrate") || !strcmp(verb, "sched-rtds") ||
 		   !strcmp(verb, "sched-credit")) {
 		if (words >= 2 && named(word[1]))
-			refuse("%s: " NOT_BUILT, verb);
+			say_refused("%s: " NOT_BUILT, verb);
 		else if (words < 2)
-			refuse("%s needs a partition name", verb);
+			say_refused("%s needs a partition name", verb);
 	} else if (!strcmp(verb, "sched-arinc653")) {
-		refuse("%s: no pools: " NOT_BUILT, verb);
+		say_refused("%s: no pools: " NOT_BUILT, verb);
 	} else {
-		refuse("unknown command \"%s\" (try help)", verb);
+		say_refused("unknown command \"%s\" (try help)", verb);
 	}
 }
 
