@@ -5,6 +5,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from conftest import REPO, partition
 
 NOISE = REPO / "guests" / "build" / "arm64" / "noise.img"
@@ -42,10 +44,12 @@ def wait_for(what, check, run):
         time.sleep(0.2)
 
 
-def test_ctl_lists_pauses_unpauses_and_stops_partitions(system_file, tmp_path):
+@pytest.mark.parametrize("irq", ["trap", "direct"])
+def test_ctl_lists_pauses_unpauses_and_stops_partitions(system_file, tmp_path, irq):
     # noise's gaps are WFIs woken by its virtual timer: a timer interrupt lost while it was
-    # paused would leave it asleep, and its lines would not come back.
-    path = system_file(partition("a", [1], NOISE, "noise.mode=burst"),
+    # paused would leave it asleep, and its lines would not come back.  A direct partition's
+    # timer interrupt is the physical GIC's, its CPU interface the guest's own.
+    path = system_file(partition("a", [1], NOISE, "noise.mode=burst", irq=irq),
                        partition("b", [2], NOISE, "noise.mode=burst"))
     workdir = tmp_path / "run"
     run = subprocess.Popen(TERN + ["run", str(path), "--workdir", str(workdir), "--quiet",
