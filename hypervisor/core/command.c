@@ -237,10 +237,14 @@ static void pool_list(void)
 
 static void stop_or_restart(struct partition *p, bool restart)
 {
+	/*
+	 * Answered before it is requested: stopping the last partition powers the board off on
+	 * that partition's core, which may come before this core's next line.
+	 */
+	ok();
 	/* An operator's stop or restart also ends a pause (the reloaded guest starts afresh). */
 	atomic_store(&p->paused, false);
 	partition_request(p, restart ? PARTITION_REQ_RESTART : PARTITION_REQ_STOP);
-	ok();
 }
 
 static void pause_partition(struct partition *p)

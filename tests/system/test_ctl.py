@@ -44,13 +44,20 @@ def wait_for(what, check, run):
         time.sleep(0.2)
 
 
-@pytest.mark.parametrize("irq", ["trap", "direct"])
-def test_ctl_lists_pauses_unpauses_and_stops_partitions(system_file, tmp_path, irq):
+# (a's interrupts, the board's cores, a's core, b's core).  On a 2-core board a's core 0 is the
+# console core: paused, it goes on draining b's lines and taking the operator's commands.
+PLACES = {"trap": ("trap", 4, 1, 2), "direct": ("direct", 4, 1, 2),
+          "console-core": ("trap", 2, 0, 1)}
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_ctl_lists_pauses_unpauses_and_stops_partitions(system_file, tmp_path, place):
     # noise's gaps are WFIs woken by its virtual timer: a timer interrupt lost while it was
     # paused would leave it asleep, and its lines would not come back.  A direct partition's
     # timer interrupt is the physical GIC's, its CPU interface the guest's own.
-    path = system_file(partition("a", [1], NOISE, "noise.mode=burst", irq=irq),
-                       partition("b", [2], NOISE, "noise.mode=burst"))
+    irq, cores, a_core, b_core = PLACES[place]
+    path = system_file(partition("a", [a_core], NOISE, "noise.mode=burst", irq=irq),
+                       partition("b", [b_core], NOISE, "noise.mode=burst"), cpus=cores)
     workdir = tmp_path / "run"
     run = subprocess.Popen(TERN + ["run", str(path), "--workdir", str(workdir), "--quiet",
                                    "--timeout", "600"],
@@ -64,8 +71,8 @@ def test_ctl_lists_pauses_unpauses_and_stops_partitions(system_file, tmp_path, i
         assert table.returncode == 0, table.stderr
         rows = [line.split() for line in table.stdout.splitlines()]
         assert rows[0] == ["Name", "ID", "Mem", "VCPUs", "State", "Restarts", "CPUs", "Pool"]
-        assert rows[1:] == [["a", "0", "32", "1", "running", "0", "1", "-"],
-                            ["b", "1", "32", "1", "running", "0", "2", "-"]]
+        assert rows[1:] == [["a", "0", "32", "1", "running", "0", str(a_core), "-"],
+                            ["b", "1", "32", "1", "running", "0", str(b_core), "-"]]
 
         paused = ctl(workdir, "pause", "a")
         assert paused.returncode == 0 and paused.stdout == "", paused.stderr
@@ -73,7 +80,7 @@ def test_ctl_lists_pauses_unpauses_and_stops_partitions(system_file, tmp_path, i
         assert listed(workdir)["b"] == "running"
         vcpus = json.loads(ctl(workdir, "--json", "vcpu-list").stdout)["items"]
         assert [(v["partition"], v["vcpu"], v["cpu"], v["paused"]) for v in vcpus] == \
-            [("a", 0, 1, True), ("b", 0, 2, False)]
+            [("a", 0, a_core, True), ("b", 0, b_core, False)]
         # A line a printed just before its vCPU stopped may still be on its way out: counted
         # once b has printed after the pause, a's lines stop while b's go on.
         b_start = noise_lines(workdir, "b")
@@ -87,10 +94,10 @@ def test_ctl_lists_pauses_unpauses_and_stops_partitions(system_file, tmp_path, i
         wait_for("a's output again", lambda: noise_lines(workdir, "a") >= a_paused + 2, run)
         assert listed(workdir) == {"a": "running", "b": "running"}
 
-        pin = ctl(workdir, "vcpu-pin", "a", "0", "3")
+        pin = ctl(workdir, "vcpu-pin", "a", "0", str(b_core))
         assert pin.returncode == 1 and pin.stdout == ""
-        assert pin.stderr == ("tern: error: vcpu-pin a 0 3: not built yet: a vCPU runs only on "
-                              "its own core until issue 29's scheduling lands\n")
+        assert pin.stderr == (f"tern: error: vcpu-pin a 0 {b_core}: not built yet: a vCPU runs "
+                              f"only on its own core until issue 29's scheduling lands\n")
         refused = ctl(workdir, "--json", "pause", "nosuch")
         assert refused.returncode == 1
         assert json.loads(refused.stdout) == {"command": "pause nosuch", "ok": False,
