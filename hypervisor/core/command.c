@@ -1,16 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The hypervisor console's commands, typed on the board UART:
+ * The hypervisor console's commands, typed on the board UART (docs/design.md, "Console
+ * protocol" has the replies):
  *
  *   help             what follows
+ *   list             each partition: state, vCPUs, cores, restarts, pool
+ *   vcpu-list        each vCPU: its partition, core, power state, whether paused
+ *   pool-list        the pools (today each partition's own null pool)
  *   stats            every partition's counters (tern-stats) and the hypervisor's memory (tern-mem)
  *   restart NAME     reload NAME from its pristine copies and start it again
  *   stop NAME        end NAME, as its own SYSTEM_OFF would
+ *   pause NAME       hold NAME's vCPUs in the hypervisor on their cores, guest untouched
+ *   unpause NAME     let them go on where they were
+ *   vcpu-pin, pool-migrate, sched-rtds, sched-credit, sched-arinc653: refused until the
+ *                    scheduling of issue 29 is built, with the reason
+ *
+ * A line may start with `@N ` (N a decimal sequence number): a tool's request (`tern run`'s
+ * control socket), whose reply lines carry "seq":N.  Every command ends its reply with one
+ * `tern-ctl {...,"ok":true|false}` line (a refusal has "reason"); list, vcpu-list and pool-list
+ * put a `tern-ctl` line per item before it.
  *
  * Input arrives as an interrupt on the console core, the one that also drains the console's
  * output (tern/console.h).  This file only parses:
- * a restart or stop is a request that the partition's own core carries out, so the work
- * (a reload copies the partition's whole RAM) never runs on another partition's core.
+ * a restart, stop or pause is a request that the partition's own cores carry out, so the work
+ * (a reload copies the partition's whole RAM) never runs on another partition's core, and the
+ * console core never waits for another core.
  */
 #include <tern/arch.h>
 #include <tern/console.h>
@@ -57,38 +71,321 @@ static struct partition *partition_named(const char *name)
 	return NULL;
 }
 
+#define MAX_WORDS 8
+
+/* The request being answered: its sequence number if a tool sent one, and its verb. */
+static struct console_request {
+	bool tagged;
+	uint32_t seq;
+	char verb[24];
+} req;
+
+/* `s` as the inside of a JSON string, cut to fit `n` (names come from the operator too). */
+static void json_text(char *dst, size_t n, const char *s)
+{
+	size_t o = 0;
+
+	for (; *s && o + 7 < n; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			dst[o++] = '\\';
+			dst[o++] = (char)c;
+		} else if (c < 0x20 || c >= 0x7f) {
+			o += (size_t)snprintf(&dst[o], n - o, "\\u%04x", c);
+		} else {
+			dst[o++] = (char)c;
+		}
+	}
+	dst[o] = '\0';
+}
+
+/* One `tern-ctl` line of the reply: the request's seq and verb, then `fmt`'s members. */
+static void __attribute__((format(printf, 1, 2))) ctl_line(const char *fmt, ...)
+{
+	char body[512];
+	char verb[sizeof(req.verb) * 6];
+	char seq[24];
+	va_list ap;
+
+	seq[0] = '\0';
+	va_start(ap, fmt);
+	(void)vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	json_text(verb, sizeof(verb), req.verb);
+	if (req.tagged)
+		(void)snprintf(seq, sizeof(seq), "\"seq\":%u,", req.seq);
+	console_printf("tern-ctl {%s\"cmd\":\"%s\",%s}", seq, verb, body);
+}
+
+static void ok(void)
+{
+	ctl_line("\"ok\":true");
+}
+
+/* A refusal: the console's human line, and the reply with the same reason. */
+static void __attribute__((format(printf, 1, 2))) say_refused(const char *fmt, ...)
+{
+	char reason[160];
+	char quoted[sizeof(reason) * 6];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	tern_log("console: %s", reason);
+	json_text(quoted, sizeof(quoted), reason);
+	ctl_line("\"ok\":false,\"reason\":\"%s\"", quoted);
+}
+
+/* A decimal number below 2^32, all of `s`. */
+static bool number(const char *s, uint32_t *out)
+{
+	uint64_t n = 0;
+
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		n = n * 10u + (uint64_t)(*s - '0');
+		if (n > 0xffffffffu)
+			return false;
+	}
+	*out = (uint32_t)n;
+	return true;
+}
+
+/* The partition `name` names, or NULL after refusing. */
+static struct partition *named(const char *name)
+{
+	struct partition *p = name ? partition_named(name) : NULL;
+
+	if (!p)
+		say_refused("no partition named \"%s\"", name ? name : "");
+	return p;
+}
+
+/* "running", or "paused" once every vCPU of a paused partition waits ("pausing" until then). */
+static const char *shown_state(const struct partition *p)
+{
+	uint32_t state = atomic_load(&p->state);
+
+	if (state == PARTITION_RUNNING && atomic_load(&p->paused))
+		return partition_pause_complete(p) ? "paused" : "pausing";
+	return partition_state_name(state);
+}
+
+static const char *const power_names[VCPU_ON + 1] = {
+	[VCPU_OFF] = "off", [VCPU_ON_PENDING] = "on_pending", [VCPU_ON] = "on",
+};
+
+/* `[1,2]`: the partition's cores, vCPU order. */
+static void cores_of(const struct partition *p, char *out, size_t n)
+{
+	size_t o = (size_t)snprintf(out, n, "[");
+
+	for (uint32_t i = 0; i < p->num_vcpus && o < n; i++)
+		o += (size_t)snprintf(&out[o], n - o, "%s%u", i ? "," : "", p->vcpu[i].pcpu);
+	if (o < n)
+		(void)snprintf(&out[o], n - o, "]");
+}
+
+static void list(void)
+{
+	char cores[TERN_MAX_VCPUS * 4 + 3];
+
+	for (uint32_t i = 0; i < num_partitions; i++) {
+		const struct partition *p = &partitions[i];
+		cores_of(p, cores, sizeof(cores));
+		ctl_line("\"partition\":\"%s\",\"id\":%u,\"state\":\"%s\",\"vcpus\":%u,\"cpus\":%s,"
+			 "\"mem_mib\":%llu,\"restarts\":%u,\"pool\":null",
+			 p->name, p->index, shown_state(p), p->num_vcpus, cores,
+			 (unsigned long long)(p->cfg->ram_size >> 20), atomic_load(&p->restarts));
+	}
+	ok();
+}
+
+static void vcpu_list(void)
+{
+	for (uint32_t i = 0; i < num_partitions; i++) {
+		const struct partition *p = &partitions[i];
+		for (uint32_t k = 0; k < p->num_vcpus; k++) {
+			const struct vcpu *v = &p->vcpu[k];
+			uint32_t power = atomic_load(&v->power);
+			ctl_line("\"partition\":\"%s\",\"id\":%u,\"vcpu\":%u,\"cpu\":%u,\"power\":\"%s\","
+				 "\"paused\":%s,\"affinity\":[%u]",
+				 p->name, p->index, k, v->pcpu, power <= VCPU_ON ? power_names[power] : "?",
+				 atomic_load(&v->paused) ? "true" : "false", v->pcpu);
+		}
+	}
+	ok();
+}
+
+/* Until pools are built, every partition is alone in a null pool of its own cores. */
+static void pool_list(void)
+{
+	char cores[TERN_MAX_VCPUS * 4 + 3];
+
+	for (uint32_t i = 0; i < num_partitions; i++) {
+		const struct partition *p = &partitions[i];
+		cores_of(p, cores, sizeof(cores));
+		ctl_line("\"pool\":null,\"scheduler\":\"null\",\"cpus\":%s,\"partitions\":[\"%s\"]",
+			 cores, p->name);
+	}
+	ok();
+}
+
+static void stop_or_restart(struct partition *p, bool restart)
+{
+	/*
+	 * Answered before it is requested: stopping the last partition powers the board off on
+	 * that partition's core, which may come before this core's next line.
+	 */
+	ok();
+	/* An operator's stop or restart also ends a pause (the reloaded guest starts afresh). */
+	atomic_store(&p->paused, false);
+	partition_request(p, restart ? PARTITION_REQ_RESTART : PARTITION_REQ_STOP);
+}
+
+static void pause_partition(struct partition *p)
+{
+	uint32_t state = atomic_load(&p->state);
+
+	if (state != PARTITION_RUNNING) {
+		say_refused("partition %s is %s: only a running partition can be paused", p->name,
+		       partition_state_name(state));
+		return;
+	}
+	/* Again on a paused one: kicks a vCPU that entered since (partition_pause). */
+	partition_pause(p);
+	ctl_line("\"ok\":true,\"state\":\"%s\"", shown_state(p));
+}
+
+static void unpause_partition(struct partition *p)
+{
+	if (!atomic_load(&p->paused)) {
+		say_refused("partition %s is not paused", p->name);
+		return;
+	}
+	partition_unpause(p);
+	ok();
+}
+
+#define NOT_BUILT "not built yet: a vCPU runs only on its own core until issue 29's scheduling lands"
+
+static void vcpu_pin(char **word, unsigned words)
+{
+	struct partition *p;
+	uint32_t vcpu;
+	uint32_t cpu;
+
+	if (words != 4) {
+		say_refused("usage: vcpu-pin PARTITION VCPU CPU");
+		return;
+	}
+	p = named(word[1]);
+	if (!p)
+		return;
+	if (!number(word[2], &vcpu) || vcpu >= p->num_vcpus) {
+		say_refused("partition %s has no vCPU %s (it has %u)", p->name, word[2], p->num_vcpus);
+		return;
+	}
+	if (!number(word[3], &cpu)) {
+		say_refused("not a core number: %s", word[3]);
+		return;
+	}
+	if (cpu == p->vcpu[vcpu].pcpu) {
+		ok(); /* where it is: nothing to do */
+		return;
+	}
+	say_refused("vcpu-pin %s %u %u: " NOT_BUILT, p->name, vcpu, cpu);
+}
+
 static void command(char *text)
 {
-	char *verb = text;
-	char *arg;
+	char *word[MAX_WORDS];
+	unsigned words = 0;
+	char shown[LINE_MAX];
+	size_t o = 0;
 
-	while (*verb == ' ')
-		verb++;
-	if (!*verb)
+	req.tagged = false;
+	(void)snprintf(req.verb, sizeof(req.verb), "?");
+	char *t = text;
+	while (*t) {
+		while (*t == ' ')
+			t++;
+		if (!*t)
+			break;
+		if (words == MAX_WORDS) {
+			say_refused("more than %u words", MAX_WORDS);
+			return;
+		}
+		word[words++] = t;
+		while (*t && *t != ' ')
+			t++;
+		if (*t)
+			*t++ = '\0';
+	}
+	if (words && word[0][0] == '@') {
+		req.tagged = number(&word[0][1], &req.seq);
+		if (!req.tagged) {
+			say_refused("bad sequence number \"%s\"", word[0]);
+			return;
+		}
+		words--;
+		for (unsigned i = 0; i < words; i++)
+			word[i] = word[i + 1];
+	}
+	if (!words)
 		return;
-	for (arg = verb; *arg && *arg != ' '; arg++)
-		;
-	if (*arg)
-		*arg++ = '\0';
-	while (*arg == ' ')
-		arg++;
-	tern_log("> %s%s%s", verb, *arg ? " " : "", arg);
+	for (unsigned i = 0; i < words && o < sizeof(shown); i++)
+		o += (size_t)snprintf(&shown[o], sizeof(shown) - o, "%s%s", i ? " " : "", word[i]);
+	tern_log("> %s", shown);
+	(void)snprintf(req.verb, sizeof(req.verb), "%s", word[0]);
 
+	const char *verb = word[0];
 	if (!strcmp(verb, "help")) {
-		tern_log("commands: help, stats, restart NAME, stop NAME");
+		tern_log("commands: help, list, vcpu-list, pool-list, stats, restart NAME, stop NAME, "
+			 "pause NAME, unpause NAME, vcpu-pin NAME VCPU CPU");
+		ok();
 	} else if (!strcmp(verb, "stats")) {
 		arch_iommu_poll(); /* dma_faults up to now */
 		for (uint32_t i = 0; i < num_partitions; i++)
 			partition_print_stats(&partitions[i]);
 		print_memory_use();
-	} else if (!strcmp(verb, "restart") || !strcmp(verb, "stop")) {
-		struct partition *p = partition_named(arg);
-		if (!p)
-			tern_log("console: no partition named \"%s\"", arg);
+		ok();
+	} else if (!strcmp(verb, "list") || !strcmp(verb, "vcpu-list") || !strcmp(verb, "pool-list")) {
+		if (words != 1)
+			say_refused("%s takes no arguments", verb);
+		else if (verb[0] == 'l')
+			list();
+		else if (verb[0] == 'v')
+			vcpu_list();
 		else
-			partition_request(p, verb[2] == 's' ? PARTITION_REQ_RESTART : PARTITION_REQ_STOP);
+			pool_list();
+	} else if (!strcmp(verb, "restart") || !strcmp(verb, "stop") || !strcmp(verb, "pause") ||
+		   !strcmp(verb, "unpause")) {
+		struct partition *p = words > 2 ? NULL : named(words == 2 ? word[1] : "");
+		if (words > 2)
+			say_refused("%s takes one partition name", verb);
+		else if (p && verb[0] == 'p')
+			pause_partition(p);
+		else if (p && verb[0] == 'u')
+			unpause_partition(p);
+		else if (p)
+			stop_or_restart(p, verb[2] == 's');
+	} else if (!strcmp(verb, "vcpu-pin")) {
+		vcpu_pin(word, words);
+	} else if (!strcmp(verb, "pool-migrate") || !strcmp(verb, "sched-rtds") ||
+		   !strcmp(verb, "sched-credit")) {
+		if (words >= 2 && named(word[1]))
+			say_refused("%s: " NOT_BUILT, verb);
+		else if (words < 2)
+			say_refused("%s needs a partition name", verb);
+	} else if (!strcmp(verb, "sched-arinc653")) {
+		say_refused("%s: no pools: " NOT_BUILT, verb);
 	} else {
-		tern_log("console: unknown command \"%s\" (try help)", verb);
+		say_refused("unknown command \"%s\" (try help)", verb);
 	}
 }
 

@@ -173,6 +173,7 @@ static enum partition_state outcome(struct partition *p, enum end_reason why)
 /* Everything of the partition's that outlives its vCPUs: console, DMA, interrupts, devices. */
 static void take_down(struct partition *p)
 {
+	atomic_store(&p->paused, false); /* an operator's pause does not outlive the guest */
 	vuart_flush(&p->uart);
 	arch_partition_irqs_reset(p); /* its devices' interrupts stay quiet from now on */
 	for (uint32_t r = 0; r < p->cfg->num_regions; r++)
@@ -213,6 +214,27 @@ static __attribute__((noreturn)) void partition_end(struct vcpu *v, enum end_rea
 	arch_cpu_return_to_idle();
 }
 
+/*
+ * An operator's pause, on the vCPU's own core: the guest's registers stay where its exit put
+ * them (this core's frame, its system registers), so it resumes exactly where it was.  What
+ * ends the wait is looked at after every wake-up: unpause, the partition being ended (its
+ * other core's stop), or a stop or restart request, which the caller then carries out.
+ */
+static void vcpu_pause(struct vcpu *v)
+{
+	struct partition *p = v->partition;
+
+	atomic_store(&v->paused, true);
+	while (atomic_load(&p->paused) && !atomic_load(&v->stop) &&
+	       !(atomic_load(&p->request) & (PARTITION_REQ_STOP | PARTITION_REQ_RESTART))) {
+		/* The console core goes on serving everyone's output and the operator's input. */
+		if (v->pcpu == console_core() && console_drain())
+			arch_cpu_kick(v->pcpu);
+		arch_vcpu_wait(v);
+	}
+	atomic_store(&v->paused, false);
+}
+
 void vcpu_check_requests(struct vcpu *v)
 {
 	struct partition *p = v->partition;
@@ -220,6 +242,9 @@ void vcpu_check_requests(struct vcpu *v)
 	/* Most kicks carry interrupt state (arch's): each check here is a plain load first. */
 	if (v->pcpu == console_core() && console_drain())
 		arch_cpu_kick(v->pcpu); /* the rest after the guest had its turn */
+	if (atomic_load_explicit(&p->paused, memory_order_relaxed) ||
+	    atomic_load_explicit(&v->paused, memory_order_relaxed))
+		vcpu_pause(v);
 	if (atomic_load_explicit(&v->stop, memory_order_relaxed))
 		vcpu_leave(v);
 	/* Requests to an ending partition wait for vCPU 0's core to find it ended. */
@@ -248,6 +273,40 @@ void partition_request(struct partition *p, uint32_t request)
 		}
 	}
 	arch_cpu_kick(target->pcpu);
+}
+
+void partition_pause(struct partition *p)
+{
+	atomic_store(&p->paused, true);
+	/*
+	 * An ON_PENDING vCPU's kick may find its core idle and be spent there: it then runs until
+	 * its next kick, and the partition shows as pausing until a second pause kicks it again.
+	 */
+	for (uint32_t i = 0; i < p->num_vcpus; i++) {
+		if (atomic_load(&p->vcpu[i].power) != VCPU_OFF)
+			arch_cpu_kick(p->vcpu[i].pcpu);
+	}
+}
+
+void partition_unpause(struct partition *p)
+{
+	atomic_store(&p->paused, false);
+	for (uint32_t i = 0; i < p->num_vcpus; i++) {
+		if (atomic_load(&p->vcpu[i].paused))
+			arch_cpu_kick(p->vcpu[i].pcpu);
+	}
+}
+
+bool partition_pause_complete(const struct partition *p)
+{
+	if (!atomic_load(&p->paused))
+		return false;
+	for (uint32_t i = 0; i < p->num_vcpus; i++) {
+		const struct vcpu *v = &p->vcpu[i];
+		if (atomic_load(&v->power) != VCPU_OFF && !atomic_load(&v->paused))
+			return false;
+	}
+	return true;
 }
 
 enum power_result vcpu_cpu_on(struct vcpu *caller, uint32_t target, uint64_t entry,

@@ -21,6 +21,11 @@ static const char *const state_names[PARTITION_RESTARTING + 1] = {
 	[PARTITION_RESTARTING] = "restarting",
 };
 
+const char *partition_state_name(uint32_t state)
+{
+	return state <= PARTITION_RESTARTING ? state_names[state] : "?";
+}
+
 void partition_print_stats(struct partition *p)
 {
 	char buf[1024];

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the seed corpora of the vgic, vpl011, traps, psci, vpci and virtio fuzzers (corpus/TARGET/).
+"""Write the seed corpora of the vgic, vpl011, traps, psci, vpci, virtio and command fuzzers (corpus/TARGET/).
 
 Each seed is a short, meaningful story in the target's input format (see fuzz_TARGET.c);
 the config target's seeds come from the tool instead (make_config_corpus.py).
@@ -327,10 +327,33 @@ VIRTIO = {
     "garbage-completion": vio_bring_up() + vio_complete(0, 5, 200) + vio_reg(0x060, "zero", write=False),
 }
 
+# fuzz_command.c's words, in its order: an input byte below 0xc0 types words[byte % len].
+COMMAND_WORDS = ["list", "vcpu-list", "pool-list", "stats", "help", "stop", "restart", "pause",
+                 "unpause", "vcpu-pin", "pool-migrate", "sched-rtds", "sched-credit",
+                 "sched-arinc653", "trap", "direct", "nope", "@", "@7", "@4294967295",
+                 "@4294967296", "0", "1", "2", "5", "99999999999", "--budget", "\"", "\\", " ",
+                 " ", " ", "\r", "\r", "\n", "\x7f"]
+KICKS = 0xc0
+
+
+def command(*steps):
+    return bytes(KICKS if step is KICKS else COMMAND_WORDS.index(step) for step in steps)
+
+
+COMMAND = {
+    "pause-unpause": command("@7", " ", "pause", " ", "trap", "\r", KICKS, "list", "\r", "unpause",
+                             " ", "trap", "\r", KICKS, "vcpu-list", "\r"),
+    "pause-stop": command("pause", " ", "direct", "\r", KICKS, "stop", " ", "direct", "\r", KICKS,
+                          KICKS, "list", "\r", "restart", " ", "direct", "\r", KICKS),
+    "refusals": command("vcpu-pin", " ", "trap", " ", "1", " ", "5", "\r", "sched-rtds", " ",
+                        "trap", " ", "--budget", " ", "5", "\r", "@4294967296", " ", "list", "\r",
+                        "nope", "\r"),
+}
+
 
 def main():
     for target, seeds in (("vgic", VGIC), ("vpl011", VPL011), ("traps", TRAPS), ("psci", PSCI),
-                          ("vpci", VPCI), ("virtio", VIRTIO)):
+                          ("vpci", VPCI), ("virtio", VIRTIO), ("command", COMMAND)):
         out = HERE / "corpus" / target
         out.mkdir(parents=True, exist_ok=True)
         for name, data in seeds.items():

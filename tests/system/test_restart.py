@@ -83,6 +83,7 @@ def test_console_reports_bad_commands_and_keeps_running(system_file):
     assert 'tern: console: no partition named "nosuch"' in log
     assert 'tern: console: unknown command "frobnicate" (try help)' in log
     assert "tern: console: line longer than 79 characters ignored" in log
-    assert "tern: commands: help, stats, restart NAME, stop NAME" in log
+    assert ("tern: commands: help, list, vcpu-list, pool-list, stats, restart NAME, stop NAME, "
+            "pause NAME, unpause NAME, vcpu-pin NAME VCPU CPU") in log
     assert result.partitions["a"].state == "off"
     assert probe_record(result, "a", "idle")["boots"] == 1

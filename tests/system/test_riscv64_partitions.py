@@ -184,7 +184,8 @@ def test_aplic_sources_a_partition_does_not_own_are_not_there_for_it(tmp_path, i
     assert record["own_after"] == 6, record   # its own source 32 is there
     assert result.stats["bad"]["aplic_ignored"] >= 5 and result.stats["bad"]["faults"] == 0, \
         result.stats
-    assert "tern: commands: help, stats, restart NAME, stop NAME" in result.log, result.explain()
+    assert ("tern: commands: help, list, vcpu-list, pool-list, stats, restart NAME, stop NAME, "
+            "pause NAME, unpause NAME, vcpu-pin NAME VCPU CPU") in result.log, result.explain()
     assert result.partitions["bad"].state == "off", result.explain()
     assert result.partitions["rt"].lat and result.partitions["rt"].state == "off", result.explain()
 

@@ -7,6 +7,8 @@
     tern demo                 interrupt latency: native vs. Tern (wfi trap / native, direct;
                               demo.py)
     tern bench                the latency lab: every system x scenario, JSON, plots, report
+    tern ctl COMMAND          manage a running `tern run` through its control socket (list,
+                              vcpu-list, pause, unpause, stop, restart, stats, ...; ctl.py)
 
 main() is the one place where a failure becomes a line, `tern: error: FILE: FIELD: message`,
 and an exit status (errors.py; README.md has the table): 0 ok, 1 run failed, 2 bad input
@@ -25,7 +27,7 @@ import time
 import traceback
 from pathlib import Path
 
-from . import __version__, bench, build, check, demo, qemu, runner
+from . import __version__, bench, build, check, ctl, demo, qemu, runner
 from .config import CPU_MODELS, PCI_DISK_MODELS, PCI_MODELS
 from .errors import (EXIT_INTERNAL, EXIT_SIGNAL_BASE, Interrupted, TernError, ToolError,
                      UsageError, one_line, quote, show_path)
@@ -184,6 +186,16 @@ def _samples(text):
     return count
 
 
+def _whole(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {show_path(text)}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more (got {value})")
+    return value
+
+
 def _parser():
     parser = _Parser(
         prog="tern", description="Build, run and measure Tern partitioned systems on QEMU virt.")
@@ -284,6 +296,47 @@ def _parser():
     p.add_argument("--workdir", type=Path, metavar="D",
                    help="where the runs' files go (default: a new directory under build/run/)")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("ctl", help="manage a running system through `tern run`'s control "
+                       "socket, as xl does", parents=[debug])
+    p.add_argument("--workdir", type=Path, metavar="D",
+                   help="the work directory of the `tern run` to talk to (default: the newest "
+                        "under build/run/ with a control socket)")
+    p.add_argument("--json", action="store_true",
+                   help="print the hypervisor's reply as JSON (for scripts)")
+    p.add_argument("--timeout", type=_seconds, default=ctl.REPLY_TIMEOUT + 5, metavar="S",
+                   help="give up after S seconds (default %(default)g)")
+    p.set_defaults(func=cmd_ctl)
+    csub = p.add_subparsers(dest="ctl_command", required=True, metavar="COMMAND")
+    for name, text in (("list", "the partitions (xl list)"),
+                       ("vcpu-list", "every vCPU: its core and state (xl vcpu-list)"),
+                       ("pool-list", "the pools and their schedulers (xl cpupool-list)"),
+                       ("stats", "every partition's counters")):
+        csub.add_parser(name, help=text)
+    for name, text in (("pause", "hold a partition's vCPUs in the hypervisor, guest untouched"),
+                       ("unpause", "let a paused partition go on where it was"),
+                       ("stop", "end a partition, as its own power-off would"),
+                       ("restart", "reload a partition from its pristine images")):
+        csub.add_parser(name, help=text).add_argument("partition", metavar="PARTITION")
+    c = csub.add_parser("vcpu-pin", help="move a vCPU to a core (xl vcpu-pin)")
+    c.add_argument("partition", metavar="PARTITION")
+    c.add_argument("vcpu", type=_whole, metavar="VCPU")
+    c.add_argument("cpu", type=_whole, metavar="CPU")
+    c = csub.add_parser("pool-migrate", help="move a partition to another pool")
+    c.add_argument("partition", metavar="PARTITION")
+    c.add_argument("pool", metavar="POOL")
+    c = csub.add_parser("sched-rtds", help="a partition's RTDS budget and period")
+    c.add_argument("partition", metavar="PARTITION")
+    c.add_argument("--budget", type=_whole, metavar="US", required=True)
+    c.add_argument("--period", type=_whole, metavar="US", required=True)
+    c = csub.add_parser("sched-credit", help="a partition's credit weight (and cap)")
+    c.add_argument("partition", metavar="PARTITION")
+    c.add_argument("--weight", type=_whole, metavar="W", required=True)
+    c.add_argument("--cap", type=_whole, metavar="PERCENT")
+    c = csub.add_parser("sched-arinc653", help="an ARINC 653 pool's major frame and windows")
+    c.add_argument("pool_name", metavar="POOL")
+    c.add_argument("--major-frame", type=_whole, metavar="US")
+    c.add_argument("--window", action="append", metavar="PARTITION:US")
     return parser
 
 
@@ -302,11 +355,17 @@ def _finish(result):
 
 
 def cmd_run(args):
-    # At a terminal, what the user types reaches the hypervisor console (help, stats, restart).
+    # At a terminal, what the user types reaches the hypervisor console (help, stats, restart);
+    # otherwise `tern ctl` does, through ctl.sock in the work directory.
     result = runner.run_system(args.system, icount=args.icount, timeout=args.timeout,
                                quiet=args.quiet, workdir=args.workdir,
-                               hypervisor=args.hypervisor, interactive=sys.stdin.isatty())
+                               hypervisor=args.hypervisor, interactive=sys.stdin.isatty(),
+                               control=True)
     return _finish(result)
+
+
+def cmd_ctl(args):
+    return ctl.run(args, runner.RUN_DIR)
 
 
 def cmd_native(args):

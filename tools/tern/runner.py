@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build, files, qemu, results
+from . import build, ctl, files, qemu, results
 from .config import GiB, load_system
 from .errors import EXIT_FAILED, EXIT_OK, EXIT_PANIC, EXIT_TIMEOUT, ToolError, show_path
 from .image import ARCHS, ARM64, RISCV64, ImageError, inspect
@@ -152,7 +152,8 @@ def guarded(command):
 
 
 def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, stop_when=None,
-             console=None, interactive=False, pid_path=None, registers_path=None):
+             console=None, interactive=False, pid_path=None, registers_path=None,
+             ctl_path=None):
     """Run `command`, streaming its output, until it exits or `timeout` seconds pass.
 
     Serial lines (QEMU's stdout) are echoed to our stdout unless quiet, and
@@ -164,7 +165,8 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, sto
     stdin instead (a person at the terminal).  pid_path: a file holding QEMU's
     process ID while it runs.  registers_path: on a timeout, every core's registers are
     written there (QEMU's monitor, `info registers -a`) and each core's PC is in the
-    result's `cores`.
+    result's `cores`.  ctl_path: serve the control socket there while QEMU runs (ctl.py;
+    not when interactive: the console is the person's), removed when it ends.
 
     QEMU never outlives the call: whatever ends it (a timeout, an exception, a signal
     handler's exception such as KeyboardInterrupt) kills QEMU on the way out, and
@@ -173,7 +175,8 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, sto
     Ctrl-C at the terminal reaches tern, which ends QEMU, rather than both at once.
     """
     session = _QemuSession(timeout, quiet, panic_prefix, stop_when, console)
-    stdin = subprocess.PIPE if console else (None if interactive else subprocess.DEVNULL)
+    serve = ctl_path is not None and not interactive
+    stdin = subprocess.PIPE if console or serve else (None if interactive else subprocess.DEVNULL)
     terminal = _terminal_state() if interactive else None
     monitor_dir = tempfile.mkdtemp(prefix="tern-mon-") if registers_path else None
     monitor = Path(monitor_dir) / "m.sock" if monitor_dir else None   # short: a socket path's limit
@@ -183,6 +186,8 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, sto
         if monitor:
             command = list(command) + ["-monitor", f"unix:{monitor},server=on,wait=off"]
         session.start(command, stdin, interactive, pid_path)
+        if serve:
+            session.serve_control(ctl_path)
         session.read_output()
         session.wait_for_exit()
         if session.timed_out and monitor:
@@ -194,6 +199,8 @@ def run_qemu(command, timeout, quiet=True, log_path=None, panic_prefix=None, sto
         try:
             session.end()
         finally:
+            if session.control:
+                session.control.close()
             if pid_path:
                 _remove(pid_path)
             if monitor_dir:
@@ -266,6 +273,8 @@ class _QemuSession:
         self.readers = []
         self.log_file = None
         self.cores = []
+        self.control = None
+        self.typing = threading.Lock()   # the console callback's and the control socket's lines
 
     def start(self, command, stdin, interactive, pid_path):
         """QEMU, with a thread reading each of its output streams into self.arrivals."""
@@ -279,6 +288,23 @@ class _QemuSession:
                         for stream, tag in ((self.proc.stdout, "out"), (self.proc.stderr, "err"))]
         for reader in self.readers:
             reader.start()
+
+    def serve_control(self, path):
+        """The control socket (ctl.ControlServer): its requests typed on QEMU's console."""
+        control = ctl.ControlServer(path, self.type, timeout=ctl.REPLY_TIMEOUT)
+        if control.start():
+            self.control = control
+        else:
+            print(f"tern: no control socket: {show_path(path)} cannot be one (a path too long?)",
+                  file=sys.stderr, flush=True)
+
+    def type(self, text):
+        """Type `text` on the serial console; OSError if QEMU is gone."""
+        with self.typing:
+            if self.proc.poll() is not None:
+                raise OSError("QEMU has ended")
+            self.proc.stdin.write(text.encode())
+            self.proc.stdin.flush()
 
     def read_output(self):
         """Take QEMU's lines as they arrive, until it closes both streams, stop_when says the
@@ -340,6 +366,8 @@ class _QemuSession:
             self.deadline = min(self.deadline, time.monotonic() + PANIC_GRACE)
         if self.stop_when and self.stop_when(line):
             self.stopped = True
+        if self.control:
+            self.control.feed(line)
         self._answer(line)
 
     def _answer(self, line):
@@ -347,8 +375,7 @@ class _QemuSession:
         typed = self.console(line) if self.console and self.proc.poll() is None else None
         if typed:
             try:
-                self.proc.stdin.write(typed.encode())
-                self.proc.stdin.flush()
+                self.type(typed)
             except (BrokenPipeError, OSError):
                 pass                              # QEMU is gone; its exit says why
 
@@ -502,14 +529,15 @@ def default_hypervisor(arch):
 
 
 def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, workdir=None,
-               hypervisor=None, console=None, interactive=False, qemu_args=()):
+               hypervisor=None, console=None, interactive=False, qemu_args=(), control=False):
     """Boot the hypervisor with the system in `toml_path`; returns a RunResult.
 
     The board is the one its [board] arch names, with that architecture's hypervisor
     (default_hypervisor) unless `hypervisor` is given.  icount: QEMU -icount shift (None:
     real time).  console(line): see run_qemu; interactive: the board's console reads our
-    stdin.  qemu_args: more QEMU options (qemu.trace_args).  Raises ConfigError for a bad
-    description and ToolError for a missing tool or hypervisor image.
+    stdin.  qemu_args: more QEMU options (qemu.trace_args).  control: serve `tern ctl` on
+    ctl.sock in the work directory while QEMU runs (not when interactive).  Raises
+    ConfigError for a bad description and ToolError for a missing tool or hypervisor image.
     """
     system = load_system(toml_path)
     placed = place(system)
@@ -527,7 +555,8 @@ def run_system(toml_path, icount=None, timeout=DEFAULT_TIMEOUT, quiet=True, work
     run = run_qemu(list(prepared.command) + list(qemu_args), timeout, quiet,
                    workdir / "serial.log", panic_prefix=results.PANIC_PREFIX, console=console,
                    interactive=interactive, pid_path=workdir / "qemu.pid",
-                   registers_path=workdir / REGISTERS_FILE)
+                   registers_path=workdir / REGISTERS_FILE,
+                   ctl_path=workdir / ctl.SOCKET_NAME if control else None)
     names = [p.name for p in system.partitions]
     parsed = results.parse_log(run.lines, names)
     status, reason = system_outcome(parsed, run, timeout, names)

@@ -5,6 +5,7 @@
 #include <arch/gicv3.h>
 #include <arch/partition.h>
 #include <arch/sysreg.h>
+#include <arch/vgicv3.h>
 #include <tern/arch.h>
 #include <tern/console.h>
 #include <tern/lib.h>
@@ -163,6 +164,23 @@ void arch_cpu_idle_wait(uint64_t deadline)
 	}
 	write_sysreg(cnthp_ctl_el2, 0); /* its level drops with it: nothing stays pending */
 	isb();
+}
+
+/*
+ * arch_cpu_idle_wait with Group 1 off while it sleeps: the guest's interrupts (its devices'
+ * and its virtual timer's under trap-and-inject; a direct guest's own, whose ICC_IGRPEN1 this
+ * is) stay pending in the GIC and are taken once it runs again.  What its kicks carried for the
+ * vGIC is applied here, as arm64_guest_fiq would after a kick it did not sleep in.
+ */
+void arch_vcpu_wait(struct vcpu *v)
+{
+	uint64_t group1 = read_sysreg(icc_igrpen1_el1);
+
+	(void)v;
+	arch_cpu_idle_wait(0);
+	write_sysreg(icc_igrpen1_el1, group1);
+	isb();
+	vgic_kicked(this_cpu());
 }
 
 void arch_board_off(void)

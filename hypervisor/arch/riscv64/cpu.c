@@ -185,6 +185,27 @@ void arch_cpu_idle_wait(uint64_t deadline)
 	csr_write(CSR_STIMECMP, ~0ULL); /* its level drops: nothing stays pending */
 }
 
+/*
+ * Not arch_cpu_idle_wait: a trap-and-emulate guest's SBI timer is the core's stimecmp, which
+ * must keep its deadline.  Only the core's own external interrupt (kicks, the console's input,
+ * a trap-and-emulate guest's devices into its virtual APLIC) wakes it; the guest's VS
+ * interrupts (hie) and its SBI timer stay pending, taken when it returns.  What a kick posted
+ * for the vCPU (riscv_post) is applied here, as riscv_core_interrupts would.
+ */
+void arch_vcpu_wait(struct vcpu *v)
+{
+	uint64_t enabled = csr_read(sie);
+	uint64_t guest = csr_read(hie);
+
+	csr_write(hie, 0);
+	csr_write(sie, SIE_SEIE);
+	__asm__ volatile("wfi" ::: "memory");
+	csr_write(sie, enabled);
+	csr_write(hie, guest);
+	if (riscv_take_kicks())
+		riscv_take_posted(v);
+}
+
 static __attribute__((noreturn)) void board_shutdown(void)
 {
 	(void)sbi_call(SBI_EXT_SRST, SBI_SRST_RESET, SBI_SRST_SHUTDOWN, 0, 0);

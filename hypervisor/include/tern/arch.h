@@ -28,6 +28,13 @@ void arch_cpu_relax(void);
  * counter reaches `deadline` (0: no deadline).
  */
 void arch_cpu_idle_wait(uint64_t deadline);
+/*
+ * Sleep on the core of `v`, which is inside the hypervisor at a kick, its guest's state kept
+ * as the exit left it, until a kick (or the console's input, if this is the console core).
+ * The guest's own interrupts that arrive meanwhile stay pending for it, and do not wake the
+ * core: they are delivered once it returns to the guest.
+ */
+void arch_vcpu_wait(struct vcpu *v);
 
 /*
  * Confine DMA, once, before any partition is built: if the description says the board has

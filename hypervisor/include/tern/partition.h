@@ -43,6 +43,7 @@ struct vcpu {
 	uint32_t pcpu;
 	_Atomic uint32_t power;  /* enum vcpu_power */
 	_Atomic bool stop;       /* on its way out: asked to leave, or its own CPU_OFF */
+	_Atomic bool paused;     /* waiting on its core at an operator's pause (vcpu_check_requests) */
 	uint64_t entry;          /* valid while ON_PENDING */
 	uint64_t context;
 	uint64_t stats[STAT_COUNT];
@@ -58,6 +59,7 @@ struct partition {
 	_Atomic uint32_t state;      /* enum partition_state */
 	_Atomic uint32_t restarts;   /* reloads so far */
 	_Atomic uint32_t request;    /* PARTITION_REQ_*, carried out on the partition's own core */
+	_Atomic bool paused;         /* an operator paused it: its vCPUs wait at their next kick */
 	struct vcpu vcpu[TERN_MAX_VCPUS];
 	/* Restart policy: written by the ending core before RESTARTING, read by vCPU 0's core. */
 	uint32_t auto_restarts;      /* restarts after faults and guest resets */
@@ -125,6 +127,8 @@ bool partition_fault_to_guest(struct vcpu *v, const char *fmt, ...);
 bool partition_maps(const struct partition *p, ipaddr_t ipa);
 
 void partition_print_stats(struct partition *p);
+/* "running", "off", ...: the names tern-stats and the console's commands use. */
+const char *partition_state_name(uint32_t state);
 
 /* Hypervisor boot timestamps, counter ticks since board reset; printed at power-off. */
 struct boot_times {
@@ -141,6 +145,15 @@ void print_memory_use(void);
 void vcpu_check_requests(struct vcpu *v);
 /* Ask the partition's own core to restart or stop it (the console's commands). */
 void partition_request(struct partition *p, uint32_t request);
+/*
+ * An operator's pause: each of its vCPUs, at the kick, waits on its own core in the hypervisor
+ * with its guest's state untouched, until unpaused, stopped or restarted.  Only posts and
+ * kicks: the caller does not wait.  Unpause clears it and kicks the waiting cores.
+ */
+void partition_pause(struct partition *p);
+void partition_unpause(struct partition *p);
+/* Paused and every vCPU that is on waits (an ON_PENDING one has not entered the guest). */
+bool partition_pause_complete(const struct partition *p);
 
 /* Core entry points.  tern_main: the boot core, given the firmware's device tree. */
 __attribute__((noreturn)) void tern_main(paddr_t fdt);

@@ -111,6 +111,18 @@ void arch_cpu_idle_wait(uint64_t deadline)
 	fake_exit_to_test(FAKE_EXIT_WAIT);
 }
 
+/*
+ * The core's stack cannot stay asleep under a test: it leaves to the test, as if the wait went
+ * on.  The next kick enters the guest's kick path afresh (fake_kick_running), which on the
+ * board is where the wait's loop would look again.
+ */
+void arch_vcpu_wait(struct vcpu *v)
+{
+	(void)v;
+	fake_cores[fake_cpu].vcpu_waits++;
+	fake_exit_to_test(FAKE_EXIT_WAIT);
+}
+
 void arch_cpu_relax(void)
 {
 	if (fake_relax_hook)

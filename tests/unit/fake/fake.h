@@ -66,6 +66,8 @@ struct fake_core {
 	uint64_t entry, context;   /* the last arch_vcpu_run() */
 	uint64_t deadline;         /* the last arch_cpu_idle_wait() */
 	unsigned runs, leaves, waits, quiesces;
+	/* arch_vcpu_wait(): asleep in the hypervisor, its guest (running) kept; a kick goes on */
+	unsigned vcpu_waits;
 };
 extern struct fake_core fake_cores[FAKE_CPUS];
 
