@@ -77,9 +77,8 @@ def test_two_latency_guests_ping_pong_over_a_channel(tmp_path, arch, irq):
         stats = result.stats[name]
         assert stats["doorbell_ring"] == SAMPLES, (name, stats)
         assert stats["doorbell_refused"] == 0, (name, stats)
-        if arch == "riscv64":
-            # every ring in the hypervisor's trap vector (arm64's count is not apart)
-            assert stats["fast_doorbell"] == SAMPLES, (name, stats)
+        # every ring in the hypervisor's trap vector
+        assert stats["fast_doorbell"] == SAMPLES, (name, stats)
     pong = result.stats["pong"]
     if irq == "direct":
         # The doorbell is set pending in the board's controller for pong's core: taken there

@@ -44,7 +44,7 @@ void test_command_stats(void)
 	CHECK(console_has("tern: > stats\r\n"));
 	CHECK(console_has("tern-stats {\"partition\":\"rt\",\"state\":\"running\",\"restarts\":0,"));
 	CHECK(console_has("tern-stats {\"partition\":\"linux\",\"state\":\"running\""));
-	/* Every counter, the port's own last (arm64 setway_ops, riscv64 fast_doorbell). */
+	/* Every counter, the port's own last (fast_doorbell on both). */
 	char text[96];
 	snprintf(text, sizeof(text), ",\"%s\":0}\r\n", stat_names[STAT_COUNT - 1]);
 	CHECK(console_has(text));

@@ -210,6 +210,7 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 		return c->fast_sgi;
 	case STAT_EXIT_MMIO:
 	case STAT_DOORBELL_RING:
+	case STAT_FAST_DOORBELL:
 		return c->fast_doorbell;
 	default:
 		return 0;

@@ -199,10 +199,13 @@ sgi_rt_value:					/* x1 = this core, x2 = the value written */
 
 /*
  * A table indexed by the guest's Rt that puts the register's value in x2 and goes on at
- * `value`: x0-x3 from the frame, x4-x30 live, 31 = XZR.  Two instructions each.
+ * `value`: x0-x3 from the frame, x4-x30 live, 31 = XZR.  Two instructions each, from `name`,
+ * which is defined after the alignment: a label before it would name the padding whenever the
+ * code before ends 4 bytes off, and every entry would run its predecessor's branch.
  */
-.macro rt_table value
+.macro rt_table name, value
 	.balign	8
+\name:
 	.irp	n, 0, 1, 2, 3
 	ldr	x2, [sp, #(\n * 8)]
 	b	\value
@@ -215,8 +218,7 @@ sgi_rt_value:					/* x1 = this core, x2 = the value written */
 	b	\value
 .endm
 
-sgi_rt_table:
-	rt_table sgi_rt_value
+	rt_table sgi_rt_table, sgi_rt_value
 
 /*
  * A trapped data abort, x0 = ESR, x0-x3 saved.  A 32-bit store of k to RING (offset 0) of
@@ -267,8 +269,7 @@ doorbell_rt_value:				/* x1 = this core, x2 = the register stored */
 	msr	elr_el2, x2
 	count_and_eret CPU_FAST_DOORBELL
 
-doorbell_rt_table:
-	rt_table doorbell_rt_value
+	rt_table doorbell_rt_table, doorbell_rt_value
 
 guest_sync_aarch32:
 	save_all

@@ -16,11 +16,12 @@
 	STAT_UNDEF_INJECTED, \
 	STAT_PSCI_DENIED,     /* PSCI calls naming vCPUs the partition does not have */ \
 	STAT_ABORT_INJECTED,  /* emulated registers accessed misaligned or with a wrong size */ \
-	STAT_SETWAY,          /* set/way cache maintenance, done by address on its own RAM */
+	STAT_SETWAY,          /* set/way cache maintenance, done by address on its own RAM */ \
+	STAT_FAST_DOORBELL,   /* doorbell rings the vector took (also in doorbell_ring, exit_mmio) */
 
 #define ARCH_STAT_NAMES \
 	"exit_wfe", "exit_hvc", "exit_smc", "exit_sysreg", "irq_queued", "sgi_sent", \
 	"gic_ignored", "gic_clamped", "sgi_denied", "undef_injected", "psci_denied", \
-	"abort_injected", "setway_ops",
+	"abort_injected", "setway_ops", "fast_doorbell",
 
 #endif
