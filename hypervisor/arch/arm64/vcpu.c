@@ -107,7 +107,6 @@ static void reset_el1(const struct arm64_cpu *c)
 	if (c->pauth) {
 		ARM64_PAUTH_REGS(RESET_EL1)
 	}
-#undef RESET_EL1
 	reset_fp(c);
 }
 
@@ -250,15 +249,15 @@ void arch_vcpu_save(struct vcpu *v)
 	struct arch_vcpu_context *x = arm64_vcpu_context(v);
 
 	x->frame = *guest_frame(c);
+/* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
 #define SAVE_EL1(reg) x->el1[ARM64_CTX_##reg] = read_sysreg(reg);
+/* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
 #define SAVE_EL1_RESET(reg, reset) x->el1[ARM64_CTX_##reg] = read_sysreg(reg);
 	ARM64_EL1_REGS(SAVE_EL1_RESET)
 	if (c->pauth) {
 		ARM64_PAUTH_REGS(SAVE_EL1_RESET)
 	}
 	ARM64_EL1_CARRIED_REGS(SAVE_EL1)
-#undef SAVE_EL1_RESET
-#undef SAVE_EL1
 	fp_save(x);
 	x->cntvoff = read_sysreg(cntvoff_el2);
 	x->hcr = read_sysreg(hcr_el2);
@@ -286,15 +285,15 @@ void arch_vcpu_restore(struct vcpu *v)
 	write_sysreg(vttbr_el2, x->vttbr);
 	write_sysreg(hcr_el2, x->hcr);
 	write_sysreg(cntvoff_el2, x->cntvoff);
+/* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
 #define RESTORE_EL1(reg) write_sysreg(reg, x->el1[ARM64_CTX_##reg]);
+/* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
 #define RESTORE_EL1_RESET(reg, reset) write_sysreg(reg, x->el1[ARM64_CTX_##reg]);
 	ARM64_EL1_CARRIED_REGS(RESTORE_EL1)
 	ARM64_EL1_REGS(RESTORE_EL1_RESET)
 	if (c->pauth) {
 		ARM64_PAUTH_REGS(RESTORE_EL1_RESET)
 	}
-#undef RESTORE_EL1_RESET
-#undef RESTORE_EL1
 	fp_restore(x);
 	isb();
 	vgic_restore(c, v);
