@@ -89,30 +89,14 @@ static void reset_fp(const struct arm64_cpu *c)
 	write_sysreg(fpsr, 0);
 }
 
-/* Everything of EL1 the guest may have changed, back to a cold core's state. */
+/*
+ * Everything of EL1 the guest may have changed, back to a cold core's state.  The registers
+ * are partition.h's lists, which a vCPU switch carries too: add one there, not here.
+ */
 static void reset_el1(const struct arm64_cpu *c)
 {
-	write_sysreg(sctlr_el1, SCTLR_EL1_RESET);
-	write_sysreg(cpacr_el1, 0);
-	write_sysreg(tcr_el1, 0);
-	write_sysreg(ttbr0_el1, 0);
-	write_sysreg(ttbr1_el1, 0);
-	write_sysreg(mair_el1, 0);
-	write_sysreg(vbar_el1, 0);
-	write_sysreg(contextidr_el1, 0);
-	write_sysreg(tpidr_el1, 0);
-	write_sysreg(tpidr_el0, 0);
-	write_sysreg(tpidrro_el0, 0);
-	write_sysreg(sp_el0, 0);
-	write_sysreg(sp_el1, 0);
-	write_sysreg(elr_el1, 0);
-	write_sysreg(spsr_el1, 0);
-	write_sysreg(esr_el1, 0);
-	write_sysreg(far_el1, 0);
-	write_sysreg(cntkctl_el1, 0);
-	write_sysreg(cntv_ctl_el0, 0);
-	write_sysreg(cntp_ctl_el0, 0);
-	write_sysreg(mdscr_el1, 0);
+#define RESET_EL1(reg, reset) write_sysreg(reg, reset);
+	ARM64_EL1_REGS(RESET_EL1)
 	if (c->sve)
 		write_sysreg(zcr_el1, 0);
 	if (c->sme) {
@@ -121,16 +105,7 @@ static void reset_el1(const struct arm64_cpu *c)
 		write_sysreg(tpidr2_el0, 0);
 	}
 	if (c->pauth) {
-		write_sysreg(apiakeylo_el1, 0);
-		write_sysreg(apiakeyhi_el1, 0);
-		write_sysreg(apibkeylo_el1, 0);
-		write_sysreg(apibkeyhi_el1, 0);
-		write_sysreg(apdakeylo_el1, 0);
-		write_sysreg(apdakeyhi_el1, 0);
-		write_sysreg(apdbkeylo_el1, 0);
-		write_sysreg(apdbkeyhi_el1, 0);
-		write_sysreg(apgakeylo_el1, 0);
-		write_sysreg(apgakeyhi_el1, 0);
+		ARM64_PAUTH_REGS(RESET_EL1)
 	}
 	reset_fp(c);
 }
@@ -215,6 +190,114 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 	default:
 		return 0;
 	}
+}
+
+static struct arch_vcpu_context contexts[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS];
+
+struct arch_vcpu_context *arm64_vcpu_context(const struct vcpu *v)
+{
+	return &contexts[v->partition->index][v->index];
+}
+
+#ifdef TERN_HOST
+/* The fake core's Q registers (tests/unit/fake/arm64). */
+void fake_fp_save(uint64_t q[32][2]);
+void fake_fp_restore(const uint64_t q[32][2]);
+#endif
+
+/* The hypervisor is built without FP/SIMD (-mgeneral-regs-only): the guest's Q registers are its. */
+static void fp_save(struct arch_vcpu_context *x)
+{
+#ifdef TERN_HOST
+	fake_fp_save(x->q);
+#else
+	__asm__ volatile(".arch_extension simd\n\t"
+			 ".irp n, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, "
+			 "17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31\n\t"
+			 "str q\\n, [%0, #(16 * \\n)]\n\t"
+			 ".endr" : : "r"(x->q) : "memory");
+#endif
+	x->fpcr = read_sysreg(fpcr);
+	x->fpsr = read_sysreg(fpsr);
+}
+
+static void fp_restore(const struct arch_vcpu_context *x)
+{
+#ifdef TERN_HOST
+	fake_fp_restore(x->q);
+#else
+	__asm__ volatile(".arch_extension simd\n\t"
+			 ".irp n, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, "
+			 "17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31\n\t"
+			 "ldr q\\n, [%0, #(16 * \\n)]\n\t"
+			 ".endr" : : "r"(x->q) : "memory");
+#endif
+	write_sysreg(fpcr, x->fpcr);
+	write_sysreg(fpsr, x->fpsr);
+}
+
+/*
+ * After the save, the core keeps nothing of v that another vCPU could see or be hit by: its
+ * timers are off (they would fire into the next vCPU), its list registers, active priorities,
+ * templates and queue are empty (vgic_save), and stage 2 is off (HCR_EL2 as arch_vcpu_quiesce
+ * leaves it).  Its EL1 and FP registers stay: the next vCPU's restore or reset overwrites every
+ * one of them before it runs.
+ */
+void arch_vcpu_save(struct vcpu *v)
+{
+	struct arm64_cpu *c = this_cpu();
+	struct arch_vcpu_context *x = arm64_vcpu_context(v);
+
+	x->frame = *guest_frame(c);
+/* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
+#define SAVE_EL1(reg) x->el1[ARM64_CTX_##reg] = read_sysreg(reg);
+/* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
+#define SAVE_EL1_RESET(reg, reset) x->el1[ARM64_CTX_##reg] = read_sysreg(reg);
+	ARM64_EL1_REGS(SAVE_EL1_RESET)
+	if (c->pauth) {
+		ARM64_PAUTH_REGS(SAVE_EL1_RESET)
+	}
+	ARM64_EL1_CARRIED_REGS(SAVE_EL1)
+	fp_save(x);
+	x->cntvoff = read_sysreg(cntvoff_el2);
+	x->hcr = read_sysreg(hcr_el2);
+	x->vmpidr = read_sysreg(vmpidr_el2);
+	x->vttbr = read_sysreg(vttbr_el2);
+	write_sysreg(cntv_ctl_el0, 0);
+	write_sysreg(cntp_ctl_el0, 0);
+	vgic_save(c, x);
+	write_sysreg(hcr_el2, HCR_RW);
+	isb();
+}
+
+/*
+ * The compare values go back before the controls, so that a timer is never enabled on the
+ * previous vCPU's deadline.  An armed timer whose deadline passed while v was out fires as
+ * soon as v runs.  The core's per-vCPU caches (struct arm64_cpu's sgi_*, doorbell_*, direct)
+ * are the entry path's to rebuild.
+ */
+void arch_vcpu_restore(struct vcpu *v)
+{
+	struct arm64_cpu *c = this_cpu();
+	const struct arch_vcpu_context *x = arm64_vcpu_context(v);
+
+	write_sysreg(vmpidr_el2, x->vmpidr);
+	write_sysreg(vttbr_el2, x->vttbr);
+	write_sysreg(hcr_el2, x->hcr);
+	write_sysreg(cntvoff_el2, x->cntvoff);
+/* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
+#define RESTORE_EL1(reg) write_sysreg(reg, x->el1[ARM64_CTX_##reg]);
+/* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
+#define RESTORE_EL1_RESET(reg, reset) write_sysreg(reg, x->el1[ARM64_CTX_##reg]);
+	ARM64_EL1_CARRIED_REGS(RESTORE_EL1)
+	ARM64_EL1_REGS(RESTORE_EL1_RESET)
+	if (c->pauth) {
+		ARM64_PAUTH_REGS(RESTORE_EL1_RESET)
+	}
+	fp_restore(x);
+	isb();
+	vgic_restore(c, v);
+	*guest_frame(c) = x->frame;
 }
 
 void arch_vcpu_quiesce(struct vcpu *v)

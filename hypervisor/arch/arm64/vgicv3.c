@@ -585,6 +585,85 @@ void vgic_quiesce(struct arm64_cpu *c)
 	isb();
 }
 
+/*
+ * A switch's vGIC half (arch_vcpu_save): the list registers, active priorities and control
+ * into the context, untouched, so that a pending or active interrupt is taken up again where
+ * it was; a hardware-linked one stays active in the GIC until the guest's EOI, after it runs
+ * again.  The core is then left as vgic_quiesce leaves it for the next vCPU, but for that
+ * deactivation: no list register, active priority, template or queued interrupt of this one.
+ */
+void vgic_save(struct arm64_cpu *c, struct arch_vcpu_context *x)
+{
+	unsigned n = active_priority_regs((read_sysreg(ich_vtr_el2) >> 26) & 7);
+
+	for (unsigned i = 0; i < gic_nr_lrs; i++) {
+		x->lr[i] = gic_read_lr(i);
+		gic_write_lr(i, 0);
+	}
+	x->ap0r[0] = read_sysreg(ich_ap0r0_el2);
+	x->ap1r[0] = read_sysreg(ich_ap1r0_el2);
+	if (n >= 2) {
+		x->ap0r[1] = read_sysreg(ich_ap0r1_el2);
+		x->ap1r[1] = read_sysreg(ich_ap1r1_el2);
+	}
+	if (n == 4) {
+		x->ap0r[2] = read_sysreg(ich_ap0r2_el2);
+		x->ap0r[3] = read_sysreg(ich_ap0r3_el2);
+		x->ap1r[2] = read_sysreg(ich_ap1r2_el2);
+		x->ap1r[3] = read_sysreg(ich_ap1r3_el2);
+	}
+	x->vmcr = read_sysreg(ich_vmcr_el2);
+	x->ich_hcr = read_sysreg(ich_hcr_el2);
+	x->vgic = c->vgic;
+	/* Its PPIs must not fire for the next vCPU; restore's sync enables them again. */
+	for (uint32_t i = 16; i < 32; i++) {
+		if (vgic_owned_hw(c, i))
+			gic_ppi_enable(c->gicr, i, false);
+	}
+	clear_virtual_active();
+	clear_templates(c);
+	c->vgic.sgi_held = 0;
+	c->vgic.fast_path_off = false;
+	virq_queue_init(&c->vgic.queue);
+	write_sysreg(ich_hcr_el2, ICH_HCR_EN);
+	isb();
+}
+
+/*
+ * The reverse, before v enters again.  Its templates and physical enables are rebuilt from its
+ * redistributor as at entry (vgic_vcpu_reset), and what other vCPUs posted while it was out
+ * (SGIs, state changes) is applied now: after its list registers are back, which those
+ * changes may concern.
+ */
+void vgic_restore(struct arm64_cpu *c, struct vcpu *v)
+{
+	const struct arch_vcpu_context *x = arm64_vcpu_context(v);
+	unsigned n = active_priority_regs((read_sysreg(ich_vtr_el2) >> 26) & 7);
+
+	c->vcpu = v;
+	c->vgic = x->vgic;
+	c->vgic.redist = &v->arch.redist;
+	for (unsigned i = 0; i < gic_nr_lrs; i++)
+		gic_write_lr(i, x->lr[i]);
+	write_sysreg(ich_ap0r0_el2, x->ap0r[0]);
+	write_sysreg(ich_ap1r0_el2, x->ap1r[0]);
+	if (n >= 2) {
+		write_sysreg(ich_ap0r1_el2, x->ap0r[1]);
+		write_sysreg(ich_ap1r1_el2, x->ap1r[1]);
+	}
+	if (n == 4) {
+		write_sysreg(ich_ap0r2_el2, x->ap0r[2]);
+		write_sysreg(ich_ap0r3_el2, x->ap0r[3]);
+		write_sysreg(ich_ap1r2_el2, x->ap1r[2]);
+		write_sysreg(ich_ap1r3_el2, x->ap1r[3]);
+	}
+	write_sysreg(ich_vmcr_el2, x->vmcr);
+	write_sysreg(ich_hcr_el2, x->ich_hcr);
+	isb();
+	atomic_fetch_or(&v->arch.redist.sync, VGIC_SYNC_TEMPLATES | VGIC_SYNC_ENABLES);
+	vgic_kicked(c);
+}
+
 /* Raise SGI `intid` on vCPU `to` of the caller's partition. */
 static void deliver_sgi(struct vcpu *to, uint32_t intid)
 {

@@ -136,6 +136,9 @@ const char *fake_exit_name(enum fake_exit e);
 /* A system register of core `cpu`, as read_sysreg()/write_sysreg() there see it. */
 uint64_t fake_sysreg(unsigned cpu, const char *name);
 void fake_sysreg_set(unsigned cpu, const char *name, uint64_t value);
+/* The fake's system registers by index, for tests that sweep them all. */
+unsigned fake_sysreg_count(void);
+const char *fake_sysreg_name(unsigned i);
 /* Writes of ICC_DIR_EL1 (deactivations) per core, in order. */
 #define FAKE_DIR_LOG 64u
 extern uint32_t fake_dir_log[FAKE_CPUS][FAKE_DIR_LOG];
@@ -159,6 +162,7 @@ extern unsigned fake_shared_map_count;
 
 /* List registers, per core, and how many the CPU interface has (gic_nr_lrs). */
 extern uint64_t fake_lrs[FAKE_CPUS][FAKE_MAX_LRS];
+extern uint64_t fake_fpregs[FAKE_CPUS][32][2];  /* Q0-Q31 (arch_vcpu_save/restore) */
 /* Physical SGIs sent to guests (gic_send_sgi with an INTID other than the kick), per core. */
 extern uint32_t fake_phys_sgis[FAKE_CPUS];
 

@@ -45,6 +45,13 @@ static const char *const sysreg_names[] = {
 	"icc_bpr1_el1", "icc_igrpen1_el1", "icc_pmr_el1",
 	"icc_iar0_el1", "icc_eoir0_el1", "icc_eoir1_el1", "icc_dir_el1",
 	"cntv_ctl_el0", "cntp_ctl_el0",
+	/* What a vCPU switch carries (vcpu.c, arch_vcpu_save); keys by encoding, as sysreg.h spells them. */
+	"sctlr_el1", "cpacr_el1", "tcr_el1", "ttbr0_el1", "ttbr1_el1", "mair_el1", "contextidr_el1",
+	"tpidr_el1", "tpidr_el0", "tpidrro_el0", "sp_el0", "sp_el1", "cntkctl_el1", "mdscr_el1",
+	"amair_el1", "afsr0_el1", "afsr1_el1", "par_el1", "csselr_el1", "cntv_cval_el0",
+	"cntp_cval_el0", "S3_0_C2_C1_0", "S3_0_C2_C1_1", "S3_0_C2_C1_2", "S3_0_C2_C1_3",
+	"S3_0_C2_C2_0", "S3_0_C2_C2_1", "S3_0_C2_C2_2", "S3_0_C2_C2_3", "S3_0_C2_C3_0",
+	"S3_0_C2_C3_1", "fpcr", "fpsr", "cntvoff_el2", "vmpidr_el2", "vttbr_el2",
 };
 #define NUM_SYSREGS (sizeof(sysreg_names) / sizeof(sysreg_names[0]))
 #define ICC_CTLR_RO 0xff00ull   /* PRIbits, IDbits, SEIS, A3V: read-only */
@@ -111,6 +118,16 @@ uint64_t fake_sysreg(unsigned cpu, const char *name)
 	return sysregs[cpu][i];
 }
 
+unsigned fake_sysreg_count(void)
+{
+	return NUM_SYSREGS;
+}
+
+const char *fake_sysreg_name(unsigned i)
+{
+	return i < NUM_SYSREGS ? sysreg_names[i] : NULL;
+}
+
 void fake_sysreg_set(unsigned cpu, const char *name, uint64_t value)
 {
 	sysregs[cpu_checked(cpu)][sysreg_index(name)] = value;
@@ -147,6 +164,22 @@ void fake_write_sysreg(const char *name, uint64_t value)
 	if (i == HCR && value == HCR_RW)
 		fake_cores[cpu].quiesces++;
 	sysregs[cpu][i] = value;
+}
+
+/* The Q registers of each fake core (arch_vcpu_save/restore). */
+uint64_t fake_fpregs[FAKE_CPUS][32][2];
+
+void fake_fp_save(uint64_t q[32][2]);
+void fake_fp_restore(const uint64_t q[32][2]);
+
+void fake_fp_save(uint64_t q[32][2])
+{
+	memcpy(q, fake_fpregs[cpu_checked(fake_cpu)], sizeof(fake_fpregs[0]));
+}
+
+void fake_fp_restore(const uint64_t q[32][2])
+{
+	memcpy(fake_fpregs[cpu_checked(fake_cpu)], q, sizeof(fake_fpregs[0]));
 }
 
 void fake_barrier(const char *what)

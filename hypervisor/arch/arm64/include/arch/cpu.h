@@ -133,6 +133,16 @@ _Static_assert(__builtin_offsetof(struct guest_regs, spsr) == GUEST_SPSR, "asm f
 
 extern struct arm64_cpu cpus[MAX_CPUS];
 
+/*
+ * Can this core's vCPUs share it (arch_vcpu_save/restore)?  Not where it offers SVE or SME to
+ * guests: their state (vectors up to 2048 bits, ZA) is not in struct arch_vcpu_context, and a
+ * shared pool is to refuse such a core rather than lose a guest's upper vector halves.
+ */
+static inline bool arm64_vcpu_switchable(const struct arm64_cpu *c)
+{
+	return !c->sve && !c->sme;
+}
+
 #ifdef TERN_HOST
 /* Host tests (tests/unit/fake): the core the test acts as. */
 struct arm64_cpu *fake_this_cpu(void);

@@ -63,8 +63,83 @@ struct arch_partition {
 	struct vgic_dist dist;
 };
 
+/*
+ * The EL1 registers a vCPU owns.  One list, so that what arch_vcpu_run's reset clears
+ * (vcpu.c, reset_el1) and what a vCPU switch carries (arch_vcpu_save/restore) cannot drift
+ * apart: a register added to the reset is in the context by construction.  X(reg, reset value);
+ * reset_el1 writes them in this order.  The second list only where the core has pointer
+ * authentication (struct arm64_cpu.pauth).
+ */
+/* cppcheck-suppress misra-c2012-20.7 ; an X-macro list: X names a macro, (X) would not call it */
+#define ARM64_EL1_REGS(X)                                                              \
+	X(sctlr_el1, SCTLR_EL1_RESET) X(cpacr_el1, 0) X(tcr_el1, 0) X(ttbr0_el1, 0)     \
+	X(ttbr1_el1, 0) X(mair_el1, 0) X(vbar_el1, 0) X(contextidr_el1, 0)              \
+	X(tpidr_el1, 0) X(tpidr_el0, 0) X(tpidrro_el0, 0) X(sp_el0, 0) X(sp_el1, 0)     \
+	X(elr_el1, 0) X(spsr_el1, 0) X(esr_el1, 0) X(far_el1, 0) X(cntkctl_el1, 0)      \
+	X(cntv_ctl_el0, 0) X(cntp_ctl_el0, 0) X(mdscr_el1, 0)
+/* cppcheck-suppress misra-c2012-20.7 ; an X-macro list: X names a macro, (X) would not call it */
+#define ARM64_PAUTH_REGS(X)                                                            \
+	X(apiakeylo_el1, 0) X(apiakeyhi_el1, 0) X(apibkeylo_el1, 0) X(apibkeyhi_el1, 0) \
+	X(apdakeylo_el1, 0) X(apdakeyhi_el1, 0) X(apdbkeylo_el1, 0) X(apdbkeyhi_el1, 0) \
+	X(apgakeylo_el1, 0) X(apgakeyhi_el1, 0)
+/*
+ * Guest state the reset leaves alone but a switch must carry: registers the guest can write
+ * whose old value means nothing to a new life (PAR, AFSR, AMAIR, CSSELR), and the timers'
+ * compare values, meaningless while their CTL is off.
+ */
+/* cppcheck-suppress misra-c2012-20.7 ; an X-macro list: X names a macro, (X) would not call it */
+#define ARM64_EL1_CARRIED_REGS(X)                                                      \
+	X(amair_el1) X(afsr0_el1) X(afsr1_el1) X(par_el1) X(csselr_el1)                 \
+	X(cntv_cval_el0) X(cntp_cval_el0)
+
+#define ARM64_CTX_INDEX(reg, reset) ARM64_CTX_##reg,
+#define ARM64_CTX_INDEX_CARRIED(reg) ARM64_CTX_##reg,
+/* cppcheck-suppress misra-c2012-2.4 ; an index per register, used through the lists */
+enum {
+	ARM64_EL1_REGS(ARM64_CTX_INDEX)
+	ARM64_PAUTH_REGS(ARM64_CTX_INDEX)
+	ARM64_EL1_CARRIED_REGS(ARM64_CTX_INDEX_CARRIED)
+	ARM64_CTX_REGS
+};
+
+#define ARM64_CTX_MAX_LRS 16u     /* ICH_VTR_EL2.ListRegs: at most 16 */
+#define ARM64_CTX_MAX_APRS 4u     /* ICH_AP0R<n>/AP1R<n>: at most 4 each (7 priority bits) */
+
+/*
+ * What a vCPU switch carries (arch_vcpu_save/restore): everything of the guest the core
+ * holds while it runs.  A vCPU that never leaves its core (a null pool) never uses it.  It
+ * lives beside struct vcpu, not in it (arm64_vcpu_context): embedded, its 2.5 KiB made
+ * struct vcpu 344 -> 2864 bytes, which moved struct partition's later fields out of the
+ * loads' immediate range and cost instructions in cpu_idle, mmio_trap and the GICD/GICR
+ * emulation (measured: 14 functions, +2 to +8 each).  Not carried: SVE and SME state
+ * (Z/P/FFR, ZA, ZT0, ZCR/SMCR/SMPRI/SVCR/TPIDR2), so a core that offers them cannot be shared
+ * (arm64_vcpu_switchable), and the direct mode's physical CPU interface (shared pools are
+ * trap-and-inject only).
+ */
+struct arch_vcpu_context {
+	struct guest_regs frame;              /* the exit's frame (guest_frame) */
+	uint64_t el1[ARM64_CTX_REGS];         /* by ARM64_CTX_<reg> */
+	uint64_t q[32][2];                    /* Q0-Q31, low half first */
+	uint64_t fpcr;
+	uint64_t fpsr;
+	uint64_t cntvoff;                     /* CNTVOFF_EL2 */
+	uint64_t lr[ARM64_CTX_MAX_LRS];       /* ICH_LR<n>_EL2, the core's gic_nr_lrs of them */
+	uint64_t ap0r[ARM64_CTX_MAX_APRS];
+	uint64_t ap1r[ARM64_CTX_MAX_APRS];
+	uint64_t vmcr;                        /* ICH_VMCR_EL2 */
+	uint64_t ich_hcr;                     /* ICH_HCR_EL2 */
+	uint64_t hcr;                         /* HCR_EL2 */
+	uint64_t vmpidr;                      /* VMPIDR_EL2 */
+	uint64_t vttbr;                       /* VTTBR_EL2 */
+	struct vgic_cpu vgic;                 /* the core's queue and held SGIs for this vCPU */
+};
+
 struct arch_vcpu {
 	struct vgic_redist redist;
 };
+
+struct vcpu;
+/* vCPU v's saved context (vcpu.c: one per vCPU of every partition, in the BSS). */
+struct arch_vcpu_context *arm64_vcpu_context(const struct vcpu *v);
 
 #endif

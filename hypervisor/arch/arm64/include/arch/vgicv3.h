@@ -6,6 +6,7 @@
 #include <arch/cpu.h>
 
 struct vcpu;
+struct arch_vcpu_context;
 
 /* A distributor register access, decoded: which register, and the first INTID it names. */
 struct gicd_access {
@@ -17,6 +18,9 @@ struct gicd_access {
 bool vgic_gicd_decode(uint32_t off, struct gicd_access *a);
 void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v);
 void vgic_quiesce(struct arm64_cpu *c);
+/* A vCPU switch's halves (arch_vcpu_save/restore): not for direct vCPUs. */
+void vgic_save(struct arm64_cpu *c, struct arch_vcpu_context *x);
+void vgic_restore(struct arm64_cpu *c, struct vcpu *v);
 void vgic_inject(struct arm64_cpu *c, uint32_t intid);
 void vgic_maintenance(struct arm64_cpu *c);
 void vgic_kicked(struct arm64_cpu *c);
