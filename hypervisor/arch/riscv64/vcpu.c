@@ -82,14 +82,9 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	csr_write(CSR_HENVCFG, trapless ? HENVCFG_STCE : 0);
 	csr_write(CSR_VSTIMECMP, ~0ULL);
 	arch_vcpu_quiesce(v); /* the SBI timer's stand-in disarmed (QEMU resets stimecmp to 0) */
-	csr_write(vsstatus, 0);
-	csr_write(vsie, 0);
-	csr_write(vstvec, 0);
-	csr_write(vsscratch, 0);
-	csr_write(vsepc, 0);
-	csr_write(vscause, 0);
-	csr_write(vstval, 0);
-	csr_write(vsatp, 0);
+#define VS_CSR_RESET(csr) csr_write(csr, 0);
+	RISCV_VCPU_VS_CSRS(VS_CSR_RESET)
+#undef VS_CSR_RESET
 	csr_write(hgatp, p->arch.hgatp);
 	/* A restarted partition must not see translations from its previous life. */
 	hfence_gvma_all();

@@ -27,6 +27,14 @@ struct arch_partition {
 };
 
 /*
+ * The VS-level CSRs a vCPU's entry resets (arch_vcpu_run) and a vCPU switch carries
+ * (struct arch_vcpu_context): one list, so that a register reset at entry cannot be left out
+ * of the switch.  X(name) with the name as csr_read() takes it.
+ */
+#define RISCV_VCPU_VS_CSRS(X) \
+	X(vsstatus) X(vsie) X(vstvec) X(vsscratch) X(vsepc) X(vscause) X(vstval) X(vsatp)
+
+/*
  * What is the vCPU's, wherever it runs.  What it has in the hardware while it runs on its
  * core (its VS-level CSRs, the guest interrupt file, its timer) and the fast paths' counts
  * stay with the core (struct riscv_cpu; docs/design.md, "Per-vCPU state").
