@@ -105,6 +105,13 @@ bool arch_irq_hypervisor_first(struct partition *p, uint32_t irq);
 __attribute__((noreturn)) void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context);
 /* Release what the vCPU holds on this core (interrupts, timers) after it left the guest. */
 void arch_vcpu_quiesce(struct vcpu *v);
+/*
+ * A vCPU switch's halves, on the vCPU's own core: save what the guest left in the core (its
+ * registers, timer and interrupt-controller state, the frame at the top of the stack) into
+ * v->arch.ctx after it exited; restore it before it enters again.  Not on any fast path.
+ */
+void arch_vcpu_save(struct vcpu *v);
+void arch_vcpu_restore(struct vcpu *v);
 /* Counters the arch keeps outside the generic array (fast paths). */
 uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id);
 
