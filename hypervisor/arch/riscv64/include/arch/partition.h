@@ -32,6 +32,7 @@ struct arch_partition {
  * (struct arch_vcpu_context): one list, so that a register reset at entry cannot be left out
  * of the switch.  X(name) with the name as csr_read() takes it.
  */
+/* cppcheck-suppress misra-c2012-20.7 ; X is the macro each name is given to, not an expression */
 #define RISCV_VCPU_VS_CSRS(X) \
 	X(vsstatus) X(vsie) X(vstvec) X(vsscratch) X(vsepc) X(vscause) X(vstval) X(vsatp)
 
@@ -43,11 +44,12 @@ struct arch_partition {
  */
 struct arch_vcpu_context {
 	struct guest_regs frame; /* x1-x31 and sepc, as the trap entry left them on the stack */
+/* cppcheck-suppress misra-c2012-20.7 ; a member named after its CSR: a name, not an expression */
 #define RISCV_CTX_FIELD(csr) uint64_t csr;
 	RISCV_VCPU_VS_CSRS(RISCV_CTX_FIELD)
-#undef RISCV_CTX_FIELD
 	uint64_t vsiselect; /* the guest's siselect: a switch may fall between it and its sireg access */
-	uint64_t hvip, hie;
+	uint64_t hvip;
+	uint64_t hie;
 	uint64_t hstatus; /* SPVP (the mode it trapped from), VTW, VGEIN (its own guest file) */
 	uint64_t henvcfg; /* STCE: its stimecmp is vstimecmp (trap-less) */
 	uint64_t vstimecmp; /* a trap-less vCPU's own timer */
