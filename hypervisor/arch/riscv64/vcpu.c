@@ -47,9 +47,11 @@ static const _Atomic uint32_t gate_closed = (uint32_t)BIT(DOORBELL_GATE_BIT);
  * A vCPU of a channel member rings its first channel's doorbells in the vector (vectors.S,
  * doorbell): the page it traps on, and per member the APLIC source the ring sets and its gate.
  * A k that is no member, or a VirtIO frontend (its ring is a request: virtio_backend_rang), gets
- * the closed gate rather than a test of its own in the vector.
+ * the closed gate rather than a test of its own in the vector.  Inlined into its two callers:
+ * arch_vcpu_run's code stays what it was before arch_vcpu_restore shared this.
  */
-static void doorbell_fast_path_setup(struct riscv_cpu *c, const struct partition *p)
+static inline __attribute__((always_inline)) void doorbell_fast_path_setup(struct riscv_cpu *c,
+								      const struct partition *p)
 {
 	_Static_assert(DOORBELL_MEMBERS == TERN_MAX_PARTITIONS, "a channel's members, all");
 	_Static_assert(DOORBELL_GATE_BIT == IVSHMEM_RING_GATE_BIT, "vectors.S tests the gate's bit");
@@ -82,14 +84,8 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	csr_write(CSR_HENVCFG, trapless ? HENVCFG_STCE : 0);
 	csr_write(CSR_VSTIMECMP, ~0ULL);
 	arch_vcpu_quiesce(v); /* the SBI timer's stand-in disarmed (QEMU resets stimecmp to 0) */
-	csr_write(vsstatus, 0);
-	csr_write(vsie, 0);
-	csr_write(vstvec, 0);
-	csr_write(vsscratch, 0);
-	csr_write(vsepc, 0);
-	csr_write(vscause, 0);
-	csr_write(vstval, 0);
-	csr_write(vsatp, 0);
+#define VS_CSR_RESET(csr) csr_write(csr, 0);
+	RISCV_VCPU_VS_CSRS(VS_CSR_RESET)
 	csr_write(hgatp, p->arch.hgatp);
 	/* A restarted partition must not see translations from its previous life. */
 	hfence_gvma_all();
@@ -127,6 +123,67 @@ void arch_vcpu_quiesce(struct vcpu *v)
 	csr_write(CSR_STIMECMP, ~0ULL);
 	csr_write(hvip, 0);
 	csr_write(hie, 0);
+}
+
+/*
+ * After the save the core is left as arch_vcpu_quiesce leaves it, and the VS timer disarmed:
+ * what matters for the next vCPU is the core's stimecmp, which the vector's fast path hands to
+ * whoever runs as its SBI timer (the leaving vCPU's deadline must not become the next one's
+ * interrupt), and hvip/hie, its pending and enabled VS interrupts.  The rest (the VS CSRs,
+ * hstatus, henvcfg, hgatp, FP) matters to no one until the restore overwrites it: no guest
+ * runs in between.
+ */
+void arch_vcpu_save(struct vcpu *v)
+{
+	struct arch_vcpu_context *x = &v->arch.ctx;
+
+	x->frame = *guest_frame(this_cpu());
+/* cppcheck-suppress misra-c2012-20.7 ; a CSR's name, which the instruction spells (csr_read/csr_write): it cannot be parenthesised */
+#define VS_CSR_SAVE(csr) x->csr = csr_read(csr);
+	RISCV_VCPU_VS_CSRS(VS_CSR_SAVE)
+	x->vsiselect = csr_read(CSR_VSISELECT);
+	x->hvip = csr_read(hvip);
+	x->hie = csr_read(hie);
+	x->hstatus = csr_read(hstatus);
+	x->henvcfg = csr_read(CSR_HENVCFG);
+	x->vstimecmp = csr_read(CSR_VSTIMECMP);
+	x->stimecmp = csr_read(CSR_STIMECMP);
+	x->hgatp = csr_read(hgatp);
+	csr_set(sstatus, SSTATUS_FS_INITIAL); /* on since its entry; fp.S traps if it is not */
+	riscv_fp_save(&x->fp);
+	csr_write(CSR_VSTIMECMP, ~0ULL);
+	arch_vcpu_quiesce(v);
+}
+
+/*
+ * The reverse, and what arch_vcpu_run sets for the vCPU from its partition alone (the core's
+ * vCPU, the doorbell path's cache, sie by delivery mode), so that guest_enter resumes it.  No
+ * hfence: each partition has its own VMID in hgatp.  Its guest interrupt file stays as it left
+ * it (hstatus.VGEIN names its own).
+ */
+void arch_vcpu_restore(struct vcpu *v)
+{
+	struct riscv_cpu *c = this_cpu();
+	const struct arch_vcpu_context *x = &v->arch.ctx;
+	bool trapless = v->partition->cfg->flags & TERN_PF_IRQ_DIRECT;
+
+	c->vcpu = v;
+	doorbell_fast_path_setup(c, v->partition);
+	csr_write(hgatp, x->hgatp);
+	csr_write(hstatus, x->hstatus);
+	csr_write(CSR_HENVCFG, x->henvcfg);
+/* cppcheck-suppress misra-c2012-20.7 ; a CSR's name, which the instruction spells (csr_read/csr_write): it cannot be parenthesised */
+#define VS_CSR_RESTORE(csr) csr_write(csr, x->csr);
+	RISCV_VCPU_VS_CSRS(VS_CSR_RESTORE)
+	csr_write(CSR_VSISELECT, x->vsiselect);
+	csr_write(CSR_VSTIMECMP, x->vstimecmp);
+	csr_write(CSR_STIMECMP, x->stimecmp);
+	csr_write(hvip, x->hvip);
+	csr_write(hie, x->hie);
+	csr_set(sstatus, SSTATUS_SPP | SSTATUS_FS_INITIAL);
+	riscv_fp_restore(&x->fp);
+	csr_write(sie, trapless ? SIE_SEIE : SIE_SEIE | SIE_STIE);
+	*guest_frame(c) = x->frame;
 }
 
 /* The fast paths' counts (vectors.S: the SBI timer handed to the guest, trapped WFIs, rings). */

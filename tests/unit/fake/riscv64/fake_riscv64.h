@@ -11,13 +11,16 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <arch/cpu.h>
 #include "fake.h"
-
-struct guest_regs;
 
 /* A CSR of core `cpu` as csr_read() there sees it: its name as arch/sysreg.h spells it ("hvip", "0x14d"). */
 uint64_t fake_csr(unsigned cpu, const char *name);
 void fake_csr_put(unsigned cpu, const char *name, uint64_t value);
+/* The i-th CSR the fake has (its name as above), NULL past the last: a test's table of them all. */
+const char *fake_csr_name(unsigned i);
+/* Core `cpu`'s FP registers and fcsr (what fp.S saves and restores). */
+extern struct riscv_fp fake_fp[FAKE_CPUS];
 /* What fake_insn() recorded on core `cpu`: "wfi", "hfence.gvma", "hfence.vvma", "fence rw, rw". */
 unsigned fake_insn_count(unsigned cpu, const char *what);
 /* The value last written to each of the guest interrupt file registers (vsiselect 0x70..0xff). */

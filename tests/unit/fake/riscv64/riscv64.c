@@ -130,6 +130,39 @@ uint64_t fake_csr_swap(const char *csr, uint64_t value)
 	return old;
 }
 
+const char *fake_csr_name(unsigned i)
+{
+	return i < NUM_CSRS ? csr_names[i] : NULL;
+}
+
+/* ---- FP: fp.S's, on the fake core's registers ---- */
+
+struct riscv_fp fake_fp[FAKE_CPUS];
+
+#define SSTATUS_FS_MASK (3ULL << 13)
+
+/* As the hart: with sstatus.FS Off an FP instruction is illegal, the hypervisor's bug. */
+static unsigned fp_core(void)
+{
+	unsigned cpu = cpu_checked(fake_cpu);
+
+	if (!(fake_csr(cpu, "sstatus") & SSTATUS_FS_MASK)) {
+		fprintf(stderr, "fake: FP registers touched with sstatus.FS Off\n");
+		abort();
+	}
+	return cpu;
+}
+
+void riscv_fp_save(struct riscv_fp *fp)
+{
+	*fp = fake_fp[fp_core()];
+}
+
+void riscv_fp_restore(const struct riscv_fp *fp)
+{
+	fake_fp[fp_core()] = *fp;
+}
+
 /* ---- instructions ---- */
 
 static const char *const insn_names[] = { "wfi", "hfence.gvma", "hfence.vvma", "fence rw, rw" };

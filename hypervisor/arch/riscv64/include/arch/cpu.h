@@ -27,6 +27,7 @@
 #define DOORBELL_NONE   (-1)   /* no page: htval (a GPA >> 2) is never all-ones */
 #define GUEST_FRAME_SIZE 272   /* x0 (unused) - x31, sepc, padding: kept at the stack top */
 #define GUEST_SEPC      256
+#define RISCV_FP_FCSR   256    /* struct riscv_fp: fcsr after f0-f31 (fp.S) */
 #define STACK_SIZE      16384
 #define STACK_GUARD     4096   /* unmapped, below each core's stack: an overflow faults */
 #define PANIC_STACK_SIZE 4096  /* a trap in HS-mode runs on its own: sp may be the fault */
@@ -101,7 +102,14 @@ _Static_assert(__builtin_offsetof(struct riscv_cpu, doorbell_irq) == CPU_DOORBEL
 _Static_assert(__builtin_offsetof(struct riscv_cpu, doorbell_gate) == CPU_DOORBELL_GATE, "asm offset");
 _Static_assert((sizeof(struct riscv_cpu) & (sizeof(struct riscv_cpu) - 1u)) == 0u, "cpus[] by a shift");
 _Static_assert(sizeof(struct core_stack) == STACK_GUARD + STACK_SIZE, "asm stride");
+/* A guest's FP registers, while it is off its core (fp.S moves them). */
+struct riscv_fp {
+	uint64_t f[32];
+	uint64_t fcsr;
+};
+
 _Static_assert(sizeof(struct guest_regs) == GUEST_FRAME_SIZE, "asm frame");
+_Static_assert(__builtin_offsetof(struct riscv_fp, fcsr) == RISCV_FP_FCSR, "asm offset");
 _Static_assert(__builtin_offsetof(struct guest_regs, sepc) == GUEST_SEPC, "asm frame");
 
 extern struct riscv_cpu cpus[MAX_CPUS];

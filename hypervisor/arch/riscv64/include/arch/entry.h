@@ -23,6 +23,9 @@ void secondary_entry(void);
 void trap_entry(void);
 /* stvec while the doorbell path reads the guest's store (vectors.S): a fault there goes to C. */
 void doorbell_fetch_fault(void);
+/* fp.S: the FP registers and fcsr into `fp`, and back; sstatus.FS must not be Off. */
+void riscv_fp_save(struct riscv_fp *fp);
+void riscv_fp_restore(const struct riscv_fp *fp);
 /* Resume the guest from `r` (sscratch = this core, sret to VS-mode). */
 __attribute__((noreturn)) void guest_enter(struct guest_regs *r);
 
