@@ -192,7 +192,9 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 	}
 }
 
-static struct arch_vcpu_context contexts[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS];
+/* Not cleared at boot (.noinit: 160 KiB the boot would zero): a save writes it before a restore reads it. */
+static struct arch_vcpu_context contexts[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS]
+	__attribute__((section(".noinit")));
 
 struct arch_vcpu_context *arm64_vcpu_context(const struct vcpu *v)
 {

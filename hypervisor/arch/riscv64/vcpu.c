@@ -125,6 +125,15 @@ void arch_vcpu_quiesce(struct vcpu *v)
 	csr_write(hie, 0);
 }
 
+/* Not cleared at boot (.noinit): a save writes a vCPU's before a restore reads it. */
+static struct arch_vcpu_context contexts[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS]
+	__attribute__((section(".noinit")));
+
+struct arch_vcpu_context *riscv_vcpu_context(const struct vcpu *v)
+{
+	return &contexts[v->partition->index][v->index];
+}
+
 /*
  * After the save the core is left as arch_vcpu_quiesce leaves it, and the VS timer disarmed:
  * what matters for the next vCPU is the core's stimecmp, which the vector's fast path hands to
@@ -135,7 +144,7 @@ void arch_vcpu_quiesce(struct vcpu *v)
  */
 void arch_vcpu_save(struct vcpu *v)
 {
-	struct arch_vcpu_context *x = &v->arch.ctx;
+	struct arch_vcpu_context *x = riscv_vcpu_context(v);
 
 	x->frame = *guest_frame(this_cpu());
 /* cppcheck-suppress misra-c2012-20.7 ; a CSR's name, which the instruction spells (csr_read/csr_write): it cannot be parenthesised */
@@ -164,7 +173,7 @@ void arch_vcpu_save(struct vcpu *v)
 void arch_vcpu_restore(struct vcpu *v)
 {
 	struct riscv_cpu *c = this_cpu();
-	const struct arch_vcpu_context *x = &v->arch.ctx;
+	const struct arch_vcpu_context *x = riscv_vcpu_context(v);
 	bool trapless = v->partition->cfg->flags & TERN_PF_IRQ_DIRECT;
 
 	c->vcpu = v;

@@ -108,7 +108,8 @@ void arch_vcpu_quiesce(struct vcpu *v);
 /*
  * A vCPU switch's halves, on the vCPU's own core: save what the guest left in the core (its
  * registers, timer and interrupt-controller state, the frame at the top of the stack) into
- * v->arch.ctx after it exited; restore it before it enters again.  Not on any fast path.
+ * the vCPU's saved context (which the port keeps beside struct vcpu) after it exited;
+ * restore it before it enters again.  Not on any fast path.
  */
 void arch_vcpu_save(struct vcpu *v);
 void arch_vcpu_restore(struct vcpu *v);

@@ -139,7 +139,7 @@ struct arch_vcpu {
 };
 
 struct vcpu;
-/* vCPU v's saved context (vcpu.c: one per vCPU of every partition, in the BSS). */
+/* vCPU v's saved context (vcpu.c: one per vCPU of every partition, not cleared at boot). */
 struct arch_vcpu_context *arm64_vcpu_context(const struct vcpu *v);
 
 #endif

@@ -68,8 +68,16 @@ struct arch_vcpu {
 	struct vaplic_idc idc;   /* its interrupt delivery control (direct delivery mode) */
 	_Atomic uint32_t posted; /* POSTED_* (arch/cpu.h): what its siblings ask of it, with a kick */
 	_Atomic bool suspended;  /* it waits in SBI HSM hart_suspend (read by its siblings) */
-	struct arch_vcpu_context ctx; /* its state while it is off its core (a shared pool) */
 };
+
+struct vcpu;
+/*
+ * vCPU v's saved context (vcpu.c: one per vCPU of every partition, not cleared at boot),
+ * beside struct vcpu rather than in it, as on arm64: embedded, it moved struct partition's
+ * later fields past the loads' immediate offsets and lengthened slow paths (tern_main,
+ * cpu_idle, the virtual APLIC's, mmio_add: 2 to 34 bytes each).
+ */
+struct arch_vcpu_context *riscv_vcpu_context(const struct vcpu *v);
 
 /* Where vCPU i's interrupt file is on the board: a guest file of its core. */
 paddr_t riscv_vcpu_file_hpa(const struct tern_config_partition *c, uint32_t i);
