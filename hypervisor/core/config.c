@@ -843,13 +843,16 @@ int config_check(const struct tern_config *cfg, size_t avail,
 
 	(void)memset(cpu_owner, 0xff, sizeof(cpu_owner));
 	uint32_t direct[TERN_MAX_CPUS] = { 0 };
+	/* Every name first: a partition's check may name another (a window onto its RAM, a pool's window). */
+	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
+		if (!name_ok(cfg->partition[i].name))
+			return fail(err, errlen, "partition %u: bad name", i);
+	}
 	if (check_pool_records(cfg, err, errlen))
 		return -1;
 
 	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
 		const struct tern_config_partition *p = &cfg->partition[i];
-		if (!name_ok(p->name))
-			return fail(err, errlen, "partition %u: bad name", i);
 		const char *n = p->name;
 		if (p->flags & ~(TERN_PF_WFI_NATIVE | TERN_PF_IRQ_DIRECT | TERN_PF_UNCONFINED_DMA))
 			return fail(err, errlen, "partition %s: unknown flags 0x%x", n, p->flags);

@@ -999,6 +999,12 @@ void test_config_rejects_windows(void)
 	add_window(0, 1);
 	CHECK(expect_error("partition rt: region 0x48000000 maps partition linux's RAM, but no trusted "
 			   "virtio device of linux is served by rt"));
+	/* The owner's name is checked before a message names it (the config fuzzer's: a newline). */
+	make_valid(2);
+	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0);
+	add_window(0, 1);
+	part(1).name[1] = '\n';
+	CHECK(expect_error("partition 1: bad name"));
 	/* Trusted the other way round: the frontend does not map its backend. */
 	make_valid(2);
 	add_virtio("disk0", TERN_VIRTIO_BLK, 1, 0, 0)->flags = TERN_VF_BACKEND_TRUSTED;
