@@ -113,6 +113,27 @@ void arch_vcpu_quiesce(struct vcpu *v);
  */
 void arch_vcpu_save(struct vcpu *v);
 void arch_vcpu_restore(struct vcpu *v);
+/*
+ * A shared core (cpu_is_shared): enter v where its saved context left it (arch_vcpu_save),
+ * with the per-core caches arch_vcpu_run would build, the running-vCPU pointer set, and a
+ * local invalidation of its VMID's guest translations if another vCPU of its partition ran on
+ * this core since v last did.
+ */
+__attribute__((noreturn)) void arch_vcpu_resume(struct vcpu *v);
+/*
+ * A shared core's scheduling event at counter value `deadline` (0: none) for while a guest
+ * runs: when it comes, the arch calls sched_timer_expired().  Idle, arch_cpu_idle_wait's
+ * deadline is the event.
+ */
+void arch_sched_timer(uint64_t deadline);
+/*
+ * A vCPU whose context is saved: whether a WFI of it would end now (an interrupt pending and
+ * enabled at its virtual interrupt controller, posted or saved, or its timer due), whatever
+ * its guest's own interrupt masks.
+ */
+bool arch_vcpu_wake_pending(const struct vcpu *v);
+/* A vCPU whose context is saved: the counter value its enabled guest timer fires at, or UINT64_MAX. */
+uint64_t arch_vcpu_timer_deadline(const struct vcpu *v);
 /* Counters the arch keeps outside the generic array (fast paths). */
 uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id);
 

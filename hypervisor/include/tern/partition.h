@@ -155,6 +155,17 @@ void partition_unpause(struct partition *p);
 /* Paused and every vCPU that is on waits (an ON_PENDING one has not entered the guest). */
 bool partition_pause_complete(const struct partition *p);
 
+/*
+ * Shared cores: the cores of a pool whose scheduler is not null, where vCPUs take turns
+ * (core/shared_core.c).  A core that is not shared runs its one vCPU as if there were no
+ * scheduler.  The arch calls the other two on a shared core only, on the running vCPU's core:
+ * its guest waits for an interrupt (a trapped WFI, stepped past, nothing pending): another
+ * runs; its core's scheduling event came (arch_sched_timer): returns if v goes on running.
+ */
+bool cpu_is_shared(unsigned pcpu);
+__attribute__((noreturn)) void sched_guest_waits(struct vcpu *v);
+void sched_timer_expired(struct vcpu *v);
+
 /* Core entry points.  tern_main: the boot core, given the firmware's device tree. */
 __attribute__((noreturn)) void tern_main(paddr_t fdt);
 __attribute__((noreturn)) void cpu_idle(unsigned pcpu);
