@@ -264,6 +264,8 @@ def format_reply(command, items):
         def state(i):
             if i["paused"]:
                 return "paused"
+            if i["power"] == "on" and i.get("sched") in ("runnable", "blocked"):
+                return i["sched"]  # on a shared core: waiting for its turn, or for an interrupt
             return {"on": "running", "on_pending": "starting"}.get(i["power"], i["power"])
         rows = [(i["partition"], i["id"], i["vcpu"], i["cpu"], state(i), _cpus(i["affinity"]))
                 for i in items]
