@@ -20,8 +20,8 @@ from pathlib import Path
 from .errors import TernError, ToolError, show_path
 
 SOCKET_NAME = "ctl.sock"
-# The hypervisor's console keeps 79 characters a line; `@N ` comes first.
-MAX_COMMAND = 64
+# The hypervisor's console keeps 255 characters a line; `@N ` (N up to 10 digits) comes first.
+MAX_COMMAND = 240
 # How long a request waits for the hypervisor's last reply line.
 REPLY_TIMEOUT = 10.0
 # Lines of `stats` that are not tern-ctl lines: the hypervisor's counters, as at power-off.
