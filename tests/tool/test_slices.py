@@ -161,6 +161,19 @@ def test_arinc653_one_tick_of_jitter_fails():
                for p in problems), problems
 
 
+def test_arinc653_jitter_within_a_stated_bound():
+    # A neighbour's trap the hypervisor finishes before it switches: the window starts late
+    # by at most `jitter`, and is that much shorter.
+    runs = [r for r in arinc(TWO) if r[0] == "a"]
+    i = 3
+    runs[i] = ("a", runs[i][1] + 150, runs[i][2])
+    frame = [("a", 10_000), (None, 10_000)]
+    records = parse_slices(serial(runs))
+    assert slices.check_arinc653(records, frame, MAJOR, SWITCH_MAX, jitter=150)[0] == []
+    problems, _ = slices.check_arinc653(records, frame, MAJOR, SWITCH_MAX, jitter=149)
+    assert any("150 ticks off the frame" in p for p in problems), problems
+
+
 def test_arinc653_a_guest_running_into_the_next_window_fails():
     runs = arinc(TWO)
     i = next(k for k, r in enumerate(runs) if r[0] == "a" and r[1] > 2 * MAJOR)
