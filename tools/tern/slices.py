@@ -143,8 +143,9 @@ def check_arinc653(records, windows, major, switch_max, jitter=0):
         measured[nxt.name]["switch_in"].append(switch)
         if not 0 <= switch <= switch_max + jitter:
             problems.append(f"{prev.name}'s last read {prev.end} to {nxt.name}'s first "
-                            f"{nxt.start}: {nxt.start - prev.end} ticks, the idle windows between are {idle} "
-                            f"and a switch at most {switch_max}")
+                            f"{nxt.start}: {nxt.start - prev.end} ticks, the idle windows "
+                            f"between are {idle}, a switch at most {switch_max} and jitter "
+                            f"{jitter}")
     return problems, measured
 
 
