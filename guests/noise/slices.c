@@ -40,7 +40,6 @@ static void set_name(char *out, const char *text, size_t len)
 void slices_read_config(struct slices_config *cfg, uint64_t end)
 {
 	struct strview name;
-	size_t len = 0;
 
 	cfg->end = end;
 	cfg->gap_ticks = bootarg_ulong("noise.gap_ticks", SLICES_DEFAULT_GAP_TICKS, 1, ~0UL);
@@ -49,6 +48,8 @@ void slices_read_config(struct slices_config *cfg, uint64_t end)
 	if (bootarg("noise.name", &name)) {
 		set_name(cfg->name, name.p, name.len);
 	} else {
+		size_t len = 0;
+
 		while (guest_name[len])
 			len++;
 		set_name(cfg->name, guest_name, len);
