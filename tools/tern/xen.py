@@ -203,9 +203,10 @@ def board_cpus(domains, pools=()):
 
 
 def run_xen(domains, xen_args="", xen=XEN_DEBIAN, icount=None, timeout=runner.DEFAULT_TIMEOUT,
-            quiet=True, workdir=None, cpu="cortex-a53", memory_mib=2048, pools=()):
+            quiet=True, workdir=None, cpu="cortex-a53", memory_mib=2048, pools=(), finish=None):
     """Boot Xen with `domains` (and boot-time cpupools `pools`); returns a runner.RunResult
-    whose partitions are the domains."""
+    whose partitions are the domains. The run ends when the domains named in `finish` (all,
+    if None) have printed their DONE line."""
     for tool in ("qemu-system-aarch64", "dtc"):
         if not shutil.which(tool):
             raise ToolError(f"{tool} not found (make deps)")
@@ -223,6 +224,7 @@ def run_xen(domains, xen_args="", xen=XEN_DEBIAN, icount=None, timeout=runner.DE
     write_new(workdir / "qemu.sh", "#!/bin/sh\nexec " + " ".join(command) + "\n", mode=0o755)
 
     names = [d.name for d in domains]
+    wanted = set(names if finish is None else finish)
     joiner = GuestLines(names)
     guest_lines = []
     done = set()
@@ -233,15 +235,16 @@ def run_xen(domains, xen_args="", xen=XEN_DEBIAN, icount=None, timeout=runner.DE
             return False
         guest_lines.append(text)
         name, _, body = text[1:].partition("] ")
-        if body.strip() in DONE_MARKERS:
+        if body.strip() in DONE_MARKERS and name in wanted:
             done.add(name)
-        return len(done) == len(names)
+        return done == wanted
 
     run = runner.run_qemu(command, timeout, quiet=quiet, log_path=workdir / "serial.log",
                           stop_when=complete)
     parsed = results.parse_log(guest_lines, names)
-    if len(done) == len(names):
-        status, reason = runner.STATUS_OK, "every domain finished"
+    if done == wanted:
+        status, reason = runner.STATUS_OK, "every domain finished" if finish is None else \
+            f"{', '.join(sorted(wanted))} finished"
     elif run.timed_out:
         status, reason = runner.STATUS_TIMEOUT, f"timed out after {timeout:g} s"
     else:
