@@ -1393,7 +1393,37 @@ def shared_section(data):
                   "| " + " | ".join(headers) + " |", markdown_rule(headers)]
         lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
         lines.append("")
-    return lines
+    return lines + SHARED_METHOD
+
+
+SHARED_METHOD = [
+    "### Method: Xen 4.17 for these rows",
+    "",
+    "- **Build** (`make xen-sched`, `scripts/xen/build-xen-null.sh sched`): Debian's `xen` "
+    "source package (bookworm's 4.17.5 where the mirror does not serve the security update's "
+    "source), `arm64_defconfig` plus `CONFIG_EXPERT`, `CONFIG_UNSUPPORTED`, "
+    "`CONFIG_SCHED_NULL`, `CONFIG_SCHED_RTDS`, `CONFIG_SCHED_ARINC653` and "
+    "`CONFIG_BOOT_TIME_CPUPOOLS`, `CONFIG_DEBUG` off; credit (credit1) is in the defconfig. "
+    "credit2 stays the default scheduler.",
+    "- **Configuration, dom0less**: under `/chosen`, a `xen,cpupool` node whose `cpupool-cpus` "
+    "is the board's one core and whose `cpupool-sched` is the row's scheduler (the pool "
+    "holding the boot core becomes Pool-0), and each domU's `domain-cpupool` pointing at it. "
+    "The Xen command line is the other rows' (`console=dtuart ... bootscrub=off`), WFI trapped "
+    "(Xen's default `vwfi=trap`: a waiting guest gives the core away).",
+    "- **What Xen 4.17 cannot be told without dom0 and a toolstack**: no per-domain scheduling "
+    "parameter is read from the device tree. So RTDS runs every vCPU at its defaults, 4 ms "
+    "every 10 ms, with extra time on (work-conserving: `xl sched-rtds -e` would turn it off); "
+    "credit runs weight 256, no cap, for every domain (the command line sets only global "
+    "values: `sched_credit_tslice_ms`, `sched_ratelimit_us`, left at 30 ms and 1 ms). Tern's "
+    "side is configured to the same budgets, periods and weights. ARINC 653 gives its default "
+    "windows (10 ms each) to domain 0's vCPUs only; a dom0less domU is domain 1 or above and "
+    "runs only in windows a toolstack sets (`xl sched-arinc653`), so in an ARINC 653 cpupool "
+    "the domUs never ran (nothing printed in 60 s of a run): Xen has no ARINC 653 row, and the "
+    "window-switch goal is held against Xen's nearest figure, its context switch.",
+    "- Xen 4.17 runs no riscv64 guest: these rows are arm64 only. Both sides run the same "
+    "guests' `-xen.img` builds (Xen) and board builds (Tern) of one source.",
+    "",
+]
 
 
 def _switch_avg(records, kind, scheduler):
