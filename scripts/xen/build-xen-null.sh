@@ -4,6 +4,7 @@
 #
 #     scripts/xen/build-xen-null.sh          # null  -> build/xen-null/xen  (make xen-null)
 #     scripts/xen/build-xen-null.sh sched    # sched -> build/xen-sched/xen (make xen-sched)
+#     scripts/xen/build-xen-null.sh sched --config   # its .config fragment and stamp hash only
 #     scripts/xen/run-xen.py --xen build/xen-null/xen --xen-args "sched=null vwfi=native"
 #
 # Debian's binary xen-hypervisor-4.17-arm64 is built without CONFIG_SCHED_NULL (with sched=null
@@ -85,8 +86,13 @@ cached_bin_version() {
 	esac
 }
 
-WANT=${XEN_SRC_VERSION:-$(cached_bin_version)}
 config_hash=$(printf 'recipe %s\n%s\n' "$RECIPE" "$FRAGMENT" | sha256sum | cut -c1-16)
+# `--config`: the variant's configuration and the hash its stamp records, nothing else done.
+if [ "${2:-}" = --config ]; then
+	printf 'config: %s\n%s\n' "$config_hash" "$FRAGMENT"
+	exit 0
+fi
+WANT=${XEN_SRC_VERSION:-$(cached_bin_version)}
 
 # The stamp records the requested version (empty: newest) and the one actually built, which
 # differs when the requested one could not be downloaded (see below).

@@ -90,3 +90,28 @@ def test_cpupools_refused_where_xen_would_panic(tmp_path):
     for pools, doms, why in cases:
         with pytest.raises(ToolError, match=why):
             xen.check_pools(doms, pools, 2)
+
+
+BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "xen" / "build-xen-null.sh"
+
+
+def build_config(*args):
+    return subprocess.run(["sh", str(BUILD_SCRIPT), *args], capture_output=True, text=True,
+                          timeout=30)
+
+
+def test_build_variants_share_one_script_and_keep_the_null_builds_stamp():
+    null = build_config("null", "--config")
+    assert null.returncode == 0, null.stderr
+    # The hash build/xen-null/xen.stamp records for builds made before the sched variant: an
+    # existing null build stays up to date.
+    assert null.stdout.splitlines()[0] == "config: 0b9a15c2b86717d1"
+    sched = build_config("sched", "--config")
+    assert sched.returncode == 0, sched.stderr
+    lines = sched.stdout.splitlines()
+    assert lines[0] != null.stdout.splitlines()[0]
+    for option in ("CONFIG_SCHED_NULL=y", "CONFIG_SCHED_RTDS=y", "CONFIG_SCHED_ARINC653=y",
+                   "CONFIG_BOOT_TIME_CPUPOOLS=y", "# CONFIG_DEBUG is not set"):
+        assert option in lines
+    bad = build_config("rtds")
+    assert bad.returncode == 2 and "unknown variant" in bad.stderr
