@@ -66,7 +66,8 @@ def test_boot_time_cpupools_in_device_tree(tmp_path):
     chosen = subprocess.run(["fdtget", "-l", dtb, "/chosen"], capture_output=True, text=True,
                             check=True).stdout.split()
     assert "cpupool-rt-pool" in chosen and "cpupool-zero" in chosen
-    for node, cpu, sched in (("cpupool-rt-pool", "cpu@1", "rtds"), ("cpupool-zero", "cpu@0", "credit")):
+    for node, cpu, sched in (("cpupool-rt-pool", "cpu@1", "rtds"),
+                             ("cpupool-zero", "cpu@0", "credit")):
         assert prop(f"/chosen/{node}", "compatible", "-ts") == ["xen,cpupool"]
         assert prop(f"/chosen/{node}", "cpupool-sched", "-ts") == [sched]
         assert [int(x, 16) for x in prop(f"/chosen/{node}", "cpupool-cpus")] == \
