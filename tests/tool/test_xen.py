@@ -51,7 +51,11 @@ def test_boot_time_cpupools_in_device_tree(tmp_path):
     pools = [xen.Pool("rt pool", (1,), "rtds"), xen.Pool("zero", (0,), "credit")]
     doms = [xen.Domain("a", image, pool="rt pool"), xen.Domain("b", image, pool="rt pool"),
             xen.Domain("c", image)]
-    assert xen.board_cpus(doms, pools) == 2
+    assert xen.board_cpus(doms, pools) == 2         # c shares Pool-0 ("zero", core 0)
+    assert xen.board_cpus(doms, pools[:1]) == 2     # c on core 0, the cores no pool names
+    assert xen.board_cpus(doms + [xen.Domain("d", image, vcpus=2)], pools[:1]) == 4
+    assert xen.board_cpus(doms[:1], [xen.Pool("p", (0,), "rtds")]) == 1
+    assert xen.board_cpus([xen.Domain("e", image, vcpus=2)]) == 2
     xen.build_dtb(doms, "", cpus=2, cpu="cortex-a53", memory_mib=1024, workdir=tmp_path,
                   pools=pools)
     dtb = str(tmp_path / "xen.dtb")

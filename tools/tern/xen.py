@@ -196,10 +196,14 @@ def build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir, pools=()):
 
 
 def board_cpus(domains, pools=()):
-    """Cores for `domains`: a core per vCPU outside the pools, and the pools' own cores."""
-    pooled = {d.name for d in domains if d.pool is not None}
-    free = sum(d.vcpus for d in domains if d.name not in pooled)
-    return max(1, free, max((c + 1 for p in pools for c in p.cpus), default=0))
+    """Cores for `domains`: the pools' own, and a core per vCPU of the domains in no pool.
+    Those start in Pool-0: the pool holding core 0 if there is one (they share its cores),
+    else the cores no pool names."""
+    named = {c for p in pools for c in p.cpus}
+    free = sum(d.vcpus for d in domains if d.pool is None)
+    if 0 in named:
+        free = 0
+    return max(1, len(named) + free, max(named, default=-1) + 1)
 
 
 def run_xen(domains, xen_args="", xen=XEN_DEBIAN, icount=None, timeout=runner.DEFAULT_TIMEOUT,
