@@ -249,6 +249,19 @@ static int64_t post_to_harts(const struct vcpu *v, uint64_t mask, uint64_t base,
 }
 
 /*
+ * A vCPU its shared core has switched out (arch_vcpu_save): it takes what was posted to it
+ * before it runs again (arch_vcpu_resume), so a fence for it is as good as done.  Waiting
+ * would never end for one on the caller's own core.  The post was made before this look, and
+ * a resume sets the core's vCPU before it takes the posts.
+ */
+static bool switched_out(const struct vcpu *t)
+{
+	const struct riscv_cpu *c = &cpus[t->pcpu];
+
+	return c->shared && __atomic_load_n(&c->vcpu, __ATOMIC_SEQ_CST) != t;
+}
+
+/*
  * Until each of the harts post_to_harts sent `what` has taken it or is not on: only the
  * partition's own cores are waited for, and only while this vCPU has no reason to leave: the
  * core ending the partition takes no posted work, so a wait for it would never end.  Never
@@ -262,7 +275,7 @@ static __attribute__((noinline)) void wait_taken(struct vcpu *v, uint64_t mask, 
 	for (uint64_t m = mask; m != 0u; m &= m - 1u) {
 		const struct vcpu *t = &p->vcpu[base + (unsigned)__builtin_ctzll(m)];
 		while ((atomic_load(&t->arch.posted) & what) && atomic_load(&t->power) == VCPU_ON &&
-		       !power_must_leave(p, v)) {
+		       !power_must_leave(p, v) && !switched_out(t)) {
 			riscv_take_posted(v); /* two harts fencing each other both get through */
 			arch_cpu_relax();
 		}
@@ -351,6 +364,9 @@ struct sbiret sbi_time(const struct vcpu *v, uint32_t fn, const struct guest_reg
 		csr_write(CSR_VSTIMECMP, r->x[10]); /* trap-less: the guest's own timer fires */
 		csr_write(CSR_STIMECMP, vstimer_nudge(r->x[10]));
 		csr_clear(hvip, HVIP_VSTIP); /* set only if a trapped WFI found the nudge due */
+	} else if (this_cpu()->shared) {
+		csr_clear(hvip, HVIP_VSTIP);
+		riscv_shared_guest_timer(r->x[10]); /* the core's scheduling event shares stimecmp */
 	} else {
 		csr_clear(hvip, HVIP_VSTIP);
 		csr_write(CSR_STIMECMP, r->x[10]);
