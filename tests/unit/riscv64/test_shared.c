@@ -35,6 +35,15 @@ static void record_wait(struct vcpu *v)
 	fake_exit_to_test(FAKE_EXIT_WAIT); /* noreturn: the core would run another */
 }
 
+static unsigned looks;
+
+/* A kick's look at the core's vCPUs (the loop's, not the port's): counted. */
+static void record_look(struct vcpu *v)
+{
+	(void)v;
+	looks++;
+}
+
 static void record_expiry(struct vcpu *v)
 {
 	expired = v;
@@ -50,6 +59,7 @@ static void shared_boot(void)
 	fake_shared_cores = (1u << CORE) | (1u << OTHER);
 	fake_sched_guest_waits = record_wait;
 	fake_sched_timer_expired = record_expiry;
+	fake_vcpu_check_requests = record_look;
 	a0 = &rv_part(RV_TRAP)->vcpu[0];
 	a1 = &rv_part(RV_TRAP)->vcpu[1];
 	n0 = &rv_part(RV_NONE)->vcpu[0];
@@ -207,6 +217,7 @@ void test_rv_shared_ipi_and_fence_to_a_vcpu_switched_out(void)
 	CHECK_EQ(atomic_load(&a1->arch.posted), POSTED_VSSIP | POSTED_FENCE);
 	/* The kick to itself, taken: a0's posted state is empty, a1's stays. */
 	CHECK_EQ(fake_kick_running(CORE), FAKE_RETURNED);
+	CHECK_EQ(looks, 1);
 	CHECK_EQ(fake_csr(CORE, "hvip") & HVIP_VSSIP, 0);
 	CHECK_EQ(atomic_load(&a1->arch.posted), POSTED_VSSIP | POSTED_FENCE);
 	leave(CORE, a0);
@@ -439,6 +450,7 @@ void test_rv_shared_wfi_blocks_the_vcpu(void)
 	fake_kick_pending(CORE);
 	CHECK_EQ(fake_rv_trap(CORE, EXC_VIRTUAL_INSTRUCTION, INSN_WFI, 0, 0), FAKE_RETURNED);
 	CHECK_EQ(fake_csr(CORE, "hvip") & HVIP_VSSIP, HVIP_VSSIP);
+	CHECK_EQ(looks, 1);
 	CHECK_EQ(waits, 2);
 	fake_csr_put(CORE, "hvip", 0);
 

@@ -437,10 +437,13 @@ bool arch_hyp_map_shared(paddr_t pa, uint64_t size)
 uint32_t fake_shared_cores;
 void (*fake_sched_guest_waits)(struct vcpu *v);
 void (*fake_sched_timer_expired)(struct vcpu *v);
+void (*fake_vcpu_check_requests)(struct vcpu *v);
 
 bool __real_cpu_is_shared(unsigned pcpu);
 void __real_sched_guest_waits(struct vcpu *v);
 void __real_sched_timer_expired(struct vcpu *v);
+void __real_vcpu_check_requests(struct vcpu *v);
+void __wrap_vcpu_check_requests(struct vcpu *v);
 bool __wrap_cpu_is_shared(unsigned pcpu);
 void __wrap_sched_guest_waits(struct vcpu *v);
 void __wrap_sched_timer_expired(struct vcpu *v);
@@ -466,4 +469,12 @@ void __wrap_sched_timer_expired(struct vcpu *v)
 		fake_sched_timer_expired(v);
 	else
 		__real_sched_timer_expired(v);
+}
+
+void __wrap_vcpu_check_requests(struct vcpu *v)
+{
+	if (fake_vcpu_check_requests)
+		fake_vcpu_check_requests(v);
+	else
+		__real_vcpu_check_requests(v);
 }
