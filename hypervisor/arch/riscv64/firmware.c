@@ -158,6 +158,33 @@ static bool guest_interrupt_pending(void)
 }
 
 /*
+ * hart_suspend on a shared core: the core is not the vCPU's to wait on.  What the core has
+ * pending is taken (either may switch); if that leaves one of the vCPU's own interrupts pending
+ * this returns, and the call returns as the caller's loop would; else the frame is made the
+ * call's return (the ecall stepped over; non-retentive, at resume_addr as below) and the vCPU
+ * waits blocked, `suspended` until arch_vcpu_resume.
+ */
+static __attribute__((noinline)) void shared_suspend(struct vcpu *v, struct guest_regs *r,
+						     bool retentive)
+{
+	riscv_core_interrupts(v, csr_read(sip) & (SIP_SEIP | SIP_STIP));
+	if (guest_interrupt_pending())
+		return;
+	if (retentive) {
+		r->x[10] = SBI_SUCCESS;
+		r->x[11] = 0;
+		r->sepc += 4u;
+	} else {
+		csr_write(vsatp, 0);
+		csr_clear(vsstatus, SSTATUS_SIE);
+		r->sepc = r->x[11];
+		r->x[10] = v->index;
+		r->x[11] = r->x[12];
+	}
+	sched_guest_waits(v);
+}
+
+/*
  * HSM hart_suspend(type, resume_addr, opaque), the default types: the vCPU waits on its core
  * until an interrupt of its own is pending and enabled.  The core's own interrupts end each
  * WFI and are taken on the way (the SBI timer's stand-in becomes VSTIP, a posted IPI VSSIP);
@@ -179,6 +206,8 @@ static struct sbiret hsm_suspend(struct vcpu *v, struct guest_regs *r)
 	if (base != 0u)
 		return result(SBI_ERR_NOT_SUPPORTED, 0);
 	atomic_store(&v->arch.suspended, true);
+	if (this_cpu()->shared)
+		shared_suspend(v, r, retentive);
 	while (!guest_interrupt_pending()) {
 		wfi();
 		riscv_core_interrupts(v, csr_read(sip) & (SIP_SEIP | SIP_STIP));

@@ -321,6 +321,7 @@ void arch_vcpu_resume(struct vcpu *v)
 	fast_paths_setup(c);
 	shared_entry(c, v, riscv_vcpu_context(v)->stimecmp, true);
 	riscv_take_posted(v);
+	atomic_store(&v->arch.suspended, false); /* an HSM suspend that blocked it has ended */
 	guest_enter(guest_frame(c));
 }
 

@@ -482,3 +482,48 @@ void test_rv_shared_wfi_on_a_core_not_shared_waits_there(void)
 	CHECK_EQ(fake_insn_count(CORE, "wfi"), wfis + 1);
 	CHECK_EQ(waits, 0);
 }
+
+/*
+ * SBI HSM hart_suspend on a shared core: blocked like a WFI, the call's return already in its
+ * frame (retentive: past the ecall; non-retentive: at resume_addr with hart id and opaque),
+ * SUSPENDED to its sibling until it resumes; with one of its interrupts pending it returns.
+ */
+void test_rv_shared_hsm_suspend_blocks_the_vcpu(void)
+{
+	shared_boot();
+	struct guest_regs *r = fake_guest_regs(CORE);
+	uint64_t ram = rv_part(RV_TRAP)->cfg->ram_ipa;
+
+	enter(CORE, a0);
+	r->sepc = ENTRY + 0x80;
+	CHECK_EQ(sbi(CORE, SBI_HSM, 3, 0, 0, 0), FAKE_EXIT_WAIT);
+	CHECK(waited == a0);
+	CHECK_EQ(r->sepc, ENTRY + 0x84);
+	CHECK_EQ(a0_of(CORE), 0);
+	CHECK_EQ(fake_insn_count(CORE, "wfi"), 0);
+	CHECK(atomic_load(&a0->arch.suspended));
+	leave(CORE, a0);
+	resume(CORE, a0);
+	CHECK(!atomic_load(&a0->arch.suspended));
+	CHECK_EQ(r->sepc, ENTRY + 0x84);
+
+	/* Non-retentive: it resumes at resume_addr, a0 = hart id, a1 = opaque, vsatp 0. */
+	fake_csr_put(CORE, "vsatp", 0x1234);
+	fake_csr_put(CORE, "vsstatus", SSTATUS_SIE);
+	CHECK_EQ(sbi(CORE, SBI_HSM, 3, 0x80000000u, ram + 0x100, 0x77), FAKE_EXIT_WAIT);
+	CHECK_EQ(waits, 2);
+	CHECK_EQ(r->sepc, ram + 0x100);
+	CHECK_EQ(a0_of(CORE), 0);
+	CHECK_EQ(a1_of(CORE), 0x77);
+	CHECK_EQ(fake_csr(CORE, "vsatp"), 0);
+	CHECK_EQ(fake_csr(CORE, "vsstatus") & SSTATUS_SIE, 0);
+
+	/* An interrupt of its own already pending: the call returns, nothing blocked. */
+	fake_csr_put(CORE, "hvip", HVIP_VSTIP);
+	r->sepc = ENTRY + 0x90;
+	CHECK_EQ(sbi(CORE, SBI_HSM, 3, 0, 0, 0), FAKE_RETURNED);
+	CHECK_EQ(waits, 2);
+	CHECK_EQ(a0_of(CORE), 0);
+	CHECK_EQ(r->sepc, ENTRY + 0x94);
+	CHECK(!atomic_load(&a0->arch.suspended));
+}
