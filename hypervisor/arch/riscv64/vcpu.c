@@ -75,13 +75,21 @@ static inline __attribute__((always_inline)) void doorbell_fast_path_setup(struc
  * on a shared core none, and its WFI, SBI timer and doorbell traps go to C.  Inlined into
  * both entries.
  */
+_Static_assert(FAST_VIRTUAL_INSN == EXC_VIRTUAL_INSTRUCTION && FAST_TIMER_IRQ == IRQ_S_TIMER * 2,
+	       "the scauses vectors.S's fast paths take");
+
 static inline __attribute__((always_inline)) void fast_paths_setup(struct riscv_cpu *c)
 {
 	bool shared = cpu_is_shared((unsigned)c->id);
 
 	c->shared = shared;
-	c->fast_virtual_insn = shared ? FAST_NEVER : EXC_VIRTUAL_INSTRUCTION;
-	c->fast_timer_irq = shared ? FAST_NEVER : IRQ_S_TIMER << 1;
+	if (shared) {
+		c->fast_virtual_insn = FAST_NEVER;
+		c->fast_timer_irq = FAST_NEVER;
+	} else {
+		c->fast_virtual_insn = FAST_VIRTUAL_INSN;
+		c->fast_timer_irq = FAST_TIMER_IRQ;
+	}
 }
 
 /*
@@ -90,22 +98,22 @@ static inline __attribute__((always_inline)) void fast_paths_setup(struct riscv_
  * ran here last (a vCPU of the same guest leaves other VS-stage translations under the VMID).
  * Only its own core touches it.
  */
-struct shared_core {
+struct rv_shared_core {
 	uint64_t sched;  /* arch_sched_timer's, 0: none */
 	uint64_t guest;  /* the running vCPU's SBI timer, ~0: none */
 	const struct vcpu *ran[TERN_MAX_PARTITIONS];
 };
-static struct shared_core shared_cores[MAX_CPUS];
+static struct rv_shared_core rv_shared_cores[MAX_CPUS];
 /* The core each vCPU last ran on (+1: 0 is never), for the same question from its side. */
 static uint8_t last_core[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS];
 
-static struct shared_core *this_shared(void)
+static struct rv_shared_core *this_shared(void)
 {
-	return &shared_cores[this_cpu()->id];
+	return &rv_shared_cores[this_cpu()->id];
 }
 
 /* The earlier of the two deadlines on the core's stimecmp; its STIP drops if both are ahead. */
-static void shared_stimecmp(const struct shared_core *s)
+static void shared_stimecmp(const struct rv_shared_core *s)
 {
 	uint64_t sched = s->sched != 0u ? s->sched : ~0ULL;
 
@@ -121,7 +129,7 @@ static void shared_stimecmp(const struct shared_core *s)
 static __attribute__((noinline)) void shared_entry(const struct riscv_cpu *c, const struct vcpu *v,
 						   uint64_t guest, bool fence)
 {
-	struct shared_core *s = &shared_cores[c->id];
+	struct rv_shared_core *s = &rv_shared_cores[c->id];
 	const struct vcpu **ran = &s->ran[v->partition->index];
 	uint8_t *core = &last_core[v->partition->index][v->index];
 
@@ -218,7 +226,7 @@ struct arch_vcpu_context *riscv_vcpu_context(const struct vcpu *v)
 static __attribute__((noinline)) void shared_leave(struct vcpu *v, struct arch_vcpu_context *x)
 {
 	struct riscv_cpu *c = this_cpu();
-	struct shared_core *s = &shared_cores[c->id];
+	struct rv_shared_core *s = &rv_shared_cores[c->id];
 
 	x->stimecmp = s->guest;
 	s->guest = ~0ULL;
@@ -313,6 +321,7 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
  * here), and what was posted to it while it was off (its siblings' IPIs and fences, its
  * APLIC's changes: riscv_post leaves them in its posted state), applied as a kick would.
  */
+/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
 void arch_vcpu_resume(struct vcpu *v)
 {
 	struct riscv_cpu *c = this_cpu();
@@ -325,9 +334,10 @@ void arch_vcpu_resume(struct vcpu *v)
 	guest_enter(guest_frame(c));
 }
 
+/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
 void arch_sched_timer(uint64_t deadline)
 {
-	struct shared_core *s = this_shared();
+	struct rv_shared_core *s = this_shared();
 
 	s->sched = deadline;
 	shared_stimecmp(s);
@@ -340,7 +350,7 @@ void arch_sched_timer(uint64_t deadline)
  */
 void riscv_shared_timer(struct vcpu *v)
 {
-	struct shared_core *s = this_shared();
+	struct rv_shared_core *s = this_shared();
 	uint64_t now = arch_counter();
 	bool sched = s->sched != 0u && s->sched <= now;
 
@@ -359,7 +369,7 @@ void riscv_shared_timer(struct vcpu *v)
 /* A trap-and-emulate vCPU's SBI set_timer on a shared core: its deadline beside the core's. */
 void riscv_shared_guest_timer(uint64_t deadline)
 {
-	struct shared_core *s = this_shared();
+	struct rv_shared_core *s = this_shared();
 
 	s->guest = deadline;
 	shared_stimecmp(s);
@@ -376,6 +386,7 @@ static uint64_t saved_timer(const struct vcpu *v, const struct arch_vcpu_context
  * Pending for v, saved: its hvip, what its siblings posted since (an IPI; an APLIC change,
  * evaluated now), its timer if due; enabled: its hie (vsie), whatever vsstatus.SIE says.
  */
+/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
 bool arch_vcpu_wake_pending(const struct vcpu *v)
 {
 	const struct arch_vcpu_context *x = riscv_vcpu_context(v);
@@ -391,6 +402,7 @@ bool arch_vcpu_wake_pending(const struct vcpu *v)
 	return (pending & x->hie & HIDELEG_GUEST) != 0u;
 }
 
+/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
 uint64_t arch_vcpu_timer_deadline(const struct vcpu *v)
 {
 	const struct arch_vcpu_context *x = riscv_vcpu_context(v);

@@ -25,6 +25,8 @@
 #define CPU_FAST_VIRTUAL_INSN 244 /* scause the trapped WFI's fast path takes (22), set at entry */
 #define CPU_FAST_TIMER_IRQ 248 /* scause << 1 the SBI timer's fast path takes (10), set at entry */
 #define FAST_NEVER      (-1)   /* either, on a shared core: no scause matches, the trap goes to C */
+#define FAST_VIRTUAL_INSN 22   /* EXC_VIRTUAL_INSTRUCTION */
+#define FAST_TIMER_IRQ  10     /* IRQ_S_TIMER << 1 */
 #define DOORBELL_GATE_BIT 1    /* IVSHMEM_RING_GATE_BIT */
 #define DOORBELL_MEMBERS  8
 #define DOORBELL_NONE   (-1)   /* no page: htval (a GPA >> 2) is never all-ones */
