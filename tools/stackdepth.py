@@ -70,6 +70,8 @@ SCHED_INDIRECT = {
     "sched_block": _SCHED_OPS["block"],
     "sched_ran": _SCHED_OPS["ran"],
     "sched_params": _SCHED_OPS["check"] + _SCHED_OPS["apply"],
+    "shared_core_post_params": _SCHED_OPS["check"],
+    "shared_core_post_timeline": _SCHED_OPS["check"],
 }
 
 ARM64_INDIRECT = {
