@@ -248,11 +248,14 @@ void vcpu_check_requests(struct vcpu *v)
 	/* Most kicks carry interrupt state (arch's): each check here is a plain load first. */
 	if (v->pcpu == console_core() && console_drain())
 		arch_cpu_kick(v->pcpu); /* the rest after the guest had its turn */
-	if (cpu_is_shared(v->pcpu))
-		shared_core_kicked(v); /* its pause, and its core's other vCPUs, go through the scheduler */
-	else if (atomic_load_explicit(&p->paused, memory_order_relaxed) ||
-		 atomic_load_explicit(&v->paused, memory_order_relaxed))
-		vcpu_pause(v);
+	if (atomic_load_explicit(&p->paused, memory_order_relaxed) ||
+	    atomic_load_explicit(&v->paused, memory_order_relaxed) || v->shared) {
+		/* On a shared core its pause, and its core's other vCPUs, go through the scheduler. */
+		if (v->shared)
+			shared_core_kicked(v);
+		else
+			vcpu_pause(v);
+	}
 	if (atomic_load_explicit(&v->stop, memory_order_relaxed))
 		vcpu_leave(v);
 	/* Requests to an ending partition wait for vCPU 0's core to find it ended. */

@@ -25,7 +25,7 @@ struct shared_core {
 };
 
 /* Bit n: core n is shared.  Cleared with .bss: the tables below are written only for those. */
-static uint32_t shared_mask;
+uint32_t shared_core_mask;
 static struct shared_core shared_cores[TERN_MAX_CPUS] __attribute__((section(".noinit")));
 static struct sched_vcpu vcpu_sched[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS]
 	__attribute__((section(".noinit")));
@@ -53,7 +53,7 @@ static const struct tern_config *shared_cfg;
 
 bool cpu_is_shared(unsigned pcpu)
 {
-	return pcpu < TERN_MAX_CPUS && (shared_mask & (1u << pcpu));
+	return pcpu < TERN_MAX_CPUS && (shared_core_mask & (1u << pcpu));
 }
 
 static struct sched_vcpu *sched_of(const struct vcpu *v)
@@ -148,7 +148,7 @@ int shared_cores_init(const struct tern_config *cfg, char *err, size_t errlen)
 				(void)snprintf(err, errlen, "pool %s: core %u: %s", pl->name, pcpu, why);
 				return -1;
 			}
-			shared_mask |= 1u << pcpu;
+			shared_core_mask |= 1u << pcpu;
 		}
 	}
 	for (uint32_t i = 0; i < num_partitions; i++) {
@@ -161,6 +161,7 @@ int shared_cores_init(const struct tern_config *cfg, char *err, size_t errlen)
 			struct shared_core *sc = &shared_cores[v->pcpu];
 			struct sched_vcpu *s = sched_of(v);
 			sched_vcpu_init(s, v, (uint16_t)p->index);
+			v->shared = true;
 			*saved_of(v) = false;
 			bool has_params = sp.kind == SCHED_RTDS || sp.kind == SCHED_CREDIT;
 			why = sched_add(&sc->sched, s, has_params ? &sp : NULL, now);

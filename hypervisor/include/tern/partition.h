@@ -44,6 +44,7 @@ struct vcpu {
 	_Atomic uint32_t power;  /* enum vcpu_power */
 	_Atomic bool stop;       /* on its way out: asked to leave, or its own CPU_OFF */
 	_Atomic bool paused;     /* waiting on its core at an operator's pause (vcpu_check_requests) */
+	bool shared;             /* its core is shared (cpu_is_shared): set at boot, for ever */
 	uint64_t entry;          /* valid while ON_PENDING */
 	uint64_t context;
 	uint64_t stats[STAT_COUNT];

@@ -13,6 +13,9 @@
 struct partition;
 struct vcpu;
 
+/* Bit n: core n is shared (cpu_is_shared); read inline where a call would cost a kick. */
+extern uint32_t shared_core_mask;
+
 /* At boot, once every partition is created: the shared pools' cores and their vCPUs. */
 int shared_cores_init(const struct tern_config *cfg, char *err, size_t errlen);
 /* cpu_idle of a shared core. */
