@@ -212,7 +212,7 @@ static void pool_json(uint32_t q, char *out, size_t n)
 		(void)snprintf(out, n, "\"%s\"", config_pools(config())[q].name);
 }
 
-static const char *const sched_names[] = { "null", "arinc653", "rtds", "credit" };
+static const char *const pool_scheduler_names[] = { "null", "arinc653", "rtds", "credit" };
 
 static void list(void)
 {
@@ -274,7 +274,7 @@ static void pool_list(void)
 		if (o < sizeof(members))
 			(void)snprintf(&members[o], sizeof(members) - o, "]");
 		ctl_line("\"pool\":\"%s\",\"scheduler\":\"%s\",\"cpus\":%s,\"partitions\":%s", pl->name,
-			 pl->scheduler < 4u ? sched_names[pl->scheduler] : "?", cores, members);
+			 pl->scheduler < 4u ? pool_scheduler_names[pl->scheduler] : "?", cores, members);
 	}
 	for (uint32_t i = 0; i < num_partitions; i++) {
 		const struct partition *p = &partitions[i];
@@ -332,6 +332,18 @@ static void posted(const char *why, const char *what)
 		say_refused("%s: %s", what, why);
 }
 
+/* The pool `name` names, or TERN_POOL_NONE. */
+static uint32_t pool_named(const char *name)
+{
+	const struct tern_config *cfg = config();
+
+	for (uint32_t q = 0; q < cfg->num_pools; q++) {
+		if (strcmp(config_pools(cfg)[q].name, name) == 0)
+			return q;
+	}
+	return TERN_POOL_NONE;
+}
+
 static void vcpu_pin(char **word, unsigned words)
 {
 	struct partition *p;
@@ -364,7 +376,6 @@ static void vcpu_pin(char **word, unsigned words)
 
 static void pool_migrate(char **word, unsigned words)
 {
-	const struct tern_config *cfg = config();
 	struct partition *p;
 	uint32_t q;
 	char what[80];
@@ -376,9 +387,8 @@ static void pool_migrate(char **word, unsigned words)
 	p = named(word[1]);
 	if (!p)
 		return;
-	for (q = 0; q < cfg->num_pools && strcmp(config_pools(cfg)[q].name, word[2]); q++)
-		;
-	if (q == cfg->num_pools) {
+	q = pool_named(word[2]);
+	if (q == TERN_POOL_NONE) {
 		say_refused("no pool named \"%s\"", word[2]);
 		return;
 	}
@@ -456,7 +466,6 @@ static void sched_partition(char **word, unsigned words, bool rtds)
 
 static void sched_arinc653(char **word, unsigned words)
 {
-	const struct tern_config *cfg = config();
 	struct sched_params sp;
 	uint32_t q;
 	uint32_t us;
@@ -465,34 +474,34 @@ static void sched_arinc653(char **word, unsigned words)
 		say_refused("usage: sched-arinc653 POOL [--major-frame US] --window PARTITION:US ...");
 		return;
 	}
-	for (q = 0; q < cfg->num_pools && strcmp(config_pools(cfg)[q].name, word[1]); q++)
-		;
-	if (q == cfg->num_pools) {
+	q = pool_named(word[1]);
+	if (q == TERN_POOL_NONE) {
 		say_refused("no pool named \"%s\"", word[1]);
 		return;
 	}
 	(void)memset(&sp, 0, sizeof(sp));
 	sp.kind = SCHED_ARINC653;
-	sp.major = (uint64_t)config_pools(cfg)[q].major_frame_us * SCHED_NS_PER_US;
+	sp.major = (uint64_t)config_pools(config())[q].major_frame_us * SCHED_NS_PER_US;
 	for (unsigned i = 2; i < words; i += 2u) {
 		char *arg = i + 1u < words ? word[i + 1u] : NULL;
 		if (arg && !strcmp(word[i], "--major-frame") && number(arg, &us)) {
 			sp.major = (uint64_t)us * SCHED_NS_PER_US;
 			continue;
 		}
-		char *colon = arg && !strcmp(word[i], "--window") ? arg : NULL;
-		while (colon && *colon && *colon != ':')
+		size_t colon = 0;
+		bool window = arg && !strcmp(word[i], "--window");
+		while (window && arg[colon] && arg[colon] != ':')
 			colon++;
-		if (colon && !*colon)
-			colon = NULL;
-		if (!colon || !number(colon + 1, &us) || sp.nwindows == SCHED_MAX_WINDOWS) {
+		if (!window || !arg[colon] || !number(&arg[colon + 1u], &us) ||
+		    sp.nwindows == SCHED_MAX_WINDOWS) {
 			say_refused("sched-arinc653: expected --major-frame US or --window PARTITION:US "
 				    "(at most %u), not \"%s\"", SCHED_MAX_WINDOWS, word[i]);
 			return;
 		}
-		*colon = '\0';
-		struct partition *p = strcmp(arg, "idle") ? named(arg) : NULL;
-		if (strcmp(arg, "idle") && !p)
+		arg[colon] = '\0';
+		bool idle = strcmp(arg, "idle") == 0;
+		struct partition *p = idle ? NULL : named(arg);
+		if (!idle && !p)
 			return;
 		if (p && shared_core_pool_of(p) != q) {
 			say_refused("sched-arinc653 %s: partition %s is not in the pool", word[1], p->name);

@@ -345,7 +345,8 @@ static void carry_out_orders(struct shared_core *sc, unsigned pcpu, uint64_t now
 			tern_log("core %u: timeline refused: %s", pcpu, why);
 		atomic_store(&timeline_posted[pcpu], false);
 	}
-	for (uint32_t i = 0; i < sc->num_home;) {
+	uint32_t i = 0;
+	while (i < sc->num_home) {
 		struct vcpu *w = sc->home[i];
 		uint32_t to = atomic_load(&moving_to[w->partition->index][w->index]);
 		_Atomic bool *posted = &params_posted[w->partition->index][w->index];
@@ -456,6 +457,7 @@ void shared_core_loop(unsigned pcpu)
 		struct sched_decision d = sched_pick(&sc->sched, now);
 		uint64_t event = next_event(sc, d.until, housekeeping);
 		if (d.vcpu != NULL) {
+			/* cppcheck-suppress misra-c2012-11.5 ; the vCPU shared_cores_init queued it for */
 			struct vcpu *v = d.vcpu->owner;
 			sc->running = v;
 			sc->running_since = now;

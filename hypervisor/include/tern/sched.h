@@ -68,13 +68,13 @@ struct sched_window {
  * vCPU's for RTDS and credit, a core's (its timeline) for ARINC 653.
  */
 struct sched_params {
-	uint8_t kind;
 	uint64_t budget;		/* RTDS */
 	uint64_t period;
+	uint64_t major;			/* ARINC 653: the major frame */
 	uint32_t weight;		/* credit */
 	uint32_t cap;			/* percent of one core, 0 = none */
-	uint64_t major;			/* ARINC 653: the major frame */
-	uint32_t nwindows;
+	uint32_t nwindows;		/* ARINC 653 */
+	uint8_t kind;
 	struct sched_window windows[SCHED_MAX_WINDOWS];
 };
 
