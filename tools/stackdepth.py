@@ -57,11 +57,27 @@ ARM64_ENTRIES = {
 # registered at boot (core/mmio.c, mmio_add) and called by mmio_emulate (a channel's doorbell
 # page is one: core/channel.c), and the partition UART's register model behind uart_access
 # (platform.uart_model).
+# The schedulers' operations (core/sched*.c), reached through struct sched_ops on both ISAs.
+_SCHEDULERS = ("null", "a653", "rtds", "credit")
+_SCHED_OPS = {op: tuple(f"{k}_{op}" for k in _SCHEDULERS)
+              for op in ("pick", "wake", "block", "ran", "check", "apply", "added")}
+SCHED_INDIRECT = {
+    "sched_core_init": _SCHED_OPS["check"] + _SCHED_OPS["apply"],
+    "sched_add": _SCHED_OPS["check"] + _SCHED_OPS["apply"] + _SCHED_OPS["added"],
+    "sched_pick": _SCHED_OPS["pick"],
+    "sched_wake": _SCHED_OPS["wake"],
+    "sched_unpause": _SCHED_OPS["wake"],
+    "sched_block": _SCHED_OPS["block"],
+    "sched_ran": _SCHED_OPS["ran"],
+    "sched_params": _SCHED_OPS["check"] + _SCHED_OPS["apply"],
+}
+
 ARM64_INDIRECT = {
     "mmio_emulate": ("uart_access", "vpci_access", "vgicd_access", "vgicr_access", "doorbell_access"),
     "mmio_trap": ("uart_access", "vpci_access", "vgicd_access", "vgicr_access",
                   "doorbell_access"),  # mmio_emulate inlined
     "uart_access": ("vpl011_access",),  # the board's model (qemu-virt: VUART := pl011)
+    **SCHED_INDIRECT,
 }
 
 # Assembly that moves the stack pointer back to the top of the core's stack and never
@@ -96,6 +112,7 @@ RISCV64_INDIRECT = {
     "mmio_trap": ("uart_access", "vpci_access", "vaplic_access", "doorbell_access"),  # mmio_emulate inlined
     "uart_access": ("vns16550_access",),  # the board's model (VUART := ns16550)
     "riscv_probe_exec": (),     # calls a `ret` in data, which must fault (the boot check)
+    **SCHED_INDIRECT,
 }
 
 RISCV64_STACK_RESETS = {
@@ -108,6 +125,8 @@ RISCV64_ASSEMBLY = {
     "riscv_probe_load": (0, "boot.S: one load with stvec pointed at its own code"),
     "riscv_probe_store": (0, "boot.S: one AMO with stvec pointed at its own code"),
     "riscv_probe_exec": (0, "boot.S: one call with stvec pointed at its own code"),
+    "riscv_fp_save": (0, "fp.S: stores f0-f31 and fcsr, no stack"),
+    "riscv_fp_restore": (0, "fp.S: loads f0-f31 and fcsr, no stack"),
 }
 
 RISCV64_BRANCHES = {"beq", "bne", "blt", "bge", "bltu", "bgeu", "beqz", "bnez", "blez", "bgez",

@@ -921,14 +921,28 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 {
 	if (config_check(cfg, avail, lim, err, errlen))
 		return -1;
-	/* Issue 29's first step: the description and its checks, before the schedulers run. */
+	/*
+	 * Not built yet: a shared core's vCPUs take only their own virtual interrupts (timers,
+	 * IPIs between them, the UART's); a device's, a doorbell's or a VirtIO slot's line would
+	 * have to wait for a vCPU that is not running.
+	 */
 	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
-		uint32_t q = cfg->partition[i].pool;
-		if (shared_pool(cfg, q))
-			return fail(err, errlen, "partition %s: pool %s: scheduler %s is not built yet "
-				    "(only null pools run)", cfg->partition[i].name,
-				    config_pools(cfg)[q].name,
-				    sched_names[config_pools(cfg)[q].scheduler]);
+		const struct tern_config_partition *p = &cfg->partition[i];
+		if (!shared_pool(cfg, p->pool))
+			continue;
+		const char *what = p->num_regions ? "devices passed through" :
+				   (p->flags & TERN_PF_IRQ_DIRECT) ? "direct interrupts" : NULL;
+		for (uint32_t w = 0; w < TERN_IRQ_WORDS && what == NULL; w++) {
+			if (p->irqs[w])
+				what = "interrupts passed through";
+		}
+		for (uint32_t c = 0; c < cfg->num_channels && what == NULL; c++) {
+			if (member_of(&config_channels(cfg)[c], i))
+				what = "channels";
+		}
+		if (what != NULL)
+			return fail(err, errlen, "partition %s: pool %s: %s in a shared pool are not "
+				    "built yet", p->name, config_pools(cfg)[p->pool].name, what);
 	}
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <tern/pci.h>
 #include <tern/platform.h>
 #include <tern/power.h>
+#include <tern/shared_core.h>
 #include <tern/virtio_mmio.h>
 
 /* Why a partition ends (partition_end). */
@@ -87,6 +88,7 @@ static __attribute__((noreturn)) void vcpu_leave(struct vcpu *v)
 	struct partition *p = v->partition;
 
 	arch_vcpu_quiesce(v);
+	shared_core_left(v);
 	power_left(p, v);
 	/* A request whose kick found this vCPU on its way out goes to one that stays. */
 	if (atomic_load(&p->request) && state_of(p) == PARTITION_RUNNING)
@@ -196,11 +198,15 @@ static __attribute__((noreturn)) void partition_end(struct vcpu *v, enum end_rea
 		vcpu_leave(v); /* another of its cores is already ending it */
 	for (; kick; kick &= kick - 1)
 		arch_cpu_kick(p->vcpu[__builtin_ctz(kick)].pcpu);
-	while (!power_others_off(p, v))
+	/* Its vCPUs on shared cores that are out of their guest leave at their core's look. */
+	while (!power_others_off(p, v)) {
+		shared_core_reap(p);
 		arch_cpu_relax();
+	}
 	arch_vcpu_quiesce(v);
 	take_down(p);
 	enum partition_state to = outcome(p, why);
+	shared_core_left(v);
 	power_left(p, v);
 	power_end(p, to);
 	if (to == PARTITION_RESTARTING) {
@@ -242,8 +248,10 @@ void vcpu_check_requests(struct vcpu *v)
 	/* Most kicks carry interrupt state (arch's): each check here is a plain load first. */
 	if (v->pcpu == console_core() && console_drain())
 		arch_cpu_kick(v->pcpu); /* the rest after the guest had its turn */
-	if (atomic_load_explicit(&p->paused, memory_order_relaxed) ||
-	    atomic_load_explicit(&v->paused, memory_order_relaxed))
+	if (cpu_is_shared(v->pcpu))
+		shared_core_kicked(v); /* its pause, and its core's other vCPUs, go through the scheduler */
+	else if (atomic_load_explicit(&p->paused, memory_order_relaxed) ||
+		 atomic_load_explicit(&v->paused, memory_order_relaxed))
 		vcpu_pause(v);
 	if (atomic_load_explicit(&v->stop, memory_order_relaxed))
 		vcpu_leave(v);
@@ -256,6 +264,25 @@ void vcpu_check_requests(struct vcpu *v)
 		virtio_take_rung(v);
 	if (request & PARTITION_REQ_STOP)
 		partition_end(v, END_STOP, false); /* an operator's decision, not a containment */
+	if (request & PARTITION_REQ_RESTART)
+		partition_end(v, END_RESTART, false);
+}
+
+void vcpu_act_descheduled(struct vcpu *v)
+{
+	struct partition *p = v->partition;
+
+	if (atomic_load(&v->stop) || state_of(p) != PARTITION_RUNNING) {
+		shared_core_left(v);
+		power_left(p, v);
+		if (atomic_load(&p->request) && state_of(p) == PARTITION_RUNNING)
+			partition_request(p, 0);
+		return;
+	}
+	/* A VirtIO frontend's request is for a vCPU in its guest (and none is in a shared pool). */
+	uint32_t request = atomic_fetch_and(&p->request, ~(PARTITION_REQ_STOP | PARTITION_REQ_RESTART));
+	if (request & PARTITION_REQ_STOP)
+		partition_end(v, END_STOP, false);
 	if (request & PARTITION_REQ_RESTART)
 		partition_end(v, END_RESTART, false);
 }
@@ -420,7 +447,7 @@ static void load_pristine(struct partition *p)
  * vCPU 0's core, idle: carry out what its partition waits for while no vCPU of it runs.
  * Returns the counter time to wake up at for a restart's back-off, or 0.
  */
-static uint64_t partition_housekeeping(struct vcpu *v)
+uint64_t vcpu_housekeeping(struct vcpu *v)
 {
 	struct partition *p = v->partition;
 	uint32_t state = state_of(p);
@@ -465,12 +492,15 @@ void cpu_idle(unsigned pcpu)
 {
 	struct vcpu *v = vcpu_of_cpu(pcpu);
 
+	if (cpu_is_shared(pcpu))
+		shared_core_loop(pcpu);
+
 	for (;;) {
 		uint64_t wake = 0;
 		bool more = pcpu == console_core() && console_drain();
 
 		if (v && v->index == 0)
-			wake = partition_housekeeping(v);
+			wake = vcpu_housekeeping(v);
 		if (v && power_enter(v->partition, v)) {
 			if (more)
 				arch_cpu_kick(pcpu); /* the console's rest at the guest's first exit */
@@ -640,6 +670,11 @@ void tern_main(paddr_t fdt)
 		p->vcpu[0].entry = c->entry_ipa;
 		p->vcpu[0].context = c->dtb_ipa;
 		atomic_fetch_add(&partitions_running, 1);
+	}
+
+	if (shared_cores_init(cfg, err, sizeof(err))) {
+		tern_log("error: %s", err);
+		arch_board_off();
 	}
 
 	/* The console core drains from now on: before any other core can print. */

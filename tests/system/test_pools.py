@@ -67,22 +67,3 @@ def test_an_explicit_null_pool_runs_as_without_it(tmp_path, arch):
             assert warm(pooled_record) == warm(record), test
     # The same exits and calls, but the console's (as many as the lines it printed).
     assert without_console(pooled.stats["rt"]) == without_console(alone.stats["rt"])
-
-
-@pytest.mark.parametrize("scheduler, keys", [
-    ("arinc653", {"major_frame_us": 20000,
-                  "windows": [{"partition": "a", "duration_us": 10000},
-                              {"partition": "b", "duration_us": 10000}]}),
-    ("credit", {}),
-])
-def test_a_shared_pool_is_refused_at_boot_by_name(tmp_path, scheduler, keys):
-    path = write(tmp_path, "system.toml", "arm64",
-                 [{"name": "frame", "cpus": [2], "scheduler": scheduler, **keys}],
-                 partition("rt", [1], LAT, SHORT_LAT),
-                 partition("a", [2], LAT, SHORT_LAT, pool="frame"),
-                 partition("b", [2], LAT, SHORT_LAT, pool="frame"))
-    result = run_system(path, icount=4, timeout=60)
-    line = (f"tern: error: system description: partition a: pool frame: scheduler {scheduler} "
-            f"is not built yet (only null pools run)")
-    assert line in result.log, result.explain()
-    assert not result.ok

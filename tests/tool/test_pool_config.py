@@ -161,27 +161,42 @@ def test_riscv64_keeps_trap_less_vcpus_up_to_its_guest_files(tmp_path):
     write_riscv_image(tmp_path / "guests" / "build" / "riscv64" / "lat.img")
     four = "".join(partition(f"p{i}", cpus=[2], pool="frame", memory="16MiB")
                    for i in range(4))
-    system = load_system(write_toml(tmp_path, riscv64(pool(scheduler="credit") + four)))
-    # Trap-less by default, as every riscv64 partition; WFI trapped by default in a shared pool.
-    assert all(p.irq_direct and not p.wfi_native for p in system.partitions)
     five = four + partition("p4", cpus=[2], pool="frame", memory="16MiB")
     assert error_of(tmp_path, riscv64(pool(scheduler="credit") + five)) == \
         'partition[4].irq: core 2 of pool "frame" would have 5 trap-less vCPUs (irq = ' \
         '"direct"), more than the 4 guest interrupt files a hart has (QEMU aia-guests=4)'
-    # A trapped one has no file of its own.
-    trapped = four + partition("p4", cpus=[2], pool="frame", memory="16MiB", irq="trap")
-    assert len(load_system(write_toml(tmp_path, riscv64(pool(scheduler="credit") + trapped)))
-               .partitions) == 5
+    # Trap-less by default, as every riscv64 partition: within the files, not built yet.
+    assert error_of(tmp_path, riscv64(pool(scheduler="credit") + four)) == \
+        'partition[0].irq: partition "p0" is in pool "frame", a shared pool: direct ' \
+        'interrupts (irq = "direct") there are not built yet (only null pools have them)'
+    # Trapped ones have no file of their own; WFI is trapped by default in a shared pool.
+    trapped = "".join(partition(f"p{i}", cpus=[2], pool="frame", memory="16MiB", irq="trap")
+                      for i in range(5))
+    system = load_system(write_toml(tmp_path, riscv64(pool(scheduler="credit") + trapped)))
+    assert len(system.partitions) == 5
+    assert all(not p.irq_direct and not p.wfi_native for p in system.partitions)
 
 
-def test_notes_for_idle_and_not_yet_built_pools(tmp_path, stub_image):
+def test_a_shared_pools_partitions_have_no_lines_yet(tmp_path, stub_image):
+    devices = shared("credit", a={"devices": ["pcie"]})
+    assert error_of(tmp_path, devices).startswith(
+        'partition[1].devices: partition "a" is in pool "frame", a shared pool: devices passed '
+        'through there are not built yet')
+    channel = dump_toml({"channel": [{"name": "c", "size": "64KiB", "members": ["rt", "b"]}]})
+    assert error_of(tmp_path, shared("credit") + channel).startswith(
+        'partition[2].pool: partition "b" is in pool "frame", a shared pool: channels there')
+    # The same partitions in a null pool, or in none, have them.
+    null = (pool(cpus=(2, 3), scheduler="null") + partition("rt", cpus=[1])
+            + partition("a", cpus=[2], pool="frame", devices=["pcie"])
+            + partition("b", cpus=[3], pool="frame"))
+    assert len(load_system(write_toml(tmp_path, null + channel)).channels) == 1
+
+
+def test_notes_for_idle_pools(tmp_path, stub_image):
     text = (shared("credit") + pool("spare", cpus=(3,), scheduler="rtds")
             + pool("solo", cpus=(0,), scheduler="null") + partition("z", cpus=[0], pool="solo"))
     system = load_system(write_toml(tmp_path, text))
     assert notes(system, place(system)) == [
-        ("pool[0].scheduler", 'pool "frame": scheduler credit is not built yet: the hypervisor '
-                              "refuses this system at boot (tern run stops there); only null "
-                              "pools run for now"),
         ("pool[1]", 'pool "spare" has no partition: its cores 3 stay idle'),
     ]
     text = shared("arinc653")
@@ -224,8 +239,7 @@ def test_the_pools_example(repo_root, tmp_path):
     assert "RAM; cores 3; pool shared (credit, weight 512); wfi trap" in proc.stdout
     assert "cores 2; arinc653, major frame 20 ms: a 10 ms, b 10 ms; members a, b" in proc.stdout
     assert "cores 3; credit; members c, d" in proc.stdout
-    assert 'note: pool[0].scheduler: pool "frame": scheduler arinc653 is not built yet' \
-        in proc.stdout
+    assert "not built yet" not in proc.stdout
     proc = run_cli("check", "--json", str(path), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)["layout"]

@@ -372,6 +372,7 @@ def parse_system(doc, base_dir, source="<system>"):
     pools = _check_pools(doc.get("pool", []), pools, partitions, board)
     channels = _parse_channels(doc.get("channel", []), board, partitions)
     virtio = _parse_virtio(doc.get("virtio", []), board, partitions, channels, base_dir)
+    _check_shared_pool_lines(pools, partitions, channels, virtio)
     return System(source=source, board=board, partitions=tuple(partitions),
                   channels=channels, virtio=virtio, pools=pools)
 
@@ -499,6 +500,29 @@ def _check_pools(entries, pools, partitions, board):
                         scheduler=pool.scheduler, major_frame_us=pool.major_frame_us,
                         windows=windows))
     return tuple(out)
+
+
+def _check_shared_pool_lines(pools, partitions, channels, virtio):
+    """Not built yet: a shared core's vCPUs take their own virtual interrupts only (timers, IPIs
+    between them, the UART's); a device's, a doorbell's or a VirtIO slot's line, or a trap-less
+    vCPU's interrupt file, would wait for a vCPU that is not running."""
+    shared = {q.name for q in pools if q.shared}
+    for p in partitions:
+        if p.pool not in shared:
+            continue
+        what = None
+        if p.devices:
+            what = ("devices", "devices passed through")
+        elif p.irq_direct:
+            what = ("irq", 'direct interrupts (irq = "direct")')
+        elif any(p.name in c.all_members for c in channels):
+            what = ("pool", "channels")
+        elif any(p.name in (v.frontend, v.backend) for v in virtio):
+            what = ("pool", "VirtIO devices")
+        if what:
+            raise ConfigError(f"{p.toml_key}.{what[0]}",
+                              f'partition "{p.name}" is in pool "{p.pool}", a shared pool: '
+                              f"{what[1]} there are not built yet (only null pools have them)")
 
 
 def _parse_windows(value, at, pool, by_name):

@@ -1079,19 +1079,13 @@ def notes(system, placed=None):
 
 
 def _pool_notes(system):
-    """A pool no partition uses (its cores stay idle); a pool whose scheduler the hypervisor
-    does not run yet (it refuses the system at boot); an ARINC 653 member with no window."""
+    """A pool no partition uses (its cores stay idle); an ARINC 653 member with no window."""
     out = []
     for q in system.pools:
         members = system.members(q)
         if not members:
             out.append((q.toml_key, f'pool "{q.name}" has no partition: its cores '
                                     f"{', '.join(map(str, q.cpus))} stay idle"))
-        elif q.shared:
-            out.append((f"{q.toml_key}.scheduler", f'pool "{q.name}": scheduler {q.scheduler} is '
-                                                   f"not built yet: the hypervisor refuses this "
-                                                   f"system at boot (tern run stops there); only "
-                                                   f"null pools run for now"))
         windowed = {w.partition for w in q.windows}
         for p in members:
             if q.scheduler == "arinc653" and p.name not in windowed:
