@@ -426,6 +426,12 @@ void arch_vcpu_quiesce(struct vcpu *v)
 {
 	struct arm64_cpu *c = &cpus[v->pcpu];
 
+	/*
+	 * A vCPU switched out of its shared core (arch_vcpu_save) that leaves from there: the core
+	 * holds nothing of it, and what runs there (or the next one) is not to be touched.
+	 */
+	if (c->vcpu != v)
+		return;
 	write_sysreg(cntv_ctl_el0, 0);
 	write_sysreg(cntp_ctl_el0, 0);
 	vgic_quiesce(c);

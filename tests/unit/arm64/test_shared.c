@@ -392,3 +392,29 @@ void test_shared_sgi_to_a_sibling_on_the_same_core(void)
 	CHECK_EQ(atomic_load(&a0->arch.redist.pending), BIT(7));
 	CHECK_EQ(atomic_load(&fake_kicks) & 1u, 1u);
 }
+
+/*
+ * A saved vCPU whose partition ends leaves from its core's loop (vcpu_act_descheduled, with the
+ * core empty or running another vCPU): its quiesce touches nothing of the core's.
+ */
+void test_shared_quiesce_of_a_saved_vcpu(void)
+{
+	shared_board();
+	fake_lrs[0][1] = ICH_LR_PENDING | ICH_LR_GROUP1 | 3u;
+	fake_sysreg_set(0, "cntv_ctl_el0", CNT_CTL_ENABLE);
+	fake_sysreg_set(0, "hcr_el2", 0x80000000u);
+	CHECK_EQ(FAKE_ON(0, arch_vcpu_quiesce(a1)), FAKE_RETURNED);   /* a0 runs */
+	CHECK_EQ(fake_lrs[0][1], ICH_LR_PENDING | ICH_LR_GROUP1 | 3u);
+	CHECK_EQ(fake_sysreg(0, "cntv_ctl_el0"), CNT_CTL_ENABLE);
+	CHECK_EQ(fake_sysreg(0, "hcr_el2"), 0x80000000u);
+	CHECK_EQ(cpus[0].vcpu, a0);
+	CHECK_EQ(FAKE_ON(0, arch_vcpu_save(a0)), FAKE_RETURNED);
+	CHECK_EQ(FAKE_ON(0, arch_vcpu_quiesce(a1)), FAKE_RETURNED);   /* nobody runs */
+	CHECK(cpus[0].vcpu == NULL);
+	/* The running vCPU's own quiesce is today's. */
+	CHECK_EQ(FAKE_ON(0, arch_vcpu_resume(a1)), FAKE_EXIT_RUN);
+	fake_sysreg_set(0, "cntv_ctl_el0", CNT_CTL_ENABLE);
+	CHECK_EQ(FAKE_ON(0, arch_vcpu_quiesce(a1)), FAKE_RETURNED);
+	CHECK_EQ(fake_sysreg(0, "cntv_ctl_el0"), 0);
+	CHECK_EQ(fake_sysreg(0, "hcr_el2"), HCR_RW);
+}
