@@ -97,6 +97,10 @@ linux-demo: deps
 xen-null:
 	scripts/xen/build-xen-null.sh
 
+# The same with RTDS, ARINC 653 and boot-time cpupools too, for the shared-core bench rows.
+xen-sched:
+	scripts/xen/build-xen-null.sh sched
+
 clean:
 	$(MAKE) -C hypervisor clean
 	$(MAKE) -C guests clean
@@ -104,4 +108,4 @@ clean:
 	$(MAKE) -C tests/fuzz clean
 	rm -rf build
 
-.PHONY: linux tern-chan tern-vio tern-vsock linux-demo xen-null all deps deps-bench deps-lint lint hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean fuzz fuzz-smoke coverage
+.PHONY: linux tern-chan tern-vio tern-vsock linux-demo xen-null xen-sched all deps deps-bench deps-lint lint hypervisor guests unit-test tool-test system-test test demo bench bench-quick clean fuzz fuzz-smoke coverage

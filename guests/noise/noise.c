@@ -1,7 +1,8 @@
 /*
  * Interference for a neighbouring partition: streams memory (a load and a store per word
  * over a buffer) while its own virtual timer interrupts it every irq_us, in bursts separated
- * by WFI gaps (burst), without gaps (spin), or only the gaps (idle).
+ * by WFI gaps (burst), without gaps (spin), or only the gaps (idle). Or, with no load at all,
+ * the times it does not run (slices: slices.c).
  */
 #include "bootargs.h"
 #include "console.h"
@@ -9,6 +10,7 @@
 #include "fdt.h"
 #include "gic.h"
 #include "runtime.h"
+#include "slices.h"
 #include "timer.h"
 
 const char guest_name[] = "noise";
@@ -18,8 +20,8 @@ const char guest_name[] = "noise";
 #define CHUNK_WORDS     32              /* words streamed between two looks at the counter */
 #define NO_END          UINT64_MAX
 
-enum noise_mode { MODE_BURST, MODE_SPIN, MODE_IDLE };
-static const char *const mode_names[] = { "burst", "spin", "idle" };
+enum noise_mode { MODE_BURST, MODE_SPIN, MODE_IDLE, MODE_SLICES };
+static const char *const mode_names[] = { "burst", "spin", "idle", "slices" };
 
 struct noise_config {
 	enum noise_mode mode;
@@ -207,6 +209,8 @@ static void read_config(struct noise_config *cfg)
 			cfg->mode = MODE_SPIN;
 		else if (strview_eq(mode, "idle"))
 			cfg->mode = MODE_IDLE;
+		else if (strview_eq(mode, "slices"))
+			cfg->mode = MODE_SLICES;
 		else if (!strview_eq(mode, "burst"))
 			printf("noise: unknown noise.mode, using burst\n");
 	}
@@ -233,12 +237,44 @@ static void read_config(struct noise_config *cfg)
 	cfg->max_bursts = bootarg_ulong("noise.bursts", 0, 0, ~0UL);
 }
 
+/*
+ * The end is the virtual counter's, as the other modes'; slices reads the physical one, a
+ * constant offset (CNTVOFF) away.
+ */
+static void run_slices(const struct noise_config *cfg)
+{
+	struct slices_config sc;
+	uint64_t end = cfg->end;
+
+	irq_disable();
+	if (end != NO_END)
+		end += counter_phys() - counter_virt();
+	slices_read_config(&sc, end);
+	printf("noise: mode slices, name %s, gaps above %lu ticks, %lu kept, ", sc.name,
+	       (unsigned long)sc.gap_ticks, sc.max_gaps);
+	if (sc.end != NO_END)
+		printf("until physical counter %lu", (unsigned long)sc.end);
+	if (sc.end != NO_END && sc.slices)
+		printf(" or ");
+	if (sc.slices)
+		printf("%lu gaps", sc.slices);
+	if (sc.end == NO_END && !sc.slices)
+		printf("no end");
+	console_putc('\n');
+	slices_run(&sc);
+}
+
 void guest_main(void)
 {
 	struct noise_config cfg;
 	struct noise_counts counts = { 0, 0 };
 
 	read_config(&cfg);
+	if (cfg.mode == MODE_SLICES) {
+		run_slices(&cfg);
+		printf("NOISE-DONE\n");
+		return;
+	}
 	if (!place_buffer(&cfg)) {
 		printf("NOISE-JSON {\"mode\":\"%s\",\"error\":\"no RAM for the buffer\"}\n",
 		       mode_names[cfg.mode]);

@@ -6,14 +6,19 @@
  *   help             what follows
  *   list             each partition: state, vCPUs, cores, restarts, pool
  *   vcpu-list        each vCPU: its partition, core, power state, whether paused
- *   pool-list        the pools (today each partition's own null pool)
+ *   pool-list        the pools: the description's, and each pool-less partition's own null one
  *   stats            every partition's counters (tern-stats) and the hypervisor's memory (tern-mem)
  *   restart NAME     reload NAME from its pristine copies and start it again
  *   stop NAME        end NAME, as its own SYSTEM_OFF would
  *   pause NAME       hold NAME's vCPUs in the hypervisor on their cores, guest untouched
  *   unpause NAME     let them go on where they were
- *   vcpu-pin, pool-migrate, sched-rtds, sched-credit, sched-arinc653: refused until the
- *                    scheduling of issue 29 is built, with the reason
+ *   vcpu-pin NAME VCPU CPU         move a vCPU to another core of its (shared) pool
+ *   pool-migrate NAME POOL          move a partition to another shared pool (its scheduler's
+ *                                   defaults there)
+ *   sched-rtds NAME --budget US --period US, sched-credit NAME --weight W [--cap PERCENT]
+ *                                   a partition's parameters, from its next period
+ *   sched-arinc653 POOL [--major-frame US] --window NAME:US ... (NAME `idle`: no one)
+ *                                   a pool's timeline, from its next major frame
  *
  * A line may start with `@N ` (N a decimal sequence number): a tool's request (`tern run`'s
  * control socket), whose reply lines carry "seq":N.  Every command ends its reply with one
@@ -27,12 +32,14 @@
  * console core never waits for another core.
  */
 #include <tern/arch.h>
+#include <tern/config.h>
 #include <tern/console.h>
 #include <tern/lib.h>
 #include <tern/partition.h>
 #include <tern/platform.h>
+#include <tern/shared_core.h>
 
-#define LINE_MAX 80
+#define LINE_MAX 256
 
 static char line[LINE_MAX];
 static size_t line_len;
@@ -71,7 +78,8 @@ static struct partition *partition_named(const char *name)
 	return NULL;
 }
 
-#define MAX_WORDS 8
+/* sched-arinc653 POOL --major-frame US and 16 windows of two words each */
+#define MAX_WORDS 40
 
 /* The request being answered: its sequence number if a tool sent one, and its verb. */
 static struct console_request {
@@ -190,6 +198,22 @@ static void cores_of(const struct partition *p, char *out, size_t n)
 		(void)snprintf(&out[o], n - o, "]");
 }
 
+static const struct tern_config *config(void)
+{
+	return (const struct tern_config *)(uintptr_t)platform.config_hpa;
+}
+
+/* A pool's name as a JSON value: "name", or null for an implicit null pool. */
+static void pool_json(uint32_t q, char *out, size_t n)
+{
+	if (q == TERN_POOL_NONE || q >= config()->num_pools)
+		(void)snprintf(out, n, "null");
+	else
+		(void)snprintf(out, n, "\"%s\"", config_pools(config())[q].name);
+}
+
+static const char *const sched_names[] = { "null", "arinc653", "rtds", "credit" };
+
 static void list(void)
 {
 	char cores[TERN_MAX_VCPUS * 4 + 3];
@@ -197,10 +221,12 @@ static void list(void)
 	for (uint32_t i = 0; i < num_partitions; i++) {
 		const struct partition *p = &partitions[i];
 		cores_of(p, cores, sizeof(cores));
+		char pool[TERN_NAME_LEN + 2];
+		pool_json(shared_core_pool_of(p), pool, sizeof(pool));
 		ctl_line("\"partition\":\"%s\",\"id\":%u,\"state\":\"%s\",\"vcpus\":%u,\"cpus\":%s,"
-			 "\"mem_mib\":%llu,\"restarts\":%u,\"pool\":null",
+			 "\"mem_mib\":%llu,\"restarts\":%u,\"pool\":%s",
 			 p->name, p->index, shown_state(p), p->num_vcpus, cores,
-			 (unsigned long long)(p->cfg->ram_size >> 20), atomic_load(&p->restarts));
+			 (unsigned long long)(p->cfg->ram_size >> 20), atomic_load(&p->restarts), pool);
 	}
 	ok();
 }
@@ -212,22 +238,48 @@ static void vcpu_list(void)
 		for (uint32_t k = 0; k < p->num_vcpus; k++) {
 			const struct vcpu *v = &p->vcpu[k];
 			uint32_t power = atomic_load(&v->power);
+			const char *sched = shared_core_state_name(v);
 			ctl_line("\"partition\":\"%s\",\"id\":%u,\"vcpu\":%u,\"cpu\":%u,\"power\":\"%s\","
-				 "\"paused\":%s,\"affinity\":[%u]",
+				 "\"paused\":%s,\"affinity\":[%u],\"sched\":\"%s\"",
 				 p->name, p->index, k, v->pcpu, power <= VCPU_ON ? power_names[power] : "?",
-				 atomic_load(&v->paused) ? "true" : "false", v->pcpu);
+				 atomic_load(&v->paused) ? "true" : "false", v->pcpu,
+				 sched ? sched : "pinned");
 		}
 	}
 	ok();
 }
 
-/* Until pools are built, every partition is alone in a null pool of its own cores. */
+/* The description's pools with their partitions now, then each pool-less partition's own. */
 static void pool_list(void)
 {
-	char cores[TERN_MAX_VCPUS * 4 + 3];
+	const struct tern_config *cfg = config();
+	char cores[TERN_MAX_CPUS * 4 + 3];
+	char members[TERN_MAX_PARTITIONS * (TERN_NAME_LEN + 3) + 3];
 
+	for (uint32_t q = 0; q < cfg->num_pools; q++) {
+		const struct tern_config_pool *pl = &config_pools(cfg)[q];
+		size_t o = (size_t)snprintf(cores, sizeof(cores), "[");
+		for (unsigned c = 0; c < TERN_MAX_CPUS && o < sizeof(cores); c++) {
+			if (pl->cpus & (1u << c))
+				o += (size_t)snprintf(&cores[o], sizeof(cores) - o, "%s%u", o > 1 ? "," : "", c);
+		}
+		if (o < sizeof(cores))
+			(void)snprintf(&cores[o], sizeof(cores) - o, "]");
+		o = (size_t)snprintf(members, sizeof(members), "[");
+		for (uint32_t i = 0; i < num_partitions && o < sizeof(members); i++) {
+			if (shared_core_pool_of(&partitions[i]) == q)
+				o += (size_t)snprintf(&members[o], sizeof(members) - o, "%s\"%s\"",
+						      o > 1 ? "," : "", partitions[i].name);
+		}
+		if (o < sizeof(members))
+			(void)snprintf(&members[o], sizeof(members) - o, "]");
+		ctl_line("\"pool\":\"%s\",\"scheduler\":\"%s\",\"cpus\":%s,\"partitions\":%s", pl->name,
+			 pl->scheduler < 4u ? sched_names[pl->scheduler] : "?", cores, members);
+	}
 	for (uint32_t i = 0; i < num_partitions; i++) {
 		const struct partition *p = &partitions[i];
+		if (shared_core_pool_of(p) != TERN_POOL_NONE)
+			continue;
 		cores_of(p, cores, sizeof(cores));
 		ctl_line("\"pool\":null,\"scheduler\":\"null\",\"cpus\":%s,\"partitions\":[\"%s\"]",
 			 cores, p->name);
@@ -271,13 +323,21 @@ static void unpause_partition(struct partition *p)
 	ok();
 }
 
-#define NOT_BUILT "not built yet: a vCPU runs only on its own core until issue 29's scheduling lands"
+/* `why` NULL: done (posted to the cores concerned); else the refusal, about `what`. */
+static void posted(const char *why, const char *what)
+{
+	if (why == NULL)
+		ok();
+	else
+		say_refused("%s: %s", what, why);
+}
 
 static void vcpu_pin(char **word, unsigned words)
 {
 	struct partition *p;
 	uint32_t vcpu;
 	uint32_t cpu;
+	char what[64];
 
 	if (words != 4) {
 		say_refused("usage: vcpu-pin PARTITION VCPU CPU");
@@ -298,7 +358,153 @@ static void vcpu_pin(char **word, unsigned words)
 		ok(); /* where it is: nothing to do */
 		return;
 	}
-	say_refused("vcpu-pin %s %u %u: " NOT_BUILT, p->name, vcpu, cpu);
+	(void)snprintf(what, sizeof(what), "vcpu-pin %s %u %u", p->name, vcpu, cpu);
+	posted(shared_core_pin(&p->vcpu[vcpu], cpu), what);
+}
+
+static void pool_migrate(char **word, unsigned words)
+{
+	const struct tern_config *cfg = config();
+	struct partition *p;
+	uint32_t q;
+	char what[80];
+
+	if (words != 3) {
+		say_refused("usage: pool-migrate PARTITION POOL");
+		return;
+	}
+	p = named(word[1]);
+	if (!p)
+		return;
+	for (q = 0; q < cfg->num_pools && strcmp(config_pools(cfg)[q].name, word[2]); q++)
+		;
+	if (q == cfg->num_pools) {
+		say_refused("no pool named \"%s\"", word[2]);
+		return;
+	}
+	(void)snprintf(what, sizeof(what), "pool-migrate %s %s", p->name, word[2]);
+	posted(shared_core_migrate(p, q), what);
+}
+
+/* `--flag value` pairs after the first `skip` words: the value of `flag`, or NULL. */
+static const char *option(char **word, unsigned words, unsigned skip, const char *flag)
+{
+	for (unsigned i = skip; i + 1u < words; i += 2u) {
+		if (!strcmp(word[i], flag))
+			return word[i + 1u];
+	}
+	return NULL;
+}
+
+/* Every word after `skip` is a `--flag value` pair of `flags` (NULL-terminated). */
+static bool options_known(char **word, unsigned words, unsigned skip, const char *const *flags)
+{
+	if ((words - skip) % 2u)
+		return false;
+	for (unsigned i = skip; i < words; i += 2u) {
+		bool known = false;
+		for (const char *const *f = flags; *f; f++)
+			known |= !strcmp(word[i], *f);
+		if (!known)
+			return false;
+	}
+	return true;
+}
+
+/* sched-rtds and sched-credit: the same parameters for every vCPU of the partition. */
+static void sched_partition(char **word, unsigned words, bool rtds)
+{
+	static const char *const rtds_flags[] = { "--budget", "--period", NULL };
+	static const char *const credit_flags[] = { "--weight", "--cap", NULL };
+	struct sched_params sp;
+	struct partition *p;
+	uint32_t a = 0;
+	uint32_t b = 0;
+	const char *x;
+	const char *y;
+
+	if (words < 2 || !options_known(word, words, 2, rtds ? rtds_flags : credit_flags)) {
+		say_refused(rtds ? "usage: sched-rtds PARTITION --budget US --period US"
+				 : "usage: sched-credit PARTITION --weight W [--cap PERCENT]");
+		return;
+	}
+	p = named(word[1]);
+	if (!p)
+		return;
+	x = option(word, words, 2, rtds ? "--budget" : "--weight");
+	y = option(word, words, 2, rtds ? "--period" : "--cap");
+	if (!x || !number(x, &a) || (rtds && (!y || !number(y, &b))) || (!rtds && y && !number(y, &b))) {
+		say_refused("%s: %s", word[0], rtds ? "--budget and --period take microseconds"
+						    : "--weight and --cap take whole numbers");
+		return;
+	}
+	(void)memset(&sp, 0, sizeof(sp));
+	sp.kind = rtds ? SCHED_RTDS : SCHED_CREDIT;
+	sp.budget = (uint64_t)a * SCHED_NS_PER_US;
+	sp.period = (uint64_t)b * SCHED_NS_PER_US;
+	sp.weight = a;
+	sp.cap = b;
+	for (uint32_t i = 0; i < p->num_vcpus; i++) {
+		const char *why = shared_core_post_params(&p->vcpu[i], &sp);
+		if (why != NULL) {
+			say_refused("%s %s: vCPU %u: %s", word[0], p->name, i, why);
+			return;
+		}
+	}
+	ok();
+}
+
+static void sched_arinc653(char **word, unsigned words)
+{
+	const struct tern_config *cfg = config();
+	struct sched_params sp;
+	uint32_t q;
+	uint32_t us;
+
+	if (words < 2) {
+		say_refused("usage: sched-arinc653 POOL [--major-frame US] --window PARTITION:US ...");
+		return;
+	}
+	for (q = 0; q < cfg->num_pools && strcmp(config_pools(cfg)[q].name, word[1]); q++)
+		;
+	if (q == cfg->num_pools) {
+		say_refused("no pool named \"%s\"", word[1]);
+		return;
+	}
+	(void)memset(&sp, 0, sizeof(sp));
+	sp.kind = SCHED_ARINC653;
+	sp.major = (uint64_t)config_pools(cfg)[q].major_frame_us * SCHED_NS_PER_US;
+	for (unsigned i = 2; i < words; i += 2u) {
+		char *arg = i + 1u < words ? word[i + 1u] : NULL;
+		if (arg && !strcmp(word[i], "--major-frame") && number(arg, &us)) {
+			sp.major = (uint64_t)us * SCHED_NS_PER_US;
+			continue;
+		}
+		char *colon = arg && !strcmp(word[i], "--window") ? arg : NULL;
+		while (colon && *colon && *colon != ':')
+			colon++;
+		if (colon && !*colon)
+			colon = NULL;
+		if (!colon || !number(colon + 1, &us) || sp.nwindows == SCHED_MAX_WINDOWS) {
+			say_refused("sched-arinc653: expected --major-frame US or --window PARTITION:US "
+				    "(at most %u), not \"%s\"", SCHED_MAX_WINDOWS, word[i]);
+			return;
+		}
+		*colon = '\0';
+		struct partition *p = strcmp(arg, "idle") ? named(arg) : NULL;
+		if (strcmp(arg, "idle") && !p)
+			return;
+		if (p && shared_core_pool_of(p) != q) {
+			say_refused("sched-arinc653 %s: partition %s is not in the pool", word[1], p->name);
+			return;
+		}
+		sp.windows[sp.nwindows].partition = p ? (uint16_t)p->index : SCHED_NO_PARTITION;
+		sp.windows[sp.nwindows].duration = (uint64_t)us * SCHED_NS_PER_US;
+		sp.nwindows++;
+	}
+	char what[48];
+	(void)snprintf(what, sizeof(what), "sched-arinc653 %s", word[1]);
+	posted(sp.nwindows ? shared_core_post_timeline(q, &sp) : "no --window given", what);
 }
 
 static void command(char *text)
@@ -347,6 +553,9 @@ static void command(char *text)
 	if (!strcmp(verb, "help")) {
 		tern_log("commands: help, list, vcpu-list, pool-list, stats, restart NAME, stop NAME, "
 			 "pause NAME, unpause NAME, vcpu-pin NAME VCPU CPU");
+		tern_log("commands: pool-migrate NAME POOL, sched-rtds NAME --budget US --period US, "
+			 "sched-credit NAME --weight W [--cap P]");
+		tern_log("commands: sched-arinc653 POOL [--major-frame US] --window NAME:US ...");
 		ok();
 	} else if (!strcmp(verb, "stats")) {
 		arch_iommu_poll(); /* dma_faults up to now */
@@ -376,14 +585,12 @@ static void command(char *text)
 			stop_or_restart(p, verb[2] == 's');
 	} else if (!strcmp(verb, "vcpu-pin")) {
 		vcpu_pin(word, words);
-	} else if (!strcmp(verb, "pool-migrate") || !strcmp(verb, "sched-rtds") ||
-		   !strcmp(verb, "sched-credit")) {
-		if (words >= 2 && named(word[1]))
-			say_refused("%s: " NOT_BUILT, verb);
-		else if (words < 2)
-			say_refused("%s needs a partition name", verb);
+	} else if (!strcmp(verb, "pool-migrate")) {
+		pool_migrate(word, words);
+	} else if (!strcmp(verb, "sched-rtds") || !strcmp(verb, "sched-credit")) {
+		sched_partition(word, words, verb[6] == 'r');
 	} else if (!strcmp(verb, "sched-arinc653")) {
-		say_refused("%s: no pools: " NOT_BUILT, verb);
+		sched_arinc653(word, words);
 	} else {
 		say_refused("unknown command \"%s\" (try help)", verb);
 	}

@@ -32,6 +32,25 @@ static struct sched_vcpu vcpu_sched[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS]
 /* Its context holds a guest that left mid-run (arch_vcpu_save): resume it, not enter it afresh. */
 static bool vcpu_saved[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS] __attribute__((section(".noinit")));
 
+/*
+ * An operator's orders (tern ctl), posted by the console core alone and carried out by the
+ * core concerned at its next look, from its loop: new parameters for a vCPU, a core's new
+ * ARINC 653 timeline, a vCPU's move to another core.  A posted order not yet carried out makes
+ * the next one `busy`.  A moving vCPU leaves its old core's queue there, then arrives in its new
+ * core's `incoming` (bit partition x TERN_MAX_VCPUS + vCPU), which any core may set.
+ */
+static struct sched_params posted_params[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS]
+	__attribute__((section(".noinit")));
+static _Atomic bool params_posted[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS];
+static struct sched_params posted_timeline[TERN_MAX_CPUS] __attribute__((section(".noinit")));
+static _Atomic bool timeline_posted[TERN_MAX_CPUS];
+static _Atomic uint32_t moving_to[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS]; /* core + 1, or 0 */
+static _Atomic uint64_t incoming[TERN_MAX_CPUS];
+_Static_assert(TERN_MAX_PARTITIONS * TERN_MAX_VCPUS <= 64, "incoming: a bit per vCPU");
+/* Each partition's pool now (pool-migrate), TERN_POOL_NONE for an implicit null pool. */
+static uint32_t partition_pool[TERN_MAX_PARTITIONS];
+static const struct tern_config *shared_cfg;
+
 bool cpu_is_shared(unsigned pcpu)
 {
 	return pcpu < TERN_MAX_CPUS && (shared_mask & (1u << pcpu));
@@ -107,6 +126,9 @@ int shared_cores_init(const struct tern_config *cfg, char *err, size_t errlen)
 	struct sched_params sp;
 	const char *why;
 
+	shared_cfg = cfg;
+	for (uint32_t i = 0; i < num_partitions; i++)
+		partition_pool[i] = partitions[i].cfg->pool;
 	for (uint32_t q = 0; q < cfg->num_pools; q++) {
 		const struct tern_config_pool *pl = &pools[q];
 		const struct sched_ops *ops = sched_ops_of((uint8_t)pl->scheduler);
@@ -255,6 +277,97 @@ static uint64_t next_event(const struct shared_core *sc, uint64_t until_ns, uint
 	return event == UINT64_MAX ? 0 : event;
 }
 
+static uint32_t vcpu_bit(const struct vcpu *v)
+{
+	return v->partition->index * TERN_MAX_VCPUS + v->index;
+}
+
+static struct vcpu *vcpu_of_bit(uint32_t bit)
+{
+	return &partitions[bit / TERN_MAX_VCPUS].vcpu[bit % TERN_MAX_VCPUS];
+}
+
+/* Whether the operator posted anything this core must carry out from its loop. */
+static bool orders_for(const struct shared_core *sc, unsigned pcpu)
+{
+	if (atomic_load(&timeline_posted[pcpu]) || atomic_load(&incoming[pcpu]))
+		return true;
+	for (uint32_t i = 0; i < sc->num_home; i++) {
+		const struct vcpu *w = sc->home[i];
+		if (atomic_load(&params_posted[w->partition->index][w->index]) ||
+		    atomic_load(&moving_to[w->partition->index][w->index]))
+			return true;
+	}
+	return false;
+}
+
+static void home_remove(struct shared_core *sc, uint32_t i)
+{
+	for (uint32_t j = i + 1u; j < sc->num_home; j++)
+		sc->home[j - 1u] = sc->home[j];
+	sc->num_home--;
+}
+
+/*
+ * From the loop, nothing loaded: what the operator posted.  Arrivals first, with the
+ * parameters their move carried (at once: a new pool's scheduler), then changes to the
+ * vCPUs here (from their next period or frame), then departures.
+ */
+static void carry_out_orders(struct shared_core *sc, unsigned pcpu, uint64_t now)
+{
+	uint64_t arrived = atomic_exchange(&incoming[pcpu], 0);
+
+	for (; arrived; arrived &= arrived - 1u) {
+		struct vcpu *v = vcpu_of_bit((uint32_t)__builtin_ctzll(arrived));
+		struct sched_vcpu *s = sched_of(v);
+		_Atomic bool *posted = &params_posted[v->partition->index][v->index];
+		bool blocked = s->state == (uint8_t)SCHED_BLOCKED;
+		const char *why;
+
+		v->pcpu = pcpu;
+		why = sched_add(&sc->sched, s, atomic_load(posted) ? &posted_params[v->partition->index][v->index] : NULL, now);
+		if (why != NULL) /* checked when posted: only a race with another order gets here */
+			why = sched_add(&sc->sched, s, NULL, now);
+		if (why != NULL)
+			tern_log("core %u: vCPU %u of %s cannot be queued here: %s", pcpu, v->index,
+				 v->partition->name, why);
+		atomic_store(posted, false);
+		if (blocked)
+			sched_block(s, now);
+		if (sc->num_home < SCHED_RUNQ_MAX)
+			sc->home[sc->num_home++] = v;
+		atomic_store(&moving_to[v->partition->index][v->index], 0);
+	}
+	if (atomic_load(&timeline_posted[pcpu])) {
+		const char *why = sched_params(&sc->sched, NULL, &posted_timeline[pcpu], now);
+		if (why != NULL)
+			tern_log("core %u: timeline refused: %s", pcpu, why);
+		atomic_store(&timeline_posted[pcpu], false);
+	}
+	for (uint32_t i = 0; i < sc->num_home;) {
+		struct vcpu *w = sc->home[i];
+		uint32_t to = atomic_load(&moving_to[w->partition->index][w->index]);
+		_Atomic bool *posted = &params_posted[w->partition->index][w->index];
+		if (to != 0u && to != pcpu + 1u) {
+			/* Its parameters, if any, travel with it. */
+			sched_remove(sched_of(w));
+			home_remove(sc, i);
+			atomic_fetch_or(&incoming[to - 1u], 1ULL << vcpu_bit(w));
+			arch_cpu_kick(to - 1u);
+			continue;
+		}
+		if (atomic_load(posted)) {
+			const char *why = sched_params(&sc->sched, sched_of(w), &posted_params[w->partition->index][w->index], now);
+			if (why != NULL)
+				tern_log("core %u: parameters of %s vCPU %u refused: %s", pcpu,
+					 w->partition->name, w->index, why);
+			atomic_store(posted, false);
+		}
+		atomic_store(&moving_to[w->partition->index][w->index], 0);
+		i++;
+	}
+}
+
 /*
  * The running vCPU's core has news (a kick, its scheduling event): the others' wake-ups are
  * applied, and v goes on only if it is still the scheduler's choice and nothing waits for the
@@ -267,6 +380,7 @@ static void reconsider(struct vcpu *v)
 	bool loop = atomic_load(&v->partition->paused);
 
 	charge(sc, v, now);
+	loop |= orders_for(sc, v->pcpu);
 	for (uint32_t i = 0; i < sc->num_home; i++) {
 		if (sc->home[i] != v)
 			loop |= look_at(sc, sc->home[i], now, false);
@@ -335,6 +449,7 @@ void shared_core_loop(unsigned pcpu)
 			}
 		}
 		now = now_ns();
+		carry_out_orders(sc, pcpu, now);
 		for (uint32_t i = 0; i < sc->num_home; i++)
 			(void)look_at(sc, sc->home[i], now, true);
 		struct sched_decision d = sched_pick(&sc->sched, now);
@@ -360,4 +475,153 @@ void shared_core_loop(unsigned pcpu)
 		if (!more)
 			arch_cpu_idle_wait(event);
 	}
+}
+
+/* ---- the operator's side: the console core posts, the cores carry out ---- */
+
+uint32_t shared_core_pool_of(const struct partition *p)
+{
+	return shared_cfg != NULL ? partition_pool[p->index] : TERN_POOL_NONE;
+}
+
+static bool pool_is_shared(uint32_t q)
+{
+	return q != TERN_POOL_NONE && config_pools(shared_cfg)[q].scheduler != TERN_SCHED_NULL;
+}
+
+#define BUSY "busy: its previous change is not carried out yet (retry)"
+
+const char *shared_core_post_params(struct vcpu *v, const struct sched_params *p)
+{
+	uint32_t q = shared_core_pool_of(v->partition);
+	_Atomic bool *posted = &params_posted[v->partition->index][v->index];
+	const struct sched_core *core;
+	const char *why;
+
+	if (!pool_is_shared(q))
+		return "its pool's scheduler (null) takes no parameters";
+	core = &shared_cores[v->pcpu].sched;
+	if (p->kind != core->ops->kind)
+		return "its pool's scheduler is another";
+	if (atomic_load(posted) || atomic_load(&moving_to[v->partition->index][v->index]))
+		return BUSY;
+	/* Against what the core had when it last decided: it checks again when it applies them. */
+	why = core->ops->check(core, sched_of(v), p);
+	if (why != NULL)
+		return why;
+	posted_params[v->partition->index][v->index] = *p;
+	atomic_store(posted, true);
+	arch_cpu_kick(v->pcpu);
+	return NULL;
+}
+
+const char *shared_core_post_timeline(uint32_t q, const struct sched_params *p)
+{
+	const struct tern_config_pool *pl;
+	const char *why;
+
+	if (q >= shared_cfg->num_pools || config_pools(shared_cfg)[q].scheduler != TERN_SCHED_ARINC653)
+		return "not an ARINC 653 pool";
+	pl = &config_pools(shared_cfg)[q];
+	for (unsigned pcpu = 0; pcpu < TERN_MAX_CPUS; pcpu++) {
+		if ((pl->cpus & (1u << pcpu)) && atomic_load(&timeline_posted[pcpu]))
+			return BUSY;
+	}
+	for (unsigned pcpu = 0; pcpu < TERN_MAX_CPUS; pcpu++) {
+		if (!(pl->cpus & (1u << pcpu)))
+			continue;
+		why = shared_cores[pcpu].sched.ops->check(&shared_cores[pcpu].sched, NULL, p);
+		if (why != NULL)
+			return why;
+	}
+	for (unsigned pcpu = 0; pcpu < TERN_MAX_CPUS; pcpu++) {
+		if (!(pl->cpus & (1u << pcpu)))
+			continue;
+		posted_timeline[pcpu] = *p;
+		atomic_store(&timeline_posted[pcpu], true);
+		arch_cpu_kick(pcpu);
+	}
+	return NULL;
+}
+
+/* Post v's move to `pcpu`, with parameters for its new core's scheduler (NULL: its own). */
+static const char *post_move(struct vcpu *v, unsigned pcpu, const struct sched_params *p)
+{
+	_Atomic bool *posted = &params_posted[v->partition->index][v->index];
+
+	if (atomic_load(posted) || atomic_load(&moving_to[v->partition->index][v->index]))
+		return BUSY;
+	if (p != NULL) {
+		posted_params[v->partition->index][v->index] = *p;
+		atomic_store(posted, true);
+	}
+	atomic_store(&moving_to[v->partition->index][v->index], pcpu + 1u);
+	arch_cpu_kick(v->pcpu);
+	return NULL;
+}
+
+const char *shared_core_pin(struct vcpu *v, unsigned pcpu)
+{
+	uint32_t q = shared_core_pool_of(v->partition);
+
+	if (!pool_is_shared(q))
+		return "it is in a null pool, which keeps each vCPU on its own core";
+	if (pcpu >= TERN_MAX_CPUS || !(config_pools(shared_cfg)[q].cpus & (1u << pcpu)))
+		return "that core is not in its pool (pool-migrate moves a partition to another)";
+	if (pcpu == v->pcpu)
+		return NULL;
+	return post_move(v, pcpu, NULL);
+}
+
+/* The defaults of the new pool's scheduler (Xen's: RTDS 4 ms every 10 ms, credit 256). */
+static void default_params(uint32_t scheduler, struct sched_params *sp)
+{
+	(void)memset(sp, 0, sizeof(*sp));
+	sp->kind = (uint8_t)scheduler;
+	sp->budget = 4000u * (uint64_t)SCHED_NS_PER_US;
+	sp->period = 10000u * (uint64_t)SCHED_NS_PER_US;
+	sp->weight = SCHED_CREDIT_WEIGHT_DEFAULT;
+}
+
+const char *shared_core_migrate(struct partition *p, uint32_t q)
+{
+	uint32_t from = shared_core_pool_of(p);
+	const struct tern_config_pool *pl;
+	struct sched_params sp;
+	unsigned cores[TERN_MAX_CPUS];
+	unsigned n = 0;
+
+	if (q == from)
+		return NULL;
+	if (!pool_is_shared(from) || !pool_is_shared(q))
+		return "only between shared pools (a null pool's cores are its partitions' own)";
+	for (uint32_t i = 0; i < p->num_vcpus; i++) {
+		if (atomic_load(&params_posted[p->index][i]) || atomic_load(&moving_to[p->index][i]))
+			return BUSY;
+	}
+	pl = &config_pools(shared_cfg)[q];
+	for (unsigned pcpu = 0; pcpu < TERN_MAX_CPUS; pcpu++) {
+		if (pl->cpus & (1u << pcpu))
+			cores[n++] = pcpu;
+	}
+	default_params(pl->scheduler, &sp);
+	const struct sched_params *carried = pl->scheduler == TERN_SCHED_ARINC653 ? NULL : &sp;
+	partition_pool[p->index] = q;
+	/* vCPU i to the pool's cores in turn: its affinity there. */
+	for (uint32_t i = 0; i < p->num_vcpus; i++)
+		(void)post_move(&p->vcpu[i], cores[i % n], carried);
+	return NULL;
+}
+
+const char *shared_core_state_name(const struct vcpu *v)
+{
+	static const char *const names[] = { "runnable", "running", "blocked" };
+	const struct sched_vcpu *s;
+
+	if (!cpu_is_shared(v->pcpu))
+		return NULL;
+	s = sched_of(v);
+	if (s->paused)
+		return "paused";
+	return s->state < 3u ? names[s->state] : "?";
 }

@@ -3,12 +3,6 @@
 #include <tern/arch.h>
 #include <tern/partition.h>
 
-/*
- * A port that has its halves says so (ARCH_SHARED_CORES, arch/partition.h): a weak stub beside
- * them would be a function defined twice to tools/stackdepth.py.
- */
-#ifndef ARCH_SHARED_CORES
-
 __attribute__((weak)) void arch_vcpu_resume(struct vcpu *v)
 {
 	partition_fault(v, "shared cores: this port cannot resume a vCPU yet");
@@ -30,4 +24,3 @@ __attribute__((weak)) uint64_t arch_vcpu_timer_deadline(const struct vcpu *v)
 	(void)v;
 	return UINT64_MAX;
 }
-#endif

@@ -1,23 +1,29 @@
 #!/bin/sh
 # Build the Xen 4.17 hypervisor (arm64, hypervisor only, no tools) from Debian's source package
-# with the null scheduler, into build/xen-null/ (gitignored):
+# with schedulers Debian's binary lacks. One script, two variants (an argument):
 #
-#     scripts/xen/build-xen-null.sh          # -> build/xen-null/xen (arm64 Image)
+#     scripts/xen/build-xen-null.sh          # null  -> build/xen-null/xen  (make xen-null)
+#     scripts/xen/build-xen-null.sh sched    # sched -> build/xen-sched/xen (make xen-sched)
+#     scripts/xen/build-xen-null.sh sched --config   # its .config fragment and stamp hash only
 #     scripts/xen/run-xen.py --xen build/xen-null/xen --xen-args "sched=null vwfi=native"
 #
 # Debian's binary xen-hypervisor-4.17-arm64 is built without CONFIG_SCHED_NULL (with sched=null
-# it logs "Could not find scheduler: null" and runs credit2). This builds Debian's source package
-# with arm64_defconfig plus CONFIG_EXPERT, CONFIG_UNSUPPORTED and CONFIG_SCHED_NULL, CONFIG_DEBUG
-# off: apart from options that EXPERT only makes visible (left at their defaults) that is
-# Debian's own configuration. credit2 stays the default scheduler, so `sched=credit2` (or no
-# sched=) on this binary is the like-with-like baseline for `sched=null`.
+# it logs "Could not find scheduler: null" and runs credit2), nor RTDS or ARINC 653. This builds
+# Debian's source package with arm64_defconfig plus CONFIG_EXPERT, CONFIG_UNSUPPORTED and
+# CONFIG_SCHED_NULL (both variants), and for "sched" also CONFIG_SCHED_RTDS,
+# CONFIG_SCHED_ARINC653 and CONFIG_BOOT_TIME_CPUPOOLS (dom0less cpupools from the device tree,
+# docs/misc/arm/device-tree/cpupools.txt); CONFIG_DEBUG off. Apart from options that EXPERT only
+# makes visible (left at their defaults) that is Debian's own configuration. credit2 stays the
+# default scheduler, so `sched=credit2` (or no sched=) on either binary is the like-with-like
+# baseline; credit (credit1) is in arm64_defconfig already.
 #
 # Source version: $XEN_SRC_VERSION if set, else the version of the binary package that
 # fetch-xen.sh downloaded into build/xen/deb/, else the newest source package apt knows. When
 # that version cannot be downloaded (a mirror that serves bookworm-security's binary packages
 # but not its sources) it warns and builds the newest version that can be, e.g. bookworm's.
-# Idempotent: does nothing when build/xen-null/xen exists and its stamp (source version and
-# config) matches. Needs root (or sudo) for apt: it may
+# Idempotent: does nothing when the variant's build/xen-*/xen exists and its stamp (source
+# version and config) matches; one variant never rebuilds the other's directory. Needs root (or
+# sudo) for apt: it may
 #   - apt-get install the few missing build tools (gcc-aarch64-linux-gnu make bison flex python3
 #     gcc libc6-dev dpkg-dev),
 #   - add /etc/apt/sources.list.d/tern-xen-src.sources: deb-src entries for bookworm and
@@ -28,9 +34,7 @@
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUT="$ROOT/build/xen-null"
-RESULT="$OUT/xen"
-STAMP="$OUT/xen.stamp"
+VARIANT=${1:-null}
 BIN_PKG=xen-hypervisor-4.17-arm64
 SRC_PKG=xen
 JOBS=${JOBS:-$(nproc)}
@@ -40,15 +44,30 @@ SRC_LIST=/etc/apt/sources.list.d/tern-xen-src.sources
 APT_LOCK="-o DPkg::Lock::Timeout=600"
 RECIPE=1 # bump when the build steps change in a way that changes the result
 
-# Options set on top of arm64_defconfig, in .config syntax.
-FRAGMENT='CONFIG_EXPERT=y
+# Options set on top of arm64_defconfig, in .config syntax. The null variant's fragment (and so
+# its stamp's config hash) is what it always was: an existing build/xen-null stays up to date.
+case "$VARIANT" in
+null) FRAGMENT='CONFIG_EXPERT=y
 CONFIG_UNSUPPORTED=y
 CONFIG_SCHED_NULL=y
-# CONFIG_DEBUG is not set'
+# CONFIG_DEBUG is not set' ;;
+sched) FRAGMENT='CONFIG_EXPERT=y
+CONFIG_UNSUPPORTED=y
+CONFIG_SCHED_NULL=y
+CONFIG_SCHED_RTDS=y
+CONFIG_SCHED_ARINC653=y
+CONFIG_BOOT_TIME_CPUPOOLS=y
+# CONFIG_DEBUG is not set' ;;
+*) echo "build-xen-null: error: unknown variant '$VARIANT' (null or sched)" >&2; exit 2 ;;
+esac
+NAME=xen-$VARIANT
+OUT="$ROOT/build/$NAME"
+RESULT="$OUT/xen"
+STAMP="$OUT/xen.stamp"
 
 T0=$(date +%s)
-say() { echo "build-xen-null: [$(( $(date +%s) - T0 ))s] $*"; }
-die() { echo "build-xen-null: error: $*" >&2; exit 1; }
+say() { echo "build-$NAME: [$(( $(date +%s) - T0 ))s] $*"; }
+die() { echo "build-$NAME: error: $*" >&2; exit 1; }
 
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -67,8 +86,13 @@ cached_bin_version() {
 	esac
 }
 
-WANT=${XEN_SRC_VERSION:-$(cached_bin_version)}
 config_hash=$(printf 'recipe %s\n%s\n' "$RECIPE" "$FRAGMENT" | sha256sum | cut -c1-16)
+# `--config`: the variant's configuration and the hash its stamp records, nothing else done.
+if [ "${2:-}" = --config ]; then
+	printf 'config: %s\n%s\n' "$config_hash" "$FRAGMENT"
+	exit 0
+fi
+WANT=${XEN_SRC_VERSION:-$(cached_bin_version)}
 
 # The stamp records the requested version (empty: newest) and the one actually built, which
 # differs when the requested one could not be downloaded (see below).
@@ -195,6 +219,13 @@ candidates=$(src_versions | sort -u | sort -rV)
 [ -z "$WANT" ] || candidates=$(printf '%s\n%s\n' "$WANT" "$(echo "$candidates" | grep -vxF "$WANT")")
 dsc=
 for v in $candidates; do
+	# The other variant's download of this version, if any: apt then skips the files whose
+	# hashes match the archive index, rather than fetching them again.
+	uv=${v#*:}
+	for d in "$ROOT"/build/xen-*/dl; do
+		[ "$d" != "$OUT/dl" ] && [ -f "$d/${SRC_PKG}_$uv.dsc" ] && [ ! -f "$OUT/dl/${SRC_PKG}_$uv.dsc" ] &&
+			cp "$d/${SRC_PKG}_${uv%-*}"* "$OUT/dl/" 2>/dev/null || true
+	done
 	say "apt-get source --download-only $SRC_PKG=$v"
 	ok=
 	(cd "$OUT/dl" && apt-get -q source --download-only "$SRC_PKG=$v") >"$OUT/dl/apt.log" 2>&1 && ok=1
@@ -207,7 +238,7 @@ for v in $candidates; do
 done
 [ -n "$dsc" ] || die "could not download any version of the '$SRC_PKG' source package"
 if [ -n "$WANT" ] && [ "$v" != "$WANT" ]; then
-	echo "build-xen-null: WARNING: could not download source version $WANT (that of the cached" \
+	echo "build-$NAME: WARNING: could not download source version $WANT (that of the cached" \
 		"binary package); building $v instead. Compare with 'sched=credit2' on this same" \
 		"binary for a like-with-like scheduler comparison." >&2
 fi
@@ -259,5 +290,5 @@ printf 'requested-version: %s\nsource-version: %s\nconfig: %s\nbuilt: %s in %ss\
 	"$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(( $(date +%s) - T0 ))" >"$STAMP"
 mv "$RESULT.tmp" "$RESULT"
 say "done: $RESULT (xen $VERSION; config $OUT/xen.config)"
-grep -E '^CONFIG_SCHED_|^CONFIG_EXPERT|^CONFIG_UNSUPPORTED|CONFIG_DEBUG[ =]' "$OUT/xen.config" |
+grep -E '^CONFIG_SCHED_|^CONFIG_BOOT_TIME_CPUPOOLS|^CONFIG_EXPERT|^CONFIG_UNSUPPORTED|CONFIG_DEBUG[ =]' "$OUT/xen.config" |
 	sed 's/^/    /'

@@ -96,8 +96,8 @@ def test_ctl_lists_pauses_unpauses_and_stops_partitions(system_file, tmp_path, p
 
         pin = ctl(workdir, "vcpu-pin", "a", "0", str(b_core))
         assert pin.returncode == 1 and pin.stdout == ""
-        assert pin.stderr == (f"tern: error: vcpu-pin a 0 {b_core}: not built yet: a vCPU runs "
-                              f"only on its own core until issue 29's scheduling lands\n")
+        assert pin.stderr == (f"tern: error: vcpu-pin a 0 {b_core}: it is in a null pool, which "
+                              f"keeps each vCPU on its own core\n")
         refused = ctl(workdir, "--json", "pause", "nosuch")
         assert refused.returncode == 1
         assert json.loads(refused.stdout) == {"command": "pause nosuch", "ok": False,

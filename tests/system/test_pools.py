@@ -1,6 +1,6 @@
-"""[[pool]]s on the boards (issue 29, first step): an explicit null pool runs exactly as the
-same partitions with no pool; a partition in another pool is refused at boot, by name, until
-its scheduler is built."""
+"""[[pool]]s on the boards (issue 29): an explicit null pool runs exactly as the same
+partitions with no pool; two partitions share one core under each other scheduler, and both
+run to their end."""
 
 import pytest
 from conftest import LAT, LAT_RISCV64, partition
@@ -67,3 +67,35 @@ def test_an_explicit_null_pool_runs_as_without_it(tmp_path, arch):
             assert warm(pooled_record) == warm(record), test
     # The same exits and calls, but the console's (as many as the lines it printed).
     assert without_console(pooled.stats["rt"]) == without_console(alone.stats["rt"])
+
+
+SHARED = {
+    "arinc653": {"major_frame_us": 4000, "windows": [{"partition": "a", "duration_us": 2000},
+                                                     {"partition": "b", "duration_us": 2000}]},
+    "rtds": {},
+    "credit": {},
+}
+
+
+@pytest.mark.parametrize("scheduler", sorted(SHARED))
+@pytest.mark.parametrize("arch", sorted(BOARDS))
+def test_two_partitions_share_a_core(tmp_path, arch, scheduler):
+    """Both latency guests on core 2 measure and end: each waits in a trapped WFI (its turn
+    goes to the other) and is woken by its own timer, on one core, under the scheduler."""
+    image, tests, _, _ = BOARDS[arch]
+    keys = {"rtds": {"budget_us": 2000, "period_us": 5000}, "credit": {"weight": 256}}
+    path = write(tmp_path, "system.toml", arch,
+                 [{"name": "shared", "cpus": [2], "scheduler": scheduler, **SHARED[scheduler]}],
+                 partition("rt", [1], image, tests, irq="trap"),
+                 *(partition(name, [2], image, tests, irq="trap", pool="shared",
+                             **keys.get(scheduler, {})) for name in ("a", "b")))
+    result = run_system(path, icount=4, timeout=240, workdir=tmp_path / "work")
+    assert result.ok, result.explain()
+    for name in ("rt", "a", "b"):
+        assert result.partitions[name].state == "off", result.explain()
+        records = lat_of(result, name)
+        assert sorted(records) == sorted(lat_of(result, "rt")) != [], result.explain()
+        assert all(r["samples"] > 0 for r in records.values()), result.explain()
+    # Each shared vCPU waited (trapped WFIs) and was switched out and back.
+    for name in ("a", "b"):
+        assert result.stats[name]["exit_wfi"] > 0, result.explain()

@@ -445,9 +445,9 @@ def example_with_stand_ins(repo_root, example, tmp_path):
     text = (repo_root / "examples" / example).read_text()
     (tmp_path / "examples").mkdir()
     path = write_toml(tmp_path / "examples", text, example)
-    for name in ("lat.img", "probe.img", "vback.img"):
+    for name in ("lat.img", "probe.img", "vback.img", "noise.img"):
         write_image(tmp_path / "guests" / "build" / "arm64" / name)
-    for name in ("lat.img", "vback.img"):
+    for name in ("lat.img", "vback.img", "noise.img"):
         write_riscv_image(tmp_path / "guests" / "build" / "riscv64" / name)
     (tmp_path / "build").mkdir(exist_ok=True)
     (tmp_path / "build" / "virtio-disk.img").write_bytes(bytes(1 << 20))
@@ -464,7 +464,8 @@ def example_with_stand_ins(repo_root, example, tmp_path):
                                      "riscv64-rt.toml", "linux-riscv64.toml",
                                      "linux-channel.toml", "linux-channel-riscv64.toml",
                                      "virtio-blk.toml", "virtio-blk-riscv64.toml",
-                                     "virtio-net.toml", "pools.toml"])
+                                     "virtio-net.toml", "pools.toml", "pools-rtds.toml",
+                                     "pools-riscv64.toml"])
 def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_path):
     path = example_with_stand_ins(repo_root, example, tmp_path)
     system = load_system(path)
@@ -488,6 +489,17 @@ def test_examples_are_valid_apart_from_missing_images(repo_root, example, tmp_pa
         assert (frame.scheduler, frame.cpus, credit.scheduler, credit.cpus) == \
             ("arinc653", (2,), "credit", (3,))
         assert [p.pool for p in system.partitions] == [None, "frame", "frame", "shared", "shared"]
+    if example == "pools-rtds.toml":
+        (rt,) = system.pools
+        assert (rt.scheduler, rt.cpus) == ("rtds", (2,))
+        assert [(p.pool, p.budget_us, p.period_us) for p in system.partitions] == \
+            [(None, 0, 0), ("rt", 2000, 10000), ("rt", 6000, 10000)]
+    if example == "pools-riscv64.toml":
+        assert system.board.arch == "riscv64"
+        assert [(q.name, q.scheduler) for q in system.pools] == \
+            [("rt", "null"), ("frame", "arinc653"), ("shared", "credit")]
+        assert [p.irq_direct for p in system.partitions] == [True, False, False, False, False]
+        assert [(p.weight, p.cap) for p in system.partitions[3:]] == [(1024, 50), (256, 0)]
     if example == "edu-direct.toml":
         assert system.board.cpus == 2 and models(system) == ("edu",)
         (rt,) = system.partitions

@@ -45,7 +45,7 @@ while True:
         out('tern-mem {"table_pages_used":3,"table_pages":64}')
         ctl(seq, verb, ok=True)
     elif verb == "vcpu-pin":
-        ctl(seq, verb, ok=False, reason="not built yet: a vCPU runs only on its own core")
+        ctl(seq, verb, ok=False, reason="it is in a null pool, which keeps each vCPU on its own core")
     elif verb == "quit":
         break
     elif verb != "mute":
@@ -104,7 +104,7 @@ def test_a_silent_hypervisor_is_a_clear_error(board):
 
 def test_what_the_console_cannot_take_is_refused_by_the_server(board):
     path, _ = board
-    for bad in ("x" * 65, "list\rstop rt", "st\x7fats"):
+    for bad in ("x" * 241, "list\rstop rt", "st\x7fats"):
         _, final = ctl.send(path, bad)
         assert not final["ok"] and "not a console command" in final["reason"], bad
 
@@ -134,10 +134,10 @@ def test_cli_json_and_refusals(board, capsys):
     status = cli.main(["ctl", "--workdir", str(path.parent), "vcpu-pin", "rt", "0", "2"])
     out, err = capsys.readouterr()
     assert status == 1 and out == ""
-    assert err == "tern: error: not built yet: a vCPU runs only on its own core\n"
+    assert err == "tern: error: it is in a null pool, which keeps each vCPU on its own core\n"
     status = cli.main(["ctl", "--workdir", str(path.parent), "--json", "vcpu-pin", "rt", "0", "2"])
     out, err = capsys.readouterr()
-    assert status == 1 and json.loads(out)["ok"] is False and "not built yet" in err
+    assert status == 1 and json.loads(out)["ok"] is False and "null pool" in err
 
 
 def test_cli_sends_each_command_with_its_arguments(board, capsys):

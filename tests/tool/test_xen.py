@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from tern import xen
+from tern.errors import ToolError
 
 
 def test_guest_lines_rejoin_xen_console_chunks():
@@ -37,3 +38,85 @@ def test_dom0less_device_tree_has_one_domain_per_guest(tmp_path):
     assert f"module@{xen.DOMU_BASE + xen.DOMU_STRIDE:x}" in dts
     assert 'bootargs = "say \\"hi\\"";' in dts
     assert "cpus = <0x02>;" in dts and "memory = <0x00 0x8000>;" in dts
+
+
+@pytest.mark.skipif(subprocess.run(["which", "qemu-system-aarch64"], capture_output=True).returncode,
+                    reason="needs qemu-system-aarch64 to dump the board's device tree")
+def test_boot_time_cpupools_in_device_tree(tmp_path):
+    """Xen 4.17's boot-time cpupools (docs/misc/arm/device-tree/cpupools.txt): a `xen,cpupool`
+    node under /chosen whose cpupool-cpus are phandles of the board's cpu nodes, and each domU's
+    domain-cpupool the phandle of its pool's node."""
+    image = tmp_path / "g-xen.img"
+    image.write_bytes(b"\0" * 4096)
+    pools = [xen.Pool("rt pool", (1,), "rtds"), xen.Pool("zero", (0,), "credit")]
+    doms = [xen.Domain("a", image, pool="rt pool"), xen.Domain("b", image, pool="rt pool"),
+            xen.Domain("c", image)]
+    assert xen.board_cpus(doms, pools) == 2         # c shares Pool-0 ("zero", core 0)
+    assert xen.board_cpus(doms, pools[:1]) == 2     # c on core 0, the cores no pool names
+    assert xen.board_cpus(doms + [xen.Domain("d", image, vcpus=2)], pools[:1]) == 4
+    assert xen.board_cpus(doms[:1], [xen.Pool("p", (0,), "rtds")]) == 1
+    assert xen.board_cpus([xen.Domain("e", image, vcpus=2)]) == 2
+    xen.build_dtb(doms, "", cpus=2, cpu="cortex-a53", memory_mib=1024, workdir=tmp_path,
+                  pools=pools)
+    dtb = str(tmp_path / "xen.dtb")
+
+    def prop(path, name, kind="-tx"):
+        return subprocess.run(["fdtget", kind, dtb, path, name], capture_output=True, text=True,
+                              check=True).stdout.split()
+
+    def phandle(path):
+        return int(prop(path, "phandle")[0], 16)
+
+    chosen = subprocess.run(["fdtget", "-l", dtb, "/chosen"], capture_output=True, text=True,
+                            check=True).stdout.split()
+    assert "cpupool-rt-pool" in chosen and "cpupool-zero" in chosen
+    for node, cpu, sched in (("cpupool-rt-pool", "cpu@1", "rtds"),
+                             ("cpupool-zero", "cpu@0", "credit")):
+        assert prop(f"/chosen/{node}", "compatible", "-ts") == ["xen,cpupool"]
+        assert prop(f"/chosen/{node}", "cpupool-sched", "-ts") == [sched]
+        assert [int(x, 16) for x in prop(f"/chosen/{node}", "cpupool-cpus")] == \
+            [phandle(f"/cpus/{cpu}")]
+    pool = phandle("/chosen/cpupool-rt-pool")
+    domus = [n for n in chosen if n.startswith("domU")]
+    assert [int(prop(f"/chosen/{n}", "domain-cpupool")[0], 16) for n in domus[:2]] == [pool, pool]
+    assert subprocess.run(["fdtget", dtb, f"/chosen/{domus[2]}", "domain-cpupool"],
+                          capture_output=True).returncode != 0
+
+
+def test_cpupools_refused_where_xen_would_panic(tmp_path):
+    image = tmp_path / "g-xen.img"
+    cases = [
+        ([xen.Pool("p", (0,), "sedf")], [], "unknown scheduler"),
+        ([xen.Pool("p", (2,), "rtds")], [], "not on the 2-core board"),
+        ([xen.Pool("p", (0,), "rtds"), xen.Pool("q", (0,), "credit")], [], "in cpupools p and q"),
+        ([xen.Pool("p", (), "rtds")], [], "no cores"),
+        ([xen.Pool("p", (0,), "rtds")], [xen.Domain("a", image, pool="x")], "unknown cpupool"),
+    ]
+    for pools, doms, why in cases:
+        with pytest.raises(ToolError, match=why):
+            xen.check_pools(doms, pools, 2)
+
+
+BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "xen" / "build-xen-null.sh"
+
+
+def build_config(*args):
+    return subprocess.run(["sh", str(BUILD_SCRIPT), *args], capture_output=True, text=True,
+                          timeout=30)
+
+
+def test_build_variants_share_one_script_and_keep_the_null_builds_stamp():
+    null = build_config("null", "--config")
+    assert null.returncode == 0, null.stderr
+    # The hash build/xen-null/xen.stamp records for builds made before the sched variant: an
+    # existing null build stays up to date.
+    assert null.stdout.splitlines()[0] == "config: 0b9a15c2b86717d1"
+    sched = build_config("sched", "--config")
+    assert sched.returncode == 0, sched.stderr
+    lines = sched.stdout.splitlines()
+    assert lines[0] != null.stdout.splitlines()[0]
+    for option in ("CONFIG_SCHED_NULL=y", "CONFIG_SCHED_RTDS=y", "CONFIG_SCHED_ARINC653=y",
+                   "CONFIG_BOOT_TIME_CPUPOOLS=y", "# CONFIG_DEBUG is not set"):
+        assert option in lines
+    bad = build_config("rtds")
+    assert bad.returncode == 2 and "unknown variant" in bad.stderr

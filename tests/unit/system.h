@@ -71,15 +71,5 @@ extern const uint32_t msi_flags;
 bool shared_map_of(const struct partition *p, uint64_t ipa, uint64_t *pa, bool *writable, bool *executable);
 /* A vCPU of partition `p` started on its core by a CPU_ON from a running one, and entered. */
 void start_vcpu(struct partition *p, uint32_t index);
-/*
- * Stand-ins for the shared core's sched_guest_waits and sched_timer_expired (system_sched.c),
- * while `on`: what the arch called, and with which vCPU.
- */
-struct sched_stub {
-	bool on;
-	unsigned waits, expired;
-	struct vcpu *last;
-};
-extern struct sched_stub sched_stub;
 
 #endif

@@ -33,6 +33,8 @@ void test_command_help(void)
 	board();
 	type("help\r");
 	CHECK(!strcmp(fake_uart_out, "tern: > help\r\ntern: commands: help, list, vcpu-list, pool-list, stats, restart NAME, stop NAME, pause NAME, unpause NAME, vcpu-pin NAME VCPU CPU\r\n"
+			  "tern: commands: pool-migrate NAME POOL, sched-rtds NAME --budget US --period US, sched-credit NAME --weight W [--cap P]\r\n"
+			  "tern: commands: sched-arinc653 POOL [--major-frame US] --window NAME:US ...\r\n"
 			  "tern-ctl {\"cmd\":\"help\",\"ok\":true}\r\n"));
 }
 
@@ -111,19 +113,19 @@ void test_command_editing(void)
 /* A line longer than the console keeps is refused whole, and the next one works. */
 void test_command_line_too_long(void)
 {
-	char line[200];
+	char line[400];
 
 	board();
-	memset(line, 'a', 100);
-	strcpy(line + 100, "\rhelp\r");
+	memset(line, 'a', 300);
+	strcpy(line + 300, "\rhelp\r");
 	type(line);
-	CHECK(console_has("tern: console: line longer than 79 characters ignored\r\n"));
+	CHECK(console_has("tern: console: line longer than 255 characters ignored\r\n"));
 	CHECK(!console_has("> aaa"));
 	CHECK(console_has("tern: commands: help, list, vcpu-list, pool-list, stats, restart NAME, stop NAME, pause NAME, unpause NAME, vcpu-pin NAME VCPU CPU\r\n"));
-	/* 79 characters are fine */
+	/* 255 characters are fine */
 	fake_uart_clear();
-	memset(line, 'b', 79);
-	strcpy(line + 79, "\r");
+	memset(line, 'b', 255);
+	strcpy(line + 255, "\r");
 	type(line);
 	CHECK(console_has("unknown command \"bbbbbbbbbb"));
 }
@@ -156,7 +158,8 @@ void test_command_list_tagged(void)
 	fake_uart_clear();
 	type("@4294967295 vcpu-list\r");
 	CHECK(console_has("tern-ctl {\"seq\":4294967295,\"cmd\":\"vcpu-list\",\"partition\":\"rt\",\"id\":0,"
-			  "\"vcpu\":0,\"cpu\":1,\"power\":\"on\",\"paused\":false,\"affinity\":[1]}\r\n"));
+			  "\"vcpu\":0,\"cpu\":1,\"power\":\"on\",\"paused\":false,\"affinity\":[1],"
+			  "\"sched\":\"pinned\"}\r\n"));
 	CHECK(console_has("\"partition\":\"linux\",\"id\":1,\"vcpu\":0,\"cpu\":2,"));
 	CHECK(console_ends_with("tern-ctl {\"seq\":4294967295,\"cmd\":\"vcpu-list\",\"ok\":true}"));
 	fake_uart_clear();
@@ -249,11 +252,11 @@ void test_command_refusals(void)
 {
 	board();
 	type("@9 vcpu-pin rt 0 2\r");
-	CHECK(console_has("tern: console: vcpu-pin rt 0 2: not built yet: a vCPU runs only on its "
-			  "own core until issue 29's scheduling lands\r\n"));
+	CHECK(console_has("tern: console: vcpu-pin rt 0 2: it is in a null pool, which keeps each "
+			  "vCPU on its own core\r\n"));
 	CHECK(console_ends_with("tern-ctl {\"seq\":9,\"cmd\":\"vcpu-pin\",\"ok\":false,\"reason\":"
-				"\"vcpu-pin rt 0 2: not built yet: a vCPU runs only on its own core until "
-				"issue 29's scheduling lands\"}"));
+				"\"vcpu-pin rt 0 2: it is in a null pool, which keeps each vCPU on its own "
+				"core\"}"));
 	type("vcpu-pin rt 0 1\r"); /* where it already is */
 	CHECK(console_ends_with("tern-ctl {\"cmd\":\"vcpu-pin\",\"ok\":true}"));
 	type("vcpu-pin rt 1 1\r");
@@ -267,23 +270,29 @@ void test_command_refusals(void)
 	type("vcpu-pin nope 0 1\r");
 	CHECK(console_ends_with("\"reason\":\"no partition named \\\"nope\\\"\"}"));
 	type("sched-rtds rt --budget 1 --period 2\r");
-	CHECK(console_ends_with("\"reason\":\"sched-rtds: not built yet: a vCPU runs only on its own core "
-				"until issue 29's scheduling lands\"}"));
+	CHECK(console_ends_with("\"reason\":\"sched-rtds rt: vCPU 0: its pool's scheduler (null) takes "
+				"no parameters\"}"));
+	type("sched-rtds rt --budget 1\r");
+	CHECK(console_ends_with("\"reason\":\"sched-rtds: --budget and --period take microseconds\"}"));
 	type("sched-credit\r");
-	CHECK(console_ends_with("\"reason\":\"sched-credit needs a partition name\"}"));
+	CHECK(console_ends_with("\"reason\":\"usage: sched-credit PARTITION --weight W [--cap PERCENT]\"}"));
+	type("sched-credit rt --weight 5 --colour red\r");
+	CHECK(console_ends_with("\"reason\":\"usage: sched-credit PARTITION --weight W [--cap PERCENT]\"}"));
 	type("pool-migrate nope frame\r");
 	CHECK(console_ends_with("\"reason\":\"no partition named \\\"nope\\\"\"}"));
+	type("pool-migrate rt frame\r");
+	CHECK(console_ends_with("\"reason\":\"no pool named \\\"frame\\\"\"}"));
 	type("sched-arinc653 frame\r");
-	CHECK(console_ends_with("\"cmd\":\"sched-arinc653\",\"ok\":false,\"reason\":\"sched-arinc653: no pools: "
-				"not built yet: a vCPU runs only on its own core until issue 29's scheduling lands\"}"));
+	CHECK(console_ends_with("\"cmd\":\"sched-arinc653\",\"ok\":false,\"reason\":\"no pool named "
+				"\\\"frame\\\"\"}"));
 	type("list rt\r");
 	CHECK(console_ends_with("\"reason\":\"list takes no arguments\"}"));
 	type("pause rt linux\r");
 	CHECK(console_ends_with("\"reason\":\"pause takes one partition name\"}"));
 	type("@x list\r");
 	CHECK(console_ends_with("tern-ctl {\"cmd\":\"?\",\"ok\":false,\"reason\":\"bad sequence number \\\"@x\\\"\"}"));
-	type("a b c d e f g h i\r");
-	CHECK(console_ends_with("\"ok\":false,\"reason\":\"more than 8 words\"}"));
+	type("a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j k l m n o\r");
+	CHECK(console_ends_with("\"ok\":false,\"reason\":\"more than 40 words\"}"));
 	/* Quotes, backslashes and control characters stay inside the JSON string. */
 	type("\"\\\x01\r");
 	CHECK(console_ends_with("tern-ctl {\"cmd\":\"\\\"\\\\\\u0001\",\"ok\":false,\"reason\":"

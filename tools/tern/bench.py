@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 from pathlib import Path
 
-from . import devicetree, initramfs, layout, pathtrace, qemu, runner, xen
+from . import devicetree, initramfs, layout, pathtrace, qemu, results, runner, xen
 from .config import PciDevice, dump_toml
 from .errors import ToolError
 from .units import MiB
@@ -115,20 +115,26 @@ class System:
     irq: str = "trap"         # tern: "trap" (trap-and-inject) or "direct"
     xen_args: str = ""        # xen: command line beyond xen.BASE_ARGS
     xen_binary: Path = None   # xen: which build
+    only: tuple = ()          # runs only these scenarios (by name), if given
 
     def describe(self):
         if self.kind == "native":
             return "the guest alone on the bare board"
         if self.kind == "tern":
             return f"Tern partition, irq = \"{self.irq}\", wfi = \"{self.wfi}\""
-        build = "Xen 4.17 built from Debian's source with the null scheduler" \
-            if self.xen_binary == xen.XEN_NULL else "Debian's Xen 4.17 binary (credit2)"
+        build = {xen.XEN_NULL: "Xen 4.17 built from Debian's source with the null scheduler",
+                 xen.XEN_SCHED: "Xen 4.17 built from Debian's source with RTDS, ARINC 653 and "
+                                "boot-time cpupools (the shared-core rows: the pool's scheduler "
+                                "is the scenario's)"}.get(self.xen_binary,
+                                                          "Debian's Xen 4.17 binary (credit2)")
         return f"{build}, dom0less, no dom0; Xen command line `{xen.BASE_ARGS} {self.xen_args}`"
 
     def available(self):
         """Why this system cannot run here, or None."""
         if self.kind == "xen" and self.xen_binary == xen.XEN_NULL and not xen.XEN_NULL.is_file():
             return "no null-scheduler Xen build (make xen-null)"
+        if self.kind == "xen" and self.xen_binary == xen.XEN_SCHED and not xen.XEN_SCHED.is_file():
+            return "no Xen build with RTDS, ARINC 653 and boot-time cpupools (make xen-sched)"
         return None
 
     def can_run(self, scenario):
@@ -152,6 +158,9 @@ class System:
                     "icount, with or without the disk; without icount, with the disk, its CPU 0 "
                     "locked up (watchdog: hard LOCKUP, RCU stalls). Not investigated further: no "
                     "native row on this board (the same kernel runs in Tern's partitions)")
+        if self.kind == "xen" and scenario.name in SHARED_SCENARIOS and \
+                scenario.name.endswith("arinc653"):
+            return XEN_ARINC653_DOM0LESS
         if self.kind == "xen" and scenario.cpus > 1:
             return ("Xen 4.17 on two or more cores stops booting under QEMU 7.2 icount (last line "
                     "'P2M: 3 levels ...'); it boots without icount, which would not be comparable")
@@ -170,6 +179,10 @@ SYSTEMS = (
            xen_binary=xen.XEN_DEBIAN),
     System("xen null vwfi=native", "xen", xen_args="sched=null vwfi=native",
            xen_binary=xen.XEN_NULL),
+    # A shared core's guests must trap WFI (their idle gives the core away): Xen's default.
+    System("xen sched", "xen", xen_binary=xen.XEN_SCHED,
+           only=tuple(f"shared-{what}-{s}" for what in ("lat", "switch")
+                      for s in ("credit", "rtds", "arinc653"))),
 )
 
 
@@ -193,6 +206,7 @@ class Outcome:
     records: list = field(default_factory=list)
     error: str = None
     workdir: str = None
+    skipped: bool = False     # error says why the cell cannot run yet (not a failure)
 
 
 def _partition(name, cpus, image, wfi, bootargs, memory="64MiB", irq="trap", devices=(),
@@ -206,13 +220,15 @@ def _partition(name, cpus, image, wfi, bootargs, memory="64MiB", irq="trap", dev
     return table
 
 
-def _system_toml(board_cpus, *partitions, pci=(), arch="arm64", channels=()):
-    """The system description of `partitions` (_partition() tables) and `channels`
-    ([[channel]] tables) as TOML text."""
+def _system_toml(board_cpus, *partitions, pci=(), arch="arm64", channels=(), pools=()):
+    """The system description of `partitions` (_partition() tables), `channels` ([[channel]]
+    tables) and `pools` ([[pool]] tables) as TOML text."""
     description = {"board": {"arch": arch, "cpus": board_cpus, "pci": list(pci)},
                    "partition": list(partitions)}
     if channels:
         description["channel"] = list(channels)
+    if pools:
+        description["pool"] = list(pools)
     return dump_toml(description)
 
 
@@ -263,12 +279,13 @@ class Runs:
         return result, result.partitions.get("rt")
 
     def tern_system(self, label, shift, partitions, board_cpus, console=None, qemu_args=(),
-                    arch="arm64", channels=()):
+                    arch="arm64", channels=(), pools=()):
         """Tern: the partitions (_partition() tables), and channels between them, on a board
         of `board_cpus` cores."""
         d = self._dir(label)
         toml_path = d / "system.toml"
-        toml_path.write_text(_system_toml(board_cpus, *partitions, arch=arch, channels=channels))
+        toml_path.write_text(_system_toml(board_cpus, *partitions, arch=arch, channels=channels,
+                                          pools=pools))
         return runner.run_system(toml_path, icount=shift, timeout=self.timeout, workdir=d,
                                  console=console, qemu_args=qemu_args)
 
@@ -1148,6 +1165,227 @@ def riscv64_boot_record(system_name, shift, guest_lines, log):
     return rec
 
 
+# ---- Shared cores (issue 29): two guests on one core, in Tern's pools and Xen's cpupools ----
+
+SHARED_SCHEDULERS = ("credit", "rtds", "arinc653")
+# Tern's shared core is core 1 of a 2-core board (the latency guest's core in every scenario);
+# Xen's the only core of a 1-core board (Xen 4.17 stops booting on two under icount), so that
+# its pool is Pool-0.
+TERN_SHARED_CORE = 1
+SHARED_POOL = "shared"
+# What both sides run with: Xen's defaults wherever a dom0less Xen takes no other (xen.py):
+# RTDS 4 ms every 10 ms for every vCPU, credit weight 256 each. ARINC 653 (Tern only): a 20 ms
+# major frame, a 10 ms window per guest.
+SHARED_RTDS_BUDGET_US = xen.RTDS_DEFAULT_BUDGET_US
+SHARED_RTDS_PERIOD_US = xen.RTDS_DEFAULT_PERIOD_US
+SHARED_MAJOR_FRAME_US = 20000
+SHARED_WINDOW_US = 10000
+# Tern credit's slice: SCHED_CREDIT_SLICE_NS (hypervisor/include/tern/sched.h, a tool test
+# holds the two equal); Xen credit's is sched_credit_tslice_ms.
+TERN_CREDIT_SLICE_US = 10000
+ARM64_COUNTER_HZ = 62_500_000   # QEMU virt's CNTFRQ: at icount shift 4, a tick an instruction
+XEN_ARINC653_DOM0LESS = (
+    "Xen 4.17's ARINC 653 scheduler gives its default windows (10 ms each) to domain 0's vCPUs "
+    "only; any other domain runs once a toolstack sets a schedule (xl sched-arinc653, "
+    "XEN_SYSCTL_SCHEDOP_putinfo), and a dom0less boot has neither: its domUs (domains 1 and 2) "
+    "printed nothing in 60 s of a run with an ARINC 653 pool, whose core stayed idle")
+# The busy partition: streams memory without a pause and takes no interrupt (no timer of its
+# own); it runs until rt is done, then is stopped (Tern) or left behind (Xen).
+SHARED_NOISE = "noise.mode=spin noise.irq_us=0 noise.until_us=1000000000"
+SHARED_TESTS = ("vtimer-wfi",)
+# The switch rows: two slices guests measure their counter's gaps up to this counter time
+# (from the board's reset: Xen boots in about 0.5 s of it at icount shift 4).
+SWITCH_UNTIL_US = 1_500_000
+SWITCH_MAX_GAPS = 1024          # the guest's buffer: every gap kept
+
+
+def shared_scheduler(scenario):
+    """shared-lat-rtds -> rtds"""
+    return scenario.name.rsplit("-", 1)[1]
+
+
+def shared_bound_us(kind, scheduler):
+    """(us, what) the scheduler promises a guest that wants the core, beyond the path itself:
+    how long the other guest may hold it."""
+    if scheduler == "rtds":
+        return (SHARED_RTDS_PERIOD_US - SHARED_RTDS_BUDGET_US,
+                "RTDS: period - budget (+ the path)")
+    if scheduler == "arinc653":
+        return SHARED_MAJOR_FRAME_US - SHARED_WINDOW_US, "ARINC 653: the other windows' length"
+    slice_us = TERN_CREDIT_SLICE_US if kind == "tern" else xen.CREDIT_TSLICE_MS * 1000
+    return slice_us, "credit: the slice"
+
+
+def _tern_pool(scheduler, members):
+    pool = {"name": SHARED_POOL, "cpus": [TERN_SHARED_CORE], "scheduler": scheduler}
+    if scheduler == "arinc653":
+        pool.update(major_frame_us=SHARED_MAJOR_FRAME_US,
+                    windows=[{"partition": m, "duration_us": SHARED_WINDOW_US} for m in members])
+    return pool
+
+
+def _tern_shared_partition(name, image, bootargs, scheduler):
+    table = _partition(name, [TERN_SHARED_CORE], image, "trap", bootargs)
+    table["pool"] = SHARED_POOL
+    if scheduler == "rtds":
+        table.update(budget_us=SHARED_RTDS_BUDGET_US, period_us=SHARED_RTDS_PERIOD_US)
+    return table
+
+
+# The hypervisor's refusal of a pool it cannot run yet (core/config.c).
+SHARED_REFUSAL = "is not built yet (only null pools run)"
+
+
+def guest_log(system, result, names):
+    """The run's lines with each guest's as `[name] text`, in the order they came: Tern's
+    log has them so; Xen's has its console's `(XEN) DOMn:` chunks, joined here."""
+    if system.kind != "xen":
+        return result.log
+    joiner = xen.GuestLines(list(names))
+    out = []
+    for line in result.log:
+        text = joiner.feed(line)
+        out.append(line if text is None else text)
+    return out
+
+
+def shared_refused(result):
+    """The hypervisor's line refusing a shared pool, or None."""
+    return next((line for line in result.log if SHARED_REFUSAL in line), None)
+
+
+def run_shared(runs, label, shift, scheduler, guests, finish):
+    """`guests` ((name, image, bootargs), ...) on one core in a pool of `scheduler`; the run
+    ends when the guests in `finish` are done (the others are stopped or left). Returns the
+    RunResult, or an Outcome when the cell cannot run yet."""
+    names = [g[0] for g in guests]
+    if runs.system.kind == "xen":
+        pools = [xen.Pool(SHARED_POOL, (0,), scheduler)]
+        domains = [xen.Domain(name, xen.xen_variant(image), args, pool=SHARED_POOL)
+                   for name, image, args in guests]
+        return xen.run_xen(domains, runs.system.xen_args, xen=runs.system.xen_binary,
+                           icount=shift, timeout=runs.timeout, workdir=runs._dir(label),
+                           pools=pools, finish=finish)
+    parts = [_tern_shared_partition(name, image, args, scheduler) for name, image, args in guests]
+    others = [n for n in names if n not in finish]
+    console = _stop_when_rt_done(others) if others else None
+    result = runs.tern_system(label, shift, parts, TERN_SHARED_CORE + 1, console=console,
+                              pools=[_tern_pool(scheduler, names)])
+    refused = shared_refused(result)
+    if refused is not None:
+        # One wording for every cell, so that the report says it once.
+        return Outcome(error=f"shared cores not built (this hypervisor refuses every pool but "
+                             f"null: \"{SHARED_REFUSAL}\")", workdir=str(result.workdir),
+                       skipped=True)
+    return result
+
+
+def run_shared_lat(scenario, system, shift, plan, runs):
+    """The latency guest (rt) sharing its core with a busy partition (noise), in a pool of
+    the scenario's scheduler: its timer latency and the bound the scheduler gives."""
+    scheduler = shared_scheduler(scenario)
+    bound_us, what = shared_bound_us(system.kind, scheduler)
+    args = f"{_lat_args(plan, shift, SHARED_TESTS)} lat.start_delay_us={NOISE_START_DELAY_US}"
+    guests = [("rt", LAT, args), ("noise", NOISE, SHARED_NOISE)]
+    result = run_shared(runs, _label(scenario, shift), shift, scheduler, guests, ("rt",))
+    if isinstance(result, Outcome):
+        return result
+    part = result.partitions.get("rt")
+    extra = {"scheduler": scheduler, "bound_us": bound_us, "bound": what,
+             "bound_ticks": bound_us * ARM64_COUNTER_HZ // 1_000_000}
+    records = _lat_records(scenario.name, system, shift, part, extra)
+    if result.ok and records:
+        log = guest_log(system, result, [g[0] for g in guests])
+        busy = _index(log, lambda line: line.startswith("[noise] noise: mode"))
+        start = _index(log, lambda line: line.startswith("[rt] LAT-START "))
+        if busy is None or start is None or busy > start:
+            return Outcome([], "noise was not busy yet when rt started measuring (no \"noise: "
+                               "mode\" line before rt's LAT-START)", str(result.workdir))
+    return _outcome(result, records)
+
+
+def _runs_of(record):
+    """[(first read, last read)] of one guest's parse_slices record: between its gaps."""
+    points = [record["start"]] + [x for gap in record["gaps"] for x in gap] + [record["end"]]
+    return [(points[i], points[i + 1]) for i in range(0, len(points), 2)]
+
+
+def switch_costs(records):
+    """What two (or more) slices guests on one core say of its switches: every run of each
+    guest inside the time all were measuring, in time order; a switch is one guest's last read
+    to the next one's first (`switches`, in ticks), a gap of one guest with nobody else's run
+    inside is the core busy with something else (`interruptions`, its length). Returns
+    {"switches": [...], "interruptions": [...], "starts": {name: [first reads of its runs that
+    follow a switch]}}."""
+    lo = max(r["start"] for r in records.values())
+    hi = min(r["end"] for r in records.values())
+    runs = sorted((a, b, name) for name, r in records.items() for a, b in _runs_of(r)
+                  if b >= lo and a <= hi)
+    out = {"switches": [], "interruptions": [], "starts": {n: [] for n in records}}
+    for (a0, b0, n0), (a1, b1, n1) in zip(runs, runs[1:]):
+        if a0 < lo or b1 > hi:     # a run cut by a measurement's edge
+            continue
+        if n0 == n1:
+            out["interruptions"].append(a1 - b0)
+        else:
+            out["switches"].append(a1 - b0)
+            out["starts"][n1].append(a1)
+    return out
+
+
+def window_jitter(starts, major_ticks):
+    """Ticks between the earliest and the latest window start of one guest, each taken
+    relative to its frame (the first start + n major frames)."""
+    if len(starts) < 2:
+        return None
+    offsets = [(s - starts[0]) % major_ticks for s in starts]
+    offsets = [o - major_ticks if o > major_ticks // 2 else o for o in offsets]
+    return max(offsets) - min(offsets)
+
+
+def _spread(values):
+    if not values:
+        return {"n": 0}
+    ordered = sorted(values)
+    return {"n": len(values), "min": ordered[0], "avg": round(sum(values) / len(values), 2),
+            "p50": ordered[len(ordered) // 2], "max": ordered[-1]}
+
+
+def run_shared_switch(scenario, system, shift, plan, runs):
+    """Two slices guests (a, b) spinning on one core: the core's switch from one to the other
+    (the last read of one to the first of the next), what else interrupts them, and under
+    ARINC 653 the jitter of each window's start."""
+    scheduler = shared_scheduler(scenario)
+    args = (f"noise.mode=slices noise.until_us={SWITCH_UNTIL_US} "
+            f"noise.max_gaps={SWITCH_MAX_GAPS}")
+    guests = [(n, NOISE, f"{args} noise.name={n}") for n in ("a", "b")]
+    result = run_shared(runs, _label(scenario, shift), shift, scheduler, guests, ("a", "b"))
+    if isinstance(result, Outcome):
+        return result
+    parsed = results.parse_slices(guest_log(system, result, [g[0] for g in guests]))
+    missing = [n for n in ("a", "b") if n not in parsed or not parsed[n]["complete"]]
+    if not result.ok or missing:
+        why = result.reason if not result.ok else \
+            f"no complete noise-slices output from {', '.join(missing)}"
+        return Outcome([], why, str(result.workdir))
+    lost = [n for n in ("a", "b") if parsed[n]["kept"] != parsed[n]["count"]]
+    measured = switch_costs({n: parsed[n] for n in ("a", "b")})
+    rec = {"system": system.name, "scenario": scenario.name, "test": "switch", "shift": shift,
+           "unit": "ticks", "freq_hz": ARM64_COUNTER_HZ, "scheduler": scheduler,
+           "switch": _spread(measured["switches"]),
+           "interruption": _spread(measured["interruptions"]),
+           "ran": {n: parsed[n]["ran"] for n in ("a", "b")},
+           "gap_ticks": parsed["a"]["gap_ticks"]}
+    if scheduler == "arinc653":
+        major = SHARED_MAJOR_FRAME_US * ARM64_COUNTER_HZ // 1_000_000
+        rec["window_jitter"] = {n: window_jitter(measured["starts"][n], major)
+                                for n in ("a", "b")}
+    error = f"gaps not all kept by {', '.join(lost)}" if lost else None
+    if not measured["switches"]:
+        error = "no switch between the two guests measured"
+    return Outcome([rec], error, str(result.workdir))
+
+
 @dataclass(frozen=True)
 class Scenario:
     """What the lab measures: on which board, on which kinds of system, with which guest
@@ -1180,6 +1418,10 @@ def _rt_path(scenario, system, shift, plan, runs):
 
 
 _LINUX = (LINUX_IMAGE, LINUX_INITRD)
+
+# The shared-core rows' systems: Tern's trap-and-inject partitions (a shared core's guests
+# trap WFI) and Xen's build with the schedulers.
+SHARED_SYSTEMS = ("tern wfi=trap", "xen sched")
 
 # The registry, in the order the matrix runs and the report shows them.
 SCENARIOS = (
@@ -1244,6 +1486,14 @@ SCENARIOS = (
              "ping round trip and TCP throughput", run_vio_net,
              (VIO_LINUX["riscv64"][0] / "Image", TERN_VIO["riscv64"]), "virtio", kinds=("tern",),
              shifts=(0,), cpus=3, arch="riscv64", systems=(VIO_SYSTEM["riscv64"],)),
+    *(Scenario(f"shared-lat-{sched}", f"latency guest sharing one core with a busy partition "
+               f"(streaming memory), {sched} pool", run_shared_lat, (LAT, NOISE), "shared",
+               kinds=("tern", "xen"), shifts=(4,), systems=SHARED_SYSTEMS)
+      for sched in SHARED_SCHEDULERS),
+    *(Scenario(f"shared-switch-{sched}", f"two guests spinning on one core ({sched} pool): the "
+               f"switch from one to the other, and what else interrupts them", run_shared_switch,
+               (NOISE,), "shared", kinds=("tern", "xen"), shifts=(4,), systems=SHARED_SYSTEMS)
+      for sched in SHARED_SCHEDULERS),
     Scenario("boot", "boot: board reset to the guest's first instruction", run_boot, (LAT,),
              "boot", shifts=(4,)),
     Scenario("riscv64-boot", "boot on the RISC-V board: board reset (QEMU's reset vector, "
@@ -1255,6 +1505,7 @@ SCENARIO_BY_NAME = {s.name: s for s in SCENARIOS}
 LATENCY_SCENARIOS = tuple(s.name for s in SCENARIOS if s.report == "latency")
 # rt's timer tests alone, then beside neighbours (beside_setup).
 BESIDE_SCENARIOS = tuple(s.name for s in SCENARIOS if s.report == "beside")
+SHARED_SCENARIOS = tuple(s.name for s in SCENARIOS if s.report == "shared")
 
 
 def add_extra_over_native(records):
@@ -1292,7 +1543,8 @@ def run_matrix(plan, systems=SYSTEMS, scenarios=SCENARIOS, workdir=None, progres
     cells = []
     for sc in scenarios:
         for sy in usable:
-            if sy.kind not in sc.kinds or (sc.systems and sy.name not in sc.systems):
+            if sy.kind not in sc.kinds or (sc.systems and sy.name not in sc.systems) \
+                    or (sy.only and sc.name not in sy.only):
                 continue
             why = sy.can_run(sc)
             if why:
@@ -1311,8 +1563,10 @@ def run_matrix(plan, systems=SYSTEMS, scenarios=SCENARIOS, workdir=None, progres
         records += outcome.records
         if outcome.error:
             errors.append({"system": system.name, "scenario": scenario.name, "shift": shift,
-                           "error": outcome.error, "workdir": outcome.workdir})
+                           "error": outcome.error, "workdir": outcome.workdir,
+                           **({"skipped": True} if outcome.skipped else {})})
             if progress:
-                print(f"bench:   failed: {outcome.error} ({outcome.workdir})", file=progress)
+                print(f"bench:   {'skipped' if outcome.skipped else 'failed'}: {outcome.error} "
+                      f"({outcome.workdir})", file=progress)
     add_extra_over_native(records)
     return records, errors

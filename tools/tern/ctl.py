@@ -20,8 +20,8 @@ from pathlib import Path
 from .errors import TernError, ToolError, show_path
 
 SOCKET_NAME = "ctl.sock"
-# The hypervisor's console keeps 79 characters a line; `@N ` comes first.
-MAX_COMMAND = 64
+# The hypervisor's console keeps 255 characters a line; `@N ` (N up to 10 digits) comes first.
+MAX_COMMAND = 240
 # How long a request waits for the hypervisor's last reply line.
 REPLY_TIMEOUT = 10.0
 # Lines of `stats` that are not tern-ctl lines: the hypervisor's counters, as at power-off.
@@ -264,6 +264,8 @@ def format_reply(command, items):
         def state(i):
             if i["paused"]:
                 return "paused"
+            if i["power"] == "on" and i.get("sched") in ("runnable", "blocked"):
+                return i["sched"]  # on a shared core: waiting for its turn, or for an interrupt
             return {"on": "running", "on_pending": "starting"}.get(i["power"], i["power"])
         rows = [(i["partition"], i["id"], i["vcpu"], i["cpu"], state(i), _cpus(i["affinity"]))
                 for i in items]

@@ -8,7 +8,8 @@ from pathlib import Path
 from . import layout
 from . import results as results_fmt
 from .bench import (BESIDE_SCENARIOS, NATIVE_PARTITION_DT, NATIVE_PARTITION_DT_NO_SEED,
-                    SCENARIOS, TRACE_NOTICE_US, TRAP_SAMPLES)
+                    SCENARIOS, SHARED_SCENARIOS, TRACE_NOTICE_US, TRAP_SAMPLES)
+from . import bench
 from .runner import REPO_ROOT
 
 HYPERVISOR_ELF = REPO_ROOT / "hypervisor" / "build" / "arm64" / "tern.elf"
@@ -86,6 +87,8 @@ def latency_rows(records, scenario, shift):
     """(test, system, AVG, MIN, MAX, WARM_MAX, p99, p99.9, extra) rows of one scenario, and
     the traps per interrupt and their causes for the scenarios that count them."""
     rows = []
+    if scenario in SHARED_SCENARIOS:    # shared_section's, with the scheduler's bound
+        return rows
     chosen = [r for r in records if r["scenario"] == scenario and r["shift"] == shift
               and "warm_max" in r and "alone" not in r]
     tests = list(dict.fromkeys(r["test"] for r in chosen))
@@ -255,6 +258,9 @@ def terminal_report(data):
         lines.append("\ncyclictest inside Linux - icount shift 4, emulated (icount) us")
         lines.append(results_fmt.format_table(CYCLICTEST_HEADERS, rows))
     lines += virtio_terminal(data["records"])
+    for title, headers, rows in shared_tables(data["records"]):
+        lines.append(f"\n{title}")
+        lines.append(results_fmt.format_table(headers, rows))
     prio = [r for r in data["records"] if r["scenario"] == "prio"]
     if prio:
         lines.append("\npriority order: runs served in priority order")
@@ -465,6 +471,7 @@ def markdown_report(data, plot_dir_rel=None):
     lines += path_section(data)
     lines += cyclictest_section(data, plot_dir_rel)
     lines += virtio_section(data)
+    lines += shared_section(data)
     lines += _priority_section(recs)
     lines += _interference_caveat(recs)
     lines += _boot_section(recs)
@@ -547,6 +554,7 @@ def _goals_section(recs, plot_dir_rel):
     lines += _interrupt_goal_rows(recs) + _boot_goal_rows(recs)
     lines += riscv64
     lines += _beside_goal_rows(recs) + _cyclictest_goal_rows(recs) + _virtio_goal_rows(recs)
+    lines += _shared_goal_rows(recs)
     lines += [""]
     if plot_dir_rel:
         lines += [f"![extra instructions over native]({plot_dir_rel}/extra-over-native.svg)", ""]
@@ -1304,3 +1312,147 @@ VIRTIO_NOTES = [
     "partitions; the server's `tern-vio` moves the frames between the channel and a TAP",
     "interface.",
 ]
+
+
+# ---- Shared cores (issue 29): bench.run_shared_lat and bench.run_shared_switch ----
+
+# Goals from issue 29, against Xen 4.17 on the same board.
+GOAL_SWITCH_OF_XEN = 1 / 2          # a context switch: at most half of Xen's
+GOAL_WINDOW_SWITCH_OF_XEN = 1 / 3   # an ARINC 653 window switch: at most a third of Xen's
+SHARED_LAT_HEADERS = ("SCHEDULER", "SYSTEM", "AVG", "WARM_MAX", "p99", "MAX", "bound",
+                      "bound is", "MAX - bound")
+SHARED_SWITCH_HEADERS = ("SCHEDULER", "SYSTEM", "switches", "switch MIN", "switch AVG",
+                         "switch MAX", "interruptions", "interruption MAX", "window-start jitter")
+
+
+def _shared(records, what):
+    order = {s: i for i, s in enumerate(bench.SHARED_SCHEDULERS)}
+    chosen = [r for r in records if r["scenario"].startswith(f"shared-{what}-")]
+    return sorted(chosen, key=lambda r: (order.get(r.get("scheduler"), 99), r["system"]))
+
+
+def shared_lat_rows(records):
+    return [(r["scheduler"], r["system"], _num(r["avg"]), r["warm_max"], r["p99"], r["max"],
+             r["bound_ticks"], r["bound"], f"{r['max'] - r['bound_ticks']:+d}")
+            for r in _shared(records, "lat") if "warm_max" in r]
+
+
+def _jitter(r):
+    j = r.get("window_jitter")
+    if not j:
+        return "-"
+    return ", ".join(f"{n} {_num(v)}" for n, v in j.items())
+
+
+def shared_switch_rows(records):
+    rows = []
+    for r in _shared(records, "switch"):
+        sw, it = r.get("switch") or {}, r.get("interruption") or {}
+        rows.append((r["scheduler"], r["system"], sw.get("n", 0), _num(sw.get("min")),
+                     _num(sw.get("avg")), _num(sw.get("max")), it.get("n", 0),
+                     _num(it.get("max")), _jitter(r)))
+    return rows
+
+
+def shared_tables(records):
+    """(title, headers, rows) of the shared-core tables that have rows."""
+    out = []
+    rows = shared_lat_rows(records)
+    if rows:
+        out.append(("latency guest sharing one core with a busy partition (vtimer-wfi), icount "
+                    "shift 4, ticks (instructions)", SHARED_LAT_HEADERS, rows))
+    rows = shared_switch_rows(records)
+    if rows:
+        out.append(("two guests spinning on one core: switches and interruptions, icount shift "
+                    "4, ticks (instructions)", SHARED_SWITCH_HEADERS, rows))
+    return out
+
+
+def shared_section(data):
+    tables = shared_tables(data["records"])
+    if not tables:
+        return []
+    lines = ["## Shared cores: two guests on one core (arm64, shift 4)", "",
+             f"Tern's pool is core {bench.TERN_SHARED_CORE}'s; Xen's (`xen sched`: `make "
+             "xen-sched`) is a boot-time cpupool on its board's one core (so Pool-0), set in "
+             "the device tree. Both run with Xen's defaults where a dom0less Xen takes nothing "
+             f"else: RTDS {bench.SHARED_RTDS_BUDGET_US} us every {bench.SHARED_RTDS_PERIOD_US} "
+             "us for each guest (Xen's also with its default extra time), credit weight 256 "
+             f"each (slice: Tern {bench.TERN_CREDIT_SLICE_US} us, Xen credit's 30 ms "
+             "`sched_credit_tslice_ms`, with its 1 ms `sched_ratelimit_us`). ARINC 653 (Tern "
+             f"only): a {bench.SHARED_MAJOR_FRAME_US} us major frame, a "
+             f"{bench.SHARED_WINDOW_US} us window per guest; Xen's cannot run a dom0less "
+             "domU (see *Method*). The busy partition streams memory and takes no interrupt; "
+             "the switch rows' guests spin on the physical counter (`noise.mode=slices`): a "
+             "switch is one guest's last read to the other's first, an interruption a gap of "
+             "one guest with no run of the other in it (the core busy with something else, "
+             "e.g. a scheduler tick). Window-start jitter: the spread of a guest's window "
+             "starts, each relative to its major frame. At shift 4 a tick is an instruction.", ""]
+    for title, headers, rows in tables:
+        lines += [f"**{title[0].upper() + title[1:]}**", "",
+                  "| " + " | ".join(headers) + " |", markdown_rule(headers)]
+        lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+        lines.append("")
+    return lines + SHARED_METHOD
+
+
+SHARED_METHOD = [
+    "### Method: Xen 4.17 for these rows",
+    "",
+    "- **Build** (`make xen-sched`, `scripts/xen/build-xen-null.sh sched`): Debian's `xen` "
+    "source package (bookworm's 4.17.5 where the mirror does not serve the security update's "
+    "source), `arm64_defconfig` plus `CONFIG_EXPERT`, `CONFIG_UNSUPPORTED`, "
+    "`CONFIG_SCHED_NULL`, `CONFIG_SCHED_RTDS`, `CONFIG_SCHED_ARINC653` and "
+    "`CONFIG_BOOT_TIME_CPUPOOLS`, `CONFIG_DEBUG` off; credit (credit1) is in the defconfig. "
+    "credit2 stays the default scheduler.",
+    "- **Configuration, dom0less**: under `/chosen`, a `xen,cpupool` node whose `cpupool-cpus` "
+    "is the board's one core and whose `cpupool-sched` is the row's scheduler (the pool "
+    "holding the boot core becomes Pool-0), and each domU's `domain-cpupool` pointing at it. "
+    "The Xen command line is the other rows' (`console=dtuart ... bootscrub=off`), WFI trapped "
+    "(Xen's default `vwfi=trap`: a waiting guest gives the core away).",
+    "- **What Xen 4.17 cannot be told without dom0 and a toolstack**: no per-domain scheduling "
+    "parameter is read from the device tree. So RTDS runs every vCPU at its defaults, 4 ms "
+    "every 10 ms, with extra time on (work-conserving: `xl sched-rtds -e` would turn it off); "
+    "credit runs weight 256, no cap, for every domain (the command line sets only global "
+    "values: `sched_credit_tslice_ms`, `sched_ratelimit_us`, left at 30 ms and 1 ms). Tern's "
+    "side is configured to the same budgets, periods and weights. ARINC 653 gives its default "
+    "windows (10 ms each) to domain 0's vCPUs only; a dom0less domU is domain 1 or above and "
+    "runs only in windows a toolstack sets (`xl sched-arinc653`), so in an ARINC 653 cpupool "
+    "the domUs never ran (nothing printed in 60 s of a run): Xen has no ARINC 653 row, and the "
+    "window-switch goal is held against Xen's nearest figure, its context switch.",
+    "- Xen 4.17 runs no riscv64 guest: these rows are arm64 only. Both sides run the same "
+    "guests' `-xen.img` builds (Xen) and board builds (Tern) of one source.",
+    "",
+]
+
+
+def _switch_avg(records, kind, scheduler):
+    r = next((r for r in _shared(records, "switch") if r["scheduler"] == scheduler
+              and r["system"].startswith(kind) and (r.get("switch") or {}).get("n")), None)
+    return None if r is None else r["switch"]["avg"]
+
+
+def _shared_goal_rows(recs):
+    if not _shared(recs, "switch"):
+        return []
+    rows = []
+    for sched in ("credit", "rtds"):
+        tern, xen = _switch_avg(recs, "tern", sched), _switch_avg(recs, "xen", sched)
+        goal = f"<= {_num(xen * GOAL_SWITCH_OF_XEN)}" if xen is not None else "<= 1/2 of Xen's"
+        rows.append(f"| context switch, {sched} pool: AVG (one guest's last counter read to the "
+                    f"other's first) | {goal} | {_num(tern) if tern is not None else 'not run'} | "
+                    f"Xen 4.17 {sched}: {_num(xen) if xen is not None else 'not run'} |")
+    tern = _switch_avg(recs, "tern", "arinc653")
+    ref = [f"{s} {_num(_switch_avg(recs, 'xen', s))}" for s in ("rtds", "credit")
+           if _switch_avg(recs, "xen", s) is not None]
+    rows.append("| ARINC 653 window switch: AVG | <= 1/3 of Xen's | "
+                f"{_num(tern) if tern is not None else 'not run'} | Xen 4.17's ARINC 653 runs no "
+                "dom0less domU (no figure); its context switch " + (", ".join(ref) or "not run") +
+                " |")
+    arinc = [r for r in _shared(recs, "switch") if r["scheduler"] == "arinc653"
+             and r["system"].startswith("tern") and r.get("window_jitter")]
+    jitter = max((v for r in arinc for v in r["window_jitter"].values() if v is not None),
+                 default=None)
+    rows.append(f"| ARINC 653 window start: jitter across major frames | exactly 0 | "
+                f"{_num(jitter) if jitter is not None else 'not run'} | - |")
+    return rows

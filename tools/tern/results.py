@@ -213,3 +213,57 @@ def latency_table(runs, tests=None):
                 extra = f"{extra:+.1f}" if isinstance(extra, float) else f"{extra:+d}"
             rows.append((test, label) + values + (extra,))
     return headers, rows
+
+
+# The noise guest's slices mode (guests/README.md, "noise.mode=slices"): the times a vCPU did
+# not run, as gaps in the board's physical counter.
+SLICES_GAP_TAG = "noise-gap"
+SLICES_TAG = "noise-slices"
+SLICES_FIELDS = ("start", "end", "gaps", "kept", "ran", "gap_ticks")
+
+
+def parse_slices(serial):
+    """{name: record} from the noise-gap and noise-slices lines of a serial log (text or
+    lines; lines prefixed with a partition's `[name] ` or not), name being the guest's own
+    (noise.name).
+
+    A record: "gaps" [(from, to), ...] in the guest's order, "count" (the gaps it saw, kept or
+    not), "start", "end", "kept", "ran", "gap_ticks" (None until its noise-slices line),
+    "partition" (the prefix its lines came with, None on the bare board) and "complete": its
+    summary arrived and every kept gap with it, in order, none twice, and its ran adds up (a
+    console that dropped a line, or a guest that has not finished, leaves it False)."""
+    lines = serial.splitlines() if isinstance(serial, str) else serial
+    out = {}
+    for line in lines:
+        partition = None
+        m = PARTITION_LINE.fullmatch(line)
+        if m:
+            partition, line = m.groups()
+        gap = json_record(line, SLICES_GAP_TAG)
+        summary = json_record(line, SLICES_TAG)
+        record = gap if gap is not None else summary
+        if record is None or not isinstance(record.get("name"), str):
+            continue
+        entry = out.setdefault(record["name"], {
+            "gaps": [], "indices": [], "count": None, "partition": partition,
+            **{k: None for k in SLICES_FIELDS if k != "gaps"}})
+        if gap is not None:
+            if all(_whole(gap.get(k)) for k in ("i", "from", "to")):
+                entry["gaps"].append((gap["from"], gap["to"]))
+                entry["indices"].append(gap["i"])
+            continue
+        for key in SLICES_FIELDS:
+            value = summary.get(key)
+            entry["count" if key == "gaps" else key] = value if _whole(value) else None
+    for entry in out.values():
+        indices = entry.pop("indices")
+        entry["complete"] = (entry["kept"] is not None and entry["end"] is not None
+                             and entry["start"] is not None and entry["ran"] is not None
+                             and indices == list(range(entry["kept"]))
+                             and entry["ran"] == entry["end"] - entry["start"]
+                             - sum(to - fr for fr, to in entry["gaps"]))
+    return out
+
+
+def _whole(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -20,6 +20,7 @@ from .files import write_new
 REPO = runner.REPO_ROOT
 XEN_DEBIAN = REPO / "build" / "xen" / "root" / "boot" / "xen-4.17-arm64"
 XEN_NULL = REPO / "build" / "xen-null" / "xen"
+XEN_SCHED = REPO / "build" / "xen-sched" / "xen"
 FETCH_SCRIPT = REPO / "scripts" / "xen" / "fetch-xen.sh"
 
 # Console on the board UART; domU output shown; no background scrubbing of free RAM after boot
@@ -35,6 +36,30 @@ GUEST_LINE = re.compile(r"^\(XEN\) DOM(\d+): (.*)$")
 VPL011_CHUNK = 126
 
 
+# What a dom0less boot of Xen 4.17 can set of the schedulers, with no dom0 and no toolstack
+# (docs/benchmarks.md, "Method"): a boot-time cpupool's cores and scheduler (`xen,cpupool`,
+# CONFIG_BOOT_TIME_CPUPOOLS) and which pool a domU starts in (`domain-cpupool`). No per-domain
+# parameter: every vCPU has its scheduler's defaults (RTDS 4 ms every 10 ms, credit weight
+# 256), and the command line sets only global ones (sched_credit_tslice_ms, sched_ratelimit_us).
+# ARINC 653 gives default windows (10 ms) to domain 0's vCPUs alone; dom0less domUs are
+# domains 1.., so in an ARINC 653 pool they never run until a toolstack sets a schedule.
+SCHEDULERS = ("credit", "credit2", "rtds", "arinc653", "null")
+RTDS_DEFAULT_BUDGET_US = 4000
+RTDS_DEFAULT_PERIOD_US = 10000
+CREDIT_TSLICE_MS = 30       # sched_credit_tslice_ms's default
+CREDIT_RATELIMIT_US = 1000  # sched_ratelimit_us's default
+
+
+@dataclass
+class Pool:
+    """A boot-time cpupool: board cores (cpu@N of QEMU's tree) and their scheduler. The pool
+    holding core 0 becomes Pool-0 (Xen's rule), so on a one-core board it sets Pool-0's
+    scheduler."""
+    name: str
+    cpus: tuple = (0,)
+    sched: str = "credit2"
+
+
 @dataclass
 class Domain:
     name: str
@@ -42,6 +67,7 @@ class Domain:
     bootargs: str = ""
     vcpus: int = 1
     memory_kib: int = 64 * 1024
+    pool: str = None          # a Pool's name: the domU starts there (else in Pool-0)
 
 
 def xen_variant(image):
@@ -62,6 +88,9 @@ def ensure_xen(binary=XEN_DEBIAN):
         raise ToolError(f"could not fetch Debian's Xen: {(proc.stderr or proc.stdout).strip()}")
     if binary == XEN_NULL:
         raise ToolError(f"no null-scheduler Xen at {binary}: run `make xen-null` (a few minutes)")
+    if binary == XEN_SCHED:
+        raise ToolError(f"no Xen with RTDS and ARINC 653 at {binary}: run `make xen-sched` "
+                        "(a few minutes)")
     raise ToolError(f"no Xen binary at {binary}")
 
 
@@ -94,8 +123,39 @@ def _board(cpus, cpu, memory_mib, icount, extra=""):
     return qemu.board_args(cpu, cpus, memory_mib * qemu.MiB, True, icount, machine_extra=extra)
 
 
-def build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir):
-    """QEMU's device tree plus Xen's command line and one dom0less domain per guest."""
+def _node_name(name):
+    """A pool's node name under /chosen (a device-tree node name, not the user's)."""
+    return "cpupool-" + re.sub(r"[^A-Za-z0-9,._+-]", "-", name)
+
+
+def check_pools(domains, pools, cpus):
+    """Refuse what Xen would panic on or ignore: an unknown scheduler, a core not on the board
+    or in two pools, a domain in an unknown pool."""
+    names = [p.name for p in pools]
+    if len(set(names)) != len(names):
+        raise ToolError(f"xen: two cpupools of one name: {names}")
+    seen = {}
+    for p in pools:
+        if p.sched not in SCHEDULERS:
+            raise ToolError(f"xen: cpupool {p.name}: unknown scheduler {p.sched!r} "
+                            f"(Xen 4.17: {', '.join(SCHEDULERS)})")
+        if not p.cpus:
+            raise ToolError(f"xen: cpupool {p.name}: no cores (Xen requires one at least)")
+        for c in p.cpus:
+            if not 0 <= c < cpus:
+                raise ToolError(f"xen: cpupool {p.name}: core {c} is not on the {cpus}-core board")
+            if c in seen:
+                raise ToolError(f"xen: core {c} is in cpupools {seen[c]} and {p.name}")
+            seen[c] = p.name
+    for d in domains:
+        if d.pool is not None and d.pool not in names:
+            raise ToolError(f"xen: domain {d.name}: unknown cpupool {d.pool!r}")
+
+
+def build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir, pools=()):
+    """QEMU's device tree plus Xen's command line, the boot-time cpupools and one dom0less
+    domain per guest."""
+    check_pools(domains, pools, cpus)
     raw = workdir / "qemu.dtb"
     subprocess.run(_board(cpus, cpu, memory_mib, None, f",dumpdtb={raw}"), check=True,
                    timeout=60, stdin=subprocess.DEVNULL, capture_output=True)
@@ -103,6 +163,12 @@ def build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir):
                          capture_output=True, text=True, timeout=60).stdout
     nodes = [f"\t\txen,xen-bootargs = {_dts_string(' '.join(a for a in (BASE_ARGS, xen_args) if a))};",
              "\t\t#address-cells = <0x02>;", "\t\t#size-cells = <0x02>;"]
+    # Path references: dtc gives QEMU's cpu nodes (and the pools) the phandles Xen follows.
+    for p in pools:
+        refs = " ".join(f"&{{/cpus/cpu@{c:x}}}" for c in p.cpus)
+        nodes += [f"\t\t{_node_name(p.name)} {{", '\t\t\tcompatible = "xen,cpupool";',
+                  f"\t\t\tcpupool-cpus = <{refs}>;",
+                  f"\t\t\tcpupool-sched = {_dts_string(p.sched)};", "\t\t};"]
     for i, d in enumerate(domains):
         addr = DOMU_BASE + i * DOMU_STRIDE
         size = Path(d.image).stat().st_size
@@ -113,6 +179,7 @@ def build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir):
             f"\t\t\tcpus = <{d.vcpus:#x}>;",
             f"\t\t\tmemory = <0x00 {d.memory_kib:#x}>;",
             "\t\t\tvpl011;",
+        ] + ([f"\t\t\tdomain-cpupool = <&{{/chosen/{_node_name(d.pool)}}}>;"] if d.pool else []) + [
             f"\t\t\tmodule@{addr:x} {{",
             '\t\t\t\tcompatible = "multiboot,kernel", "multiboot,module";',
             f"\t\t\t\treg = <{addr:#x} {size:#x}>;",
@@ -128,9 +195,22 @@ def build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir):
     return out
 
 
+def board_cpus(domains, pools=()):
+    """Cores for `domains`: the pools' own, and a core per vCPU of the domains in no pool.
+    Those start in Pool-0: the pool holding core 0 if there is one (they share its cores),
+    else the cores no pool names."""
+    named = {c for p in pools for c in p.cpus}
+    free = sum(d.vcpus for d in domains if d.pool is None)
+    if 0 in named:
+        free = 0
+    return max(1, len(named) + free, max(named, default=-1) + 1)
+
+
 def run_xen(domains, xen_args="", xen=XEN_DEBIAN, icount=None, timeout=runner.DEFAULT_TIMEOUT,
-            quiet=True, workdir=None, cpu="cortex-a53", memory_mib=2048):
-    """Boot Xen with `domains`; returns a runner.RunResult whose partitions are the domains."""
+            quiet=True, workdir=None, cpu="cortex-a53", memory_mib=2048, pools=(), finish=None):
+    """Boot Xen with `domains` (and boot-time cpupools `pools`); returns a runner.RunResult
+    whose partitions are the domains. The run ends when the domains named in `finish` (all,
+    if None) have printed their DONE line."""
     for tool in ("qemu-system-aarch64", "dtc"):
         if not shutil.which(tool):
             raise ToolError(f"{tool} not found (make deps)")
@@ -139,8 +219,8 @@ def run_xen(domains, xen_args="", xen=XEN_DEBIAN, icount=None, timeout=runner.DE
         if not Path(d.image).is_file():
             raise ToolError(f"guest not found: {d.image} (make guests)")
     workdir = runner.make_workdir(workdir)
-    cpus = max(1, sum(d.vcpus for d in domains))
-    dtb = build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir)
+    cpus = board_cpus(domains, pools)
+    dtb = build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir, pools)
     command = _board(cpus, cpu, memory_mib, icount) + ["-kernel", str(xen), "-dtb", str(dtb)]
     for i, d in enumerate(domains):
         command += ["-device", f"loader,file={d.image},addr={DOMU_BASE + i * DOMU_STRIDE:#x},"
@@ -148,6 +228,7 @@ def run_xen(domains, xen_args="", xen=XEN_DEBIAN, icount=None, timeout=runner.DE
     write_new(workdir / "qemu.sh", "#!/bin/sh\nexec " + " ".join(command) + "\n", mode=0o755)
 
     names = [d.name for d in domains]
+    wanted = set(names if finish is None else finish)
     joiner = GuestLines(names)
     guest_lines = []
     done = set()
@@ -158,15 +239,16 @@ def run_xen(domains, xen_args="", xen=XEN_DEBIAN, icount=None, timeout=runner.DE
             return False
         guest_lines.append(text)
         name, _, body = text[1:].partition("] ")
-        if body.strip() in DONE_MARKERS:
+        if body.strip() in DONE_MARKERS and name in wanted:
             done.add(name)
-        return len(done) == len(names)
+        return done == wanted
 
     run = runner.run_qemu(command, timeout, quiet=quiet, log_path=workdir / "serial.log",
                           stop_when=complete)
     parsed = results.parse_log(guest_lines, names)
-    if len(done) == len(names):
-        status, reason = runner.STATUS_OK, "every domain finished"
+    if done == wanted:
+        status, reason = runner.STATUS_OK, "every domain finished" if finish is None else \
+            f"{', '.join(sorted(wanted))} finished"
     elif run.timed_out:
         status, reason = runner.STATUS_TIMEOUT, f"timed out after {timeout:g} s"
     else:

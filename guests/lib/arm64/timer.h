@@ -26,6 +26,15 @@ static inline uint64_t counter_phys(void)
 	return read_sysreg(cntpct_el0);
 }
 
+/*
+ * The board's physical counter, the same name on every port (guests/noise/slices.c): one
+ * time for all the vCPUs of a core, whatever their virtual offsets.
+ */
+static inline uint64_t counter_board(void)
+{
+	return counter_phys();
+}
+
 static inline void vtimer_arm(uint64_t deadline)
 {
 	write_sysreg(cntv_cval_el0, deadline);

@@ -158,6 +158,33 @@ static bool guest_interrupt_pending(void)
 }
 
 /*
+ * hart_suspend on a shared core: the core is not the vCPU's to wait on.  What the core has
+ * pending is taken (either may switch); if that leaves one of the vCPU's own interrupts pending
+ * this returns, and the call returns as the caller's loop would; else the frame is made the
+ * call's return (the ecall stepped over; non-retentive, at resume_addr as below) and the vCPU
+ * waits blocked, `suspended` until arch_vcpu_resume.
+ */
+static __attribute__((noinline)) void shared_suspend(struct vcpu *v, struct guest_regs *r,
+						     bool retentive)
+{
+	riscv_core_interrupts(v, csr_read(sip) & (SIP_SEIP | SIP_STIP));
+	if (guest_interrupt_pending())
+		return;
+	if (retentive) {
+		r->x[10] = SBI_SUCCESS;
+		r->x[11] = 0;
+		r->sepc += 4u;
+	} else {
+		csr_write(vsatp, 0);
+		csr_clear(vsstatus, SSTATUS_SIE);
+		r->sepc = r->x[11];
+		r->x[10] = v->index;
+		r->x[11] = r->x[12];
+	}
+	sched_guest_waits(v);
+}
+
+/*
  * HSM hart_suspend(type, resume_addr, opaque), the default types: the vCPU waits on its core
  * until an interrupt of its own is pending and enabled.  The core's own interrupts end each
  * WFI and are taken on the way (the SBI timer's stand-in becomes VSTIP, a posted IPI VSSIP);
@@ -179,6 +206,8 @@ static struct sbiret hsm_suspend(struct vcpu *v, struct guest_regs *r)
 	if (base != 0u)
 		return result(SBI_ERR_NOT_SUPPORTED, 0);
 	atomic_store(&v->arch.suspended, true);
+	if (this_cpu()->shared)
+		shared_suspend(v, r, retentive);
 	while (!guest_interrupt_pending()) {
 		wfi();
 		riscv_core_interrupts(v, csr_read(sip) & (SIP_SEIP | SIP_STIP));
@@ -249,6 +278,19 @@ static int64_t post_to_harts(const struct vcpu *v, uint64_t mask, uint64_t base,
 }
 
 /*
+ * A vCPU its shared core has switched out (arch_vcpu_save): it takes what was posted to it
+ * before it runs again (arch_vcpu_resume), so a fence for it is as good as done.  Waiting
+ * would never end for one on the caller's own core.  The post was made before this look, and
+ * a resume sets the core's vCPU before it takes the posts.
+ */
+static bool switched_out(const struct vcpu *t)
+{
+	const struct riscv_cpu *c = &cpus[t->pcpu];
+
+	return c->shared && __atomic_load_n(&c->vcpu, __ATOMIC_SEQ_CST) != t;
+}
+
+/*
  * Until each of the harts post_to_harts sent `what` has taken it or is not on: only the
  * partition's own cores are waited for, and only while this vCPU has no reason to leave: the
  * core ending the partition takes no posted work, so a wait for it would never end.  Never
@@ -262,7 +304,7 @@ static __attribute__((noinline)) void wait_taken(struct vcpu *v, uint64_t mask, 
 	for (uint64_t m = mask; m != 0u; m &= m - 1u) {
 		const struct vcpu *t = &p->vcpu[base + (unsigned)__builtin_ctzll(m)];
 		while ((atomic_load(&t->arch.posted) & what) && atomic_load(&t->power) == VCPU_ON &&
-		       !power_must_leave(p, v)) {
+		       !power_must_leave(p, v) && !switched_out(t)) {
 			riscv_take_posted(v); /* two harts fencing each other both get through */
 			arch_cpu_relax();
 		}
@@ -351,6 +393,9 @@ struct sbiret sbi_time(const struct vcpu *v, uint32_t fn, const struct guest_reg
 		csr_write(CSR_VSTIMECMP, r->x[10]); /* trap-less: the guest's own timer fires */
 		csr_write(CSR_STIMECMP, vstimer_nudge(r->x[10]));
 		csr_clear(hvip, HVIP_VSTIP); /* set only if a trapped WFI found the nudge due */
+	} else if (this_cpu()->shared) {
+		csr_clear(hvip, HVIP_VSTIP);
+		riscv_shared_guest_timer(r->x[10]); /* the core's scheduling event shares stimecmp */
 	} else {
 		csr_clear(hvip, HVIP_VSTIP);
 		csr_write(CSR_STIMECMP, r->x[10]);

@@ -104,17 +104,36 @@ static struct sbiret guest_sbi_call(struct vcpu *v, struct guest_regs *r)
 
 
 /* The core's own interrupts: a kick (requests, posted IPIs), the SBI timer's stand-in. */
+/* A kick: what was posted to v, then the requests (which may leave). */
+static inline __attribute__((always_inline)) void take_kick(struct vcpu *v, uint64_t pending)
+{
+	if ((pending & SIP_SEIP) && riscv_take_kicks()) {
+		riscv_take_posted(v);
+		vcpu_check_requests(v);
+	}
+}
+
+static __attribute__((noinline)) void shared_core_interrupts(struct vcpu *v, uint64_t pending);
+
 void riscv_core_interrupts(struct vcpu *v, uint64_t pending)
 {
+	if ((pending & SIP_STIP) && this_cpu()->shared) {
+		shared_core_interrupts(v, pending); /* out of line: the kick's path stays as it was */
+		return;
+	}
 	if (pending & SIP_STIP) {
 		csr_write(CSR_STIMECMP, ~0ULL);
 		csr_set(hvip, HVIP_VSTIP);
 		vcpu_count(v, STAT_IRQ_INJECTED);
 	}
-	if ((pending & SIP_SEIP) && riscv_take_kicks()) {
-		riscv_take_posted(v);
-		vcpu_check_requests(v);
-	}
+	take_kick(v, pending);
+}
+
+/* A shared core's timer: two deadlines on one stimecmp (riscv_shared_timer: may switch), then the rest. */
+static void shared_core_interrupts(struct vcpu *v, uint64_t pending)
+{
+	riscv_shared_timer(v);
+	take_kick(v, pending);
 }
 
 static void guest_interrupt(struct vcpu *v, uint64_t irq)
@@ -266,6 +285,19 @@ void arch_mmio_outside(struct vcpu *v, const struct mmio_access *a)
 }
 
 /*
+ * On a shared core the core is the scheduler's, not v's to wait on: what the core has pending
+ * is taken (a kick, a deadline: either may switch), then if none of v's own interrupts is
+ * pending and enabled, v waits as blocked (sched_guest_waits) and another runs.  One that
+ * arrives after this look comes with a kick, which the core's loop takes.
+ */
+static __attribute__((noinline)) void shared_wfi(struct vcpu *v)
+{
+	riscv_core_interrupts(v, csr_read(sip) & (SIP_SEIP | SIP_STIP));
+	if ((csr_read(hip) & csr_read(hie) & HIDELEG_GUEST) == 0u)
+		sched_guest_waits(v);
+}
+
+/*
  * A trapped WFI (wfi = "trap": hstatus.VTW): the core waits for what would wake the guest's.
  * Its enables are hie's VS bits (vsie is their view), so WFI here wakes on the guest's timer
  * (vstimecmp), its interrupt file (hstatus.VGEIN still selects it: the fallback the guest
@@ -276,6 +308,10 @@ static void guest_wfi(struct vcpu *v, struct guest_regs *r)
 {
 	vcpu_count(v, STAT_EXIT_WFI);
 	r->sepc += 4u;
+	if (this_cpu()->shared) {
+		shared_wfi(v);
+		return;
+	}
 	wfi();
 	riscv_core_interrupts(v, csr_read(sip) & (SIP_SEIP | SIP_STIP));
 }
@@ -301,10 +337,14 @@ static void guest_virtual_instruction(struct vcpu *v, struct guest_regs *r)
 }
 
 /* A trapped WFI waits with the vCPU's guest file still selected (guest_wfi). */
-/* Each trap-less vCPU of a shared core keeps a guest interrupt file of its own on it. */
+/*
+ * None yet: a trap-less vCPU on a shared core needs a guest interrupt file of its own there,
+ * hstatus.VGEIN switched and hgeie's SGEI to wake it while it is off, which are not built
+ * (docs/design.md, "Scheduling"), so the hypervisor refuses it in a shared pool.
+ */
 uint32_t arch_shared_direct_vcpus(void)
 {
-	return riscv_guest_files();
+	return 0;
 }
 
 bool arch_direct_wfi_trap(void)

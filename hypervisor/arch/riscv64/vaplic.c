@@ -157,6 +157,15 @@ static uint32_t topi(const struct vaplic *va, const struct vaplic_idc *idc, uint
 	return best ? (best << 16) | best_prio : 0u;
 }
 
+/* What vaplic_update sets, for a vCPU that is off its core; the same test, kept out of its code. */
+bool vaplic_raised(const struct vcpu *v)
+{
+	const struct vaplic *va = &v->partition->arch.vaplic;
+	const struct vaplic_idc *idc = &v->arch.idc;
+
+	return va->domain_ie && idc->idelivery && (idc->iforce || topi(va, idc, v->index));
+}
+
 void vaplic_update(struct vcpu *v)
 {
 	const struct vaplic *va = &v->partition->arch.vaplic;

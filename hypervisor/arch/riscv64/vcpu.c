@@ -70,6 +70,77 @@ static inline __attribute__((always_inline)) void doorbell_fast_path_setup(struc
 	c->doorbell_htval = page >> 2; /* as htval gives the GPA */
 }
 
+/*
+ * Whether vCPUs take turns on this core, and so the scauses its fast paths take (vectors.S):
+ * on a shared core none, and its WFI, SBI timer and doorbell traps go to C.  Inlined into
+ * both entries.
+ */
+_Static_assert(FAST_VIRTUAL_INSN == EXC_VIRTUAL_INSTRUCTION && FAST_TIMER_IRQ == IRQ_S_TIMER * 2,
+	       "the scauses vectors.S's fast paths take");
+
+static inline __attribute__((always_inline)) void fast_paths_setup(struct riscv_cpu *c)
+{
+	bool shared = cpu_is_shared((unsigned)c->id);
+
+	c->shared = shared;
+	if (shared) {
+		c->fast_virtual_insn = FAST_NEVER;
+		c->fast_timer_irq = FAST_NEVER;
+	} else {
+		c->fast_virtual_insn = FAST_VIRTUAL_INSN;
+		c->fast_timer_irq = FAST_TIMER_IRQ;
+	}
+}
+
+/*
+ * A shared core's own: the two deadlines its stimecmp stands for (its scheduler's event, and
+ * the SBI timer of the trap-and-emulate vCPU it runs), and per partition the vCPU of it that
+ * ran here last (a vCPU of the same guest leaves other VS-stage translations under the VMID).
+ * Only its own core touches it.
+ */
+struct rv_shared_core {
+	uint64_t sched;  /* arch_sched_timer's, 0: none */
+	uint64_t guest;  /* the running vCPU's SBI timer, ~0: none */
+	const struct vcpu *ran[TERN_MAX_PARTITIONS];
+};
+static struct rv_shared_core rv_shared_cores[MAX_CPUS];
+/* The core each vCPU last ran on (+1: 0 is never), for the same question from its side. */
+static uint8_t last_core[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS];
+
+static struct rv_shared_core *this_shared(void)
+{
+	return &rv_shared_cores[this_cpu()->id];
+}
+
+/* The earlier of the two deadlines on the core's stimecmp; its STIP drops if both are ahead. */
+static void shared_stimecmp(const struct rv_shared_core *s)
+{
+	uint64_t sched = s->sched != 0u ? s->sched : ~0ULL;
+
+	csr_write(CSR_STIMECMP, s->guest < sched ? s->guest : sched);
+}
+
+/*
+ * v enters a shared core with SBI timer `guest`: the core's timer is the earlier of it and the
+ * core's event, and v's VS-stage translations are dropped here (hfence.vvma: hgatp is v's
+ * already) if it ran elsewhere since or another vCPU of its partition did here (`fence`: a
+ * resume; arch_vcpu_run drops every guest translation anyway).
+ */
+static __attribute__((noinline)) void shared_entry(const struct riscv_cpu *c, const struct vcpu *v,
+						   uint64_t guest, bool fence)
+{
+	struct rv_shared_core *s = &rv_shared_cores[c->id];
+	const struct vcpu **ran = &s->ran[v->partition->index];
+	uint8_t *core = &last_core[v->partition->index][v->index];
+
+	if (fence && (*ran != v || *core != c->id + 1u))
+		hfence_vvma_all();
+	*ran = v;
+	*core = (uint8_t)(c->id + 1u);
+	s->guest = guest;
+	shared_stimecmp(s);
+}
+
 void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 {
 	struct riscv_cpu *c = this_cpu();
@@ -109,6 +180,9 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	r->x[10] = v->index;  /* a0: hart id */
 	r->x[11] = context;   /* a1: device tree, or HSM's opaque */
 	r->sepc = entry;
+	fast_paths_setup(c);
+	if (c->shared)
+		shared_entry(c, v, ~0ULL, false); /* the core's event, armed before, survives the quiesce */
 	guest_enter(r);
 }
 
@@ -142,6 +216,32 @@ struct arch_vcpu_context *riscv_vcpu_context(const struct vcpu *v)
  * hstatus, henvcfg, hgatp, FP) matters to no one until the restore overwrites it: no guest
  * runs in between.
  */
+/*
+ * v leaves a shared core: its SBI timer is its own deadline, not the core's stimecmp (the
+ * earlier of it and the core's event); what the fast paths counted while it ran is its own
+ * (arch_vcpu_stat reads a shared core's counters for the vCPU running there only); and the
+ * core runs no vCPU until the next entry (a sibling's RFENCE need not wait for it:
+ * arch_vcpu_resume fences first).
+ */
+static __attribute__((noinline)) void shared_leave(struct vcpu *v, struct arch_vcpu_context *x)
+{
+	struct riscv_cpu *c = this_cpu();
+	struct rv_shared_core *s = &rv_shared_cores[c->id];
+
+	x->stimecmp = s->guest;
+	s->guest = ~0ULL;
+	v->stats[STAT_EXIT_IRQ] += c->fast_timer;
+	v->stats[STAT_IRQ_INJECTED] += c->fast_timer;
+	v->stats[STAT_EXIT_WFI] += c->fast_wfi;
+	v->stats[STAT_EXIT_MMIO] += c->fast_doorbell;
+	v->stats[STAT_DOORBELL_RING] += c->fast_doorbell;
+	v->stats[STAT_FAST_DOORBELL] += c->fast_doorbell;
+	c->fast_timer = 0;
+	c->fast_wfi = 0;
+	c->fast_doorbell = 0;
+	__atomic_store_n(&c->vcpu, NULL, __ATOMIC_SEQ_CST);
+}
+
 void arch_vcpu_save(struct vcpu *v)
 {
 	struct arch_vcpu_context *x = riscv_vcpu_context(v);
@@ -162,6 +262,8 @@ void arch_vcpu_save(struct vcpu *v)
 	riscv_fp_save(&x->fp);
 	csr_write(CSR_VSTIMECMP, ~0ULL);
 	arch_vcpu_quiesce(v);
+	if (this_cpu()->shared)
+		shared_leave(v, x);
 }
 
 /*
@@ -200,6 +302,9 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 {
 	const struct riscv_cpu *c = &cpus[v->pcpu];
 
+	if (c->shared && c->vcpu != v)
+		return 0; /* its own were folded into its counters when it left (shared_leave) */
+
 	if (id == STAT_EXIT_IRQ || id == STAT_IRQ_INJECTED)
 		return c->fast_timer;
 	if (id == STAT_EXIT_WFI)
@@ -207,4 +312,100 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 	if (id == STAT_EXIT_MMIO || id == STAT_DOORBELL_RING || id == STAT_FAST_DOORBELL)
 		return c->fast_doorbell;
 	return 0;
+}
+
+/*
+ * A shared core (the core's loop): v where its saved context left it, with what arch_vcpu_run
+ * sets up per core (arch_vcpu_restore: the core's vCPU, the doorbell cache, sie; then the fast
+ * paths' scauses, the core's timer, a local fence if its VS-stage translations may be stale
+ * here), and what was posted to it while it was off (its siblings' IPIs and fences, its
+ * APLIC's changes: riscv_post leaves them in its posted state), applied as a kick would.
+ */
+/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
+void arch_vcpu_resume(struct vcpu *v)
+{
+	struct riscv_cpu *c = this_cpu();
+
+	arch_vcpu_restore(v);
+	fast_paths_setup(c);
+	shared_entry(c, v, riscv_vcpu_context(v)->stimecmp, true);
+	riscv_take_posted(v);
+	atomic_store(&v->arch.suspended, false); /* an HSM suspend that blocked it has ended */
+	guest_enter(guest_frame(c));
+}
+
+/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
+void arch_sched_timer(uint64_t deadline)
+{
+	struct rv_shared_core *s = this_shared();
+
+	s->sched = deadline;
+	shared_stimecmp(s);
+}
+
+/*
+ * The S-timer interrupt on a shared core, while v runs: which deadline passed is told by time.
+ * The guest's: its VSTIP, as the fast path would set it.  The core's: the scheduler decides
+ * (after the guest's, so that a switch saves its VSTIP too).
+ */
+void riscv_shared_timer(struct vcpu *v)
+{
+	struct rv_shared_core *s = this_shared();
+	uint64_t now = arch_counter();
+	bool sched = s->sched != 0u && s->sched <= now;
+
+	if (s->guest <= now) {
+		s->guest = ~0ULL;
+		csr_set(hvip, HVIP_VSTIP);
+		vcpu_count(v, STAT_IRQ_INJECTED);
+	}
+	if (sched)
+		s->sched = 0;
+	shared_stimecmp(s);
+	if (sched)
+		sched_timer_expired(v);
+}
+
+/* A trap-and-emulate vCPU's SBI set_timer on a shared core: its deadline beside the core's. */
+void riscv_shared_guest_timer(uint64_t deadline)
+{
+	struct rv_shared_core *s = this_shared();
+
+	s->guest = deadline;
+	shared_stimecmp(s);
+}
+
+/* The guest's timer deadline in a saved context: its SBI timer's, or (trap-less) vstimecmp's. */
+static uint64_t saved_timer(const struct vcpu *v, const struct arch_vcpu_context *x)
+{
+	/* htimedelta is 0 (never written): the guest's time is the counter. */
+	return (v->partition->cfg->flags & TERN_PF_IRQ_DIRECT) ? x->vstimecmp : x->stimecmp;
+}
+
+/*
+ * Pending for v, saved: its hvip, what its siblings posted since (an IPI; an APLIC change,
+ * evaluated now), its timer if due; enabled: its hie (vsie), whatever vsstatus.SIE says.
+ */
+/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
+bool arch_vcpu_wake_pending(const struct vcpu *v)
+{
+	const struct arch_vcpu_context *x = riscv_vcpu_context(v);
+	uint32_t posted = atomic_load(&v->arch.posted);
+	uint64_t pending = x->hvip;
+
+	if (posted & POSTED_VSSIP)
+		pending |= HVIP_VSSIP;
+	if (posted & POSTED_VAPLIC)
+		pending = (pending & ~HVIP_VSEIP) | (vaplic_raised(v) ? HVIP_VSEIP : 0u);
+	if (saved_timer(v, x) <= arch_counter())
+		pending |= HVIP_VSTIP;
+	return (pending & x->hie & HIDELEG_GUEST) != 0u;
+}
+
+/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
+uint64_t arch_vcpu_timer_deadline(const struct vcpu *v)
+{
+	const struct arch_vcpu_context *x = riscv_vcpu_context(v);
+
+	return (x->hie & HVIP_VSTIP) ? saved_timer(v, x) : UINT64_MAX;
 }

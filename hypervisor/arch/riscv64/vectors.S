@@ -31,7 +31,11 @@ trap_entry:
 	 * trap reaches the slow path sooner.
 	 */
 	bltz	t0, 2f
-	li	t1, 22			/* a virtual instruction exception ... */
+	/*
+	 * A virtual instruction exception (22, the core's value: on a shared core FAST_NEVER,
+	 * which no scause equals, so that its WFI goes to C, which may switch vCPUs) ...
+	 */
+	lw	t1, CPU_FAST_VIRTUAL_INSN(tp)
 	bne	t0, t1, 3f
 	csrr	t0, stval
 	li	t1, 0x10500073		/* ... for a WFI */
@@ -63,7 +67,7 @@ fast_return:
 	csrrw	tp, sscratch, tp	/* the guest's tp back, sscratch = this core again */
 	sret
 2:	slli	t0, t0, 1		/* scause's interrupt bit shifted out: 2 x 5, the supervisor timer */
-	li	t1, 5 << 1
+	lw	t1, CPU_FAST_TIMER_IRQ(tp)	/* 5 << 1; on a shared core FAST_NEVER: C tells its two deadlines apart */
 	beq	t0, t1, timer_fast
 1:
 trap_slow:
@@ -128,7 +132,8 @@ guest_enter:
 	 * t0 = scause, t1 = 22, from the entry's test for a WFI: an exception above 22 is a store
 	 * guest-page fault, the doorbell's trap, since every other trap leaves htval 0, which the
 	 * first check below refuses.  Here, out of the entry's line, so that no interrupt pays
-	 * for it; every other exception pays this one branch.
+	 * for it; every other exception pays this one branch.  On a shared core t1 is FAST_NEVER,
+	 * above every scause unsigned: all of them go to C (its partitions have no channels).
 	 */
 3:	bgeu	t1, t0, trap_slow
 doorbell:

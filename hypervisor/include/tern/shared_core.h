@@ -26,6 +26,19 @@ void shared_core_reap(struct partition *p);
 /* v's scheduler state if its core is shared, else NULL (for the console's commands). */
 struct sched_vcpu *shared_core_sched_vcpu(const struct vcpu *v);
 
+/*
+ * The operator's changes (tern ctl), on the console core: each is posted to the cores
+ * concerned and kicked, never waited for; NULL when posted, else why not (`busy` while the
+ * previous change to the same vCPU or core is not carried out).
+ */
+uint32_t shared_core_pool_of(const struct partition *p);
+const char *shared_core_post_params(struct vcpu *v, const struct sched_params *p);
+const char *shared_core_post_timeline(uint32_t pool, const struct sched_params *p);
+const char *shared_core_pin(struct vcpu *v, unsigned pcpu);
+const char *shared_core_migrate(struct partition *p, uint32_t pool);
+/* "running", "runnable", "blocked", "paused" on a shared core, else NULL. */
+const char *shared_core_state_name(const struct vcpu *v);
+
 /* In partition.c, for the loop: a vCPU out of its guest that must leave or carry out its
  * partition's request (may not return); vCPU 0's core's work for its idle partition. */
 void vcpu_act_descheduled(struct vcpu *v);

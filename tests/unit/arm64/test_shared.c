@@ -5,7 +5,7 @@
  * deadline, the fast-path counters folded at a switch, a guest's WFI giving the core up, and
  * SGIs between vCPUs that take turns on one core.  Core 0 is made shared as arch_vcpu_run
  * makes a core in a shared pool (arm64_shared_entry); the scheduler's side is stood in for
- * (system_sched.c).
+ * (fake_sched_guest_waits, fake_sched_timer_expired).
  */
 #include <string.h>
 #include <arch/gicv3.h>
@@ -26,6 +26,27 @@ void arm64_guest_fiq(struct guest_regs *r);
 
 static struct partition *pa, *pb;
 static struct vcpu *a0, *a1, *b0;
+
+/* What the port handed the scheduler: its guest's waits, its scheduling events, and for whom. */
+static struct {
+	unsigned waits, expired;
+	struct vcpu *last;
+} sched_calls;
+
+/* The core leaves the guest to its loop: here, to the test (the frame stays as the port left it). */
+static void record_wait(struct vcpu *v)
+{
+	sched_calls.waits++;
+	sched_calls.last = v;
+	fake_exit_to_test(FAKE_EXIT_IDLE);
+}
+
+/* The vCPU goes on. */
+static void record_event(struct vcpu *v)
+{
+	sched_calls.expired++;
+	sched_calls.last = v;
+}
 
 /*
  * "a" with two vCPUs, "b" with one, all homed on core 0, which is shared: a0 runs there
@@ -55,7 +76,16 @@ static void shared_board(void)
 	memset(fake_tlbis, 0, sizeof(fake_tlbis));
 	memset(&fake_cores[0], 0, sizeof(fake_cores[0]));
 	atomic_store(&fake_kicks, 0);
-	sched_stub = (struct sched_stub){ 0 };
+	memset(&sched_calls, 0, sizeof(sched_calls));
+	fake_sched_guest_waits = record_wait;
+	fake_sched_timer_expired = record_event;
+}
+
+/* The real ones again, for the tests that follow. */
+static void shared_board_done(void)
+{
+	fake_sched_guest_waits = NULL;
+	fake_sched_timer_expired = NULL;
 }
 
 /* Core 0 switches from its running vCPU to `to` (saved): the exit that resumes it. */
@@ -75,6 +105,7 @@ void test_shared_entry_fails_the_vector_wfi(void)
 	/* Cores in no shared pool: today's value, every list register free. */
 	CHECK(!cpus[2].shared);
 	CHECK_EQ(cpus[2].lrs_idle, BIT(gic_nr_lrs) - 1);
+	shared_board_done();
 }
 
 /* Two vCPUs of one partition (one VMID) on one core: each finds the other's EL1 entries dropped. */
@@ -104,6 +135,7 @@ void test_shared_resume_same_partition_drops_its_tlb(void)
 	CHECK_EQ(switch_to(b0, a1), FAKE_EXIT_RUN);
 	CHECK_EQ(fake_tlbis[0], 3);
 	CHECK_EQ(fake_cores[0].resumes, 7);
+	shared_board_done();
 }
 
 /* What arch_vcpu_run builds per core, a resume builds for the vCPU it enters. */
@@ -127,6 +159,7 @@ void test_shared_resume_rebuilds_the_core(void)
 	CHECK_EQ(on & OWNED_PPIS, BIT(PPI_VTIMER));      /* its PPI enables, in the GIC */
 	CHECK_EQ(cpus[0].lrs_idle, CPU_LRS_NEVER);
 	CHECK_EQ(fake_sysreg(0, "hcr_el2"), arm64_vcpu_context(b0)->hcr);
+	shared_board_done();
 }
 
 /* A hardware-linked timer PPI is the core's: inactive while its vCPU is out, active again at its return. */
@@ -151,6 +184,7 @@ void test_shared_save_leaves_no_linked_ppi_active(void)
 	memcpy(&active, sgi + GICD_ISACTIVER, 4);
 	CHECK_EQ(active & bit, bit);  /* a0's EOI deactivates it, as before it left */
 	CHECK_EQ(fake_lrs[0][1] & (ICH_LR_ACTIVE | ICH_LR_HW), ICH_LR_ACTIVE | ICH_LR_HW);
+	shared_board_done();
 }
 
 /* A saved vCPU's wake-ups, each source alone. */
@@ -212,6 +246,7 @@ void test_shared_wake_pending_each_source(void)
 	CHECK(arch_vcpu_wake_pending(a1));
 	x->el1[ARM64_CTX_cntp_cval_el0] = fake_now + 1;
 	CHECK(!arch_vcpu_wake_pending(a1));
+	shared_board_done();
 }
 
 void test_shared_timer_deadline(void)
@@ -251,6 +286,7 @@ void test_shared_timer_deadline(void)
 	CHECK_EQ(FAKE_ON(0, arch_vcpu_save(a0)), FAKE_RETURNED);
 	CHECK_EQ(arch_vcpu_timer_deadline(a0), 4242);
 	CHECK_EQ(fake_sysreg(0, "cntv_ctl_el0"), 0);   /* off on the core meanwhile */
+	shared_board_done();
 }
 
 /* Each vCPU's fast-path exits, counted on the core it shares, are its own. */
@@ -285,6 +321,7 @@ void test_shared_stats_fold_per_vcpu(void)
 	pa->vcpu[1].pcpu = 1;
 	CHECK(!cpus[1].shared);
 	CHECK_EQ(arch_vcpu_stat(a1, STAT_EXIT_IRQ), 11);
+	shared_board_done();
 }
 
 /* A guest's WFI on a shared core with nothing on its way gives the core to the scheduler. */
@@ -294,14 +331,13 @@ void test_shared_wfi_gives_up_the_core(void)
 	struct guest_regs *r = fake_guest_regs(0);
 	unsigned wfis = fake_wfis[0];
 
-	sched_stub.on = true;
 	r->elr = 0x40080004u;   /* vectors.S stepped past the WFI */
 	a0->arch.redist.enabled = BIT(PPI_VTIMER) | BIT(PPI_PTIMER) | BIT(4);
 	fake_sysreg_set(0, "cntv_ctl_el0", CNT_CTL_ENABLE);
 	fake_sysreg_set(0, "cntp_ctl_el0", 0);
 	CHECK_EQ(FAKE_ON(0, arm64_guest_wfi(r)), FAKE_EXIT_IDLE);
-	CHECK_EQ(sched_stub.waits, 1);
-	CHECK_EQ(sched_stub.last, a0);
+	CHECK_EQ(sched_calls.waits, 1);
+	CHECK_EQ(sched_calls.last, a0);
 	CHECK_EQ(r->elr, 0x40080004u);   /* stepped once, by the vector */
 	CHECK_EQ(fake_wfis[0], wfis);    /* the core did not sleep under it */
 	/* Its virtual timer fired (its interrupt not taken yet): the WFI ends at once. */
@@ -322,24 +358,23 @@ void test_shared_wfi_gives_up_the_core(void)
 	fake_lrs[0][3] = ICH_LR_PENDING | ICH_LR_GROUP1 | 4u;
 	CHECK_EQ(FAKE_ON(0, arm64_guest_wfi(r)), FAKE_RETURNED);
 	fake_lrs[0][3] = 0;
-	CHECK_EQ(sched_stub.waits, 3);
+	CHECK_EQ(sched_calls.waits, 3);
 	CHECK_EQ(fake_wfis[0], wfis);
 	CHECK_EQ(a0->stats[STAT_EXIT_WFI], 7);
-	sched_stub.on = false;
+	shared_board_done();
 }
 
 /* The scheduling timer: armed for while a guest runs, its FIQ handed to the scheduler once. */
 void test_shared_sched_timer(void)
 {
 	shared_board();
-	sched_stub.on = true;
 	CHECK_EQ(FAKE_ON(0, arch_sched_timer(123456)), FAKE_RETURNED);
 	CHECK_EQ(fake_sysreg(0, "cnthp_cval_el2"), 123456);
 	CHECK_EQ(fake_sysreg(0, "cnthp_ctl_el2"), CNTHP_CTL_ENABLE);
 	fake_raise_group0(0, PPI_HYP_TIMER);
 	CHECK_EQ(FAKE_ON(0, arm64_guest_fiq(fake_guest_regs(0))), FAKE_RETURNED);
-	CHECK_EQ(sched_stub.expired, 1);
-	CHECK_EQ(sched_stub.last, a0);
+	CHECK_EQ(sched_calls.expired, 1);
+	CHECK_EQ(sched_calls.last, a0);
 	/* Off before the return: its level would take it again at once. */
 	CHECK_EQ(fake_sysreg(0, "cnthp_ctl_el2"), 0);
 	CHECK_EQ(fake_sysreg(0, "icc_eoir0_el1"), PPI_HYP_TIMER);
@@ -350,8 +385,8 @@ void test_shared_sched_timer(void)
 	/* A kick is still a kick. */
 	fake_raise_group0(0, SGI_KICK);
 	CHECK_EQ(FAKE_ON(0, arm64_guest_fiq(fake_guest_regs(0))), FAKE_RETURNED);
-	CHECK_EQ(sched_stub.expired, 1);
-	sched_stub.on = false;
+	CHECK_EQ(sched_calls.expired, 1);
+	shared_board_done();
 }
 
 /*
@@ -391,6 +426,7 @@ void test_shared_sgi_to_a_sibling_on_the_same_core(void)
 	CHECK_EQ(fake_trap(0, ((uint64_t)EC_SYSREG << 26) | ISS_SGI1R_WRITE(5), 0, 0), FAKE_RETURNED);
 	CHECK_EQ(atomic_load(&a0->arch.redist.pending), BIT(7));
 	CHECK_EQ(atomic_load(&fake_kicks) & 1u, 1u);
+	shared_board_done();
 }
 
 /*
@@ -417,4 +453,5 @@ void test_shared_quiesce_of_a_saved_vcpu(void)
 	CHECK_EQ(FAKE_ON(0, arch_vcpu_quiesce(a1)), FAKE_RETURNED);
 	CHECK_EQ(fake_sysreg(0, "cntv_ctl_el0"), 0);
 	CHECK_EQ(fake_sysreg(0, "hcr_el2"), HCR_RW);
+	shared_board_done();
 }

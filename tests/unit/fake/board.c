@@ -57,7 +57,7 @@ char fake_uart_out[65536];
 size_t fake_uart_len;
 bool fake_uart_rx_enabled;
 void (*fake_uart_hook)(char c);
-static char uart_in[256];
+static char uart_in[1024];
 static size_t uart_in_len, uart_in_pos;
 
 void fake_uart_clear(void)

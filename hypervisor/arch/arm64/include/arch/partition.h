@@ -6,9 +6,6 @@
 #include <tern/config_abi.h>
 #include <tern/spinlock.h>
 
-/* This port has the shared cores' arch side (arch_vcpu_resume, ...: core/shared_core_stubs.c). */
-#define ARCH_SHARED_CORES 1
-
 /* What a vCPU's own core must re-read of its virtual interrupt state (vgic_redist.sync). */
 #define VGIC_SYNC_TEMPLATES BIT(0)  /* priorities, groups or routes changed */
 #define VGIC_SYNC_ENABLES   BIT(1)  /* its SGI/PPI enables changed */

@@ -22,6 +22,11 @@
 #define CPU_TRAP_VEC    96     /* stvec otherwise: trap_entry */
 #define CPU_DOORBELL_IRQ 104   /* vCPU cache: uint64_t[8], the APLIC source ringing member k sets */
 #define CPU_DOORBELL_GATE 168  /* vCPU cache: member k's ring gate, never 0 (closed: the ring is C's) */
+#define CPU_FAST_VIRTUAL_INSN 244 /* scause the trapped WFI's fast path takes (22), set at entry */
+#define CPU_FAST_TIMER_IRQ 248 /* scause << 1 the SBI timer's fast path takes (10), set at entry */
+#define FAST_NEVER      (-1)   /* either, on a shared core: no scause matches, the trap goes to C */
+#define FAST_VIRTUAL_INSN 22   /* EXC_VIRTUAL_INSTRUCTION */
+#define FAST_TIMER_IRQ  10     /* IRQ_S_TIMER << 1 */
 #define DOORBELL_GATE_BIT 1    /* IVSHMEM_RING_GATE_BIT */
 #define DOORBELL_MEMBERS  8
 #define DOORBELL_NONE   (-1)   /* no page: htval (a GPA >> 2) is never all-ones */
@@ -70,6 +75,16 @@ struct __attribute__((aligned(64))) riscv_cpu {
 	const _Atomic uint32_t *doorbell_gate[DOORBELL_MEMBERS]; /* vCPU cache */
 	struct vcpu *vcpu;
 	bool panicking;            /* a fault while reporting one ends the board at once */
+	/*
+	 * vCPUs take turns on this core (cpu_is_shared), and the fast paths' scauses: set at each
+	 * entry (arch_vcpu_run, arch_vcpu_resume).  A shared core's are FAST_NEVER, so its WFI,
+	 * SBI timer and doorbell traps reach C, which can switch, with no instruction added to the
+	 * fast paths of a core that is not shared (each compares with its value instead of an
+	 * immediate).
+	 */
+	bool shared;
+	int32_t fast_virtual_insn;
+	int32_t fast_timer_irq;
 };
 
 /* A core's stack, with the page below it left out of HS-mode's map (mmu.c). */
@@ -100,6 +115,8 @@ _Static_assert(__builtin_offsetof(struct riscv_cpu, fetch_vec) == CPU_FETCH_VEC,
 _Static_assert(__builtin_offsetof(struct riscv_cpu, trap_vec) == CPU_TRAP_VEC, "asm offset");
 _Static_assert(__builtin_offsetof(struct riscv_cpu, doorbell_irq) == CPU_DOORBELL_IRQ, "asm offset");
 _Static_assert(__builtin_offsetof(struct riscv_cpu, doorbell_gate) == CPU_DOORBELL_GATE, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, fast_virtual_insn) == CPU_FAST_VIRTUAL_INSN, "asm offset");
+_Static_assert(__builtin_offsetof(struct riscv_cpu, fast_timer_irq) == CPU_FAST_TIMER_IRQ, "asm offset");
 _Static_assert((sizeof(struct riscv_cpu) & (sizeof(struct riscv_cpu) - 1u)) == 0u, "cpus[] by a shift");
 _Static_assert(sizeof(struct core_stack) == STACK_GUARD + STACK_SIZE, "asm stride");
 /* A guest's FP registers, while it is off its core (fp.S moves them). */
@@ -120,6 +137,12 @@ void riscv_post(struct vcpu *target, uint32_t what);
 void riscv_take_posted(struct vcpu *v);
 /* The core's own interrupts pending (SIP_SEIP: a kick, SIP_STIP: the SBI timer's stand-in), taken for `v`. */
 void riscv_core_interrupts(struct vcpu *v, uint64_t pending);
+/*
+ * A shared core (struct riscv_cpu.shared; vcpu.c): its S timer's interrupt while `v` runs
+ * (v's SBI timer, the core's scheduling event, or both), and v's SBI set_timer.
+ */
+void riscv_shared_timer(struct vcpu *v);
+void riscv_shared_guest_timer(uint64_t deadline);
 
 #ifdef TERN_HOST
 /* Host tests (tests/unit/fake/riscv64): the core the test acts as. */

@@ -35,5 +35,7 @@ struct vaplic {
 void vaplic_host_interrupt(uint32_t eiid);
 /* Raise or drop the vCPU's VSEIP from its partition's virtual APLIC; on the vCPU's own core. */
 void vaplic_update(struct vcpu *v);
+/* Whether its virtual APLIC raises the vCPU's VSEIP now (what vaplic_update would set), from anywhere. */
+bool vaplic_raised(const struct vcpu *v);
 
 #endif

@@ -1,0 +1,233 @@
+"""The shared-core bench rows (issue 29): Tern's pools beside Xen 4.17's boot-time cpupools, the
+switch and window-start figures from the slices guests' gaps, and their report (no QEMU)."""
+
+import re
+import tomllib
+from pathlib import Path
+
+from tern import bench, config, report, runner, xen
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def system(name):
+    return next(s for s in bench.SYSTEMS if s.name == name)
+
+
+class FakeRuns:
+    """bench.Runs without QEMU: keeps what a run was asked for, returns `result`."""
+
+    def __init__(self, result, kind="tern wfi=trap"):
+        self.system = system(kind)
+        self.result = result
+        self.seen = {}
+        self.timeout = 10
+
+    def _dir(self, label):
+        return Path("/nonexistent") / label
+
+    def tern_system(self, label, shift, partitions, board_cpus, console=None, pools=()):
+        self.seen.update(label=label, console=console,
+                         text=bench._system_toml(board_cpus, *partitions, pools=pools))
+        return self.result
+
+
+def result(log, ok=True):
+    return runner.RunResult(status=runner.STATUS_OK if ok else runner.STATUS_FAILED,
+                            reason="" if ok else "failed", log=log, partitions={},
+                            workdir=Path("/nonexistent"))
+
+
+def test_shared_scenarios_pair_tern_with_xen_sched_only(monkeypatch):
+    shared = [s for s in bench.SCENARIOS if s.report == "shared"]
+    assert sorted(s.name for s in shared) == sorted(
+        f"shared-{what}-{sched}" for what in ("lat", "switch") for sched in bench.SHARED_SCHEDULERS)
+    cells = []
+    monkeypatch.setattr(bench.System, "available", lambda self: None)
+    monkeypatch.setattr(bench, "run_scenario", lambda sc, sy, sh, plan, runs:
+                        cells.append((sc.name, sy.name)) or bench.Outcome())
+    plan = bench.Plan(samples=1, prio_runs=1, shifts=(4,))
+    timer = bench.SCENARIO_BY_NAME["timer"]
+    _, errors = bench.run_matrix(plan, scenarios=(timer, *shared), workdir=Path("/tmp/tern-fake"),
+                                 progress=None)
+    # The scheduler build runs the shared rows alone; the shared rows run no other system.
+    assert ("timer", "xen sched") not in cells and ("timer", "xen credit2") in cells
+    assert {sy for sc, sy in cells if sc.startswith("shared-")} == set(bench.SHARED_SYSTEMS)
+    # Xen's ARINC 653 cannot run a dom0less domU: skipped, saying why.
+    skipped = {(e["scenario"], e["system"]): e["error"] for e in errors if e.get("skipped")}
+    for what in ("lat", "switch"):
+        assert "toolstack" in skipped[(f"shared-{what}-arinc653", "xen sched")]
+        assert (f"shared-{what}-arinc653", "tern wfi=trap") in cells
+
+
+def test_tern_pool_is_one_core_with_xen_defaults_and_checks(tmp_path):
+    runs = FakeRuns(result(["[rt] LAT-DONE"], ok=False))
+    plan = bench.Plan(samples=5, prio_runs=1, shifts=(4,))
+    for sched in bench.SHARED_SCHEDULERS:
+        outcome = bench.SCENARIO_BY_NAME[f"shared-lat-{sched}"].run(runs.system, 4, plan, runs)
+        assert outcome.error == "failed" and not outcome.skipped
+        doc = tomllib.loads(runs.seen["text"])
+        assert doc["board"]["cpus"] == 2
+        pool = doc["pool"][0]
+        assert (pool["cpus"], pool["scheduler"]) == ([bench.TERN_SHARED_CORE], sched)
+        assert [(p["name"], p["cpus"], p["pool"], p["wfi"]) for p in doc["partition"]] == \
+            [("rt", [1], "shared", "trap"), ("noise", [1], "shared", "trap")]
+        if sched == "rtds":
+            assert all((p["budget_us"], p["period_us"]) == (xen.RTDS_DEFAULT_BUDGET_US,
+                                                            xen.RTDS_DEFAULT_PERIOD_US)
+                       for p in doc["partition"])
+        if sched == "arinc653":
+            assert pool["windows"] == [{"partition": "rt", "duration_us": 10000},
+                                       {"partition": "noise", "duration_us": 10000}]
+        # noise is stopped once rt is done; tern check takes the description.
+        assert runs.seen["console"]("[rt] LAT-DONE") == "stop noise\r"
+        image = tmp_path / "guest.img"     # the description's guests need not be built here
+        image.write_bytes(b"\0" * 4096)
+        for p in doc["partition"]:
+            p["image"] = str(image)
+        system_ = config.parse_system(doc, tmp_path, f"{sched}.toml")
+        assert [q.scheduler for q in system_.pools] == [sched]
+
+
+def test_a_pool_the_hypervisor_refuses_is_a_skip_not_a_result():
+    line = ("tern: error: system description: partition rt: pool shared: scheduler rtds is "
+            "not built yet (only null pools run)")
+    runs = FakeRuns(result(["tern: booting", line], ok=False))
+    plan = bench.Plan(samples=5, prio_runs=1, shifts=(4,))
+    for name in ("shared-lat-rtds", "shared-switch-rtds"):
+        outcome = bench.SCENARIO_BY_NAME[name].run(runs.system, 4, plan, runs)
+        assert outcome.skipped and outcome.records == []
+        assert outcome.error.startswith("shared cores not built")
+        assert bench.SHARED_REFUSAL in outcome.error
+
+
+def test_lat_rows_carry_the_schedulers_bound():
+    lat = {"test": "vtimer-wfi", "freq_hz": 62500000, "avg": 10.0, "min": 5, "max": 700000,
+           "warm_max": 20, "p50": 6, "p99": 20, "p999": 20, "samples": 5}
+    log = ["[noise] noise: mode spin, no periodic timer", "[rt] LAT-START {}", "[rt] LAT-DONE"]
+    res = result(log)
+    res.partitions = {"rt": type("Part", (), {"lat": [lat]})()}
+    plan = bench.Plan(samples=5, prio_runs=1, shifts=(4,))
+    bounds = {}
+    for sched in bench.SHARED_SCHEDULERS:
+        runs = FakeRuns(res)
+        outcome = bench.SCENARIO_BY_NAME[f"shared-lat-{sched}"].run(runs.system, 4, plan, runs)
+        assert outcome.error is None, outcome.error
+        [rec] = outcome.records
+        assert rec["scheduler"] == sched and rec["warm_max"] == 20
+        bounds[sched] = rec["bound_ticks"]
+    # 62.5 ticks a microsecond: RTDS 10 ms - 4 ms, ARINC 653 the other 10 ms window, credit
+    # Tern's 10 ms slice.
+    assert bounds == {"rtds": 375000, "arinc653": 625000, "credit": 625000}
+    assert bench.shared_bound_us("xen", "credit")[0] == 30000
+    # noise must be busy before rt measures
+    res.log = log[1:] + log[:1]
+    outcome = bench.SCENARIO_BY_NAME["shared-lat-rtds"].run(runs.system, 4, plan, FakeRuns(res))
+    assert outcome.records == [] and "not busy" in outcome.error
+
+
+def test_tern_credit_slice_is_the_hypervisors():
+    header = (REPO / "hypervisor" / "include" / "tern" / "sched.h").read_text()
+    ns = int(re.search(r"#define SCHED_CREDIT_SLICE_NS\s+(\d+)ULL", header).group(1))
+    assert bench.TERN_CREDIT_SLICE_US * 1000 == ns
+
+
+def slices(start, end, gaps):
+    return {"start": start, "end": end, "gaps": gaps, "kept": len(gaps), "count": len(gaps),
+            "gap_ticks": 50}
+
+
+def test_switch_costs_from_two_guests_gaps():
+    # a runs [0,1000], b [1100,2000], a [2130,2500], a tick [2500,2540] of nobody, a
+    # [2540,3000], b [3200,4000], a [4100,5000]: b measured from 1100 to 4000.
+    a = slices(0, 5000, [(1000, 2130), (2500, 2540), (3000, 4100)])
+    b = slices(1100, 4000, [(2000, 3200)])
+    out = bench.switch_costs({"a": a, "b": b})
+    # Only while both measured: b's start (1100) and end (4000) are no switch.
+    assert out["switches"] == [130, 200]
+    assert out["interruptions"] == [40]
+    assert out["starts"] == {"a": [2130], "b": [3200]}
+
+
+def test_window_jitter_is_the_spread_of_starts_within_their_frames():
+    major = 1000
+    assert bench.window_jitter([10, 1010, 3010], major) == 0
+    assert bench.window_jitter([10, 1013, 2008], major) == 5
+    assert bench.window_jitter([995, 2003], major) == 8          # across a frame's edge
+    assert bench.window_jitter([10], major) is None
+
+
+def test_report_shared_tables_and_goals():
+    recs = [
+        {"system": "xen sched", "scenario": "shared-switch-credit", "scheduler": "credit",
+         "switch": {"n": 3, "min": 2990, "avg": 3000.0, "max": 3010},
+         "interruption": {"n": 1, "max": 1800}},
+        {"system": "tern wfi=trap", "scenario": "shared-switch-credit", "scheduler": "credit",
+         "switch": {"n": 3, "min": 900, "avg": 1000.0, "max": 1100},
+         "interruption": {"n": 0}},
+        {"system": "tern wfi=trap", "scenario": "shared-switch-arinc653",
+         "scheduler": "arinc653", "switch": {"n": 4, "min": 700, "avg": 700.0, "max": 700},
+         "interruption": {"n": 0}, "window_jitter": {"a": 0, "b": 0}},
+        {"system": "xen sched", "scenario": "shared-lat-rtds", "scheduler": "rtds", "avg": 9.5,
+         "warm_max": 30, "p99": 30, "max": 375010, "bound_ticks": 375000,
+         "bound": "RTDS: period - budget (+ the path)"},
+    ]
+    assert report.shared_lat_rows(recs) == [
+        ("rtds", "xen sched", "9.5", 30, 30, 375010, 375000,
+         "RTDS: period - budget (+ the path)", "+10")]
+    rows = report.shared_switch_rows(recs)
+    assert [r[:2] for r in rows] == [("credit", "tern wfi=trap"), ("credit", "xen sched"),
+                                     ("arinc653", "tern wfi=trap")]
+    assert rows[2][-1] == "a 0, b 0"
+    goals = "\n".join(report._shared_goal_rows(recs))
+    assert "context switch, credit pool" in goals
+    assert "<= 1500.0 | 1000.0 | Xen 4.17 credit: 3000.0" in goals
+    assert "ARINC 653 window switch: AVG | <= 1/3 of Xen's | 700.0" in goals
+    assert "window start: jitter across major frames | exactly 0 | 0 |" in goals
+    # The generic latency tables leave the shared rows to their own section.
+    assert report.latency_rows(recs, "shared-lat-rtds", 4) == []
+    data = {"records": recs}
+    assert any("Shared cores" in line for line in report.shared_section(data))
+
+
+def test_switch_rows_from_xen_console_lines():
+    """The slices guests' lines as Xen prints them (`(XEN) DOMn:`), a and b alternating with a
+    600-tick switch each way, and an ARINC 653-like frame: starts exact frame after frame."""
+    major = bench.SHARED_MAJOR_FRAME_US * bench.ARM64_COUNTER_HZ // 1_000_000
+    half = major // 2
+    a_gaps = [(n * major + half - 300, (n + 1) * major + 300) for n in range(4)]
+    b_gaps = [(n * major + major - 300, (n + 1) * major + half + 300) for n in range(3)]
+
+    def lines(dom, name, start, end, gaps):
+        out = [f'(XEN) DOM{dom}: noise-gap {{"name":"{name}","i":{i},"from":{f},"to":{t}}}'
+               for i, (f, t) in enumerate(gaps)]
+        ran = end - start - sum(t - f for f, t in gaps)
+        out.append(f'(XEN) DOM{dom}: noise-slices {{"name":"{name}","start":{start},"end":{end},'
+                   f'"gaps":{len(gaps)},"kept":{len(gaps)},"ran":{ran},"gap_ticks":50}}')
+        return out + [f"(XEN) DOM{dom}: NOISE-DONE"]
+
+    log = ["(XEN) Xen version 4.17"] + lines(1, "a", 300, 4 * major + half - 300, a_gaps) \
+        + lines(2, "b", half + 300, 3 * major + major - 300, b_gaps)
+    runs = FakeRuns(None, kind="xen sched")
+    seen = {}
+
+    def run_xen(domains, xen_args, **kw):
+        seen.update(domains=domains, **kw)
+        return result(log)
+
+    plan = bench.Plan(samples=5, prio_runs=1, shifts=(4,))
+    scenario = bench.SCENARIO_BY_NAME["shared-switch-arinc653"]
+    original, xen.run_xen = xen.run_xen, run_xen
+    try:
+        outcome = scenario.run(runs.system, 4, plan, runs)
+    finally:
+        xen.run_xen = original
+    assert [d.pool for d in seen["domains"]] == ["shared", "shared"]
+    assert [p.sched for p in seen["pools"]] == ["arinc653"] and seen["finish"] == ("a", "b")
+    assert all("noise.mode=slices" in d.bootargs and f"noise.name={d.name}" in d.bootargs
+               for d in seen["domains"])
+    assert outcome.error is None, outcome.error
+    [rec] = outcome.records
+    assert rec["switch"]["min"] == rec["switch"]["max"] == 600
+    assert rec["switch"]["n"] == 6 and rec["interruption"]["n"] == 0
+    assert rec["window_jitter"] == {"a": 0, "b": 0}
