@@ -297,13 +297,22 @@ void test_shared_stats_fold_per_vcpu(void)
 	uint64_t wfi0 = a0->stats[STAT_EXIT_WFI] + arch_vcpu_stat(a0, STAT_EXIT_WFI);
 	uint64_t irq1 = a1->stats[STAT_EXIT_IRQ] + arch_vcpu_stat(a1, STAT_EXIT_IRQ);
 
+	uint64_t before[STAT_COUNT];
+
 	cpus[0].fast_irqs = 5;
 	cpus[0].fast_wfi = 3;
+	cpus[0].fast_wfe = 13;
+	cpus[0].fast_sgi = 17;
 	cpus[0].fast_doorbell = 2;
+	for (unsigned id = 0; id < STAT_COUNT; id++)
+		before[id] = a0->stats[id] + arch_vcpu_stat(a0, (enum stat_id)id);
 	CHECK_EQ(arch_vcpu_stat(a0, STAT_EXIT_IRQ), 5);
 	CHECK_EQ(arch_vcpu_stat(a1, STAT_EXIT_IRQ), 0);   /* homed here too, not running */
 	CHECK_EQ(switch_to(a0, a1), FAKE_EXIT_RUN);
 	CHECK_EQ(cpus[0].fast_irqs, 0);
+	/* Every counter arch_vcpu_stat reports reads the same after the fold. */
+	for (unsigned id = 0; id < STAT_COUNT; id++)
+		CHECK_EQ(a0->stats[id] + arch_vcpu_stat(a0, (enum stat_id)id), before[id]);
 	CHECK_EQ(a0->stats[STAT_EXIT_IRQ] + arch_vcpu_stat(a0, STAT_EXIT_IRQ), irq0 + 5);
 	CHECK_EQ(a0->stats[STAT_IRQ_INJECTED] + arch_vcpu_stat(a0, STAT_IRQ_INJECTED), irq0 + 5);
 	CHECK_EQ(a0->stats[STAT_EXIT_WFI] + arch_vcpu_stat(a0, STAT_EXIT_WFI), wfi0 + 3);
