@@ -7,9 +7,11 @@
 #include <arch/vgicv3.h>
 #include <tern/arch.h>
 #include <tern/channel.h>
+#include <tern/config.h>
 #include <tern/ivshmem.h>
 #include <tern/lib.h>
 #include <tern/partition.h>
+#include <tern/platform.h>
 
 #ifndef TERN_HOST
 /* Host tests stand in for entering (tests/unit/fake/arm64/platform.c): these are the core's own. */
@@ -273,6 +275,26 @@ void arm64_vcpu_resume_here(struct arm64_cpu *c, struct vcpu *v)
 	if (other)
 		tlbi_vmalle1();
 	isb();
+}
+
+/*
+ * A partition in a shared pool, at boot: its cores switch vCPUs (arch_vcpu_save/restore),
+ * which do not carry SVE or SME state, so cores that offer them to guests (the board's "max"
+ * model) are refused rather than lose a guest's vector state.  The board's cores are alike:
+ * the boot core's features are theirs.
+ */
+bool arm64_shared_pool_check(const struct partition *p, char *err, size_t errlen)
+{
+	const struct tern_config *cfg = (const struct tern_config *)(uintptr_t)platform.config_hpa;
+	uint32_t pool = p->cfg->pool;
+
+	if (pool >= cfg->num_pools || config_pools(cfg)[pool].scheduler == TERN_SCHED_NULL ||
+	    arm64_vcpu_switchable(this_cpu()))
+		return true;
+	(void)snprintf(err, errlen, "pool %s: these cores offer SVE or SME to guests, which a shared "
+		       "core does not switch (a core model without them shares: cortex-a53, cortex-a57)",
+		       config_pools(cfg)[pool].name);
+	return false;
 }
 
 /*

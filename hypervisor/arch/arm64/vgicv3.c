@@ -1338,7 +1338,9 @@ static enum mmio_result vgicr_access(struct vcpu *v, uint64_t offset, unsigned s
  */
 bool arch_partition_devices(struct partition *p, char *err, size_t errlen)
 {
-	return mmio_add(p, platform.arch.gicd_base, platform.arch.gicd_size, vgicd_access, NULL, err, errlen) &&
+	/* The port's one look at each partition at boot: a shared pool's cores checked here too. */
+	return arm64_shared_pool_check(p, err, errlen) &&
+	       mmio_add(p, platform.arch.gicd_base, platform.arch.gicd_size, vgicd_access, NULL, err, errlen) &&
 	       mmio_add(p, platform.arch.gicr_base, platform.arch.gicr_stride * TERN_MAX_CPUS,
 			vgicr_access, NULL, err, errlen);
 }

@@ -464,3 +464,32 @@ void test_shared_quiesce_of_a_saved_vcpu(void)
 	CHECK_EQ(fake_sysreg(0, "hcr_el2"), HCR_RW);
 	shared_board_done();
 }
+
+/* A shared pool on cores that offer SVE or SME to guests is refused at boot, by name. */
+void test_shared_pool_refused_on_cores_with_sve(void)
+{
+	for (int sme = 0; sme < 2; sme++) {
+		fake_uart_clear();
+		fake_config_begin(3);
+		struct tern_config_partition *a = add_partition("a", "2", 0);
+		struct tern_config_partition *b = add_partition("b", "2", 0);
+		a->pool = b->pool = 0;
+		a->weight = b->weight = 256;
+		fake_config_add_pool("shared", 1u << 2, TERN_SCHED_CREDIT);
+		cpus[0].sve = !sme;
+		cpus[0].sme = sme;
+		CHECK_EQ(fake_boot(0), FAKE_EXIT_BOARD_OFF);
+		CHECK(console_has("tern: error: partition a: pool shared: these cores offer SVE or SME "
+				  "to guests, which a shared core does not switch"));
+		cpus[0].sve = cpus[0].sme = false;
+	}
+	/* The same cores in a null pool: the vCPU never leaves its core, nothing to switch. */
+	fake_uart_clear();
+	fake_config_begin(3);
+	add_partition("a", "2", 0)->pool = 0;
+	fake_config_add_pool("solo", 1u << 2, TERN_SCHED_NULL);
+	cpus[0].sve = true;
+	CHECK(fake_boot(0) != FAKE_EXIT_BOARD_OFF);
+	CHECK(!console_has("SVE"));
+	cpus[0].sve = false;
+}

@@ -148,5 +148,8 @@ struct arch_vcpu_context *arm64_vcpu_context(const struct vcpu *v);
  */
 void arm64_shared_entry(struct arm64_cpu *c, const struct vcpu *v);
 void arm64_vcpu_resume_here(struct arm64_cpu *c, struct vcpu *v);
+/* vcpu.c: a partition of a shared pool on cores whose vector state its switch carries (boot). */
+struct partition;
+bool arm64_shared_pool_check(const struct partition *p, char *err, size_t errlen);
 
 #endif
