@@ -154,6 +154,12 @@ void arch_cpu_idle_wait(uint64_t deadline)
 	}
 	isb();
 	wfi();
+	/*
+	 * Off before the acknowledgements: its level drops with it, so nothing stays pending.  Still
+	 * high, it came back pending after each deactivation, and the loop below never ended.
+	 */
+	write_sysreg(cnthp_ctl_el2, 0);
+	isb();
 	uint64_t intid = read_sysreg(icc_iar0_el1);
 	while (intid < 1020) {
 		if (intid == platform.uart_irq)
@@ -162,8 +168,6 @@ void arch_cpu_idle_wait(uint64_t deadline)
 		write_sysreg(icc_dir_el1, intid);
 		intid = read_sysreg(icc_iar0_el1);
 	}
-	write_sysreg(cnthp_ctl_el2, 0); /* its level drops with it: nothing stays pending */
-	isb();
 }
 
 /*

@@ -125,12 +125,40 @@ static void handle_sysreg(struct vcpu *v, struct guest_regs *r, uint64_t esr)
 	skip_instruction(r, esr);
 }
 
-/* A trapped WFI that vectors.S could not settle alone: virtual interrupts are in flight. */
+/* One of the guest's timers raises its interrupt now (its PPI enabled): it is on its way. */
+static bool timer_due(uint64_t ctl, uint32_t enabled, uint32_t ppi)
+{
+	return (ctl & (CNT_CTL_ENABLE | CNT_CTL_IMASK | CNT_CTL_ISTATUS)) ==
+	       (CNT_CTL_ENABLE | CNT_CTL_ISTATUS) && (enabled & BIT(ppi)) != 0u;
+}
+
+/*
+ * A shared core's WFI with no list register pending: it gives the core up unless something
+ * else is on its way to the guest (SGIs posted to it, its own timers' interrupts), which ends
+ * the WFI at once.  vectors.S has stepped past it, so the guest resumes after it.
+ */
+static __attribute__((noinline)) void shared_core_wfi(struct arm64_cpu *c)
+{
+	uint32_t enabled = atomic_load(&c->vgic.redist->enabled);
+
+	if (!vgic_posted_pending(c) && !timer_due(read_sysreg(cntv_ctl_el0), enabled, PPI_VTIMER) &&
+	    !timer_due(read_sysreg(cntp_ctl_el0), enabled, PPI_PTIMER))
+		sched_guest_waits(c->vcpu);
+}
+
+/*
+ * A trapped WFI that vectors.S could not settle alone: virtual interrupts are in flight, or
+ * the core is shared (its lrs_idle never matches).
+ */
 void arm64_guest_wfi(struct guest_regs *r)
 {
 	(void)r;
 	vcpu_count(this_cpu()->vcpu, STAT_EXIT_WFI);
-	if (!vgic_lrs_pending())
+	if (vgic_lrs_pending())
+		return;
+	if (this_cpu()->shared)
+		shared_core_wfi(this_cpu());
+	else
 		wfi(); /* the interrupt that ends it is taken after the return to the guest */
 }
 
@@ -275,7 +303,8 @@ void arm64_guest_irq(uint32_t intid, struct guest_regs *r)
 
 /*
  * The control path: a kick from another core (stop, restart, SGIs and interrupt state for a
- * trapping guest, console lines to drain), or the console's input.
+ * trapping guest, console lines to drain), the console's input, or a shared core's
+ * scheduling event (arch_sched_timer: only shared cores arm the EL2 timer while a guest runs).
  */
 void arm64_guest_fiq(struct guest_regs *r)
 {
@@ -291,9 +320,15 @@ void arm64_guest_fiq(struct guest_regs *r)
 	if (!c->direct)
 		write_sysreg(icc_dir_el1, intid); /* EOImode 1 on a trap-and-inject core */
 	vcpu_count(c->vcpu, STAT_EXIT_IRQ);
-	if (intid == SGI_KICK) {
+	/* Laid out first: the kick's instructions stay those of a core in no shared pool. */
+	if (__builtin_expect(intid == SGI_KICK, 1)) {
 		vgic_kicked(c);
 		vcpu_check_requests(c->vcpu);
+	} else if (intid == PPI_HYP_TIMER) {
+		/* Its level would take it again at the eret: off until the core arms it again. */
+		write_sysreg(cnthp_ctl_el2, 0);
+		isb();
+		sched_timer_expired(c->vcpu);
 	}
 }
 

@@ -7,9 +7,11 @@
 #include <arch/vgicv3.h>
 #include <tern/arch.h>
 #include <tern/channel.h>
+#include <tern/config.h>
 #include <tern/ivshmem.h>
 #include <tern/lib.h>
 #include <tern/partition.h>
+#include <tern/platform.h>
 
 #ifndef TERN_HOST
 /* Host tests stand in for entering (tests/unit/fake/arm64/platform.c): these are the core's own. */
@@ -139,6 +141,8 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	sgi_fast_path_setup(c, p);
 	doorbell_fast_path_setup(c, p);
 	write_sysreg(icc_igrpen1_el1, 1); /* off while the core idled */
+	if (cpu_is_shared((unsigned)c->id))
+		arm64_shared_entry(c, v);
 	vgic_vcpu_reset(c, v);
 	reset_el1(c);
 	write_sysreg(vmpidr_el2, BIT(31) | v->index);
@@ -165,13 +169,22 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	frame->spsr = SPSR_EL1H_MASKED;
 	guest_enter(frame);
 }
+
+/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
+void arch_vcpu_resume(struct vcpu *v)
+{
+	struct arm64_cpu *c = this_cpu();
+
+	arm64_vcpu_resume_here(c, v);
+	sgi_fast_path_setup(c, v->partition);
+	doorbell_fast_path_setup(c, v->partition);
+	guest_enter(guest_frame(c));
+}
 #endif
 
 /* The fast paths (vectors.S) count in struct arm64_cpu: no call on the interrupt path. */
-uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
+static uint64_t fast_stat(const struct arm64_cpu *c, enum stat_id id)
 {
-	const struct arm64_cpu *c = &cpus[v->pcpu];
-
 	switch (id) {
 	case STAT_EXIT_IRQ:
 	case STAT_IRQ_INJECTED:
@@ -190,6 +203,147 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 	default:
 		return 0;
 	}
+}
+
+/*
+ * A shared core's counters are its running vCPU's since it entered: the vCPUs that ran there
+ * before have theirs in their own stats (fold_fast_counters).
+ */
+uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
+{
+	const struct arm64_cpu *c = &cpus[v->pcpu];
+
+	if (c->shared && c->vcpu != v)
+		return 0;
+	return fast_stat(c, id);
+}
+
+/*
+ * The core's fast-path counts so far are v's: into its own stats, each where fast_stat reports
+ * it (spelt out: a loop over every counter through fast_stat cost a switch ~200 instructions),
+ * and the core's start again.
+ */
+static void fold_fast_counters(struct arm64_cpu *c, struct vcpu *v)
+{
+	v->stats[STAT_EXIT_IRQ] += c->fast_irqs;
+	v->stats[STAT_IRQ_INJECTED] += c->fast_irqs;
+	v->stats[STAT_EXIT_WFI] += c->fast_wfi;
+	v->stats[STAT_EXIT_WFE] += c->fast_wfe;
+	v->stats[STAT_EXIT_SYSREG] += c->fast_sgi;
+	v->stats[STAT_SGI_SENT] += c->fast_sgi;
+	v->stats[STAT_EXIT_MMIO] += c->fast_doorbell;
+	v->stats[STAT_DOORBELL_RING] += c->fast_doorbell;
+	v->stats[STAT_FAST_DOORBELL] += c->fast_doorbell;
+	c->fast_irqs = 0;
+	c->fast_wfi = 0;
+	c->fast_wfe = 0;
+	c->fast_sgi = 0;
+	c->fast_doorbell = 0;
+}
+
+/*
+ * Any entry on a shared core (arch_vcpu_run, arch_vcpu_resume).  The fast counters a vCPU
+ * left here without a save (it stopped) are its own; vectors.S's WFI test is made to fail
+ * (lrs_idle), so that a guest's WFI comes to arm64_guest_wfi and may let another vCPU run.
+ */
+void arm64_shared_entry(struct arm64_cpu *c, const struct vcpu *v)
+{
+	if (c->vcpu)
+		fold_fast_counters(c, c->vcpu);
+	c->shared = true;
+	c->lrs_idle = CPU_LRS_NEVER;
+	c->last_ran[v->partition->index] = v;
+}
+
+/*
+ * arch_vcpu_resume up to the fast paths' caches and the eret (what the host tests run).  Only
+ * shared cores resume, and their partitions are trap-and-inject (config.c).  With v's VTTBR
+ * back, a local TLBI VMALLE1 drops what another vCPU of its partition left here: the same
+ * VMID, other EL1 tables; a guest's non-broadcast TLB maintenance only reached its own vCPU's.
+ * No vCPU of the partition here yet: none of its entries either (a partition's (re)start
+ * drops all EL1 entries on the core it enters, arch_vcpu_run).
+ */
+void arm64_vcpu_resume_here(struct arm64_cpu *c, struct vcpu *v)
+{
+	const struct vcpu *last = c->last_ran[v->partition->index];
+	bool other = last && last != v;
+
+	c->direct = false;
+	arm64_shared_entry(c, v);
+	write_sysreg(icc_igrpen1_el1, 1); /* off while the core idled */
+	arch_vcpu_restore(v);
+	if (other)
+		tlbi_vmalle1();
+	isb();
+}
+
+/*
+ * A partition in a shared pool, at boot: its cores switch vCPUs (arch_vcpu_save/restore),
+ * which do not carry SVE or SME state, so cores that offer them to guests (the board's "max"
+ * model) are refused rather than lose a guest's vector state.  The board's cores are alike:
+ * the boot core's features are theirs.
+ */
+bool arm64_shared_pool_check(const struct partition *p, char *err, size_t errlen)
+{
+	const struct tern_config *cfg = (const struct tern_config *)(uintptr_t)platform.config_hpa;
+	uint32_t pool = p->cfg->pool;
+
+	if (pool >= cfg->num_pools || config_pools(cfg)[pool].scheduler == TERN_SCHED_NULL ||
+	    arm64_vcpu_switchable(this_cpu()))
+		return true;
+	(void)snprintf(err, errlen, "pool %s: these cores offer SVE or SME to guests, which a shared "
+		       "core does not switch (a core model without them shares: cortex-a53, cortex-a57)",
+		       config_pools(cfg)[pool].name);
+	return false;
+}
+
+/*
+ * The core's scheduling event while a guest runs: the EL2 physical timer, a Group 0 PPI taken
+ * as FIQ (arm64_guest_fiq).  arch_cpu_idle_wait uses the same timer and leaves it off: the
+ * shared core arms it again before every entry.
+ */
+/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
+void arch_sched_timer(uint64_t deadline)
+{
+	if (deadline) {
+		write_sysreg(cnthp_cval_el2, deadline);
+		write_sysreg(cnthp_ctl_el2, CNTHP_CTL_ENABLE);
+	} else {
+		write_sysreg(cnthp_ctl_el2, 0);
+	}
+	isb();
+}
+
+/*
+ * When a saved guest timer raises its interrupt, in the physical count (UINT64_MAX: never):
+ * enabled, not masked, its PPI enabled at the vCPU's redistributor (else it wakes nothing).
+ * The virtual timer compares CNTPCT - CNTVOFF with its CVAL.
+ */
+static uint64_t timer_fires_at(uint64_t ctl, uint64_t cval, uint64_t offset, bool ppi_enabled)
+{
+	if ((ctl & (CNT_CTL_ENABLE | CNT_CTL_IMASK)) != CNT_CTL_ENABLE || !ppi_enabled)
+		return UINT64_MAX;
+	return cval > UINT64_MAX - offset ? UINT64_MAX : cval + offset;
+}
+
+/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
+uint64_t arch_vcpu_timer_deadline(const struct vcpu *v)
+{
+	const struct arch_vcpu_context *x = arm64_vcpu_context(v);
+	uint32_t enabled = atomic_load(&v->arch.redist.enabled);
+	uint64_t virt = timer_fires_at(x->el1[ARM64_CTX_cntv_ctl_el0], x->el1[ARM64_CTX_cntv_cval_el0],
+				       x->cntvoff, (enabled & BIT(PPI_VTIMER)) != 0u);
+	uint64_t phys = timer_fires_at(x->el1[ARM64_CTX_cntp_ctl_el0], x->el1[ARM64_CTX_cntp_cval_el0],
+				       0, (enabled & BIT(PPI_PTIMER)) != 0u);
+
+	return virt < phys ? virt : phys;
+}
+
+/* What its restore would hand the guest at once, or a timer already due: a WFI would end. */
+/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
+bool arch_vcpu_wake_pending(const struct vcpu *v)
+{
+	return vgic_saved_pending(v) || arch_vcpu_timer_deadline(v) <= arch_counter();
 }
 
 /* Not cleared at boot (.noinit: 160 KiB the boot would zero): a save writes it before a restore reads it. */
@@ -243,13 +397,15 @@ static void fp_restore(const struct arch_vcpu_context *x)
  * timers are off (they would fire into the next vCPU), its list registers, active priorities,
  * templates and queue are empty (vgic_save), and stage 2 is off (HCR_EL2 as arch_vcpu_quiesce
  * leaves it).  Its EL1 and FP registers stay: the next vCPU's restore or reset overwrites every
- * one of them before it runs.
+ * one of them before it runs.  The core's fast-path counts go with v, and no vCPU runs here
+ * until the next entry.
  */
 void arch_vcpu_save(struct vcpu *v)
 {
 	struct arm64_cpu *c = this_cpu();
 	struct arch_vcpu_context *x = arm64_vcpu_context(v);
 
+	fold_fast_counters(c, v);
 	x->frame = *guest_frame(c);
 /* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
 #define SAVE_EL1(reg) x->el1[ARM64_CTX_##reg] = read_sysreg(reg);
@@ -270,6 +426,7 @@ void arch_vcpu_save(struct vcpu *v)
 	vgic_save(c, x);
 	write_sysreg(hcr_el2, HCR_RW);
 	isb();
+	c->vcpu = NULL; /* a post to v (vgic_post, deliver_sgi) now waits in its redistributor */
 }
 
 /*
@@ -306,6 +463,12 @@ void arch_vcpu_quiesce(struct vcpu *v)
 {
 	struct arm64_cpu *c = &cpus[v->pcpu];
 
+	/*
+	 * A vCPU switched out of its shared core (arch_vcpu_save) that leaves from there: the core
+	 * holds nothing of it, and what runs there (or the next one) is not to be touched.
+	 */
+	if (c->vcpu != v)
+		return;
 	write_sysreg(cntv_ctl_el0, 0);
 	write_sysreg(cntp_ctl_el0, 0);
 	vgic_quiesce(c);

@@ -460,6 +460,49 @@ bool vgic_lrs_pending(void)
 	return false;
 }
 
+/* SGIs other vCPUs posted to r's vCPU, or held while disabled, that are enabled now. */
+static bool sgis_deliverable(const struct vgic_redist *r, uint32_t held)
+{
+	return ((atomic_load(&r->pending) | held) & atomic_load(&r->enabled) & GUEST_SGIS) != 0u;
+}
+
+bool vgic_posted_pending(const struct arm64_cpu *c)
+{
+	return sgis_deliverable(c->vgic.redist, c->vgic.sgi_held);
+}
+
+/*
+ * What vgic_restore would put pending in v's list registers: a saved pending one that no
+ * GICR_ICPENDR0 write has cleared since, its queue, and its deliverable SGIs.
+ */
+bool vgic_saved_pending(const struct vcpu *v)
+{
+	const struct arch_vcpu_context *x = arm64_vcpu_context(v);
+	uint32_t unpend = atomic_load(&v->arch.redist.unpend);
+
+	if (!virq_queue_empty(&x->vgic.queue) || sgis_deliverable(&v->arch.redist, x->vgic.sgi_held))
+		return true;
+	for (unsigned n = 0; n < gic_nr_lrs; n++) {
+		uint32_t id = (uint32_t)(x->lr[n] & ICH_LR_VINTID_MASK);
+		if ((x->lr[n] & ICH_LR_PENDING) && !(id < 32u && (unpend & BIT(id))))
+			return true;
+	}
+	return false;
+}
+
+/* The core's PPIs a set of list registers holds hardware-linked (pending or active). */
+static __attribute__((noinline)) uint32_t linked_ppis(const uint64_t *lr)
+{
+	uint32_t ppis = 0;
+
+	for (unsigned n = 0; n < gic_nr_lrs; n++) {
+		uint64_t pintid = (lr[n] >> ICH_LR_PINTID_SHIFT) & 0x3ffu;
+		if ((lr[n] & ICH_LR_HW) && (lr[n] & (ICH_LR_PENDING | ICH_LR_ACTIVE)) && pintid < 32u)
+			ppis |= (uint32_t)BIT(pintid);
+	}
+	return ppis;
+}
+
 /* The active priorities of a CPU interface: as many registers as its priority bits need. */
 static unsigned active_priority_regs(uint64_t pri_bits_minus_1)
 {
@@ -588,9 +631,11 @@ void vgic_quiesce(struct arm64_cpu *c)
 /*
  * A switch's vGIC half (arch_vcpu_save): the list registers, active priorities and control
  * into the context, untouched, so that a pending or active interrupt is taken up again where
- * it was; a hardware-linked one stays active in the GIC until the guest's EOI, after it runs
- * again.  The core is then left as vgic_quiesce leaves it for the next vCPU, but for that
- * deactivation: no list register, active priority, template or queued interrupt of this one.
+ * it was; a hardware-linked SPI stays active in the GIC until the guest's EOI, after it runs
+ * again.  A hardware-linked PPI (its timers) is made inactive until its restore: the core's
+ * PPI is every vCPU's there, and left active it would hold back the next one's own timer
+ * until this guest's EOI.  The core is then left as vgic_quiesce leaves it for the next vCPU:
+ * no list register, active priority, template or queued interrupt of this one.
  */
 void vgic_save(struct arm64_cpu *c, struct arch_vcpu_context *x)
 {
@@ -620,6 +665,9 @@ void vgic_save(struct arm64_cpu *c, struct arch_vcpu_context *x)
 		if (vgic_owned_hw(c, i))
 			gic_ppi_enable(c->gicr, i, false);
 	}
+	uint32_t linked = linked_ppis(x->lr);
+	if (linked)
+		mmio_write32(c->gicr + GICR_SGI_BASE + GICD_ICACTIVER, linked);
 	clear_virtual_active();
 	clear_templates(c);
 	c->vgic.sgi_held = 0;
@@ -640,9 +688,13 @@ void vgic_restore(struct arm64_cpu *c, struct vcpu *v)
 	const struct arch_vcpu_context *x = arm64_vcpu_context(v);
 	unsigned n = active_priority_regs((read_sysreg(ich_vtr_el2) >> 26) & 7);
 
+	uint32_t linked = linked_ppis(x->lr);
+
 	c->vcpu = v;
 	c->vgic = x->vgic;
 	c->vgic.redist = &v->arch.redist;
+	if (linked)
+		mmio_write32(c->gicr + GICR_SGI_BASE + GICD_ISACTIVER, linked);
 	for (unsigned i = 0; i < gic_nr_lrs; i++)
 		gic_write_lr(i, x->lr[i]);
 	write_sysreg(ich_ap0r0_el2, x->ap0r[0]);
@@ -1286,7 +1338,9 @@ static enum mmio_result vgicr_access(struct vcpu *v, uint64_t offset, unsigned s
  */
 bool arch_partition_devices(struct partition *p, char *err, size_t errlen)
 {
-	return mmio_add(p, platform.arch.gicd_base, platform.arch.gicd_size, vgicd_access, NULL, err, errlen) &&
+	/* The port's one look at each partition at boot: a shared pool's cores checked here too. */
+	return arm64_shared_pool_check(p, err, errlen) &&
+	       mmio_add(p, platform.arch.gicd_base, platform.arch.gicd_size, vgicd_access, NULL, err, errlen) &&
 	       mmio_add(p, platform.arch.gicr_base, platform.arch.gicr_stride * TERN_MAX_CPUS,
 			vgicr_access, NULL, err, errlen);
 }

@@ -66,6 +66,7 @@ struct fake_core {
 	uint64_t entry, context;   /* the last arch_vcpu_run() */
 	uint64_t deadline;         /* the last arch_cpu_idle_wait() */
 	unsigned runs, leaves, waits, quiesces;
+	unsigned resumes;          /* arch_vcpu_resume(): entered where its saved context left it */
 	/* arch_vcpu_wait(): asleep in the hypervisor, its guest (running) kept; a kick goes on */
 	unsigned vcpu_waits;
 };
@@ -146,6 +147,15 @@ extern unsigned fake_dir_count[FAKE_CPUS];
 /* Group 0 interrupts waiting for core `cpu` to read ICC_IAR0_EL1 (1023 once none). */
 void fake_raise_group0(unsigned cpu, uint32_t intid);
 extern unsigned fake_wfis[FAKE_CPUS];
+/* TLBI VMALLE1 on each core: the guest's stage-1 entries of the VMID in its VTTBR_EL2. */
+extern unsigned fake_tlbis[FAKE_CPUS];
+/*
+ * The core's sched_guest_waits and sched_timer_expired as the arm64 port calls them on a shared
+ * core (host.mk wraps them): a hook, if set, runs instead (the guest's wait's must not return:
+ * fake_exit_to_test), else the real one.
+ */
+extern void (*fake_sched_guest_waits)(struct vcpu *v);
+extern void (*fake_sched_timer_expired)(struct vcpu *v);
 
 /*
  * arch_partition_map_shared() (riscv64 builds its real G-stage instead): every map since the

@@ -25,6 +25,7 @@ uint32_t fake_phys_sgis[FAKE_CPUS];
 uint32_t fake_dir_log[FAKE_CPUS][FAKE_DIR_LOG];
 unsigned fake_dir_count[FAKE_CPUS];
 unsigned fake_wfis[FAKE_CPUS];
+unsigned fake_tlbis[FAKE_CPUS];
 struct fake_mmio_write fake_mmio_log[FAKE_MMIO_LOG];
 unsigned long fake_mmio_writes;
 void (*fake_gic_write_hook)(uintptr_t addr, unsigned size, uint64_t value);
@@ -52,6 +53,8 @@ static const char *const sysreg_names[] = {
 	"cntp_cval_el0", "S3_0_C2_C1_0", "S3_0_C2_C1_1", "S3_0_C2_C1_2", "S3_0_C2_C1_3",
 	"S3_0_C2_C2_0", "S3_0_C2_C2_1", "S3_0_C2_C2_2", "S3_0_C2_C2_3", "S3_0_C2_C3_0",
 	"S3_0_C2_C3_1", "fpcr", "fpsr", "cntvoff_el2", "vmpidr_el2", "vttbr_el2",
+	/* A shared core's scheduling timer (arch_sched_timer). */
+	"cnthp_cval_el2", "cnthp_ctl_el2",
 };
 #define NUM_SYSREGS (sizeof(sysreg_names) / sizeof(sysreg_names[0]))
 #define ICC_CTLR_RO 0xff00ull   /* PRIbits, IDbits, SEIS, A3V: read-only */
@@ -186,6 +189,8 @@ void fake_barrier(const char *what)
 {
 	if (same_name(what, "wfi"))
 		fake_wfis[cpu_checked(fake_cpu)]++;
+	if (same_name(what, "tlbi vmalle1"))
+		fake_tlbis[cpu_checked(fake_cpu)]++;
 }
 
 void fake_raise_group0(unsigned cpu, uint32_t intid)
@@ -403,6 +408,9 @@ void fake_cpu_init(unsigned cpu)
 	c->stack_top = (uintptr_t)stacks[cpu] + sizeof(stacks[cpu]);
 	c->gicr = (uintptr_t)fake_gicr[cpu];
 	c->lrs_idle = BIT(gic_nr_lrs) - 1;
+	c->shared = false;   /* what a core that never entered a vCPU holds (.bss) */
+	memset(c->last_ran, 0, sizeof(c->last_ran));
+	c->vcpu = NULL;
 	/* QEMU's CPU interface: 5 priority and preemption bits, 4 list registers. */
 	sysregs[cpu][VTR] = (4ull << 29) | (4ull << 26) | (gic_nr_lrs - 1);
 	sysregs[cpu][ICC_CTLR] = (4ull << 8) | ICC_CTLR_EOIMODE;

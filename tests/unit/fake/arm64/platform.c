@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the arm64 files that touch hardware do for partitions and vCPUs, minus the hardware (cpu.c, vcpu.c's entry, mmu.c, the FIQ and sync vectors). */
+/* What the arm64 files that touch hardware do for partitions and vCPUs, minus the hardware (cpu.c, vcpu.c's entries, mmu.c, the FIQ and sync vectors). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +93,8 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 
 	c->direct = v->partition->cfg->flags & TERN_PF_IRQ_DIRECT;
 	write_sysreg(icc_igrpen1_el1, 1);
+	if (cpu_is_shared((unsigned)c->id))
+		arm64_shared_entry(c, v);
 	vgic_vcpu_reset(c, v);
 	memset(frame, 0, sizeof(*frame));
 	if (!v->partition->first_entry)
@@ -104,6 +106,15 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	fc->entry = entry;
 	fc->context = context;
 	fc->runs++;
+	fake_exit_to_test(FAKE_EXIT_RUN);
+}
+
+/* As vcpu.c's arch_vcpu_resume up to the fast paths' caches and the eret. */
+void arch_vcpu_resume(struct vcpu *v)
+{
+	arm64_vcpu_resume_here(this_cpu(), v);
+	fake_cores[fake_cpu].running = v;
+	fake_cores[fake_cpu].resumes++;
 	fake_exit_to_test(FAKE_EXIT_RUN);
 }
 
@@ -138,4 +149,32 @@ bool arch_hyp_map_shared(paddr_t pa, uint64_t size)
 	(void)pa;
 	(void)size;
 	return true;
+}
+
+/* ---- shared cores: the port's calls into the core's loop (host.mk wraps them) ---- */
+
+void (*fake_sched_guest_waits)(struct vcpu *v);
+void (*fake_sched_timer_expired)(struct vcpu *v);
+
+void __real_sched_guest_waits(struct vcpu *v);
+void __real_sched_timer_expired(struct vcpu *v);
+void __wrap_sched_guest_waits(struct vcpu *v);
+void __wrap_sched_timer_expired(struct vcpu *v);
+
+void __wrap_sched_guest_waits(struct vcpu *v)
+{
+	if (fake_sched_guest_waits) {
+		fake_sched_guest_waits(v);
+		fprintf(stderr, "fake: the sched_guest_waits hook returned\n");
+		abort();
+	}
+	__real_sched_guest_waits(v);
+}
+
+void __wrap_sched_timer_expired(struct vcpu *v)
+{
+	if (fake_sched_timer_expired)
+		fake_sched_timer_expired(v);
+	else
+		__real_sched_timer_expired(v);
 }

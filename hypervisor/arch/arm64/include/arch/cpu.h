@@ -12,6 +12,7 @@
 #define CPU_STACK_TOP   8200
 #define CPU_ID          8208
 #define CPU_LRS_IDLE    8216   /* ICH_ELRSR_EL2 value when every list register is empty */
+#define CPU_LRS_NEVER   0xffffffffffffffffu /* lrs_idle of a shared core: ICH_ELRSR_EL2 has 16 bits */
 #define CPU_FAST_WFI    8224   /* WFI exits handled by the fast path */
 #define CPU_FAST_WFE    8232
 #define CPU_SGI_VCPUS   8240   /* direct vCPU: target-list bits of its partition's vCPUs, else 0 */
@@ -37,6 +38,7 @@
 
 #ifndef __ASSEMBLER__
 #include <stdatomic.h>
+#include <tern/config_abi.h>
 #include <tern/types.h>
 #include <tern/virq_queue.h>
 
@@ -79,8 +81,10 @@ struct core_stack {
  * features.  The rest is the running vCPU's, kept here because vectors.S reads it at fixed
  * offsets with no pointer to follow: lr_template, direct and sgi_vcpus/sgi_shift are a
  * cache rebuilt whenever the vCPU enters (arch_vcpu_run, vgic_vcpu_reset), as is `vgic`;
- * the fast_* counters count its exits on this core (arch_vcpu_stat).  A vCPU moving between
- * cores would rebuild the cache on the new one and carry the counters.
+ * the fast_* counters count its exits on this core (arch_vcpu_stat).  On a shared core
+ * (`shared`, cpu_is_shared) the cache is rebuilt at every switch (arch_vcpu_resume), the
+ * counters are folded into the vCPU that leaves (arch_vcpu_save), and lrs_idle never matches,
+ * so that vectors.S leaves every WFI to C (arm64_guest_wfi), which may let another vCPU run.
  */
 struct arm64_cpu {
 	uint64_t lr_template[NR_INTIDS]; /* vCPU cache: list-register value per INTID (vgicv3.c) */
@@ -108,7 +112,13 @@ struct arm64_cpu {
 	bool sme;
 	bool pauth;
 	bool panicking;          /* a fault while reporting one ends the board at once */
+	bool shared;             /* vCPUs take turns here (cpu_is_shared), set at the first entry */
 	struct vgic_cpu vgic;    /* vCPU cache */
+	/*
+	 * A shared core: per partition, its vCPU that last entered here (arch_vcpu_resume's TLB
+	 * maintenance: the partition's vCPUs share its VMID).
+	 */
+	const struct vcpu *last_ran[TERN_MAX_PARTITIONS];
 };
 
 _Static_assert(__builtin_offsetof(struct arm64_cpu, fast_irqs) == CPU_FAST_IRQS, "asm offset");

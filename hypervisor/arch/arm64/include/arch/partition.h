@@ -141,5 +141,15 @@ struct arch_vcpu {
 struct vcpu;
 /* vCPU v's saved context (vcpu.c: one per vCPU of every partition, not cleared at boot). */
 struct arch_vcpu_context *arm64_vcpu_context(const struct vcpu *v);
+/*
+ * vcpu.c, a shared core's entries: what every entry there adds (arch_vcpu_run), and
+ * arch_vcpu_resume but its fast paths' caches and the return to the guest (the host tests'
+ * arch_vcpu_resume is this and a record).
+ */
+void arm64_shared_entry(struct arm64_cpu *c, const struct vcpu *v);
+void arm64_vcpu_resume_here(struct arm64_cpu *c, struct vcpu *v);
+/* vcpu.c: a partition of a shared pool on cores whose vector state its switch carries (boot). */
+struct partition;
+bool arm64_shared_pool_check(const struct partition *p, char *err, size_t errlen);
 
 #endif

@@ -66,6 +66,7 @@ void fake_barrier(const char *what);
 #define isb() fake_barrier("isb")
 #define dsb(opt) fake_barrier("dsb " #opt)
 #define wfi() fake_barrier("wfi")
+#define tlbi_vmalle1() fake_barrier("tlbi vmalle1")
 #else
 /* Through a second macro, so a register named by its encoding (below) is spelt out. */
 #define SYSREG_STR(reg) #reg
@@ -83,6 +84,8 @@ void fake_barrier(const char *what);
 #define isb() __asm__ volatile("isb" : : : "memory")
 #define dsb(opt) __asm__ volatile("dsb " #opt : : : "memory")
 #define wfi() __asm__ volatile("wfi" : : : "memory")
+/* This core's EL1&0 stage-1 entries of the VMID in VTTBR_EL2, completed here before it goes on. */
+#define tlbi_vmalle1() __asm__ volatile("tlbi vmalle1\n\tdsb nsh" : : : "memory")
 #endif
 
 /* HCR_EL2 */
@@ -152,6 +155,10 @@ void fake_barrier(const char *what);
 
 
 #define CNTHP_CTL_ENABLE BIT(0)
+/* CNTV_CTL_EL0, CNTP_CTL_EL0: the guest's timers. */
+#define CNT_CTL_ENABLE   BIT(0)
+#define CNT_CTL_IMASK    BIT(1)
+#define CNT_CTL_ISTATUS  BIT(2)
 
 /* GICv3 CPU interface and hypervisor control */
 #define ICC_SRE_SRE    BIT(0)

@@ -26,6 +26,10 @@ void vgic_maintenance(struct arm64_cpu *c);
 void vgic_kicked(struct arm64_cpu *c);
 void vgic_send_sgi(struct vcpu *v, uint64_t sgi1r);
 bool vgic_lrs_pending(void);
+/* Would a WFI of the running vCPU on `c` end on what other vCPUs posted to it (SGIs)? */
+bool vgic_posted_pending(const struct arm64_cpu *c);
+/* Would a WFI of saved vCPU v end on its vGIC state: what its restore would deliver at once? */
+bool vgic_saved_pending(const struct vcpu *v);
 bool vgic_owned_hw(const struct arm64_cpu *c, uint32_t intid);
 bool vgic_hyp_first(const struct arm64_cpu *c, uint32_t intid);
 
