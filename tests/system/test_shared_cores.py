@@ -242,14 +242,14 @@ def test_credit_cap_holds_a_spinning_guest_to_its_share(tmp_path, arch):
 # What runs two vCPUs of one partition that interrupt each other, and what says both
 # progressed.  arm64: the probe's smp test (CPU_ON, an SGI each way) and, with the MMU on,
 # the hostile guest's UART flood from both vCPUs (each vCPU's own stage 1 through every
-# switch between them); riscv64: lat's IMSIC IPI tests between its two harts (its guests have
-# no MMU).
+# switch between them); riscv64: lat's SBI IPI tests between its two harts, trap-and-emulate
+# (its guests have no MMU; a trapping partition has no IMSIC file of its own).
 # ({until}: counter time in us, hostile.until_us being absolute.)
 SMP = {
     ("arm64", "probe-smp"): (PROBE, "probe.tests=smp"),
     ("arm64", "mmu-flood"): (HOSTILE, "hostile.action=uart-flood hostile.cpus=2 hostile.mmu=on "
                                       "hostile.until_us={until}"),
-    ("riscv64", "lat-ipi"): (LAT_RISCV64, "lat.tests=ipi-wfi,ipi-busy lat.samples=10"),
+    ("riscv64", "lat-sbi-ipi"): (LAT_RISCV64, "lat.tests=sbi-ipi-wfi,sbi-ipi-busy lat.samples=10"),
 }
 
 
@@ -265,7 +265,8 @@ def check_smp(result, case):
         assert done[-1]["mmu_cpus"] == [True, True], done[-1]
         assert all(b > 0 for b in done[-1]["bytes_per_cpu"]), done[-1]
     else:
-        assert sorted(r["test"] for r in out.lat) == ["ipi-busy", "ipi-wfi"], result.explain()
+        assert sorted(r["test"] for r in out.lat) == ["sbi-ipi-busy", "sbi-ipi-wfi"], \
+            result.explain()
         assert all(r["samples"] == 10 and "error" not in r for r in out.lat), out.lat
 
 
