@@ -923,15 +923,15 @@ int config_validate(const struct tern_config *cfg, size_t avail,
 		return -1;
 	/*
 	 * Not built yet: a shared core's vCPUs take only their own virtual interrupts (timers,
-	 * IPIs between them, the UART's); a device's, a doorbell's or a VirtIO slot's line would
-	 * have to wait for a vCPU that is not running.
+	 * IPIs between them, the UART's, and a direct vCPU's where the core keeps state for each:
+	 * check_pool_member); a device's, a doorbell's or a VirtIO slot's line would have to wait
+	 * for a vCPU that is not running.
 	 */
 	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
 		const struct tern_config_partition *p = &cfg->partition[i];
 		if (!shared_pool(cfg, p->pool))
 			continue;
-		const char *what = p->num_regions ? "devices passed through" :
-				   (p->flags & TERN_PF_IRQ_DIRECT) ? "direct interrupts" : NULL;
+		const char *what = p->num_regions ? "devices passed through" : NULL;
 		for (uint32_t w = 0; w < TERN_IRQ_WORDS && what == NULL; w++) {
 			if (p->irqs[w])
 				what = "interrupts passed through";

@@ -165,10 +165,10 @@ def test_riscv64_keeps_trap_less_vcpus_up_to_its_guest_files(tmp_path):
     assert error_of(tmp_path, riscv64(pool(scheduler="credit") + five)) == \
         'partition[4].irq: core 2 of pool "frame" would have 5 trap-less vCPUs (irq = ' \
         '"direct"), more than the 4 guest interrupt files a hart has (QEMU aia-guests=4)'
-    # Trap-less by default, as every riscv64 partition: within the files, not built yet.
-    assert error_of(tmp_path, riscv64(pool(scheduler="credit") + four)) == \
-        'partition[0].irq: partition "p0" is in pool "frame", a shared pool: direct ' \
-        'interrupts (irq = "direct") there are not built yet (only null pools have them)'
+    # Trap-less by default, as every riscv64 partition: within the files, each vCPU keeps one.
+    system = load_system(write_toml(tmp_path, riscv64(pool(scheduler="credit") + four)))
+    assert len(system.partitions) == 4
+    assert all(p.irq_direct and not p.wfi_native for p in system.partitions)
     # Trapped ones have no file of their own; WFI is trapped by default in a shared pool.
     trapped = "".join(partition(f"p{i}", cpus=[2], pool="frame", memory="16MiB", irq="trap")
                       for i in range(5))

@@ -231,3 +231,28 @@ def test_switch_rows_from_xen_console_lines():
     assert rec["switch"]["min"] == rec["switch"]["max"] == 600
     assert rec["switch"]["n"] == 6 and rec["interruption"]["n"] == 0
     assert rec["window_jitter"] == {"a": 0, "b": 0}
+
+
+def test_riscv64_shared_ipi_puts_both_trap_less_vcpus_on_one_credit_core():
+    class Runs(FakeRuns):
+        def tern_system(self, label, shift, partitions, board_cpus, console=None, pools=(),
+                        arch="arm64"):
+            self.seen.update(label=label, text=bench._system_toml(
+                board_cpus, *partitions, pools=pools, arch=arch))
+            return self.result
+
+    scenario = bench.SCENARIO_BY_NAME["riscv64-shared-ipi"]
+    assert scenario.kinds == ("tern",) and scenario.shifts == (0,) and scenario.arch == "riscv64"
+    assert scenario.systems == ("tern direct",) and scenario.report == "latency"
+    runs = Runs(result([], ok=False), kind="tern direct")
+    plan = bench.Plan(samples=7, prio_runs=1, shifts=(0,))
+    outcome = scenario.run(runs.system, 0, plan, runs)
+    assert outcome.error == "failed" and outcome.records == []
+    doc = tomllib.loads(runs.seen["text"])
+    assert doc["board"]["arch"] == "riscv64"
+    assert doc["pool"] == [{"name": bench.SHARED_POOL, "cpus": [bench.TERN_SHARED_CORE],
+                            "scheduler": "credit"}]
+    (part,) = doc["partition"]
+    assert part["cpus"] == [bench.TERN_SHARED_CORE] * 2
+    assert (part["irq"], part["wfi"], part["pool"]) == ("direct", "trap", bench.SHARED_POOL)
+    assert "lat.tests=ipi-wfi" in part["bootargs"] and "lat.samples=7" in part["bootargs"]

@@ -1159,7 +1159,8 @@ void test_config_accepts_pools(void)
 
 /*
  * Every scheduler runs; what a shared core's vCPU cannot take yet (a line that would wait for
- * a vCPU not running) is refused by name.
+ * a vCPU not running) is refused by name; direct delivery is not such a line where the board
+ * keeps each vCPU's interrupt state (riscv64's guest files).
  */
 void test_config_shared_pools_take_no_lines_yet(void)
 {
@@ -1177,6 +1178,14 @@ void test_config_shared_pools_take_no_lines_yet(void)
 	give_pcie(3);
 	part(3).num_regions = 0;
 	CHECK(expect_error("partition p3: pool frame: interrupts passed through in a shared pool"));
+	/* Direct delivery where each vCPU has state of its own on the core: validated. */
+	struct config_limits lim = limits;
+	lim.shared_direct_vcpus = 1;
+	lim.direct_wfi_trap = true;
+	make_pools(TERN_SCHED_CREDIT);
+	part(3).flags = TERN_PF_IRQ_DIRECT;
+	err[0] = 0;
+	CHECK_EQ(config_validate(&hdr, sizeof(raw), &lim, err, sizeof(err)), 0);
 	/* The same in a null pool is today's pass-through. */
 	make_pools(TERN_SCHED_NULL);
 	part(3).cpus[0] = 0;

@@ -1280,6 +1280,25 @@ def run_shared(runs, label, shift, scheduler, guests, finish):
     return result
 
 
+# An IPI to a trap-less vCPU that is not running: WFI only (a busy receiver keeps the core,
+# so its sender runs only after the receiver's slice).
+SHARED_DIRECT_TESTS = ("ipi-wfi",)
+
+
+def run_riscv64_shared_ipi(scenario, system, shift, plan, runs):
+    """Both vCPUs of one trap-less partition on one core of a credit pool: the receiver waits
+    (its WFI trapped, so it is switched out) when its sibling stores the IPI into its guest
+    interrupt file; the SGEI that raises wakes it, and it takes the IPI at its next run. The
+    record is that delivery, next to the bare board's ipi-wfi."""
+    table = _partition("rt", [TERN_SHARED_CORE, TERN_SHARED_CORE], LAT_RISCV64, "trap",
+                       _lat_args(plan, shift, SHARED_DIRECT_TESTS), irq="direct")
+    table["pool"] = SHARED_POOL
+    result = runs.tern_system(_label(scenario, shift), shift, [table], TERN_SHARED_CORE + 1,
+                              arch="riscv64", pools=[_tern_pool("credit", ["rt"])])
+    return _outcome(result, _lat_records(scenario.name, system, shift,
+                                         result.partitions.get("rt")))
+
+
 def run_shared_lat(scenario, system, shift, plan, runs):
     """The latency guest (rt) sharing its core with a busy partition (noise), in a pool of
     the scenario's scheduler: its timer latency and the bound the scheduler gives."""
@@ -1494,6 +1513,11 @@ SCENARIOS = (
                f"switch from one to the other, and what else interrupts them", run_shared_switch,
                (NOISE,), "shared", kinds=("tern", "xen"), shifts=(4,), systems=SHARED_SYSTEMS)
       for sched in SHARED_SCHEDULERS),
+    Scenario("riscv64-shared-ipi", "IPI by an IMSIC store to a trap-less vCPU switched out on "
+             "the sender's own core (both vCPUs on one core of a credit pool): the SGEI, the "
+             "switch, and the IPI taken from its guest file at its next run",
+             run_riscv64_shared_ipi, (LAT_RISCV64,), "latency", kinds=("tern",), shifts=(0,),
+             cpus=2, arch="riscv64", systems=("tern direct",)),
     Scenario("boot", "boot: board reset to the guest's first instruction", run_boot, (LAT,),
              "boot", shifts=(4,)),
     Scenario("riscv64-boot", "boot on the RISC-V board: board reset (QEMU's reset vector, "

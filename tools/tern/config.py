@@ -504,8 +504,9 @@ def _check_pools(entries, pools, partitions, board):
 
 def _check_shared_pool_lines(pools, partitions, channels, virtio):
     """Not built yet: a shared core's vCPUs take their own virtual interrupts only (timers, IPIs
-    between them, the UART's); a device's, a doorbell's or a VirtIO slot's line, or a trap-less
-    vCPU's interrupt file, would wait for a vCPU that is not running."""
+    between them, the UART's, and a trap-less vCPU's guest interrupt file where the board has
+    one for each: _check_direct_vcpus); a device's, a doorbell's or a VirtIO slot's line would
+    wait for a vCPU that is not running."""
     shared = {q.name for q in pools if q.shared}
     for p in partitions:
         if p.pool not in shared:
@@ -513,8 +514,6 @@ def _check_shared_pool_lines(pools, partitions, channels, virtio):
         what = None
         if p.devices:
             what = ("devices", "devices passed through")
-        elif p.irq_direct:
-            what = ("irq", 'direct interrupts (irq = "direct")')
         elif any(p.name in c.all_members for c in channels):
             what = ("pool", "channels")
         elif any(p.name in (v.frontend, v.backend) for v in virtio):

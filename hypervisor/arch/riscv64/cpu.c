@@ -172,7 +172,8 @@ void arch_cpu_relax(void)
  */
 void arch_cpu_idle_wait(uint64_t deadline)
 {
-	uint64_t enable = SIE_SEIE;
+	/* SGEI: a saved trap-less vCPU's guest file (only a shared core sets hgeie bits). */
+	uint64_t enable = SIE_SEIE | SIE_SGEIE;
 
 	/*
 	 * QEMU 7.2's riscv64 board under icount does not wake a board whose every hart sleeps
@@ -189,6 +190,7 @@ void arch_cpu_idle_wait(uint64_t deadline)
 	csr_set(sie, enable);
 	__asm__ volatile("wfi" ::: "memory");
 	csr_clear(sie, enable);
+	riscv_guest_files_raised(); /* the loop looks at them next (arch_vcpu_wake_pending) */
 	(void)riscv_take_kicks();
 	csr_write(CSR_STIMECMP, ~0ULL); /* its level drops: nothing stays pending */
 }

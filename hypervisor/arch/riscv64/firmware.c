@@ -391,7 +391,9 @@ struct sbiret sbi_time(const struct vcpu *v, uint32_t fn, const struct guest_reg
 		return result(SBI_ERR_NOT_SUPPORTED, 0);
 	if (v->partition->cfg->flags & TERN_PF_IRQ_DIRECT) {
 		csr_write(CSR_VSTIMECMP, r->x[10]); /* trap-less: the guest's own timer fires */
-		csr_write(CSR_STIMECMP, vstimer_nudge(r->x[10]));
+		/* A shared core's stimecmp is its scheduler's, whose events make QEMU look again anyway. */
+		if (!this_cpu()->shared)
+			csr_write(CSR_STIMECMP, vstimer_nudge(r->x[10]));
 		csr_clear(hvip, HVIP_VSTIP); /* set only if a trapped WFI found the nudge due */
 	} else if (this_cpu()->shared) {
 		csr_clear(hvip, HVIP_VSTIP);

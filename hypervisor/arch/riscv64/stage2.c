@@ -47,9 +47,43 @@ static ipaddr_t vcpu_file_gpa(uint32_t i)
 	return platform.arch.imsic_s_base + (uint64_t)i * platform.arch.imsic_vcpu_stride;
 }
 
-paddr_t riscv_vcpu_file_hpa(const struct tern_config_partition *c, uint32_t i)
+/*
+ * Each trap-less vCPU's guest file on its core, and how many each core has given.  Partitions
+ * are created in index order at boot (partition_boot): the first one starts the count again.
+ * A vCPU keeps its file: vcpu-pin and pool-migrate leave trap-less vCPUs where they are
+ * (arch_vcpu_can_move).
+ */
+static uint8_t vcpu_files[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS];
+static uint8_t files_given[TERN_MAX_CPUS];
+
+uint32_t riscv_vcpu_file(const struct partition *p, uint32_t i)
 {
-	return riscv_imsic_hart_file(c->cpus[i]) + (uint64_t)VCPU_GUEST_FILE * IMSIC_FILE_SIZE;
+	return vcpu_files[p->index][i];
+}
+
+paddr_t riscv_vcpu_file_hpa(const struct partition *p, uint32_t i)
+{
+	return riscv_imsic_hart_file(p->cfg->cpus[i]) + (uint64_t)riscv_vcpu_file(p, i) * IMSIC_FILE_SIZE;
+}
+
+/* A file for each of the partition's vCPUs on its core; false if a core has none left. */
+static bool give_files(const struct partition *p, char *err, size_t errlen)
+{
+	const struct tern_config_partition *c = p->cfg;
+	unsigned most = riscv_guest_files();
+
+	if (p->index == 0u)
+		(void)memset(files_given, 0, sizeof(files_given));
+	for (uint32_t i = 0; i < c->num_vcpus; i++) {
+		uint32_t core = c->cpus[i];
+		if (core >= TERN_MAX_CPUS || files_given[core] >= most) {
+			(void)snprintf(err, errlen, "core %u has no guest interrupt file left for vCPU %u "
+				       "(it has %u)", core, i, most);
+			return false;
+		}
+		vcpu_files[p->index][i] = ++files_given[core];
+	}
+	return true;
 }
 
 /* A device MSI to vCPU i's file (only trap-less partitions have files) goes to the guest file backing it. */
@@ -60,7 +94,7 @@ bool arch_msi_target(const struct partition *p, uint64_t guest_addr, uint64_t *h
 	for (uint32_t i = 0; (c->flags & TERN_PF_IRQ_DIRECT) && i < c->num_vcpus; i++) {
 		uint64_t offset = guest_addr - vcpu_file_gpa(i);
 		if (offset < IMSIC_FILE_SIZE) {
-			*host_addr = riscv_vcpu_file_hpa(c, i) + offset;
+			*host_addr = riscv_vcpu_file_hpa(p, i) + offset;
 			return true;
 		}
 	}
@@ -78,6 +112,8 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 			       "(QEMU: -M virt,aia=aplic-imsic,aia-guests=1 or more)");
 		return false;
 	}
+	if ((c->flags & TERN_PF_IRQ_DIRECT) && !give_files(p, err, errlen))
+		return false;
 	(void)memset(root, 0, sizeof(roots[0]));
 	bool mapped = pt_map(&gstage_format, &pool, root, c->ram_ipa, c->ram_hpa, c->ram_size, PTE_LEAF_RAM);
 	/*
@@ -92,7 +128,7 @@ bool arch_partition_init(struct partition *p, char *err, size_t errlen)
 	}
 	/* Trap-less: vCPU i's S-level IMSIC file, where hart i's is on the board, is a guest file of its core. */
 	for (uint32_t i = 0; mapped && (c->flags & TERN_PF_IRQ_DIRECT) && i < c->num_vcpus; i++)
-		mapped = pt_map(&gstage_format, &pool, root, vcpu_file_gpa(i), riscv_vcpu_file_hpa(c, i),
+		mapped = pt_map(&gstage_format, &pool, root, vcpu_file_gpa(i), riscv_vcpu_file_hpa(p, i),
 				IMSIC_FILE_SIZE, PTE_LEAF_DEVICE);
 	if (!mapped) {
 		(void)snprintf(err, errlen, "out of G-stage table pages");

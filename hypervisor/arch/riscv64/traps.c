@@ -136,6 +136,13 @@ static void shared_core_interrupts(struct vcpu *v, uint64_t pending)
 	take_kick(v, pending);
 }
 
+/* A sibling's guest file on a shared core (SGEI): the loop decides, as for a kick. */
+static __attribute__((noinline)) void shared_guest_files(struct vcpu *v)
+{
+	riscv_guest_files_raised();
+	vcpu_check_requests(v);
+}
+
 static void guest_interrupt(struct vcpu *v, uint64_t irq)
 {
 	vcpu_count(v, STAT_EXIT_IRQ);
@@ -143,6 +150,8 @@ static void guest_interrupt(struct vcpu *v, uint64_t irq)
 		riscv_core_interrupts(v, SIP_SEIP);
 	else if (irq == IRQ_S_TIMER)
 		riscv_core_interrupts(v, SIP_STIP);
+	else if (irq == IRQ_S_GEXT && v->shared)
+		shared_guest_files(v);
 	else
 		partition_fault(v, "unexpected interrupt %llu", (unsigned long long)irq);
 }
@@ -336,15 +345,24 @@ static void guest_virtual_instruction(struct vcpu *v, struct guest_regs *r)
 	inject_exception(v, r, EXC_ILLEGAL_INSTRUCTION, insn);
 }
 
-/* A trapped WFI waits with the vCPU's guest file still selected (guest_wfi). */
 /*
- * None yet: a trap-less vCPU on a shared core needs a guest interrupt file of its own there,
- * hstatus.VGEIN switched and hgeie's SGEI to wake it while it is off, which are not built
- * (docs/design.md, "Scheduling"), so the hypervisor refuses it in a shared pool.
+ * A trap-less vCPU of a shared core has a guest interrupt file of its own there (VGEIN while it
+ * runs, hgeie's SGEI while it is saved): as many as the hart has.
  */
 uint32_t arch_shared_direct_vcpus(void)
 {
-	return 0;
+	return riscv_guest_files();
+}
+
+/*
+ * A trap-less vCPU stays on its core: its file, the G-stage page that maps it and the APLIC
+ * targets that name it are that hart's, and nothing moves them yet.
+ */
+const char *arch_vcpu_can_move(const struct vcpu *v)
+{
+	if (v->partition->cfg->flags & TERN_PF_IRQ_DIRECT)
+		return "a trap-less vCPU (irq = \"direct\") keeps its guest interrupt file on its core";
+	return NULL;
 }
 
 bool arch_direct_wfi_trap(void)

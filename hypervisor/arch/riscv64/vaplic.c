@@ -93,7 +93,8 @@ static void program_source(struct partition *p, uint32_t s)
 
 	if (trapless(p))
 		aplic_route(s, sm,
-			   aplic_target(pcpu, VCPU_GUEST_FILE, va->target[s] & TARGET_EIID_MASK),
+			   aplic_target(pcpu, riscv_vcpu_file(p, valid ? hart : 0u),
+					va->target[s] & TARGET_EIID_MASK),
 			   valid && va->domain_ie && bit_of(va->enabled, s));
 	else
 		aplic_route(s, sm, aplic_target(pcpu, 0, EIID_WIRED_BASE + s), true);
@@ -285,7 +286,7 @@ static void write_genmsi(struct partition *p, uint32_t value)
 
 	p->arch.vaplic.genmsi = value & (TARGET_HART_FIELD | TARGET_EIID_MASK);
 	if (hart < p->num_vcpus)
-		*(volatile uint32_t *)(uintptr_t)riscv_vcpu_file_hpa(p->cfg, hart) = value & TARGET_EIID_MASK;
+		*(volatile uint32_t *)(uintptr_t)riscv_vcpu_file_hpa(p, hart) = value & TARGET_EIID_MASK;
 }
 
 /* The word registers (setip, in_clrip, setie, clrie): bit i of word w is source 32 w + i. */

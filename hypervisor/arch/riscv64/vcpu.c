@@ -124,7 +124,10 @@ static void shared_stimecmp(const struct rv_shared_core *s)
  * v enters a shared core with SBI timer `guest`: the core's timer is the earlier of it and the
  * core's event, and v's VS-stage translations are dropped here (hfence.vvma: hgatp is v's
  * already) if it ran elsewhere since or another vCPU of its partition did here (`fence`: a
- * resume; arch_vcpu_run drops every guest translation anyway).
+ * resume; arch_vcpu_run drops every guest translation anyway).  The core's timer interrupt is
+ * the scheduler's whatever v's delivery, and the others' guest files wake it (SGEI: their
+ * hgeie bits, set while they are saved); a trap-less v's own file is VGEIN's again, its
+ * interrupts the guest's with no trap, so its SGEI is off.
  */
 static __attribute__((noinline)) void shared_entry(const struct riscv_cpu *c, const struct vcpu *v,
 						   uint64_t guest, bool fence)
@@ -133,6 +136,9 @@ static __attribute__((noinline)) void shared_entry(const struct riscv_cpu *c, co
 	const struct vcpu **ran = &s->ran[v->partition->index];
 	uint8_t *core = &last_core[v->partition->index][v->index];
 
+	if (v->partition->cfg->flags & TERN_PF_IRQ_DIRECT)
+		csr_clear(CSR_HGEIE, BIT(riscv_vcpu_file(v->partition, v->index)));
+	csr_set(sie, SIE_STIE | SIE_SGEIE);
 	if (fence && (*ran != v || *core != c->id + 1u))
 		hfence_vvma_all();
 	*ran = v;
@@ -162,7 +168,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	hfence_gvma_all();
 	csr_write(hstatus, HSTATUS_SPV | HSTATUS_SPVP |
 			   ((p->cfg->flags & TERN_PF_WFI_NATIVE) ? 0 : HSTATUS_VTW) |
-			   (trapless ? (uint64_t)VCPU_GUEST_FILE << HSTATUS_VGEIN_SHIFT : 0));
+			   (trapless ? (uint64_t)riscv_vcpu_file(p, v->index) << HSTATUS_VGEIN_SHIFT : 0));
 	if (trapless)
 		guest_file_reset();
 	else
@@ -228,6 +234,9 @@ static __attribute__((noinline)) void shared_leave(struct vcpu *v, struct arch_v
 	struct riscv_cpu *c = this_cpu();
 	struct rv_shared_core *s = &rv_shared_cores[c->id];
 
+	/* A trap-less vCPU's file keeps what arrives for it, and wakes the core (SGEI). */
+	if (v->partition->cfg->flags & TERN_PF_IRQ_DIRECT)
+		csr_set(CSR_HGEIE, BIT(riscv_vcpu_file(v->partition, v->index)));
 	x->stimecmp = s->guest;
 	s->guest = ~0ULL;
 	v->stats[STAT_EXIT_IRQ] += c->fast_timer;
@@ -384,7 +393,8 @@ static uint64_t saved_timer(const struct vcpu *v, const struct arch_vcpu_context
 
 /*
  * Pending for v, saved: its hvip, what its siblings posted since (an IPI; an APLIC change,
- * evaluated now), its timer if due; enabled: its hie (vsie), whatever vsstatus.SIE says.
+ * evaluated now), a trap-less vCPU's guest file (hgeip: read on its own core, the loop's),
+ * its timer if due; enabled: its hie (vsie), whatever vsstatus.SIE says.
  */
 /* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
 bool arch_vcpu_wake_pending(const struct vcpu *v)
@@ -397,9 +407,24 @@ bool arch_vcpu_wake_pending(const struct vcpu *v)
 		pending |= HVIP_VSSIP;
 	if (posted & POSTED_VAPLIC)
 		pending = (pending & ~HVIP_VSEIP) | (vaplic_raised(v) ? HVIP_VSEIP : 0u);
+	if ((v->partition->cfg->flags & TERN_PF_IRQ_DIRECT) &&
+	    (csr_read(CSR_HGEIP) & BIT(riscv_vcpu_file(v->partition, v->index))))
+		pending |= HVIP_VSEIP;
 	if (saved_timer(v, x) <= arch_counter())
 		pending |= HVIP_VSTIP;
 	return (pending & x->hie & HIDELEG_GUEST) != 0u;
+}
+
+/*
+ * SGEI: a saved trap-less vCPU's file has an interrupt.  The files that do stop raising it
+ * (their hgeie bits off until their vCPUs leave again: else a vCPU the scheduler does not run
+ * yet would trap the running one at every return) and the core's loop looks at them through
+ * hgeip (arch_vcpu_wake_pending): from the running vCPU, as a kick (reconsider), or after the
+ * idle wait.
+ */
+void riscv_guest_files_raised(void)
+{
+	csr_clear(CSR_HGEIE, csr_read(CSR_HGEIP));
 }
 
 /* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */

@@ -247,7 +247,7 @@ void test_rv_gstage_map(void)
 	for (uint32_t i = 0; i < 2; i++) {
 		e = gstage_leaf(root, platform.arch.imsic_s_base + i * platform.arch.imsic_vcpu_stride, &size);
 		CHECK_EQ(size, 4096);
-		CHECK_EQ(e >> 10, riscv_vcpu_file_hpa(c, i) >> 12);
+		CHECK_EQ(e >> 10, riscv_vcpu_file_hpa(rv_part(0), i) >> 12);
 		CHECK_EQ(e & 0xff, 0xd7);
 	}
 	CHECK_EQ(gstage_leaf(root, platform.arch.imsic_s_base + 2 * platform.arch.imsic_vcpu_stride, &size), 0);

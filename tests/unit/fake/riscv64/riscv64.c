@@ -61,6 +61,7 @@ static const char *const csr_names[] = {
 	"hstatus", "hgatp", "hvip", "hie", "hip", "htval", "0x64a" /* htinst */, "0x60a" /* henvcfg */,
 	"vsstatus", "vsie", "vstvec", "vsscratch", "vsepc", "vscause", "vstval", "vsatp",
 	"0x14d" /* stimecmp */, "0x24d" /* vstimecmp */,
+	"0x607" /* hgeie */, "0xe12" /* hgeip: the guest files with one pending and enabled (a test's) */,
 	"0x250" /* vsiselect */, "0x251" /* vsireg */,
 };
 #define NUM_CSRS (sizeof(csr_names) / sizeof(csr_names[0]))

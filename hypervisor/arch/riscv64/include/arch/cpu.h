@@ -143,6 +143,8 @@ void riscv_core_interrupts(struct vcpu *v, uint64_t pending);
  */
 void riscv_shared_timer(struct vcpu *v);
 void riscv_shared_guest_timer(uint64_t deadline);
+/* SGEI on a shared core: the saved trap-less vCPUs' files that have an interrupt stop raising it. */
+void riscv_guest_files_raised(void);
 
 #ifdef TERN_HOST
 /* Host tests (tests/unit/fake/riscv64): the core the test acts as. */

@@ -13,9 +13,10 @@
  */
 
 /*
- * The guest interrupt file each core gives the vCPU it runs (trap-less partitions): its
- * hart's first, mapped where the guest expects its S-level IMSIC file.  A core runs one vCPU
- * only, so one file a core is all it takes.
+ * The guest interrupt file a core gives a trap-less vCPU homed there, mapped where the guest
+ * expects its S-level IMSIC file: a null core's one vCPU the hart's first; a shared core's
+ * trap-less vCPUs one each, 1..N in partition then vCPU order (riscv_vcpu_file), so that
+ * their interrupts wait in their own file while another runs.
  */
 #define VCPU_GUEST_FILE 1u
 #define IMSIC_FILE_SIZE 0x1000u
@@ -79,7 +80,10 @@ struct vcpu;
  */
 struct arch_vcpu_context *riscv_vcpu_context(const struct vcpu *v);
 
-/* Where vCPU i's interrupt file is on the board: a guest file of its core. */
-paddr_t riscv_vcpu_file_hpa(const struct tern_config_partition *c, uint32_t i);
+struct partition;
+/* vCPU i's guest interrupt file on its core (trap-less partitions; stage2.c gives them at boot). */
+uint32_t riscv_vcpu_file(const struct partition *p, uint32_t i);
+/* Where vCPU i's interrupt file is on the board: that guest file of its core. */
+paddr_t riscv_vcpu_file_hpa(const struct partition *p, uint32_t i);
 
 #endif

@@ -13,6 +13,7 @@
 
 #define CSR_HTINST    0x64a
 #define CSR_HGEIE     0x607
+#define CSR_HGEIP     0xe12   /* the guest files with an interrupt pending and enabled */
 #define CSR_SISELECT  0x150   /* AIA: the hypervisor's own S-level interrupt file */
 #define CSR_SIREG     0x151
 #define CSR_STOPEI    0x15c   /* claims its highest pending identity */
@@ -55,6 +56,7 @@
 #define IRQ_S_SOFT        1
 #define IRQ_S_EXT         9
 #define IRQ_S_TIMER       5
+#define IRQ_S_GEXT        12  /* supervisor guest external: a guest file in hgeie has one */
 #define EXC_INST_ACCESS        1
 #define EXC_ILLEGAL_INSTRUCTION 2
 #define EXC_LOAD_MISALIGNED    4
@@ -70,6 +72,7 @@
 #define SIE_SSIE  BIT(1)
 #define SIE_SEIE  BIT(9)
 #define SIE_STIE  BIT(5)
+#define SIE_SGEIE BIT(12)
 #define SIP_SSIP  BIT(1)
 #define SIP_SEIP  BIT(9)
 #define SIP_STIP  BIT(5)
