@@ -573,6 +573,9 @@ const char *shared_core_pin(struct vcpu *v, unsigned pcpu)
 		return "that core is not in its pool (pool-migrate moves a partition to another)";
 	if (pcpu == v->pcpu)
 		return NULL;
+	const char *why = arch_vcpu_can_move(v);
+	if (why != NULL)
+		return why;
 	return post_move(v, pcpu, NULL);
 }
 
@@ -599,6 +602,9 @@ const char *shared_core_migrate(struct partition *p, uint32_t q)
 	if (!pool_is_shared(from) || !pool_is_shared(q))
 		return "only between shared pools (a null pool's cores are its partitions' own)";
 	for (uint32_t i = 0; i < p->num_vcpus; i++) {
+		const char *why = arch_vcpu_can_move(&p->vcpu[i]);
+		if (why != NULL)
+			return why;
 		if (atomic_load(&params_posted[p->index][i]) || atomic_load(&moving_to[p->index][i]))
 			return BUSY;
 	}

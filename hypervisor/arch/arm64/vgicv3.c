@@ -854,6 +854,13 @@ uint32_t arch_shared_direct_vcpus(void)
 	return 0;
 }
 
+/* A shared core's vCPU is trap-and-inject here: its interrupt state travels in its context. */
+const char *arch_vcpu_can_move(const struct vcpu *v)
+{
+	(void)v;
+	return NULL;
+}
+
 bool arch_direct_wfi_trap(void)
 {
 	return false;

@@ -151,7 +151,7 @@ uint32_t arch_shared_direct_vcpus(void);
 /*
  * Why vCPU v may not move to another core of its pool (vcpu-pin, pool-migrate), or NULL:
  * interrupt state of its own that the port keeps on its core (riscv64: a trap-less vCPU's
- * guest interrupt file).  Defined by riscv64 only; not called yet (shared_core.c's orders).
+ * guest interrupt file).  vcpu-pin and pool-migrate refuse with it.
  */
 const char *arch_vcpu_can_move(const struct vcpu *v);
 

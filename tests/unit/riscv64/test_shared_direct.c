@@ -194,3 +194,18 @@ void test_rv_shared_direct_sbi_timer_keeps_the_core_event(void)
 	CHECK_EQ(fake_csr(SHARED, "0x24d"), 1234);
 	CHECK_EQ(fake_csr(SHARED, "0x14d"), 5000);
 }
+
+/* A trap-less vCPU's file stays on its core: vcpu-pin and pool-migrate refuse to move it. */
+void test_rv_shared_direct_vcpu_does_not_move(void)
+{
+	if (!direct_boot())
+		return;
+	struct partition *t = partition_named("t");
+	CHECK(arch_vcpu_can_move(&pa->vcpu[0]) != NULL);
+	CHECK(arch_vcpu_can_move(&t->vcpu[0]) == NULL);
+	/* Within the one-core pool a pin has nowhere to go: the pool's check comes first. */
+	CHECK(!strcmp(shared_core_pin(&pb->vcpu[1], 3),
+		      "that core is not in its pool (pool-migrate moves a partition to another)"));
+	CHECK(!strcmp(shared_core_migrate(pa, 0) ? "moved" : "same pool", "same pool"));
+	fake_vcpu_check_requests = NULL;
+}
