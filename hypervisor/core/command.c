@@ -570,6 +570,7 @@ static void command(char *text)
 		arch_iommu_poll(); /* dma_faults up to now */
 		for (uint32_t i = 0; i < num_partitions; i++)
 			partition_print_stats(&partitions[i]);
+		shared_cores_print_stats(false);
 		print_memory_use();
 		ok();
 	} else if (!strcmp(verb, "list") || !strcmp(verb, "vcpu-list") || !strcmp(verb, "pool-list")) {
