@@ -49,6 +49,7 @@ struct shared_core {
 	uint32_t entry_window;
 	uint32_t logged;
 	uint64_t armed;
+	uint64_t tick_ns;  /* ns a counter tick, if whole (both boards): a division, not ns_to_ticks */
 	struct lateness window_entry;
 	struct lateness event_arrival;
 	struct window_entry log[WINDOW_LOG];
@@ -175,6 +176,7 @@ int shared_cores_init(const struct tern_config *cfg, char *err, size_t errlen)
 			sc->entry_boundary = 0;
 			sc->logged = 0;
 			sc->armed = 0;
+			sc->tick_ns = NS_PER_S % arch_counter_freq() == 0u ? NS_PER_S / arch_counter_freq() : 0u;
 			(void)memset(&sc->window_entry, 0, sizeof(sc->window_entry));
 			(void)memset(&sc->event_arrival, 0, sizeof(sc->event_arrival));
 			if (pl->scheduler == TERN_SCHED_ARINC653)
@@ -214,13 +216,16 @@ int shared_cores_init(const struct tern_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/* Spelt with locals: every store through l would otherwise reload what it read. */
 static void lateness_add(struct lateness *l, uint64_t ticks)
 {
-	if (l->count == 0u || ticks < l->min)
-		l->min = ticks;
-	if (ticks > l->max)
-		l->max = ticks;
-	l->count++;
+	uint64_t n = l->count;
+	uint64_t min = l->min;
+	uint64_t max = l->max;
+
+	l->min = n == 0u || ticks < min ? ticks : min;
+	l->max = ticks > max ? ticks : max;
+	l->count = n + 1u;
 }
 
 /*
@@ -470,27 +475,29 @@ void sched_timer_expired(struct vcpu *v)
 	uint64_t t = arch_counter(); /* first: only the port's acknowledgement came before */
 	struct shared_core *sc = &shared_cores[v->pcpu];
 
-	if (sc->armed != 0u && t >= sc->armed)
-		lateness_add(&sc->event_arrival, t - sc->armed);
-	sc->armed = 0;
+	uint64_t armed = sc->armed; /* what fired: every arming (arm_event) replaces it */
+
+	if (armed != 0u && t >= armed)
+		lateness_add(&sc->event_arrival, t - armed);
 	reconsider(v);
 }
 
 void shared_core_entering(const struct vcpu *v)
 {
-	uint64_t t = arch_counter(); /* first: only the port's eret/sret path comes after */
 	struct shared_core *sc = &shared_cores[v->pcpu];
+	uint64_t boundary = sc->entry_boundary;
 
-	if (sc->entry_boundary != 0u && t >= sc->entry_boundary) {
-		lateness_add(&sc->window_entry, t - sc->entry_boundary);
-		if (sc->logged < WINDOW_LOG) {
-			struct window_entry *e = &sc->log[sc->logged++];
-			e->boundary = sc->entry_boundary;
-			e->late = (uint32_t)(t - sc->entry_boundary);
-			e->window = sc->entry_window;
+	if (boundary != 0u) {
+		uint64_t late = arch_counter() - boundary; /* only the port's eret/sret path follows */
+		uint32_t i = sc->logged;
+
+		sc->entry_boundary = 0;
+		lateness_add(&sc->window_entry, late);
+		if (i < WINDOW_LOG) {
+			sc->log[i] = (struct window_entry){ boundary, (uint32_t)late, sc->entry_window };
+			sc->logged = i + 1u;
 		}
 	}
-	sc->entry_boundary = 0;
 }
 
 static void print_lateness(char *buf, size_t len, const char *name, const struct lateness *l)
@@ -597,7 +604,11 @@ void shared_core_loop(unsigned pcpu)
 			if (*saved_of(v)) {
 				*saved_of(v) = false;
 				/* A guest's start (arch_vcpu_run) is a boot, not a switch: not measured. */
-				sc->entry_boundary = window_begins(sc) ? ns_to_ticks(sc->sched.window_start) : 0u;
+				uint64_t start = sc->sched.window_start;
+				if (!window_begins(sc))
+					sc->entry_boundary = 0;
+				else
+					sc->entry_boundary = sc->tick_ns != 0u ? start / sc->tick_ns : ns_to_ticks(start);
 				sc->entry_window = sc->sched.window;
 				arch_vcpu_resume(v);
 			}
