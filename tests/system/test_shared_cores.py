@@ -40,9 +40,10 @@ US = 1_000_000
 # boot, riscv64's OpenSBI first, and each guest's own in its first turn), and the most ticks
 # one switch may take, the previous guest's last read to the next one's first (arm64 4000
 # instructions; riscv64 10 us, 10000 instructions): bounds to tighten once measured.
-# loop_step: ticks of one step of the slices loop (guests/noise/slices.c), read to read:
-# arm64 8 instructions (isb, mrs, sub, cmp, b.ls, cmp, b.hs, mov), 8 ticks; riscv64 fewer
-# than 100 instructions, so a read is 0 or 1 tick after the one before.  A guest switched out
+# loop_step: ticks of the longest step of the slices loop (guests/noise/slices.c), read to
+# read: arm64 8 instructions (isb, mrs, sub, cmp, b.ls, cmp, b.hs, mov), 16 in a step that
+# records a gap (8 more: the gap's store and counts), a tick each; riscv64 fewer than 100
+# instructions, so a read is 0 or 1 tick after the one before.  A guest switched out
 # mid-step runs the step's rest first when it resumes, so its first read after a window's
 # boundary comes up to one step after the hypervisor entered it, and by as much differently
 # frame to frame; the hypervisor's own lateness is tern-sched's.
@@ -53,7 +54,7 @@ US = 1_000_000
 # as that write was into its 100 ns tick: up to one tick, differently each time.
 BOARDS = {
     "arm64": {"noise": NOISE, "freq": 62_500_000, "icount": 4, "irq": "trap", "start_us": 40_000,
-              "switch_max": 4000, "loop_step": 8, "timer_late": 0, "lat": LAT, "lat_test": "vtimer-wfi", "hostile": HOSTILE},
+              "switch_max": 4000, "loop_step": 16, "timer_late": 0, "lat": LAT, "lat_test": "vtimer-wfi", "hostile": HOSTILE},
     "riscv64": {"noise": NOISE_RISCV64, "freq": 10_000_000, "icount": 0, "irq": "trap",
                 "start_us": 100_000, "switch_max": 100, "loop_step": 1, "timer_late": 1, "lat": LAT_RISCV64,
                 "lat_test": "sbi-timer-wfi", "hostile": HOSTILE_RISCV64},
