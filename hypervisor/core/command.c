@@ -7,7 +7,8 @@
  *   list             each partition: state, vCPUs, cores, restarts, pool
  *   vcpu-list        each vCPU: its partition, core, power state, whether paused
  *   pool-list        the pools: the description's, and each pool-less partition's own null one
- *   stats            every partition's counters (tern-stats) and the hypervisor's memory (tern-mem)
+ *   stats            every partition's counters (tern-stats), each shared core's window entries
+ *                    and scheduling events, how late (tern-sched), the hypervisor's memory (tern-mem)
  *   restart NAME     reload NAME from its pristine copies and start it again
  *   stop NAME        end NAME, as its own SYSTEM_OFF would
  *   pause NAME       hold NAME's vCPUs in the hypervisor on their cores, guest untouched
@@ -570,6 +571,7 @@ static void command(char *text)
 		arch_iommu_poll(); /* dma_faults up to now */
 		for (uint32_t i = 0; i < num_partitions; i++)
 			partition_print_stats(&partitions[i]);
+		shared_cores_print_stats(false);
 		print_memory_use();
 		ok();
 	} else if (!strcmp(verb, "list") || !strcmp(verb, "vcpu-list") || !strcmp(verb, "pool-list")) {

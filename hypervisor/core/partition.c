@@ -71,6 +71,7 @@ static __attribute__((noreturn)) void board_off(void)
 	print_boot_times();
 	for (uint32_t i = 0; i < num_partitions; i++)
 		partition_print_stats(&partitions[i]);
+	shared_cores_print_stats(true);
 	tern_log("all partitions ended, board off");
 	console_flush();
 	arch_board_off();

@@ -42,12 +42,16 @@ static struct sched_vcpu *a653_pick(struct sched_core *core, uint64_t now, uint6
 	offset = now - frame;
 	for (i = 0; i < core->nwindows; i++) {
 		if (offset < start + core->windows[i].duration) {
+			core->window_start = frame + start;
+			core->window = i;
 			*until = frame + start + core->windows[i].duration;
 			return partition_vcpu(core, core->windows[i].partition);
 		}
 		start += core->windows[i].duration;
 	}
 	/* The frame's tail after its last window. */
+	core->window_start = frame + start;
+	core->window = core->nwindows;
 	*until = frame + core->major;
 	return NULL;
 }

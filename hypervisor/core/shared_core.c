@@ -15,6 +15,22 @@
 #include <tern/shared_core.h>
 
 #define NS_PER_S 1000000000ULL
+/* Window entries a core keeps one by one (tern-sched-windows), the first ones of its life. */
+#define WINDOW_LOG 128u
+#define WINDOW_LOG_LINE 16u
+
+/* Ticks late, over every event measured (tern-sched). */
+struct lateness {
+	uint64_t count;
+	uint64_t min;
+	uint64_t max;
+};
+
+struct window_entry {
+	uint64_t boundary;
+	uint32_t late;
+	uint32_t window;
+};
 
 struct shared_core {
 	struct sched_core sched;
@@ -22,6 +38,21 @@ struct shared_core {
 	uint64_t running_since;  /* ns: what sched_ran has not been told yet */
 	uint32_t num_home;
 	struct vcpu *home[SCHED_RUNQ_MAX]; /* every vCPU whose core this is */
+	/*
+	 * The hypervisor's own jitter, apart from any guest's (docs/design.md, "Scheduling"): the
+	 * ARINC 653 window the core has decided in (only a window's first entry counts), the
+	 * boundary its coming entry is late against (ticks, 0: not a window's first) and that
+	 * window's index, the event arch_sched_timer holds (ticks, 0: none).
+	 */
+	uint64_t window_seen;
+	uint64_t entry_boundary;
+	uint32_t entry_window;
+	uint32_t logged;
+	uint64_t armed;
+	uint64_t tick_ns;  /* ns a counter tick, if whole (both boards): a division, not ns_to_ticks */
+	struct lateness window_entry;
+	struct lateness event_arrival;
+	struct window_entry log[WINDOW_LOG];
 };
 
 /* Bit n: core n is shared.  Cleared with .bss: the tables below are written only for those. */
@@ -141,6 +172,13 @@ int shared_cores_init(const struct tern_config *cfg, char *err, size_t errlen)
 			sc->running = NULL;
 			sc->running_since = now;
 			sc->num_home = 0;
+			sc->window_seen = SCHED_NEVER;
+			sc->entry_boundary = 0;
+			sc->logged = 0;
+			sc->armed = 0;
+			sc->tick_ns = NS_PER_S % arch_counter_freq() == 0u ? NS_PER_S / arch_counter_freq() : 0u;
+			(void)memset(&sc->window_entry, 0, sizeof(sc->window_entry));
+			(void)memset(&sc->event_arrival, 0, sizeof(sc->event_arrival));
 			if (pl->scheduler == TERN_SCHED_ARINC653)
 				timeline_of(pl, &sp);
 			why = sched_core_init(&sc->sched, ops, pl->scheduler == TERN_SCHED_ARINC653 ? &sp : NULL, now);
@@ -176,6 +214,37 @@ int shared_cores_init(const struct tern_config *cfg, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/* Spelt with locals: every store through l would otherwise reload what it read. */
+static void lateness_add(struct lateness *l, uint64_t ticks)
+{
+	uint64_t n = l->count;
+	uint64_t min = l->min;
+	uint64_t max = l->max;
+
+	l->min = n == 0u || ticks < min ? ticks : min;
+	l->max = ticks > max ? ticks : max;
+	l->count = n + 1u;
+}
+
+/*
+ * ARINC 653: whether the core's last pick is its first in that window.  Marks it decided, so
+ * that a later entry in the same window (after a kick, a wake-up) is not taken for its start.
+ */
+static bool window_begins(struct shared_core *sc)
+{
+	if (sc->sched.ops->kind != SCHED_ARINC653 || sc->sched.window_start == sc->window_seen)
+		return false;
+	sc->window_seen = sc->sched.window_start;
+	return true;
+}
+
+/* The core's scheduling event, remembered for its arrival's lateness. */
+static void arm_event(struct shared_core *sc, uint64_t event)
+{
+	sc->armed = event;
+	arch_sched_timer(event);
 }
 
 /* Account what v ran up to `now`. */
@@ -392,7 +461,8 @@ static void reconsider(struct vcpu *v)
 	struct sched_decision d = sched_pick(&sc->sched, now);
 	if (d.vcpu != sched_of(v))
 		switch_out(sc, v);
-	arch_sched_timer(next_event(sc, d.until, 0));
+	(void)window_begins(sc); /* v runs on into it: no entry to measure */
+	arm_event(sc, next_event(sc, d.until, 0));
 }
 
 void shared_core_kicked(struct vcpu *v)
@@ -402,7 +472,74 @@ void shared_core_kicked(struct vcpu *v)
 
 void sched_timer_expired(struct vcpu *v)
 {
+	uint64_t t = arch_counter(); /* first: only the port's acknowledgement came before */
+	struct shared_core *sc = &shared_cores[v->pcpu];
+
+	uint64_t armed = sc->armed; /* what fired: every arming (arm_event) replaces it */
+
+	if (armed != 0u && t >= armed)
+		lateness_add(&sc->event_arrival, t - armed);
 	reconsider(v);
+}
+
+void shared_core_entering(const struct vcpu *v)
+{
+	struct shared_core *sc = &shared_cores[v->pcpu];
+	uint64_t boundary = sc->entry_boundary;
+
+	if (boundary != 0u) {
+		uint64_t late = arch_counter() - boundary; /* only the port's eret/sret path follows */
+		uint32_t i = sc->logged;
+
+		sc->entry_boundary = 0;
+		lateness_add(&sc->window_entry, late);
+		if (i < WINDOW_LOG) {
+			sc->log[i] = (struct window_entry){ boundary, (uint32_t)late, sc->entry_window };
+			sc->logged = i + 1u;
+		}
+	}
+}
+
+static void print_lateness(char *buf, size_t len, const char *name, const struct lateness *l)
+{
+	(void)snprintf(buf, len, "\"%s\":{\"count\":%llu,\"min\":%llu,\"max\":%llu}", name,
+		       (unsigned long long)l->count, (unsigned long long)l->min,
+		       (unsigned long long)l->max);
+}
+
+/* The first window entries one by one, a line per WINDOW_LOG_LINE: [window, boundary, late]. */
+static void print_window_log(unsigned pcpu, const struct shared_core *sc)
+{
+	char buf[WINDOW_LOG_LINE * 48u];
+
+	for (uint32_t from = 0; from < sc->logged; from += WINDOW_LOG_LINE) {
+		size_t n = 0;
+		for (uint32_t i = from; i < sc->logged && i < from + WINDOW_LOG_LINE && n < sizeof(buf); i++)
+			n += (size_t)snprintf(&buf[n], sizeof(buf) - n, "%s[%u,%llu,%u]", i > from ? "," : "",
+					      sc->log[i].window, (unsigned long long)sc->log[i].boundary,
+					      sc->log[i].late);
+		console_printf("tern-sched-windows {\"cpu\":%u,\"from\":%u,\"entries\":[%s]}", pcpu,
+			       from, buf);
+	}
+}
+
+void shared_cores_print_stats(bool windows)
+{
+	char entry[96];
+	char arrival[96];
+
+	for (unsigned pcpu = 0; pcpu < TERN_MAX_CPUS; pcpu++) {
+		const struct shared_core *sc = &shared_cores[pcpu];
+		if (!cpu_is_shared(pcpu))
+			continue;
+		print_lateness(entry, sizeof(entry), "window_entry", &sc->window_entry);
+		print_lateness(arrival, sizeof(arrival), "event_arrival", &sc->event_arrival);
+		console_printf("tern-sched {\"cpu\":%u,\"scheduler\":\"%s\",\"freq_hz\":%llu,%s,%s}",
+			       pcpu, sc->sched.ops->name, (unsigned long long)arch_counter_freq(),
+			       entry, arrival);
+		if (windows)
+			print_window_log(pcpu, sc);
+	}
 }
 
 void sched_guest_waits(struct vcpu *v)
@@ -463,11 +600,19 @@ void shared_core_loop(unsigned pcpu)
 			sc->running_since = now;
 			if (more)
 				arch_cpu_kick(pcpu); /* the console's rest at the guest's first exit */
-			arch_sched_timer(event);
+			arm_event(sc, event);
 			if (*saved_of(v)) {
 				*saved_of(v) = false;
+				/* A guest's start (arch_vcpu_run) is a boot, not a switch: not measured. */
+				uint64_t start = sc->sched.window_start;
+				if (!window_begins(sc))
+					sc->entry_boundary = 0;
+				else
+					sc->entry_boundary = sc->tick_ns != 0u ? start / sc->tick_ns : ns_to_ticks(start);
+				sc->entry_window = sc->sched.window;
 				arch_vcpu_resume(v);
 			}
+			(void)window_begins(sc);
 			if (power_enter(v->partition, v))
 				arch_vcpu_run(v, v->entry, v->context);
 			/* Not startable (off, or its partition ending): it waits for its power. */
@@ -475,6 +620,7 @@ void shared_core_loop(unsigned pcpu)
 			sched_block(d.vcpu, now);
 			continue;
 		}
+		(void)window_begins(sc); /* an idle window, or its vCPU not ready at its start */
 		if (!more)
 			arch_cpu_idle_wait(event);
 	}

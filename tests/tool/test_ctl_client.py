@@ -42,6 +42,9 @@ while True:
         ctl(seq, verb, ok=True)
     elif verb == "stats":
         out('tern-stats {"partition":"rt","state":"running","restarts":0,"exit_irq":5,"faults":0}')
+        out('tern-sched {"cpu":1,"scheduler":"arinc653","freq_hz":62500000,'
+            '"window_entry":{"count":4,"min":4379,"max":4411},'
+            '"event_arrival":{"count":4,"min":60,"max":60}}')
         out('tern-mem {"table_pages_used":3,"table_pages":64}')
         ctl(seq, verb, ok=True)
     elif verb == "vcpu-pin":
@@ -92,7 +95,13 @@ def test_stats_collects_the_counters(board):
     assert final["ok"] and items == [
         {"stats": {"partition": "rt", "state": "running", "restarts": 0, "exit_irq": 5,
                    "faults": 0}},
+        {"sched": {"cpu": 1, "scheduler": "arinc653", "freq_hz": 62500000,
+                   "window_entry": {"count": 4, "min": 4379, "max": 4411},
+                   "event_arrival": {"count": 4, "min": 60, "max": 60}}},
         {"mem": {"table_pages_used": 3, "table_pages": 64}}]
+    assert ctl.format_reply("stats", items).splitlines()[2:] == [
+        "core 1 (arinc653): window entries 4, 4379-4411 ticks after the boundary; scheduling "
+        "events 4, 60-60 ticks after the deadline", "hypervisor tables: 3 of 64 pages"]
 
 
 def test_a_silent_hypervisor_is_a_clear_error(board):

@@ -134,3 +134,22 @@ def test_records_split_across_lines_are_joined():
     assert rt.lat == [{"test": "a", "avg": 1, "min": 0}, {"test": "c"}]
     assert rt.probe == [{"test": "p", "ok": True}]
     assert len(rt.lines) == 6 and log.partitions["other"].lines == ["interleaved"]
+
+
+def test_parse_sched_keeps_each_cores_last_line_and_its_entries():
+    entry = '"window_entry":{"count":%d,"min":%d,"max":%d}'
+    arrival = '"event_arrival":{"count":9,"min":3,"max":3}'
+    line = 'tern-sched {"cpu":%d,"scheduler":"arinc653","freq_hz":62500000,' + entry + ',' \
+        + arrival + '}'
+    log = ["tern: > stats", line % (1, 4, 900, 900), "[a] tern-sched {\"cpu\":2}",
+           'tern-sched {"cpu":-1}', "tern-sched {broken", line % (1, 8, 900, 901),
+           'tern-sched-windows {"cpu":1,"from":2,"entries":[[0,300,901],[1,400,900]]}',
+           'tern-sched-windows {"cpu":1,"from":0,"entries":[[0,100,900],[1,200,900],[1,"x",1]]}',
+           'tern-sched-windows {"cpu":3,"from":0,"entries":[[0,100,900]]}']
+    sched = results.parse_sched("\n".join(log))
+    assert list(sched) == [1]
+    assert sched[1]["window_entry"] == {"count": 8, "min": 900, "max": 901}
+    assert sched[1]["event_arrival"]["max"] == 3
+    assert sched[1]["entries"] == [(0, 100, 900), (1, 200, 900), (0, 300, 901), (1, 400, 900)]
+    assert results.parse_sched(log) == sched
+    assert results.window_lateness(sched[1], 150, 400) == {0: [901], 1: [900, 900]}

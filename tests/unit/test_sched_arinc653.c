@@ -85,6 +85,9 @@ void test_sched_arinc653_late_decisions_do_not_move_window_starts(void)
 			t = wstart + late;
 			d = sched_pick(&sim.core, t);
 			CHECK_EQ(d.until, end);
+			/* What the shared core measures its entry's lateness against. */
+			CHECK_EQ(sim.core.window_start, wstart);
+			CHECK_EQ(sim.core.window, w);
 			if (w < 4)
 				CHECK(d.vcpu == &sim.vcpu[w].s);
 			else

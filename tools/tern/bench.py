@@ -1362,6 +1362,23 @@ def window_jitter(starts, major_ticks):
     return max(offsets) - min(offsets)
 
 
+def hypervisor_window_starts(log, lo, hi):
+    """Tern's own ARINC 653 window starts on its shared core (tern-sched, docs/design.md
+    "Scheduling"): each window's first guest entry, ticks after its boundary, over the windows
+    that start in [lo, hi] (the guests' common measurement, so that their console lines, which
+    trap, are not in it) among the first the hypervisor logs.  {"n", "min", "max", "jitter":
+    the widest spread of one window's entries frame to frame}, or None without the lines."""
+    record = results.parse_sched(log).get(TERN_SHARED_CORE)
+    if record is None:
+        return None
+    late = results.window_lateness(record, lo, hi)
+    values = [v for vs in late.values() for v in vs]
+    if not values:
+        return {"n": 0}
+    return {"n": len(values), "min": min(values), "max": max(values),
+            "jitter": max(max(vs) - min(vs) for vs in late.values())}
+
+
 def _spread(values):
     if not values:
         return {"n": 0}
@@ -1399,6 +1416,11 @@ def run_shared_switch(scenario, system, shift, plan, runs):
         major = SHARED_MAJOR_FRAME_US * ARM64_COUNTER_HZ // 1_000_000
         rec["window_jitter"] = {n: window_jitter(measured["starts"][n], major)
                                 for n in ("a", "b")}
+        if system.kind == "tern":
+            starts = hypervisor_window_starts(result.log, max(parsed[n]["start"] for n in "ab"),
+                                              min(parsed[n]["end"] for n in "ab"))
+            if starts is not None:
+                rec["window_start"] = starts
     error = f"gaps not all kept by {', '.join(lost)}" if lost else None
     if not measured["switches"]:
         error = "no switch between the two guests measured"

@@ -24,8 +24,9 @@ SOCKET_NAME = "ctl.sock"
 MAX_COMMAND = 240
 # How long a request waits for the hypervisor's last reply line.
 REPLY_TIMEOUT = 10.0
-# Lines of `stats` that are not tern-ctl lines: the hypervisor's counters, as at power-off.
-STATS_TAGS = ("tern-stats", "tern-mem")
+# Lines of `stats` that are not tern-ctl lines: the hypervisor's counters, as at power-off
+# (tern-sched: a shared core's window entries and scheduling events, how late).
+STATS_TAGS = ("tern-stats", "tern-sched", "tern-mem")
 _PRINTABLE = re.compile(r"^[\x20-\x7e]*$")
 
 
@@ -282,6 +283,12 @@ def format_reply(command, items):
                 head = f"{s.pop('partition')}: {s.pop('state')}, {s.pop('restarts')} restarts"
                 counters = " ".join(f"{k}={v}" for k, v in s.items() if v)
                 out.append(f"{head}" + (f"\n  {counters}" if counters else ""))
+            elif "sched" in item:
+                c = item["sched"]
+                w, e = c["window_entry"], c["event_arrival"]
+                out.append(f"core {c['cpu']} ({c['scheduler']}): window entries {w['count']}, "
+                           f"{w['min']}-{w['max']} ticks after the boundary; scheduling events "
+                           f"{e['count']}, {e['min']}-{e['max']} ticks after the deadline")
             elif "mem" in item:
                 m = item["mem"]
                 out.append(f"hypervisor tables: {m['table_pages_used']} of {m['table_pages']} "

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 LAT_TAG = "LAT-JSON"
 PROBE_TAG = "PROBE-JSON"
 STATS_TAG = "tern-stats"
+SCHED_TAG = "tern-sched"
+SCHED_WINDOWS_TAG = "tern-sched-windows"
 PANIC_PREFIX = "tern: PANIC"
 FAULT_PREFIX = "tern: fault "
 # A fault handed to the guest (on_fault = "inject"): the partition runs on.
@@ -267,3 +269,42 @@ def parse_slices(serial):
 
 def _whole(value):
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def parse_sched(serial):
+    """{core: record} from a serial log's `tern-sched` lines (text or lines), the last per core
+    (`stats` prints them as the board goes on, power-off once more).  A record: "cpu",
+    "scheduler", "freq_hz", and "window_entry" and "event_arrival", each {"count", "min",
+    "max"} in counter ticks: how late each ARINC 653 window's first guest entry was after its
+    boundary, and each scheduling event's interrupt after its deadline; "entries": the first
+    window entries one by one from the power-off's `tern-sched-windows` lines, in order,
+    [(window index, boundary tick, ticks late)]."""
+    lines = serial.splitlines() if isinstance(serial, str) else serial
+    out, entries = {}, {}
+    for line in lines:
+        record = json_record(line, SCHED_TAG)
+        if record is not None and _whole(record.get("cpu")):
+            out[record["cpu"]] = record
+            continue
+        record = json_record(line, SCHED_WINDOWS_TAG)
+        if record is None or not _whole(record.get("cpu")) or not _whole(record.get("from")) \
+                or not isinstance(record.get("entries"), list):
+            continue
+        chunks = entries.setdefault(record["cpu"], {})
+        chunks[record["from"]] = [tuple(e) for e in record["entries"]
+                                  if isinstance(e, list) and len(e) == 3
+                                  and all(_whole(x) for x in e)]
+    for cpu, record in out.items():
+        chunks = entries.get(cpu, {})
+        record["entries"] = [e for start in sorted(chunks) for e in chunks[start]]
+    return out
+
+
+def window_lateness(record, lo, hi):
+    """{window index: [ticks late, ...]} of a tern-sched record's entries whose boundary is in
+    [lo, hi] (counter ticks), in order."""
+    out = {}
+    for window, boundary, late in record.get("entries", []):
+        if lo <= boundary <= hi:
+            out.setdefault(window, []).append(late)
+    return out

@@ -178,6 +178,7 @@ void arch_vcpu_resume(struct vcpu *v)
 	arm64_vcpu_resume_here(c, v);
 	sgi_fast_path_setup(c, v->partition);
 	doorbell_fast_path_setup(c, v->partition);
+	shared_core_entering(v);
 	guest_enter(guest_frame(c));
 }
 #endif

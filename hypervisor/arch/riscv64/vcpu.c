@@ -340,6 +340,7 @@ void arch_vcpu_resume(struct vcpu *v)
 	shared_entry(c, v, riscv_vcpu_context(v)->stimecmp, true);
 	riscv_take_posted(v);
 	atomic_store(&v->arch.suspended, false); /* an HSM suspend that blocked it has ended */
+	shared_core_entering(v);
 	guest_enter(guest_frame(c));
 }
 

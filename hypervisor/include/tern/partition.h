@@ -166,6 +166,11 @@ bool partition_pause_complete(const struct partition *p);
 bool cpu_is_shared(unsigned pcpu);
 __attribute__((noreturn)) void sched_guest_waits(struct vcpu *v);
 void sched_timer_expired(struct vcpu *v);
+/*
+ * A shared core's port, last before it enters a resumed guest (arch_vcpu_resume): an ARINC
+ * 653 window's first entry is measured against its boundary here (core/shared_core.c).
+ */
+void shared_core_entering(const struct vcpu *v);
 
 /* Core entry points.  tern_main: the boot core, given the firmware's device tree. */
 __attribute__((noreturn)) void tern_main(paddr_t fdt);

@@ -125,6 +125,9 @@ struct sched_core {
 	uint64_t next_major;
 	uint32_t next_nwindows;
 	struct sched_window next_windows[SCHED_MAX_WINDOWS];
+	/* ARINC 653: the window the last pick fell in (nwindows: the idle tail), its exact start. */
+	uint64_t window_start;
+	uint32_t window;
 	/* credit: the current accounting period starts at acct_start (absolute, no drift). */
 	uint64_t acct_start;
 };

@@ -39,6 +39,11 @@ const char *shared_core_post_params(struct vcpu *v, const struct sched_params *p
 const char *shared_core_post_timeline(uint32_t pool, const struct sched_params *p);
 const char *shared_core_pin(struct vcpu *v, unsigned pcpu);
 const char *shared_core_migrate(struct partition *p, uint32_t pool);
+/*
+ * `tern-sched {json}` per shared core: its ARINC 653 window entries' and scheduling events'
+ * lateness (ticks); `windows`: the first window entries one by one (tern-sched-windows).
+ */
+void shared_cores_print_stats(bool windows);
 /* "running", "runnable", "blocked", "paused" on a shared core, else NULL. */
 const char *shared_core_state_name(const struct vcpu *v);
 
