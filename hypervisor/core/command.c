@@ -366,10 +366,6 @@ static void vcpu_pin(char **word, unsigned words)
 		say_refused("not a core number: %s", word[3]);
 		return;
 	}
-	if (cpu == p->vcpu[vcpu].pcpu) {
-		ok(); /* where it is: nothing to do */
-		return;
-	}
 	(void)snprintf(what, sizeof(what), "vcpu-pin %s %u %u", p->name, vcpu, cpu);
 	posted(shared_core_pin(&p->vcpu[vcpu], cpu), what);
 }

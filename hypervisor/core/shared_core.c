@@ -503,11 +503,12 @@ const char *shared_core_post_params(struct vcpu *v, const struct sched_params *p
 
 	if (!pool_is_shared(q))
 		return "its pool's scheduler (null) takes no parameters";
+	/* Before the scheduler's kind: a vCPU on its way to a new pool is still on an old core. */
+	if (atomic_load(posted) || atomic_load(&moving_to[v->partition->index][v->index]))
+		return BUSY;
 	core = &shared_cores[v->pcpu].sched;
 	if (p->kind != core->ops->kind)
 		return "its pool's scheduler is another";
-	if (atomic_load(posted) || atomic_load(&moving_to[v->partition->index][v->index]))
-		return BUSY;
 	/* Against what the core had when it last decided: it checks again when it applies them. */
 	why = core->ops->check(core, sched_of(v), p);
 	if (why != NULL)
@@ -567,12 +568,13 @@ const char *shared_core_pin(struct vcpu *v, unsigned pcpu)
 {
 	uint32_t q = shared_core_pool_of(v->partition);
 
+	/* Where it is and staying there; on its way out, even to here, it is busy (post_move). */
+	if (pcpu == v->pcpu && !atomic_load(&moving_to[v->partition->index][v->index]))
+		return NULL;
 	if (!pool_is_shared(q))
 		return "it is in a null pool, which keeps each vCPU on its own core";
 	if (pcpu >= TERN_MAX_CPUS || !(config_pools(shared_cfg)[q].cpus & (1u << pcpu)))
 		return "that core is not in its pool (pool-migrate moves a partition to another)";
-	if (pcpu == v->pcpu)
-		return NULL;
 	return post_move(v, pcpu, NULL);
 }
 
