@@ -450,12 +450,11 @@ static void sched_partition(char **word, unsigned words, bool rtds)
 	sp.period = (uint64_t)b * SCHED_NS_PER_US;
 	sp.weight = a;
 	sp.cap = b;
-	for (uint32_t i = 0; i < p->num_vcpus; i++) {
-		const char *why = shared_core_post_params(&p->vcpu[i], &sp);
-		if (why != NULL) {
-			say_refused("%s %s: vCPU %u: %s", word[0], p->name, i, why);
-			return;
-		}
+	uint32_t which;
+	const char *why = shared_core_post_params(p, &sp, &which);
+	if (why != NULL) {
+		say_refused("%s %s: vCPU %u: %s", word[0], p->name, which, why);
+		return;
 	}
 	ok();
 }

@@ -367,3 +367,81 @@ void test_pool_orders_pool_migrate_between_shared_pools(void)
 	CHECK_EQ(s->period, 10000 * US);
 	CHECK(fake_cores[4].running == c0);
 }
+
+/*
+ * RTDS meets its deadlines while no core is asked for more than all of its time: tern check
+ * holds the description to that, and each order is held to it too (a pin, new parameters, a
+ * migration's defaults), counting a server on its way to the core.  x's vCPUs (5 ms every 10)
+ * on cores 2 and 3, y's (3 ms every 10) on core 3; w in a credit pool on core 4.
+ */
+void test_pool_orders_rtds_orders_keep_each_core_within_its_time(void)
+{
+	static const char overload[] = "its core would be asked for more than all of its time "
+				       "(RTDS meets its deadlines up to 100 %)";
+	char reason[200];
+
+	fake_uart_clear();
+	fake_config_begin(5);
+	add_partition("rt", "1", 0);
+	struct tern_config_partition *x = add_partition("x", "2,3", 0);
+	struct tern_config_partition *y = add_partition("y", "3", 0);
+	struct tern_config_partition *w = add_partition("w", "4", 0);
+	x->pool = y->pool = 0;
+	x->budget_us = 5000;
+	y->budget_us = 3000;
+	x->period_us = y->period_us = 10000;
+	w->pool = 1;
+	w->weight = 256;
+	fake_config_add_pool("deadline", 1u << 2 | 1u << 3, TERN_SCHED_RTDS);
+	fake_config_add_pool("work", 1u << 4, TERN_SCHED_CREDIT);
+	CHECK_EQ(boot_board(), FAKE_EXIT_WAIT);
+	CHECK(!console_has("error"));
+	fake_uart_clear();
+	atomic_store(&fake_kicks, 0);
+
+	/* 75 % fits core 2 (x0 alone) but not core 3 (x1 and y): neither vCPU gets it. */
+	type("sched-rtds x --budget 7500 --period 10000\r");
+	(void)snprintf(reason, sizeof(reason), "sched-rtds x: vCPU 1: %s", overload);
+	CHECK(replied("sched-rtds", reason));
+	CHECK_EQ(atomic_load(&fake_kicks), 0);
+	type("sched-rtds x --budget 6000 --period 10000\r"); /* 60 %, and 60 % + 30 % */
+	CHECK(replied("sched-rtds", NULL));
+	fake_deliver_all_kicks(16);
+	CHECK(shared_core_sched_vcpu(&partition_named("x")->vcpu[0])->rtds_pending);
+	type("sched-rtds x --budget 5000 --period 10000\r");
+	CHECK(replied("sched-rtds", NULL));
+	fake_deliver_all_kicks(16);
+
+	type("vcpu-pin x 0 3\r"); /* 50 % + 50 % + 30 % */
+	CHECK(replied("vcpu-pin", "vcpu-pin x 0 3: that core would be asked for more than all of "
+				  "its time (RTDS meets its deadlines up to 100 %)"));
+	CHECK_EQ(atomic_load(&fake_kicks), 0);
+	type("vcpu-pin y 0 2\r"); /* 50 % + 30 % */
+	CHECK(replied("vcpu-pin", NULL));
+	/* On its way: core 2 counts it already. */
+	type("vcpu-pin x 1 2\r");
+	CHECK(replied("vcpu-pin", "vcpu-pin x 1 2: that core would be asked for more than all of "
+				  "its time (RTDS meets its deadlines up to 100 %)"));
+	fake_deliver_all_kicks(16);
+	CHECK_EQ(partition_named("y")->vcpu[0].pcpu, 2);
+	type("sched-rtds y --budget 6000 --period 10000\r");
+	(void)snprintf(reason, sizeof(reason), "sched-rtds y: vCPU 0: %s", overload);
+	CHECK(replied("sched-rtds", reason));
+	type("sched-rtds y --budget 5000 --period 10000\r"); /* all of it, exactly */
+	CHECK(replied("sched-rtds", NULL));
+	fake_deliver_all_kicks(16);
+	/* w would come to core 2 with RTDS's default 4 ms every 10. */
+	type("pool-migrate w deadline\r");
+	CHECK(replied("pool-migrate", "pool-migrate w deadline: a core of that pool would be asked "
+				      "for more than all of its time (RTDS's defaults: 4000 us every "
+				      "10000 us per vCPU)"));
+	CHECK_EQ(atomic_load(&fake_kicks), 0);
+	type("sched-rtds y --budget 1000 --period 10000\r");
+	CHECK(replied("sched-rtds", NULL));
+	fake_deliver_all_kicks(16);
+	/* y's change is due from its next period, but counted already: 50 % + 10 % + 40 %. */
+	type("pool-migrate w deadline\r");
+	CHECK(replied("pool-migrate", NULL));
+	fake_deliver_all_kicks(16);
+	CHECK_EQ(partition_named("w")->vcpu[0].pcpu, 2);
+}
