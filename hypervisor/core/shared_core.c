@@ -563,16 +563,14 @@ static const char *params_refused(const struct vcpu *v, const struct sched_param
 const char *shared_core_post_params(struct partition *part, const struct sched_params *p,
 				    uint32_t *which)
 {
-	const char *why;
-
 	*which = 0;
 	if (!pool_is_shared(shared_core_pool_of(part)))
 		return "its pool's scheduler (null) takes no parameters";
 	/* All or none: a refusal about one vCPU leaves the others as they were. */
 	for (uint32_t i = 0; i < part->num_vcpus; i++) {
 		const struct vcpu *v = &part->vcpu[i];
+		const char *why = params_refused(v, p);
 		*which = i;
-		why = params_refused(v, p);
 		if (why != NULL)
 			return why;
 		if (p->kind == SCHED_RTDS) {

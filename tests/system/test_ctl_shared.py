@@ -113,6 +113,8 @@ def test_ctl_pins_migrates_and_refuses_on_shared_pools(tmp_path, arch):
                 "sched-credit", "mig", "--weight", "512")
         refused(workdir, "sched-arinc653 work: not an ARINC 653 pool",
                 "sched-arinc653", "work", "--window", "smp:1000")
+        refused(workdir, "sched-rtds mig: vCPU 0: the budget is longer than the period",
+                "sched-rtds", "mig", "--budget", "12000", "--period", "10000")
 
         # vCPU 0 of smp, the IPI test's receiver (arm64) or sender (riscv64), between its
         # cores and back while it measures.
