@@ -367,10 +367,6 @@ static void vcpu_pin(char **word, unsigned words)
 		say_refused("not a core number: %s", word[3]);
 		return;
 	}
-	if (cpu == p->vcpu[vcpu].pcpu) {
-		ok(); /* where it is: nothing to do */
-		return;
-	}
 	(void)snprintf(what, sizeof(what), "vcpu-pin %s %u %u", p->name, vcpu, cpu);
 	posted(shared_core_pin(&p->vcpu[vcpu], cpu), what);
 }
@@ -455,12 +451,11 @@ static void sched_partition(char **word, unsigned words, bool rtds)
 	sp.period = (uint64_t)b * SCHED_NS_PER_US;
 	sp.weight = a;
 	sp.cap = b;
-	for (uint32_t i = 0; i < p->num_vcpus; i++) {
-		const char *why = shared_core_post_params(&p->vcpu[i], &sp);
-		if (why != NULL) {
-			say_refused("%s %s: vCPU %u: %s", word[0], p->name, i, why);
-			return;
-		}
+	uint32_t which;
+	const char *why = shared_core_post_params(p, &sp, &which);
+	if (why != NULL) {
+		say_refused("%s %s: vCPU %u: %s", word[0], p->name, which, why);
+		return;
 	}
 	ok();
 }

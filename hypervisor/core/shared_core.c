@@ -639,28 +639,103 @@ static bool pool_is_shared(uint32_t q)
 }
 
 #define BUSY "busy: its previous change is not carried out yet (retry)"
+#define OVERLOAD "its core would be asked for more than all of its time (RTDS meets its deadlines up to 100 %)"
+#define LOAD_ONE 1000000000ULL /* a whole core, in parts per billion */
 
-const char *shared_core_post_params(struct vcpu *v, const struct sched_params *p)
+/* A server's share of its core, rounded down (parts per billion). */
+static uint64_t server_load(uint64_t budget, uint64_t period)
 {
-	uint32_t q = shared_core_pool_of(v->partition);
-	_Atomic bool *posted = &params_posted[v->partition->index][v->index];
-	const struct sched_core *core;
-	const char *why;
+	return period != 0u ? budget / period * LOAD_ONE + budget % period * LOAD_ONE / period : 0u;
+}
 
-	if (!pool_is_shared(q))
-		return "its pool's scheduler (null) takes no parameters";
+/* What a queued or moving vCPU's server will be: its change from the next period included. */
+static uint64_t vcpu_load(const struct sched_vcpu *s)
+{
+	return s->rtds_pending ? server_load(s->next_budget, s->next_period)
+			       : server_load(s->budget, s->period);
+}
+
+/*
+ * An RTDS core's load, as `tern check` sums it for the description: every server queued there
+ * or on its way to it, at the parameters posted for it if any, but partition `except`'s
+ * (TERN_MAX_PARTITIONS: none) and `except_v`.  Against what the core had when it last
+ * decided, as the parameters' own check.
+ */
+static uint64_t core_load(unsigned pcpu, uint32_t except, const struct sched_vcpu *except_v,
+			  uint32_t *terms)
+{
+	const struct sched_core *core = &shared_cores[pcpu].sched;
+	uint64_t load = 0;
+
+	*terms = 0;
+	for (uint32_t i = 0; i < num_partitions; i++) {
+		for (uint32_t j = 0; j < partitions[i].num_vcpus && i != except; j++) {
+			const struct sched_vcpu *s = &vcpu_sched[i][j];
+			/* Only a shared vCPU's scheduler state is set (the rest is .noinit). */
+			bool here = partitions[i].vcpu[j].shared && s->core == core;
+			if (s == except_v || (!here && atomic_load(&moving_to[i][j]) != pcpu + 1u))
+				continue;
+			load += atomic_load(&params_posted[i][j])
+					? server_load(posted_params[i][j].budget, posted_params[i][j].period)
+					: vcpu_load(s);
+			(*terms)++;
+		}
+	}
+	return load;
+}
+
+/* Whether `add` more (and `add_terms` servers) fits: each term may be a part short (rounding). */
+static bool load_fits(uint64_t load, uint32_t terms, uint64_t add, uint32_t add_terms)
+{
+	return load + add <= LOAD_ONE + terms + add_terms;
+}
+
+/* Whether v can take parameters p now (not posted). */
+static const char *params_refused(const struct vcpu *v, const struct sched_params *p)
+{
+	const struct sched_core *core;
+
+	/* Before the scheduler's kind: a vCPU on its way to a new pool is still on an old core. */
+	if (atomic_load(&params_posted[v->partition->index][v->index]) ||
+	    atomic_load(&moving_to[v->partition->index][v->index]))
+		return BUSY;
 	core = &shared_cores[v->pcpu].sched;
 	if (p->kind != core->ops->kind)
 		return "its pool's scheduler is another";
-	if (atomic_load(posted) || atomic_load(&moving_to[v->partition->index][v->index]))
-		return BUSY;
 	/* Against what the core had when it last decided: it checks again when it applies them. */
-	why = core->ops->check(core, sched_of(v), p);
-	if (why != NULL)
-		return why;
-	posted_params[v->partition->index][v->index] = *p;
-	atomic_store(posted, true);
-	arch_cpu_kick(v->pcpu);
+	return core->ops->check(core, sched_of(v), p);
+}
+
+const char *shared_core_post_params(struct partition *part, const struct sched_params *p,
+				    uint32_t *which)
+{
+	*which = 0;
+	if (!pool_is_shared(shared_core_pool_of(part)))
+		return "its pool's scheduler (null) takes no parameters";
+	/* All or none: a refusal about one vCPU leaves the others as they were. */
+	for (uint32_t i = 0; i < part->num_vcpus; i++) {
+		const struct vcpu *v = &part->vcpu[i];
+		const char *why = params_refused(v, p);
+		*which = i;
+		if (why != NULL)
+			return why;
+		if (p->kind == SCHED_RTDS) {
+			/* Every vCPU of the partition on v's core, at the new parameters. */
+			uint32_t terms;
+			uint32_t mine = 0;
+			uint64_t load = core_load(v->pcpu, part->index, NULL, &terms);
+			for (uint32_t j = 0; j < part->num_vcpus; j++)
+				mine += part->vcpu[j].pcpu == v->pcpu ? 1u : 0u;
+			if (!load_fits(load, terms, mine * server_load(p->budget, p->period), mine))
+				return OVERLOAD;
+		}
+	}
+	for (uint32_t i = 0; i < part->num_vcpus; i++) {
+		const struct vcpu *v = &part->vcpu[i];
+		posted_params[part->index][i] = *p;
+		atomic_store(&params_posted[part->index][i], true);
+		arch_cpu_kick(v->pcpu);
+	}
 	return NULL;
 }
 
@@ -713,15 +788,24 @@ const char *shared_core_pin(struct vcpu *v, unsigned pcpu)
 {
 	uint32_t q = shared_core_pool_of(v->partition);
 
+	/* Where it is and staying there; on its way out, even to here, it is busy (post_move). */
+	if (pcpu == v->pcpu && !atomic_load(&moving_to[v->partition->index][v->index]))
+		return NULL;
 	if (!pool_is_shared(q))
 		return "it is in a null pool, which keeps each vCPU on its own core";
 	if (pcpu >= TERN_MAX_CPUS || !(config_pools(shared_cfg)[q].cpus & (1u << pcpu)))
 		return "that core is not in its pool (pool-migrate moves a partition to another)";
-	if (pcpu == v->pcpu)
-		return NULL;
 	const char *why = arch_vcpu_can_move(v);
-	if (why != NULL)
+	if (why != NULL && pcpu != v->pcpu)
 		return why;
+	if (config_pools(shared_cfg)[q].scheduler == TERN_SCHED_RTDS &&
+	    !atomic_load(&moving_to[v->partition->index][v->index])) {
+		uint32_t terms;
+		uint64_t load = core_load(pcpu, TERN_MAX_PARTITIONS, sched_of(v), &terms);
+		if (!load_fits(load, terms, vcpu_load(sched_of(v)), 1u))
+			return "that core would be asked for more than all of its time (RTDS meets its "
+			       "deadlines up to 100 %)";
+	}
 	return post_move(v, pcpu, NULL);
 }
 
@@ -761,6 +845,17 @@ const char *shared_core_migrate(struct partition *p, uint32_t q)
 	}
 	default_params(pl->scheduler, &sp);
 	const struct sched_params *carried = pl->scheduler == TERN_SCHED_ARINC653 ? NULL : &sp;
+	if (pl->scheduler == TERN_SCHED_RTDS) {
+		/* Each core of the new pool with the defaults of every vCPU that goes to it. */
+		for (unsigned k = 0; k < n && k < p->num_vcpus; k++) {
+			uint32_t terms;
+			uint32_t going = (p->num_vcpus - k + n - 1u) / n;
+			uint64_t load = core_load(cores[k], p->index, NULL, &terms);
+			if (!load_fits(load, terms, going * server_load(sp.budget, sp.period), going))
+				return "a core of that pool would be asked for more than all of its time "
+				       "(RTDS's defaults: 4000 us every 10000 us per vCPU)";
+		}
+	}
 	partition_pool[p->index] = q;
 	/* vCPU i to the pool's cores in turn: its affinity there. */
 	for (uint32_t i = 0; i < p->num_vcpus; i++)

@@ -257,3 +257,15 @@ def test_the_pools_example(repo_root, tmp_path):
     assert parts == {"rt": (None, {}), "a": ("frame", {}), "b": ("frame", {}),
                      "c": ("shared", {"weight": 512, "cap": 0}),
                      "d": ("shared", {"weight": 256, "cap": 0})}
+
+
+def test_a_shared_pool_on_cpu_max_is_refused(tmp_path, stub_image):
+    board = dump_toml({"board": {"cpu": "max"}})
+    assert error_of(tmp_path, board + shared("credit")) == (
+        'pool[0].scheduler: pool "frame" (credit) on cpu = "max": these cores offer SVE or SME '
+        "to guests, which a shared core does not switch (a core model without them shares: "
+        "cortex-a53, cortex-a57)")
+    # A null pool keeps each vCPU on its own core: nothing is switched, "max" is fine.
+    null = pool("solo", cpus=(2,), scheduler="null") + partition("a", cpus=[2], pool="solo")
+    assert load_system(write_toml(tmp_path, board + null)).board.cpu == "max"
+    assert load_system(write_toml(tmp_path, shared("credit"))).board.cpu == "cortex-a53"

@@ -71,5 +71,16 @@ extern const uint32_t msi_flags;
 bool shared_map_of(const struct partition *p, uint64_t ipa, uint64_t *pa, bool *writable, bool *executable);
 /* A vCPU of partition `p` started on its core by a CPU_ON from a running one, and entered. */
 void start_vcpu(struct partition *p, uint32_t index);
+/*
+ * IPIs between the vCPUs of a partition, for the tests of shared cores: the vCPU on `cpu`
+ * enables its IPI at its virtual interrupt controller (arm64: SGI 6 in its redistributor;
+ * riscv64: the VS software interrupt in hie); it sends one to its partition's vCPU `vcpu`
+ * (arm64: ICC_SGI1R_EL1; riscv64: the SBI's IPI); the vCPU on `cpu` has one pending (arm64: in
+ * a list register; riscv64: hvip.VSSIP).  guest_wfi: the vCPU on `cpu` executes a trapped WFI.
+ */
+void guest_enables_ipi(unsigned cpu);
+enum fake_exit send_ipi(unsigned cpu, uint32_t vcpu);
+bool ipi_pending(unsigned cpu);
+enum fake_exit guest_wfi(unsigned cpu);
 
 #endif

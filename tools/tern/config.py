@@ -494,6 +494,14 @@ def _check_pools(entries, pools, partitions, board):
                                                    f"major_frame_us ({pool.major_frame_us} us)")
         if pool.scheduler == "rtds":
             _check_utilisation(at, pool, members)
+        if pool.shared and board.cpu == "max":
+            # A switch saves and restores FP/SIMD only: a guest's SVE or SME state would be lost
+            # (the hypervisor refuses it at boot too, arm64_shared_pool_check).
+            raise ConfigError(f"{at}.scheduler", f'pool "{pool.name}" ({pool.scheduler}) on '
+                                                 f'cpu = "max": these cores offer SVE or SME to '
+                                                 f"guests, which a shared core does not switch "
+                                                 f"(a core model without them shares: "
+                                                 f"cortex-a53, cortex-a57)")
         if pool.shared and board.virt.shared_direct_vcpus:
             _check_direct_vcpus(pool, members, board)
         out.append(Pool(index=pool.index, name=pool.name, cpus=pool.cpus,

@@ -35,7 +35,9 @@ struct sched_vcpu *shared_core_sched_vcpu(const struct vcpu *v);
  * previous change to the same vCPU or core is not carried out).
  */
 uint32_t shared_core_pool_of(const struct partition *p);
-const char *shared_core_post_params(struct vcpu *v, const struct sched_params *p);
+/* New parameters for every vCPU of `part`, all or none; *which: the vCPU a refusal is about. */
+const char *shared_core_post_params(struct partition *part, const struct sched_params *p,
+				    uint32_t *which);
 const char *shared_core_post_timeline(uint32_t pool, const struct sched_params *p);
 const char *shared_core_pin(struct vcpu *v, unsigned pcpu);
 const char *shared_core_migrate(struct partition *p, uint32_t pool);

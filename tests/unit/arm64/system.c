@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* system.h's firmware calls on arm64: PSCI through HVC. */
 #include <arch/firmware.h>
+#include <arch/gicv3.h>
+#include <arch/partition.h>
 #include <arch/sysreg.h>
+#include <arch/vgicv3.h>
 #include <tern/platform.h>
 #include "check.h"
 #include "system.h"
@@ -131,4 +134,37 @@ bool shared_map_of(const struct partition *p, uint64_t ipa, uint64_t *pa, bool *
 		}
 	}
 	return false;
+}
+
+void arm64_guest_wfi(struct guest_regs *r);
+
+#define IPI_SGI 6u
+
+void guest_enables_ipi(unsigned cpu)
+{
+	struct vgic_redist *rd = &fake_cores[cpu].running->arch.redist;
+
+	rd->enabled |= BIT(IPI_SGI);
+	rd->group |= BIT(IPI_SGI);
+	rd->prio[IPI_SGI] = 0x80;
+}
+
+enum fake_exit send_ipi(unsigned cpu, uint32_t vcpu)
+{
+	fake_guest_regs(cpu)->x[5] = ((uint64_t)IPI_SGI << 24) | BIT(vcpu);
+	return fake_trap(cpu, ((uint64_t)EC_SYSREG << 26) | ESR_IL | ISS_ICC_SGI1R | (5u << 5), 0, 0);
+}
+
+bool ipi_pending(unsigned cpu)
+{
+	for (unsigned n = 0; n < gic_nr_lrs; n++) {
+		if ((fake_lrs[cpu][n] & (ICH_LR_PENDING | ICH_LR_VINTID_MASK)) == (ICH_LR_PENDING | IPI_SGI))
+			return true;
+	}
+	return false;
+}
+
+enum fake_exit guest_wfi(unsigned cpu)
+{
+	return FAKE_ON(cpu, arm64_guest_wfi(fake_guest_regs(cpu)));
 }

@@ -231,3 +231,23 @@ bool shared_map_of(const struct partition *p, uint64_t ipa, uint64_t *pa, bool *
 	*executable = e & PTE_X;
 	return true;
 }
+
+void guest_enables_ipi(unsigned cpu)
+{
+	fake_csr_put(cpu, "hie", fake_csr(cpu, "hie") | HVIP_VSSIP);
+}
+
+enum fake_exit send_ipi(unsigned cpu, uint32_t vcpu)
+{
+	return sbi(cpu, SBI_IPI, 0, 1ull << vcpu, 0, 0);
+}
+
+bool ipi_pending(unsigned cpu)
+{
+	return (fake_csr(cpu, "hvip") & HVIP_VSSIP) != 0;
+}
+
+enum fake_exit guest_wfi(unsigned cpu)
+{
+	return fake_rv_trap(cpu, EXC_VIRTUAL_INSTRUCTION, INSN_WFI, 0, 0);
+}
