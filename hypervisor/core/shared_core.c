@@ -22,6 +22,13 @@ struct shared_core {
 	uint64_t running_since;  /* ns: what sched_ran has not been told yet */
 	uint32_t num_home;
 	struct vcpu *home[SCHED_RUNQ_MAX]; /* every vCPU whose core this is */
+	/*
+	 * reconsider's decision to switch, handed to the loop it switches out to, which then
+	 * does not make it again: the others were looked at, nothing was posted, and the vCPU
+	 * that leaves needs nothing done (reconsider checked).
+	 */
+	struct sched_decision chosen;
+	bool chosen_ready;
 };
 
 /* Bit n: core n is shared.  Cleared with .bss: the tables below are written only for those. */
@@ -141,6 +148,7 @@ int shared_cores_init(const struct tern_config *cfg, char *err, size_t errlen)
 			sc->running = NULL;
 			sc->running_since = now;
 			sc->num_home = 0;
+			sc->chosen_ready = false;
 			if (pl->scheduler == TERN_SCHED_ARINC653)
 				timeline_of(pl, &sp);
 			why = sched_core_init(&sc->sched, ops, pl->scheduler == TERN_SCHED_ARINC653 ? &sp : NULL, now);
@@ -390,8 +398,11 @@ static void reconsider(struct vcpu *v)
 	if (loop)
 		switch_out(sc, v);
 	struct sched_decision d = sched_pick(&sc->sched, now);
-	if (d.vcpu != sched_of(v))
+	if (d.vcpu != sched_of(v)) {
+		sc->chosen = d;
+		sc->chosen_ready = !must_act(v->partition, v);
 		switch_out(sc, v);
+	}
 	arch_sched_timer(next_event(sc, d.until, 0));
 }
 
@@ -451,10 +462,14 @@ void shared_core_loop(unsigned pcpu)
 			}
 		}
 		now = now_ns();
-		carry_out_orders(sc, pcpu, now);
-		for (uint32_t i = 0; i < sc->num_home; i++)
-			(void)look_at(sc, sc->home[i], now, true);
-		struct sched_decision d = sched_pick(&sc->sched, now);
+		struct sched_decision d = sc->chosen;
+		if (!sc->chosen_ready) {
+			carry_out_orders(sc, pcpu, now);
+			for (uint32_t i = 0; i < sc->num_home; i++)
+				(void)look_at(sc, sc->home[i], now, true);
+			d = sched_pick(&sc->sched, now);
+		}
+		sc->chosen_ready = false;
 		uint64_t event = next_event(sc, d.until, housekeeping);
 		if (d.vcpu != NULL) {
 			/* cppcheck-suppress misra-c2012-11.5 ; the vCPU shared_cores_init queued it for */
