@@ -232,7 +232,9 @@ static bool must_act(const struct partition *p, const struct vcpu *w)
  * nothing is loaded in the core, do it (a stop or a request may end here); else only say
  * whether the loop must run.
  */
-static bool look_at(struct shared_core *sc, struct vcpu *w, uint64_t now, bool act)
+/* Inlined: reconsider's copy (act false, once per vCPU at every switch) loses its act paths. */
+static inline __attribute__((always_inline)) bool look_at(struct shared_core *sc, struct vcpu *w,
+							  uint64_t now, bool act)
 {
 	struct partition *p = w->partition;
 	struct sched_vcpu *s = sched_of(w);
@@ -455,7 +457,8 @@ void shared_core_loop(unsigned pcpu)
 
 		for (uint32_t i = 0; i < sc->num_home; i++) {
 			struct vcpu *w = sc->home[i];
-			if (w->index == 0) {
+			/* A running partition has nothing for it (vcpu_housekeeping returns 0): no call. */
+			if (w->index == 0 && atomic_load(&w->partition->state) != PARTITION_RUNNING) {
 				uint64_t t = vcpu_housekeeping(w);
 				if (t && (!housekeeping || t < housekeeping))
 					housekeeping = t;

@@ -186,7 +186,9 @@ void arch_vcpu_resume(struct vcpu *v)
 	const struct partition *p = v->partition;
 
 	arm64_vcpu_resume_here(c, v);
-	sgi_fast_path_setup(c, p);
+	/* sgi_fast_path_setup's result for a trap-and-inject vCPU (c->direct is false here). */
+	c->sgi_vcpus = 0;
+	c->sgi_shift = p->vcpu[0].pcpu;
 	if (no_doorbell[p->index])
 		c->doorbell_page = DOORBELL_NO_PAGE;
 	else
@@ -413,17 +415,19 @@ static void fp_restore(const struct arch_vcpu_context *x)
  * one of them before it runs.  The core's fast-path counts go with v, and no vCPU runs here
  * until the next entry.
  */
-/* The exit frame by doublewords, inline: lib's memcpy, which a struct copy calls, takes twice the instructions. */
+/*
+ * The exit frame by pairs of doublewords (LDP/STP), inline: lib's memcpy, which a struct copy
+ * calls, takes four times the instructions.  Both frames are 16-byte aligned (the stack's, and
+ * the context's first member).
+ */
 static void copy_frame(struct guest_regs *dst, const struct guest_regs *src)
 {
 	_Static_assert(sizeof(struct guest_regs) % 16u == 0u, "copied by pairs");
-	uint64_t *d = (uint64_t *)dst;
-	const uint64_t *s = (const uint64_t *)src;
+	unsigned __int128 *d = (unsigned __int128 *)dst;
+	const unsigned __int128 *s = (const unsigned __int128 *)src;
 
-	for (size_t i = 0; i < sizeof(*dst) / sizeof(uint64_t); i += 2u) {
+	for (size_t i = 0; i < sizeof(*dst) / sizeof(*d); i++)
 		d[i] = s[i];
-		d[i + 1u] = s[i + 1u];
-	}
 }
 
 void arch_vcpu_save(struct vcpu *v)
