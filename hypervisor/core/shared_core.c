@@ -21,14 +21,14 @@ struct shared_core {
 	struct vcpu *running;    /* in its guest on this core, or NULL */
 	uint64_t running_since;  /* ns: what sched_ran has not been told yet */
 	uint32_t num_home;
-	struct vcpu *home[SCHED_RUNQ_MAX]; /* every vCPU whose core this is */
 	/*
 	 * reconsider's decision to switch, handed to the loop it switches out to, which then
 	 * does not make it again: the others were looked at, nothing was posted, and the vCPU
 	 * that leaves needs nothing done (reconsider checked).
 	 */
-	struct sched_decision chosen;
 	bool chosen_ready;
+	struct vcpu *home[SCHED_RUNQ_MAX]; /* every vCPU whose core this is */
+	struct sched_decision chosen;
 };
 
 /* Bit n: core n is shared.  Cleared with .bss: the tables below are written only for those. */
