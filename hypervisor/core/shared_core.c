@@ -37,6 +37,12 @@ struct shared_core {
 	struct vcpu *running;    /* in its guest on this core, or NULL */
 	uint64_t running_since;  /* ns: what sched_ran has not been told yet */
 	uint32_t num_home;
+	/*
+	 * reconsider's decision to switch, handed to the loop it switches out to, which then
+	 * does not make it again: the others were looked at, nothing was posted, and the vCPU
+	 * that leaves needs nothing done (reconsider checked).
+	 */
+	bool chosen_ready;
 	struct vcpu *home[SCHED_RUNQ_MAX]; /* every vCPU whose core this is */
 	/*
 	 * The hypervisor's own jitter, apart from any guest's (docs/design.md, "Scheduling"): the
@@ -53,6 +59,7 @@ struct shared_core {
 	struct lateness window_entry;
 	struct lateness event_arrival;
 	struct window_entry log[WINDOW_LOG];
+	struct sched_decision chosen;
 };
 
 /* Bit n: core n is shared.  Cleared with .bss: the tables below are written only for those. */
@@ -179,6 +186,7 @@ int shared_cores_init(const struct tern_config *cfg, char *err, size_t errlen)
 			sc->tick_ns = NS_PER_S % arch_counter_freq() == 0u ? NS_PER_S / arch_counter_freq() : 0u;
 			(void)memset(&sc->window_entry, 0, sizeof(sc->window_entry));
 			(void)memset(&sc->event_arrival, 0, sizeof(sc->event_arrival));
+			sc->chosen_ready = false;
 			if (pl->scheduler == TERN_SCHED_ARINC653)
 				timeline_of(pl, &sp);
 			why = sched_core_init(&sc->sched, ops, pl->scheduler == TERN_SCHED_ARINC653 ? &sp : NULL, now);
@@ -293,7 +301,9 @@ static bool must_act(const struct partition *p, const struct vcpu *w)
  * nothing is loaded in the core, do it (a stop or a request may end here); else only say
  * whether the loop must run.
  */
-static bool look_at(struct shared_core *sc, struct vcpu *w, uint64_t now, bool act)
+/* Inlined: reconsider's copy (act false, once per vCPU at every switch) loses its act paths. */
+static inline __attribute__((always_inline)) bool look_at(struct shared_core *sc, struct vcpu *w,
+							  uint64_t now, bool act)
 {
 	struct partition *p = w->partition;
 	struct sched_vcpu *s = sched_of(w);
@@ -459,8 +469,11 @@ static void reconsider(struct vcpu *v)
 	if (loop)
 		switch_out(sc, v);
 	struct sched_decision d = sched_pick(&sc->sched, now);
-	if (d.vcpu != sched_of(v))
+	if (d.vcpu != sched_of(v)) {
+		sc->chosen = d;
+		sc->chosen_ready = !must_act(v->partition, v);
 		switch_out(sc, v);
+	}
 	(void)window_begins(sc); /* v runs on into it: no entry to measure */
 	arm_event(sc, next_event(sc, d.until, 0));
 }
@@ -581,17 +594,22 @@ void shared_core_loop(unsigned pcpu)
 
 		for (uint32_t i = 0; i < sc->num_home; i++) {
 			struct vcpu *w = sc->home[i];
-			if (w->index == 0) {
+			/* A running partition has nothing for it (vcpu_housekeeping returns 0): no call. */
+			if (w->index == 0 && atomic_load(&w->partition->state) != PARTITION_RUNNING) {
 				uint64_t t = vcpu_housekeeping(w);
 				if (t && (!housekeeping || t < housekeeping))
 					housekeeping = t;
 			}
 		}
 		now = now_ns();
-		carry_out_orders(sc, pcpu, now);
-		for (uint32_t i = 0; i < sc->num_home; i++)
-			(void)look_at(sc, sc->home[i], now, true);
-		struct sched_decision d = sched_pick(&sc->sched, now);
+		struct sched_decision d = sc->chosen;
+		if (!sc->chosen_ready) {
+			carry_out_orders(sc, pcpu, now);
+			for (uint32_t i = 0; i < sc->num_home; i++)
+				(void)look_at(sc, sc->home[i], now, true);
+			d = sched_pick(&sc->sched, now);
+		}
+		sc->chosen_ready = false;
 		uint64_t event = next_event(sc, d.until, housekeeping);
 		if (d.vcpu != NULL) {
 			/* cppcheck-suppress misra-c2012-11.5 ; the vCPU shared_cores_init queued it for */

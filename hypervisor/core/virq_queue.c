@@ -7,6 +7,28 @@ void virq_queue_init(struct virq_queue *q)
 	(void)memset(q, 0, sizeof(*q));
 }
 
+void virq_queue_move(struct virq_queue *dst, struct virq_queue *src)
+{
+	if (src->count == 0u) { /* the common case: an empty source is all zero already */
+		for (uint32_t w = 0; w < VIRQ_MAX / 64; w++)
+			dst->pending[w] = 0;
+		dst->count = 0;
+		return;
+	}
+	/* prio[] is read only where pending[] has the bit: only those entries travel. */
+	for (uint32_t w = 0; w < VIRQ_MAX / 64; w++) {
+		uint64_t bits = src->pending[w];
+		dst->pending[w] = bits;
+		src->pending[w] = 0;
+		for (; bits; bits &= bits - 1u) {
+			uint32_t id = w * 64u + (uint32_t)__builtin_ctzll(bits);
+			dst->prio[id] = src->prio[id];
+		}
+	}
+	dst->count = src->count;
+	src->count = 0;
+}
+
 bool virq_queue_contains(const struct virq_queue *q, uint32_t irq)
 {
 	return irq < VIRQ_MAX && (q->pending[irq / 64] & BIT(irq % 64));

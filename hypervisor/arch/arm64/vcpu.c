@@ -14,6 +14,13 @@
 #include <tern/platform.h>
 
 #ifndef TERN_HOST
+/*
+ * Per partition: a member of no channel (its channels are the description's, for good), as
+ * its first entry on a shared core found; a switch into it then skips channel_fast_doorbell's
+ * scan of every channel, so that every switch costs the same, the first one too.
+ */
+static bool no_doorbell[TERN_MAX_PARTITIONS];
+
 /* Host tests stand in for entering (tests/unit/fake/arm64/platform.c): these are the core's own. */
 #define SPSR_EL1H_MASKED    0x3c5u    /* EL1h, D A I F masked: the boot protocol's entry state */
 #define SCTLR_EL1_RESET     0x30d00800u
@@ -141,8 +148,10 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	sgi_fast_path_setup(c, p);
 	doorbell_fast_path_setup(c, p);
 	write_sysreg(icc_igrpen1_el1, 1); /* off while the core idled */
-	if (cpu_is_shared((unsigned)c->id))
+	if (cpu_is_shared((unsigned)c->id)) {
 		arm64_shared_entry(c, v);
+		no_doorbell[p->index] = c->doorbell_page == DOORBELL_NO_PAGE;
+	}
 	vgic_vcpu_reset(c, v);
 	reset_el1(c);
 	write_sysreg(vmpidr_el2, BIT(31) | v->index);
@@ -174,10 +183,16 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 void arch_vcpu_resume(struct vcpu *v)
 {
 	struct arm64_cpu *c = this_cpu();
+	const struct partition *p = v->partition;
 
 	arm64_vcpu_resume_here(c, v);
-	sgi_fast_path_setup(c, v->partition);
-	doorbell_fast_path_setup(c, v->partition);
+	/* sgi_fast_path_setup's result for a trap-and-inject vCPU (c->direct is false here). */
+	c->sgi_vcpus = 0;
+	c->sgi_shift = p->vcpu[0].pcpu;
+	if (no_doorbell[p->index])
+		c->doorbell_page = DOORBELL_NO_PAGE;
+	else
+		doorbell_fast_path_setup(c, p);
 	shared_core_entering(v);
 	guest_enter(guest_frame(c));
 }
@@ -401,13 +416,28 @@ static void fp_restore(const struct arch_vcpu_context *x)
  * one of them before it runs.  The core's fast-path counts go with v, and no vCPU runs here
  * until the next entry.
  */
+/*
+ * The exit frame by pairs of doublewords (LDP/STP), inline: lib's memcpy, which a struct copy
+ * calls, takes four times the instructions.  Both frames are 16-byte aligned (the stack's, and
+ * the context's first member).
+ */
+static void copy_frame(struct guest_regs *dst, const struct guest_regs *src)
+{
+	_Static_assert(sizeof(struct guest_regs) % 16u == 0u, "copied by pairs");
+	unsigned __int128 *d = (unsigned __int128 *)dst;
+	const unsigned __int128 *s = (const unsigned __int128 *)src;
+
+	for (size_t i = 0; i < sizeof(*dst) / sizeof(*d); i++)
+		d[i] = s[i];
+}
+
 void arch_vcpu_save(struct vcpu *v)
 {
 	struct arm64_cpu *c = this_cpu();
 	struct arch_vcpu_context *x = arm64_vcpu_context(v);
 
 	fold_fast_counters(c, v);
-	x->frame = *guest_frame(c);
+	copy_frame(&x->frame, guest_frame(c));
 /* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
 #define SAVE_EL1(reg) x->el1[ARM64_CTX_##reg] = read_sysreg(reg);
 /* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
@@ -457,7 +487,7 @@ void arch_vcpu_restore(struct vcpu *v)
 	fp_restore(x);
 	isb();
 	vgic_restore(c, v);
-	*guest_frame(c) = x->frame;
+	copy_frame(guest_frame(c), &x->frame);
 }
 
 void arch_vcpu_quiesce(struct vcpu *v)

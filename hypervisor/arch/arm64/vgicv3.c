@@ -141,6 +141,38 @@ static void clear_templates(struct arm64_cpu *c)
 	}
 }
 
+/*
+ * A vCPU switch's templates: the owned PPIs' (its timers) go into the context as they are and
+ * come back as they were (a change of priority since is posted to its redistributor,
+ * VGIC_SYNC_TEMPLATES, and the restore's sync applies it in full); its SPIs' are made again,
+ * visiting only the words that own any (owned_words) rather than all 32.  The entry and sync
+ * paths keep update_templates(), so a core in no shared pool runs as before.
+ */
+static void switch_templates(struct arm64_cpu *c, struct arch_vcpu_context *x, bool in)
+{
+	const struct vgic_dist *d = dist_of(c->vcpu);
+
+	/* By the constant mask's bits, not all 16 PPIs: the compiler does not fold the test. */
+	for (uint32_t ppis = (uint32_t)OWNED_PPIS & 0xffff0000u; ppis; ppis &= ppis - 1u) {
+		uint32_t intid = (uint32_t)__builtin_ctz(ppis);
+		if (in) {
+			c->lr_template[intid] = x->ppi_template[intid - 16u];
+		} else {
+			x->ppi_template[intid - 16u] = c->lr_template[intid];
+			c->lr_template[intid] = 0;
+		}
+	}
+	for (uint32_t words = d->owned_words & ~1u; words; words &= words - 1u) {
+		uint32_t w = (uint32_t)__builtin_ctz(words);
+		for (uint32_t bits = d->owned[w]; bits; bits &= bits - 1u) {
+			uint32_t intid = w * 32u + (uint32_t)__builtin_ctz(bits);
+			bool here = in && d->target[intid] == c->vcpu->index && !c->vgic.fast_path_off &&
+				    !(d->hyp_first[w] & BIT(intid % 32));
+			c->lr_template[intid] = here ? make_lr(c, intid) : 0;
+		}
+	}
+}
+
 static void set_fast_path(struct arm64_cpu *c, bool on)
 {
 	if (c->vgic.fast_path_off == !on)
@@ -490,17 +522,14 @@ bool vgic_saved_pending(const struct vcpu *v)
 	return false;
 }
 
-/* The core's PPIs a set of list registers holds hardware-linked (pending or active). */
-static __attribute__((noinline)) uint32_t linked_ppis(const uint64_t *lr)
+/* The core's PPI a list register holds hardware-linked (pending or active), as a bit. */
+static uint32_t linked_ppi(uint64_t lr)
 {
-	uint32_t ppis = 0;
+	uint64_t pintid = (lr >> ICH_LR_PINTID_SHIFT) & 0x3ffu;
 
-	for (unsigned n = 0; n < gic_nr_lrs; n++) {
-		uint64_t pintid = (lr[n] >> ICH_LR_PINTID_SHIFT) & 0x3ffu;
-		if ((lr[n] & ICH_LR_HW) && (lr[n] & (ICH_LR_PENDING | ICH_LR_ACTIVE)) && pintid < 32u)
-			ppis |= (uint32_t)BIT(pintid);
-	}
-	return ppis;
+	if ((lr & ICH_LR_HW) && (lr & (ICH_LR_PENDING | ICH_LR_ACTIVE)) && pintid < 32u)
+		return (uint32_t)BIT(pintid);
+	return 0;
 }
 
 /* The active priorities of a CPU interface: as many registers as its priority bits need. */
@@ -641,10 +670,17 @@ void vgic_save(struct arm64_cpu *c, struct arch_vcpu_context *x)
 {
 	unsigned n = active_priority_regs((read_sysreg(ich_vtr_el2) >> 26) & 7);
 
+	uint32_t linked = 0;
+
 	for (unsigned i = 0; i < gic_nr_lrs; i++) {
-		x->lr[i] = gic_read_lr(i);
-		gic_write_lr(i, 0);
+		uint64_t lr = gic_read_lr(i);
+		x->lr[i] = lr;
+		if (lr) {
+			gic_write_lr(i, 0);
+			linked |= linked_ppi(lr);
+		}
 	}
+	x->linked = linked; /* for the restore: lr[] does not change while the vCPU is out */
 	x->ap0r[0] = read_sysreg(ich_ap0r0_el2);
 	x->ap1r[0] = read_sysreg(ich_ap1r0_el2);
 	if (n >= 2) {
@@ -659,20 +695,18 @@ void vgic_save(struct arm64_cpu *c, struct arch_vcpu_context *x)
 	}
 	x->vmcr = read_sysreg(ich_vmcr_el2);
 	x->ich_hcr = read_sysreg(ich_hcr_el2);
-	x->vgic = c->vgic;
+	x->vgic.redist = c->vgic.redist;
+	x->vgic.sgi_held = c->vgic.sgi_held;
+	x->vgic.fast_path_off = c->vgic.fast_path_off;
+	virq_queue_move(&x->vgic.queue, &c->vgic.queue); /* leaves the core's empty */
 	/* Its PPIs must not fire for the next vCPU; restore's sync enables them again. */
-	for (uint32_t i = 16; i < 32; i++) {
-		if (vgic_owned_hw(c, i))
-			gic_ppi_enable(c->gicr, i, false);
-	}
-	uint32_t linked = linked_ppis(x->lr);
+	mmio_write32(c->gicr + GICR_SGI_BASE + GICD_ICENABLER, (uint32_t)OWNED_PPIS);
 	if (linked)
 		mmio_write32(c->gicr + GICR_SGI_BASE + GICD_ICACTIVER, linked);
 	clear_virtual_active();
-	clear_templates(c);
+	switch_templates(c, x, false);
 	c->vgic.sgi_held = 0;
 	c->vgic.fast_path_off = false;
-	virq_queue_init(&c->vgic.queue);
 	write_sysreg(ich_hcr_el2, ICH_HCR_EN);
 	isb();
 }
@@ -685,18 +719,23 @@ void vgic_save(struct arm64_cpu *c, struct arch_vcpu_context *x)
  */
 void vgic_restore(struct arm64_cpu *c, struct vcpu *v)
 {
-	const struct arch_vcpu_context *x = arm64_vcpu_context(v);
+	struct arch_vcpu_context *x = arm64_vcpu_context(v);
 	unsigned n = active_priority_regs((read_sysreg(ich_vtr_el2) >> 26) & 7);
 
-	uint32_t linked = linked_ppis(x->lr);
+	uint32_t linked = x->linked;
 
 	c->vcpu = v;
-	c->vgic = x->vgic;
 	c->vgic.redist = &v->arch.redist;
+	c->vgic.sgi_held = x->vgic.sgi_held;
+	c->vgic.fast_path_off = x->vgic.fast_path_off;
+	virq_queue_move(&c->vgic.queue, &x->vgic.queue);
 	if (linked)
 		mmio_write32(c->gicr + GICR_SGI_BASE + GICD_ISACTIVER, linked);
-	for (unsigned i = 0; i < gic_nr_lrs; i++)
-		gic_write_lr(i, x->lr[i]);
+	/* Every list register is empty since a save or a stop (vgic_save, vgic_quiesce). */
+	for (unsigned i = 0; i < gic_nr_lrs; i++) {
+		if (x->lr[i])
+			gic_write_lr(i, x->lr[i]);
+	}
 	write_sysreg(ich_ap0r0_el2, x->ap0r[0]);
 	write_sysreg(ich_ap1r0_el2, x->ap1r[0]);
 	if (n >= 2) {
@@ -712,7 +751,12 @@ void vgic_restore(struct arm64_cpu *c, struct vcpu *v)
 	write_sysreg(ich_vmcr_el2, x->vmcr);
 	write_sysreg(ich_hcr_el2, x->ich_hcr);
 	isb();
-	atomic_fetch_or(&v->arch.redist.sync, VGIC_SYNC_TEMPLATES | VGIC_SYNC_ENABLES);
+	/*
+	 * Its templates as they were at the save: a change of priority or routing since was
+	 * posted to its redistributor (VGIC_SYNC_TEMPLATES) and the sync below applies it in full.
+	 */
+	switch_templates(c, x, true);
+	atomic_fetch_or(&v->arch.redist.sync, VGIC_SYNC_ENABLES);
 	vgic_kicked(c);
 }
 
@@ -788,11 +832,13 @@ void arch_partition_irqs_reset(struct partition *p)
 	spin_lock(&d->lock);
 	d->ctlr = 0;
 	d->owned[0] = 0;
+	d->owned_words = 0;
 	d->group[0] = 0;
 	/* prio[] and target[] are only ever read for owned SPIs: only those are reset. */
 	for (uint32_t w = 1; w < TERN_IRQ_WORDS; w++) {
 		uint32_t bits = p->cfg->irqs[w];
 		d->owned[w] = bits;
+		d->owned_words |= bits ? (uint32_t)BIT(w) : 0u;
 		/* A direct guest's interrupts are Group 1 for good: it sees them so. */
 		d->group[w] = direct ? bits : 0;
 		if (!bits)

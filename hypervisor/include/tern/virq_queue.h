@@ -18,6 +18,12 @@ struct virq_queue {
 };
 
 void virq_queue_init(struct virq_queue *q);
+/*
+ * dst takes what src holds and src is left empty, in time linear in the queued interrupts
+ * rather than the queue's size (a vCPU switch moves the core's queue).  dst's previous
+ * contents, whatever they were (never initialised), are dropped.
+ */
+void virq_queue_move(struct virq_queue *dst, struct virq_queue *src);
 /* Adding an interrupt already queued keeps one entry, at the new priority. */
 void virq_queue_push(struct virq_queue *q, uint32_t irq, uint8_t prio);
 bool virq_queue_peek(const struct virq_queue *q, uint32_t *irq, uint8_t *prio);

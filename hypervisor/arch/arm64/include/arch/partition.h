@@ -49,6 +49,7 @@ struct vgic_dist {
 	struct spinlock lock;             /* GICD/GICR writes by the partition's vCPUs */
 	uint32_t ctlr;                    /* GICD_CTLR enables */
 	uint32_t owned[TERN_IRQ_WORDS];   /* from the system description */
+	uint32_t owned_words;             /* bit w: owned[w] has a bit (a switch's templates) */
 	uint32_t group[TERN_IRQ_WORDS];   /* virtual GICD_IGROUPR */
 	uint8_t prio[NR_INTIDS];          /* virtual GICD_IPRIORITYR */
 	uint8_t target[NR_INTIDS];        /* GICD_IROUTER: vCPU index (Aff0) */
@@ -128,6 +129,8 @@ struct arch_vcpu_context {
 	uint64_t ap1r[ARM64_CTX_MAX_APRS];
 	uint64_t vmcr;                        /* ICH_VMCR_EL2 */
 	uint64_t ich_hcr;                     /* ICH_HCR_EL2 */
+	uint32_t linked;                      /* the PPIs lr[] holds hardware-linked (vgic_save) */
+	uint64_t ppi_template[16];            /* its lr_template[16..31] as the save found them */
 	uint64_t hcr;                         /* HCR_EL2 */
 	uint64_t vmpidr;                      /* VMPIDR_EL2 */
 	uint64_t vttbr;                       /* VTTBR_EL2 */
