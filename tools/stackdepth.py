@@ -172,25 +172,11 @@ def parse_su(text, source="<su>"):
     return frames
 
 
-# Files of weak definitions only, which a port's own replaces at link time (the shared cores'
-# arch functions until each port has them): a name also defined elsewhere is that one.
-WEAK_STUB_FILES = ("core/shared_core_stubs.c",)
-
-
-def _weak_stub(frame):
-    return frame.where.split(":", 1)[0].endswith(WEAK_STUB_FILES)
-
-
 def merge_frames(per_file):
-    """One table from several .su files; a name defined twice cannot be told apart, but for a
-    weak stub (WEAK_STUB_FILES) and the definition that replaces it."""
+    """One table from several .su files; a name defined twice cannot be told apart."""
     frames = {}
     for source, table in per_file:
         for name, frame in table.items():
-            if name in frames and _weak_stub(frame) != _weak_stub(frames[name]):
-                if _weak_stub(frames[name]):
-                    frames[name] = frame
-                continue
             if name in frames:
                 raise StackError(f"function {name} is defined twice ({frames[name].where}, "
                                  f"{frame.where}): give one another name")

@@ -107,14 +107,6 @@ def test_same_function_name_in_two_files_is_refused():
                       ("b", parse_su("arch/vgicv3.c:73:spi_owned\t0\tstatic\n"))])
 
 
-def test_a_weak_stub_gives_way_to_the_port_definition():
-    """core/shared_core_stubs.c's weak arch functions, replaced by a port's at link time."""
-    for order in (1, -1):
-        frames = merge_frames([("a", parse_su("core/shared_core_stubs.c:6:arch_vcpu_resume\t32\tstatic\n")),
-                               ("b", parse_su("arch/riscv64/vcpu.c:316:arch_vcpu_resume\t48\tstatic\n"))][::order])
-        assert (frames["arch_vcpu_resume"].size, frames["arch_vcpu_resume"].where) == (48, "arch/riscv64/vcpu.c:316")
-
-
 def test_objdump_branches():
     fns = parse_objdump(IMAGE)
     assert "$d.1" not in fns

@@ -179,7 +179,6 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	guest_enter(frame);
 }
 
-/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
 void arch_vcpu_resume(struct vcpu *v)
 {
 	struct arm64_cpu *c = this_cpu();
@@ -318,7 +317,6 @@ bool arm64_shared_pool_check(const struct partition *p, char *err, size_t errlen
  * as FIQ (arm64_guest_fiq).  arch_cpu_idle_wait uses the same timer and leaves it off: the
  * shared core arms it again before every entry.
  */
-/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
 void arch_sched_timer(uint64_t deadline)
 {
 	if (deadline) {
@@ -342,7 +340,6 @@ static uint64_t timer_fires_at(uint64_t ctl, uint64_t cval, uint64_t offset, boo
 	return cval > UINT64_MAX - offset ? UINT64_MAX : cval + offset;
 }
 
-/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
 uint64_t arch_vcpu_timer_deadline(const struct vcpu *v)
 {
 	const struct arch_vcpu_context *x = arm64_vcpu_context(v);
@@ -356,7 +353,6 @@ uint64_t arch_vcpu_timer_deadline(const struct vcpu *v)
 }
 
 /* What its restore would hand the guest at once, or a timer already due: a WFI would end. */
-/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
 bool arch_vcpu_wake_pending(const struct vcpu *v)
 {
 	return vgic_saved_pending(v) || arch_vcpu_timer_deadline(v) <= arch_counter();

@@ -330,7 +330,6 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
  * here), and what was posted to it while it was off (its siblings' IPIs and fences, its
  * APLIC's changes: riscv_post leaves them in its posted state), applied as a kick would.
  */
-/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
 void arch_vcpu_resume(struct vcpu *v)
 {
 	struct riscv_cpu *c = this_cpu();
@@ -344,7 +343,6 @@ void arch_vcpu_resume(struct vcpu *v)
 	guest_enter(guest_frame(c));
 }
 
-/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
 void arch_sched_timer(uint64_t deadline)
 {
 	struct rv_shared_core *s = this_shared();
@@ -397,7 +395,6 @@ static uint64_t saved_timer(const struct vcpu *v, const struct arch_vcpu_context
  * evaluated now), a trap-less vCPU's guest file (hgeip: read on its own core, the loop's),
  * its timer if due; enabled: its hie (vsie), whatever vsstatus.SIE says.
  */
-/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
 bool arch_vcpu_wake_pending(const struct vcpu *v)
 {
 	const struct arch_vcpu_context *x = riscv_vcpu_context(v);
@@ -428,7 +425,6 @@ void riscv_guest_files_raised(void)
 	csr_clear(CSR_HGEIE, csr_read(CSR_HGEIP));
 }
 
-/* cppcheck-suppress misra-c2012-8.6 ; replaces core/shared_core_stubs.c's weak stub at link time */
 uint64_t arch_vcpu_timer_deadline(const struct vcpu *v)
 {
 	const struct arch_vcpu_context *x = riscv_vcpu_context(v);
