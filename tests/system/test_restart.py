@@ -74,7 +74,7 @@ def test_console_reports_bad_commands_and_keeps_running(system_file):
     def console(line):
         if '"test":"idle"' in line and not sent:
             sent.append(True)
-            return "restart nosuch\rfrobnicate\r" + "x" * 200 + "\rhelp\rstop a\r"
+            return "restart nosuch\rfrobnicate\r" + "x" * 300 + "\rhelp\rstop a\r"
         return None
 
     result = run_system(path, timeout=60, console=console)
@@ -82,7 +82,7 @@ def test_console_reports_bad_commands_and_keeps_running(system_file):
     log = "\n".join(result.log)
     assert 'tern: console: no partition named "nosuch"' in log
     assert 'tern: console: unknown command "frobnicate" (try help)' in log
-    assert "tern: console: line longer than 79 characters ignored" in log
+    assert "tern: console: line longer than 255 characters ignored" in log
     assert ("tern: commands: help, list, vcpu-list, pool-list, stats, restart NAME, stop NAME, "
             "pause NAME, unpause NAME, vcpu-pin NAME VCPU CPU") in log
     assert result.partitions["a"].state == "off"

@@ -1224,12 +1224,20 @@ def _tern_pool(scheduler, members):
     return pool
 
 
-def _tern_shared_partition(name, image, bootargs, scheduler):
+def _tern_shared_partition(name, image, bootargs, scheduler, budget_us=SHARED_RTDS_BUDGET_US):
     table = _partition(name, [TERN_SHARED_CORE], image, "trap", bootargs)
     table["pool"] = SHARED_POOL
     if scheduler == "rtds":
-        table.update(budget_us=SHARED_RTDS_BUDGET_US, period_us=SHARED_RTDS_PERIOD_US)
+        table.update(budget_us=budget_us, period_us=SHARED_RTDS_PERIOD_US)
     return table
+
+
+# Tern's RTDS servers are not work-conserving: at Xen's 4 ms every 10 ms each, two spinning
+# guests leave the core idle 2 ms a period, and a guest's last read before that idle time to
+# the other's first after it is no switch.  The switch rows give Tern's two servers half the
+# period each, so that every turn goes straight from one guest to the other, as Xen's (which
+# runs RTDS with extra time on: work-conserving) do.
+SWITCH_RTDS_BUDGET_US = SHARED_RTDS_PERIOD_US // 2
 
 
 # The hypervisor's refusal of a pool it cannot run yet (core/config.c).
@@ -1254,7 +1262,7 @@ def shared_refused(result):
     return next((line for line in result.log if SHARED_REFUSAL in line), None)
 
 
-def run_shared(runs, label, shift, scheduler, guests, finish):
+def run_shared(runs, label, shift, scheduler, guests, finish, budget_us=SHARED_RTDS_BUDGET_US):
     """`guests` ((name, image, bootargs), ...) on one core in a pool of `scheduler`; the run
     ends when the guests in `finish` are done (the others are stopped or left). Returns the
     RunResult, or an Outcome when the cell cannot run yet."""
@@ -1266,7 +1274,8 @@ def run_shared(runs, label, shift, scheduler, guests, finish):
         return xen.run_xen(domains, runs.system.xen_args, xen=runs.system.xen_binary,
                            icount=shift, timeout=runs.timeout, workdir=runs._dir(label),
                            pools=pools, finish=finish)
-    parts = [_tern_shared_partition(name, image, args, scheduler) for name, image, args in guests]
+    parts = [_tern_shared_partition(name, image, args, scheduler, budget_us)
+             for name, image, args in guests]
     others = [n for n in names if n not in finish]
     console = _stop_when_rt_done(others) if others else None
     result = runs.tern_system(label, shift, parts, TERN_SHARED_CORE + 1, console=console,
@@ -1395,7 +1404,8 @@ def run_shared_switch(scenario, system, shift, plan, runs):
     args = (f"noise.mode=slices noise.until_us={SWITCH_UNTIL_US} "
             f"noise.max_gaps={SWITCH_MAX_GAPS}")
     guests = [(n, NOISE, f"{args} noise.name={n}") for n in ("a", "b")]
-    result = run_shared(runs, _label(scenario, shift), shift, scheduler, guests, ("a", "b"))
+    result = run_shared(runs, _label(scenario, shift), shift, scheduler, guests, ("a", "b"),
+                        budget_us=SWITCH_RTDS_BUDGET_US)
     if isinstance(result, Outcome):
         return result
     parsed = results.parse_slices(guest_log(system, result, [g[0] for g in guests]))

@@ -178,10 +178,11 @@ void arch_cpu_idle_wait(uint64_t deadline)
 	/*
 	 * QEMU 7.2's riscv64 board under icount does not wake a board whose every hart sleeps
 	 * with no timer armed for an interrupt from the host (the console's input: `tern ctl`
-	 * went unanswered once a shared core's last runnable vCPU was paused).  A shared core
-	 * idles with its next 10 ms armed at the latest; no other core's idle changes.
+	 * went unanswered once a shared core's last runnable vCPU was paused; `stop` of a VirtIO
+	 * backend once its frontend had ended).  The console core and a shared core idle with
+	 * their next 10 ms armed at the latest.
 	 */
-	if (!deadline && cpu_is_shared(this_cpu()->id))
+	if (!deadline && (cpu_is_shared(this_cpu()->id) || this_cpu()->id == console_core()))
 		deadline = arch_counter() + platform.arch.timebase_hz / 100u;
 	if (deadline) {
 		csr_write(CSR_STIMECMP, deadline);
