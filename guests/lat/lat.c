@@ -190,7 +190,12 @@ static void sender_irq(struct exc_frame *frame)
 	(void)frame;
 	uint32_t intid = gic_ack();
 
-	if (intid == INTID_VTIMER)
+	/*
+	 * Only a timer that fired: an interrupt of the deadline it already saw pass can still
+	 * come after it armed the next (a hypervisor's list register keeps it pending when the
+	 * line drops), and stopping the timer then left it asleep for ever.
+	 */
+	if (intid == INTID_VTIMER && (read_sysreg(cntv_ctl_el0) & CNT_CTL_ISTATUS))
 		vtimer_stop();
 	if (intid < 1020)
 		gic_eoi(intid);
