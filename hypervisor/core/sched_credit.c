@@ -160,28 +160,42 @@ static void credit_block(struct sched_vcpu *v, uint64_t now)
 	v->boost = false;
 }
 
-static void credit_ran(struct sched_vcpu *v, uint64_t from, uint64_t to)
+/* d ns run, all inside one accounting period. */
+static void take(struct sched_vcpu *v, uint64_t d)
+{
+	v->credit -= (int64_t)d;
+	v->used += d;
+	if (v->boost) {
+		v->boost_left = d < v->boost_left ? v->boost_left - d : 0u;
+		v->boost = v->boost_left != 0u;
+	}
+}
+
+/* A run across a period's start: each period charged its own part. */
+static __attribute__((noinline)) void ran_across(struct sched_vcpu *v, uint64_t from, uint64_t to)
 {
 	struct sched_core *core = v->core;
 	uint64_t t = from;
 
 	while (t < to) {
 		uint64_t end;
-		uint64_t d;
 
 		account(core, t);
 		end = core->acct_start + SCHED_CREDIT_PERIOD_NS;
 		if (to < end)
 			end = to;
-		d = end - t;
-		v->credit -= (int64_t)d;
-		v->used += d;
-		if (v->boost) {
-			v->boost_left = d < v->boost_left ? v->boost_left - d : 0u;
-			v->boost = v->boost_left != 0u;
-		}
+		take(v, end - t);
 		t = end;
 	}
+}
+
+static void credit_ran(struct sched_vcpu *v, uint64_t from, uint64_t to)
+{
+	/* The run of nearly every switch lies inside the current period: one step, no frame. */
+	if (from < to && to <= v->core->acct_start + SCHED_CREDIT_PERIOD_NS)
+		take(v, to - from);
+	else
+		ran_across(v, from, to);
 }
 
 static const char *credit_check(const struct sched_core *core, const struct sched_vcpu *v,
