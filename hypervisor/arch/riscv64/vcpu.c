@@ -147,6 +147,14 @@ static __attribute__((noinline)) void shared_entry(const struct riscv_cpu *c, co
 	shared_stimecmp(s);
 }
 
+/*
+ * Per partition: a member of no channel (its channels are the description's, for good), as its
+ * first entry on a shared core found; a switch into it then skips channel_fast_doorbell's scan
+ * of every channel, so that every switch costs the same, the first one too (ARINC 653's window
+ * starts move by none of it frame to frame).
+ */
+static bool no_doorbell[TERN_MAX_PARTITIONS];
+
 void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 {
 	struct riscv_cpu *c = this_cpu();
@@ -187,8 +195,10 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	r->x[11] = context;   /* a1: device tree, or HSM's opaque */
 	r->sepc = entry;
 	fast_paths_setup(c);
-	if (c->shared)
+	if (c->shared) {
+		no_doorbell[p->index] = c->doorbell_htval == (uint64_t)DOORBELL_NONE;
 		shared_entry(c, v, ~0ULL, false); /* the core's event, armed before, survives the quiesce */
+	}
 	guest_enter(r);
 }
 
@@ -267,12 +277,6 @@ static void copy_frame(struct guest_regs *dst, const struct guest_regs *src)
 		d[i] = s[i];
 }
 
-/*
- * Per partition: a member of no channel (its channels are the description's, for good), as its
- * first restore found; later restores skip channel_fast_doorbell's scan of every channel.
- */
-static bool no_doorbell[TERN_MAX_PARTITIONS];
-
 void arch_vcpu_save(struct vcpu *v)
 {
 	struct arch_vcpu_context *x = riscv_vcpu_context(v);
@@ -310,12 +314,10 @@ void arch_vcpu_restore(struct vcpu *v)
 	bool trapless = v->partition->cfg->flags & TERN_PF_IRQ_DIRECT;
 
 	c->vcpu = v;
-	if (no_doorbell[v->partition->index]) {
+	if (no_doorbell[v->partition->index])
 		c->doorbell_htval = (uint64_t)DOORBELL_NONE;
-	} else {
+	else
 		doorbell_fast_path_setup(c, v->partition);
-		no_doorbell[v->partition->index] = c->doorbell_htval == (uint64_t)DOORBELL_NONE;
-	}
 	csr_write(hgatp, x->hgatp);
 	csr_write(hstatus, x->hstatus);
 	csr_write(CSR_HENVCFG, x->henvcfg);
