@@ -267,14 +267,12 @@ static __attribute__((noinline)) void shared_leave(struct vcpu *v, struct arch_v
  */
 static void copy_frame(struct guest_regs *dst, const struct guest_regs *src)
 {
-	_Static_assert(sizeof(struct guest_regs) % sizeof(uint64_t) == 0u, "copied by doublewords");
-	uint64_t *d = (uint64_t *)dst;
-	const uint64_t *s = (const uint64_t *)src;
-
 	/* Unrolled: a loop's own count and branch took as much as the copy. */
 #pragma clang loop unroll(full)
-	for (size_t i = 0; i < sizeof(*dst) / sizeof(*d); i++)
-		d[i] = s[i];
+	for (size_t i = 0; i < sizeof(dst->x) / sizeof(dst->x[0]); i++)
+		dst->x[i] = src->x[i];
+	dst->sepc = src->sepc;
+	dst->pad = src->pad;
 }
 
 void arch_vcpu_save(struct vcpu *v)
