@@ -43,14 +43,16 @@ static int64_t share(const struct sched_vcpu *v, uint64_t sum)
 	return (int64_t)ns;
 }
 
-static void account(struct sched_core *core, uint64_t now)
+/*
+ * Out of line: a period's start is rare, and inlined it made every pick and every charge of a
+ * switch save and restore the registers it needs.
+ */
+static __attribute__((noinline)) void new_period(struct sched_core *core, uint64_t now)
 {
 	struct sched_vcpu *v;
 	uint64_t sum;
 	uint32_t i;
 
-	if (now < core->acct_start + SCHED_CREDIT_PERIOD_NS)
-		return;
 	core->acct_start += (now - core->acct_start) / SCHED_CREDIT_PERIOD_NS *
 			    SCHED_CREDIT_PERIOD_NS;
 	for (i = 0; i < core->count; i++) {
@@ -74,6 +76,12 @@ static void account(struct sched_core *core, uint64_t now)
 	}
 }
 
+static inline void account(struct sched_core *core, uint64_t now)
+{
+	if (now >= core->acct_start + SCHED_CREDIT_PERIOD_NS)
+		new_period(core, now);
+}
+
 static unsigned int class_of(const struct sched_vcpu *v)
 {
 	if (v->credit <= 0)
@@ -85,28 +93,36 @@ static struct sched_vcpu *credit_pick(struct sched_core *core, uint64_t now, uin
 {
 	struct sched_vcpu *best = NULL;
 	struct sched_vcpu *v;
+	unsigned int best_class = 0;
 	uint64_t u;
 	bool any = false;
 	uint32_t i;
 
 	account(core, now);
+	/* Not unrolled: a core holds a few vCPUs, and the unrolled loop's set-up cost more. */
+#pragma clang loop unroll(disable)
 	for (i = 0; i < core->count; i++) {
+		unsigned int c;
+
 		v = core->runq[i];
 		if (!sched_ready(v))
 			continue;
 		any = true;
 		if (parked(v))
 			continue;
-		if (best == NULL || class_of(v) > class_of(best) ||
-		    (class_of(v) == class_of(best) && v->credit > best->credit))
+		/* The best's class kept, not worked out again for every vCPU it is compared with. */
+		c = class_of(v);
+		if (best == NULL || c > best_class || (c == best_class && v->credit > best->credit)) {
 			best = v;
+			best_class = c;
+		}
 	}
 	/* The next period's credit (or a parked vCPU's return) is an event. */
 	u = any ? core->acct_start + SCHED_CREDIT_PERIOD_NS : SCHED_NEVER;
 	if (best != NULL) {
 		uint64_t run = SCHED_CREDIT_SLICE_NS;
 
-		if (class_of(best) == 2u && best->boost_left < run)
+		if (best_class == 2u && best->boost_left < run)
 			run = best->boost_left;
 		if (best->credit > 0 && (uint64_t)best->credit < run)
 			run = (uint64_t)best->credit;
@@ -144,28 +160,42 @@ static void credit_block(struct sched_vcpu *v, uint64_t now)
 	v->boost = false;
 }
 
-static void credit_ran(struct sched_vcpu *v, uint64_t from, uint64_t to)
+/* d ns run, all inside one accounting period. */
+static void take(struct sched_vcpu *v, uint64_t d)
+{
+	v->credit -= (int64_t)d;
+	v->used += d;
+	if (v->boost) {
+		v->boost_left = d < v->boost_left ? v->boost_left - d : 0u;
+		v->boost = v->boost_left != 0u;
+	}
+}
+
+/* A run across a period's start: each period charged its own part. */
+static __attribute__((noinline)) void ran_across(struct sched_vcpu *v, uint64_t from, uint64_t to)
 {
 	struct sched_core *core = v->core;
 	uint64_t t = from;
 
 	while (t < to) {
 		uint64_t end;
-		uint64_t d;
 
 		account(core, t);
 		end = core->acct_start + SCHED_CREDIT_PERIOD_NS;
 		if (to < end)
 			end = to;
-		d = end - t;
-		v->credit -= (int64_t)d;
-		v->used += d;
-		if (v->boost) {
-			v->boost_left = d < v->boost_left ? v->boost_left - d : 0u;
-			v->boost = v->boost_left != 0u;
-		}
+		take(v, end - t);
 		t = end;
 	}
+}
+
+static void credit_ran(struct sched_vcpu *v, uint64_t from, uint64_t to)
+{
+	/* The run of nearly every switch lies inside the current period: one step, no frame. */
+	if (from < to && to <= v->core->acct_start + SCHED_CREDIT_PERIOD_NS)
+		take(v, to - from);
+	else
+		ran_across(v, from, to);
 }
 
 static const char *credit_check(const struct sched_core *core, const struct sched_vcpu *v,

@@ -84,6 +84,12 @@ static struct sched_params posted_timeline[TERN_MAX_CPUS] __attribute__((section
 static _Atomic bool timeline_posted[TERN_MAX_CPUS];
 static _Atomic uint32_t moving_to[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS]; /* core + 1, or 0 */
 static _Atomic uint64_t incoming[TERN_MAX_CPUS];
+/*
+ * Set by whoever posts an order above for a core, after the order itself; cleared by the core
+ * before it reads them.  reconsider, at every switch, reads this word instead of every home
+ * vCPU's two.
+ */
+static _Atomic bool orders_waiting[TERN_MAX_CPUS];
 _Static_assert(TERN_MAX_PARTITIONS * TERN_MAX_VCPUS <= 64, "incoming: a bit per vCPU");
 /* Each partition's pool now (pool-migrate), TERN_POOL_NONE for an implicit null pool. */
 static uint32_t partition_pool[TERN_MAX_PARTITIONS];
@@ -128,6 +134,25 @@ static uint64_t ns_to_ticks(uint64_t ns)
 static uint64_t now_ns(void)
 {
 	return ticks_to_ns(arch_counter());
+}
+
+/*
+ * The switch's own conversions: with a whole number of ns a tick (both boards) a multiply and
+ * a rounded-up division give what ticks_to_ns and ns_to_ticks do, without asking the port for
+ * the frequency and dividing twice on every switch.
+ */
+static uint64_t core_now_ns(const struct shared_core *sc)
+{
+	uint64_t t = sc->tick_ns;
+
+	return t != 0u ? arch_counter() * t : now_ns();
+}
+
+static uint64_t core_ns_to_ticks(const struct shared_core *sc, uint64_t ns)
+{
+	uint64_t t = sc->tick_ns;
+
+	return t != 0u ? ns / t + (ns % t != 0u) : ns_to_ticks(ns);
 }
 
 static void sched_params_of(const struct tern_config_pool *pl, const struct partition *p,
@@ -340,13 +365,25 @@ static inline __attribute__((always_inline)) bool look_at(struct shared_core *sc
 }
 
 /* The next event: the scheduler's, a blocked vCPU's own timer, a restart's back-off (ticks). */
-static uint64_t next_event(const struct shared_core *sc, uint64_t until_ns, uint64_t housekeeping)
+/* Inlined, as it was before core_ns_to_ticks: a call's frame costs the switch more than it saves. */
+static inline __attribute__((always_inline)) uint64_t next_event(const struct shared_core *sc,
+								 uint64_t until_ns,
+								 uint64_t housekeeping)
 {
-	uint64_t event = until_ns == SCHED_NEVER ? UINT64_MAX : ns_to_ticks(until_ns);
+	uint64_t event = until_ns == SCHED_NEVER ? UINT64_MAX : core_ns_to_ticks(sc, until_ns);
 
-	for (uint32_t i = 0; i < sc->num_home; i++) {
-		struct vcpu *w = sc->home[i];
-		if (w != sc->running && *saved_of(w) && sched_of(w)->state == (uint8_t)SCHED_BLOCKED) {
+	/*
+	 * The run queue's vCPUs (a home vCPU not queued is never picked, nor woken), the scheduler's
+	 * state first: at a switch none is blocked, and that is one load each, not the index
+	 * arithmetic of sched_of and saved_of for every home vCPU.
+	 */
+	for (uint32_t i = 0; i < sc->sched.count; i++) {
+		const struct sched_vcpu *s = sc->sched.runq[i];
+		if (s->state != (uint8_t)SCHED_BLOCKED)
+			continue;
+		/* cppcheck-suppress misra-c2012-11.5 ; the vCPU shared_cores_init queued it for */
+		struct vcpu *w = s->owner;
+		if (w != sc->running && *saved_of(w)) {
 			uint64_t t = arch_vcpu_timer_deadline(w);
 			if (t < event)
 				event = t;
@@ -368,17 +405,9 @@ static struct vcpu *vcpu_of_bit(uint32_t bit)
 }
 
 /* Whether the operator posted anything this core must carry out from its loop. */
-static bool orders_for(const struct shared_core *sc, unsigned pcpu)
+static bool orders_for(unsigned pcpu)
 {
-	if (atomic_load(&timeline_posted[pcpu]) || atomic_load(&incoming[pcpu]))
-		return true;
-	for (uint32_t i = 0; i < sc->num_home; i++) {
-		const struct vcpu *w = sc->home[i];
-		if (atomic_load(&params_posted[w->partition->index][w->index]) ||
-		    atomic_load(&moving_to[w->partition->index][w->index]))
-			return true;
-	}
-	return false;
+	return atomic_load(&orders_waiting[pcpu]) || atomic_load(&incoming[pcpu]);
 }
 
 static void home_remove(struct shared_core *sc, uint32_t i)
@@ -395,7 +424,10 @@ static void home_remove(struct shared_core *sc, uint32_t i)
  */
 static void carry_out_orders(struct shared_core *sc, unsigned pcpu, uint64_t now)
 {
-	uint64_t arrived = atomic_exchange(&incoming[pcpu], 0);
+	uint64_t arrived;
+
+	atomic_store(&orders_waiting[pcpu], false); /* first: an order posted from here on sets it again */
+	arrived = atomic_exchange(&incoming[pcpu], 0);
 
 	for (; arrived; arrived &= arrived - 1u) {
 		struct vcpu *v = vcpu_of_bit((uint32_t)__builtin_ctzll(arrived));
@@ -457,11 +489,11 @@ static void carry_out_orders(struct shared_core *sc, unsigned pcpu, uint64_t now
 static void reconsider(struct vcpu *v)
 {
 	struct shared_core *sc = &shared_cores[v->pcpu];
-	uint64_t now = now_ns();
+	uint64_t now = core_now_ns(sc);
 	bool loop = atomic_load(&v->partition->paused);
 
 	charge(sc, v, now);
-	loop |= orders_for(sc, v->pcpu);
+	loop |= orders_for(v->pcpu);
 	for (uint32_t i = 0; i < sc->num_home; i++) {
 		if (sc->home[i] != v)
 			loop |= look_at(sc, sc->home[i], now, false);
@@ -583,65 +615,73 @@ void shared_core_reap(struct partition *p)
 	}
 }
 
+/*
+ * One turn of the loop, out of line: inlined in the for (;;), the compiler hoisted every address
+ * the turn might use above it, and every switch (which enters the loop afresh) paid for them.
+ */
+static __attribute__((noinline)) void loop_turn(struct shared_core *sc, unsigned pcpu)
+{
+	bool more = pcpu == console_core() && console_drain();
+	uint64_t housekeeping = 0;
+	uint64_t now;
+
+	for (uint32_t i = 0; i < sc->num_home; i++) {
+		struct vcpu *w = sc->home[i];
+		/* A running partition has nothing for it (vcpu_housekeeping returns 0): no call. */
+		if (w->index == 0 && atomic_load(&w->partition->state) != PARTITION_RUNNING) {
+			uint64_t t = vcpu_housekeeping(w);
+			if (t && (!housekeeping || t < housekeeping))
+				housekeeping = t;
+		}
+	}
+	now = core_now_ns(sc);
+	struct sched_decision d = sc->chosen;
+	if (!sc->chosen_ready) {
+		carry_out_orders(sc, pcpu, now);
+		for (uint32_t i = 0; i < sc->num_home; i++)
+			(void)look_at(sc, sc->home[i], now, true);
+		d = sched_pick(&sc->sched, now);
+	}
+	sc->chosen_ready = false;
+	uint64_t event = next_event(sc, d.until, housekeeping);
+	if (d.vcpu != NULL) {
+		/* cppcheck-suppress misra-c2012-11.5 ; the vCPU shared_cores_init queued it for */
+		struct vcpu *v = d.vcpu->owner;
+		sc->running = v;
+		sc->running_since = now;
+		if (more)
+			arch_cpu_kick(pcpu); /* the console's rest at the guest's first exit */
+		arm_event(sc, event);
+		if (*saved_of(v)) {
+			*saved_of(v) = false;
+			/* A guest's start (arch_vcpu_run) is a boot, not a switch: not measured. */
+			uint64_t start = sc->sched.window_start;
+			if (!window_begins(sc))
+				sc->entry_boundary = 0;
+			else
+				sc->entry_boundary = sc->tick_ns != 0u ? start / sc->tick_ns : ns_to_ticks(start);
+			sc->entry_window = sc->sched.window;
+			arch_vcpu_resume(v);
+		}
+		(void)window_begins(sc);
+		if (power_enter(v->partition, v))
+			arch_vcpu_run(v, v->entry, v->context);
+		/* Not startable (off, or its partition ending): it waits for its power. */
+		sc->running = NULL;
+		sched_block(d.vcpu, now);
+		return;
+	}
+	(void)window_begins(sc); /* an idle window, or its vCPU not ready at its start */
+	if (!more)
+		arch_cpu_idle_wait(event);
+}
+
 void shared_core_loop(unsigned pcpu)
 {
 	struct shared_core *sc = &shared_cores[pcpu];
 
-	for (;;) {
-		bool more = pcpu == console_core() && console_drain();
-		uint64_t housekeeping = 0;
-		uint64_t now;
-
-		for (uint32_t i = 0; i < sc->num_home; i++) {
-			struct vcpu *w = sc->home[i];
-			/* A running partition has nothing for it (vcpu_housekeeping returns 0): no call. */
-			if (w->index == 0 && atomic_load(&w->partition->state) != PARTITION_RUNNING) {
-				uint64_t t = vcpu_housekeeping(w);
-				if (t && (!housekeeping || t < housekeeping))
-					housekeeping = t;
-			}
-		}
-		now = now_ns();
-		struct sched_decision d = sc->chosen;
-		if (!sc->chosen_ready) {
-			carry_out_orders(sc, pcpu, now);
-			for (uint32_t i = 0; i < sc->num_home; i++)
-				(void)look_at(sc, sc->home[i], now, true);
-			d = sched_pick(&sc->sched, now);
-		}
-		sc->chosen_ready = false;
-		uint64_t event = next_event(sc, d.until, housekeeping);
-		if (d.vcpu != NULL) {
-			/* cppcheck-suppress misra-c2012-11.5 ; the vCPU shared_cores_init queued it for */
-			struct vcpu *v = d.vcpu->owner;
-			sc->running = v;
-			sc->running_since = now;
-			if (more)
-				arch_cpu_kick(pcpu); /* the console's rest at the guest's first exit */
-			arm_event(sc, event);
-			if (*saved_of(v)) {
-				*saved_of(v) = false;
-				/* A guest's start (arch_vcpu_run) is a boot, not a switch: not measured. */
-				uint64_t start = sc->sched.window_start;
-				if (!window_begins(sc))
-					sc->entry_boundary = 0;
-				else
-					sc->entry_boundary = sc->tick_ns != 0u ? start / sc->tick_ns : ns_to_ticks(start);
-				sc->entry_window = sc->sched.window;
-				arch_vcpu_resume(v);
-			}
-			(void)window_begins(sc);
-			if (power_enter(v->partition, v))
-				arch_vcpu_run(v, v->entry, v->context);
-			/* Not startable (off, or its partition ending): it waits for its power. */
-			sc->running = NULL;
-			sched_block(d.vcpu, now);
-			continue;
-		}
-		(void)window_begins(sc); /* an idle window, or its vCPU not ready at its start */
-		if (!more)
-			arch_cpu_idle_wait(event);
-	}
+	for (;;)
+		loop_turn(sc, pcpu);
 }
 
 /* ---- the operator's side: the console core posts, the cores carry out ---- */
@@ -752,6 +792,7 @@ const char *shared_core_post_params(struct partition *part, const struct sched_p
 		const struct vcpu *v = &part->vcpu[i];
 		posted_params[part->index][i] = *p;
 		atomic_store(&params_posted[part->index][i], true);
+		atomic_store(&orders_waiting[v->pcpu], true);
 		arch_cpu_kick(v->pcpu);
 	}
 	return NULL;
@@ -781,6 +822,7 @@ const char *shared_core_post_timeline(uint32_t q, const struct sched_params *p)
 			continue;
 		posted_timeline[pcpu] = *p;
 		atomic_store(&timeline_posted[pcpu], true);
+		atomic_store(&orders_waiting[pcpu], true);
 		arch_cpu_kick(pcpu);
 	}
 	return NULL;
@@ -798,6 +840,7 @@ static const char *post_move(struct vcpu *v, unsigned pcpu, const struct sched_p
 		atomic_store(posted, true);
 	}
 	atomic_store(&moving_to[v->partition->index][v->index], pcpu + 1u);
+	atomic_store(&orders_waiting[v->pcpu], true);
 	arch_cpu_kick(v->pcpu);
 	return NULL;
 }

@@ -147,6 +147,14 @@ static __attribute__((noinline)) void shared_entry(const struct riscv_cpu *c, co
 	shared_stimecmp(s);
 }
 
+/*
+ * Per partition: a member of no channel (its channels are the description's, for good), as its
+ * first entry on a shared core found; a switch into it then skips channel_fast_doorbell's scan
+ * of every channel, so that every switch costs the same, the first one too (ARINC 653's window
+ * starts move by none of it frame to frame).
+ */
+static bool no_doorbell[TERN_MAX_PARTITIONS];
+
 void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 {
 	struct riscv_cpu *c = this_cpu();
@@ -187,8 +195,10 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	r->x[11] = context;   /* a1: device tree, or HSM's opaque */
 	r->sepc = entry;
 	fast_paths_setup(c);
-	if (c->shared)
+	if (c->shared) {
+		no_doorbell[p->index] = c->doorbell_htval == (uint64_t)DOORBELL_NONE;
 		shared_entry(c, v, ~0ULL, false); /* the core's event, armed before, survives the quiesce */
+	}
 	guest_enter(r);
 }
 
@@ -251,11 +261,25 @@ static __attribute__((noinline)) void shared_leave(struct vcpu *v, struct arch_v
 	__atomic_store_n(&c->vcpu, NULL, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * The exit frame by doublewords, inline: lib's memcpy, which a struct copy calls, took 220
+ * instructions a copy, twice a switch.
+ */
+static void copy_frame(struct guest_regs *dst, const struct guest_regs *src)
+{
+	/* Unrolled: a loop's own count and branch took as much as the copy. */
+#pragma clang loop unroll(full)
+	for (size_t i = 0; i < sizeof(dst->x) / sizeof(dst->x[0]); i++)
+		dst->x[i] = src->x[i];
+	dst->sepc = src->sepc;
+	dst->pad = src->pad;
+}
+
 void arch_vcpu_save(struct vcpu *v)
 {
 	struct arch_vcpu_context *x = riscv_vcpu_context(v);
 
-	x->frame = *guest_frame(this_cpu());
+	copy_frame(&x->frame, guest_frame(this_cpu()));
 /* cppcheck-suppress misra-c2012-20.7 ; a CSR's name, which the instruction spells (csr_read/csr_write): it cannot be parenthesised */
 #define VS_CSR_SAVE(csr) x->csr = csr_read(csr);
 	RISCV_VCPU_VS_CSRS(VS_CSR_SAVE)
@@ -288,7 +312,10 @@ void arch_vcpu_restore(struct vcpu *v)
 	bool trapless = v->partition->cfg->flags & TERN_PF_IRQ_DIRECT;
 
 	c->vcpu = v;
-	doorbell_fast_path_setup(c, v->partition);
+	if (no_doorbell[v->partition->index])
+		c->doorbell_htval = (uint64_t)DOORBELL_NONE;
+	else
+		doorbell_fast_path_setup(c, v->partition);
 	csr_write(hgatp, x->hgatp);
 	csr_write(hstatus, x->hstatus);
 	csr_write(CSR_HENVCFG, x->henvcfg);
@@ -303,7 +330,7 @@ void arch_vcpu_restore(struct vcpu *v)
 	csr_set(sstatus, SSTATUS_SPP | SSTATUS_FS_INITIAL);
 	riscv_fp_restore(&x->fp);
 	csr_write(sie, trapless ? SIE_SEIE : SIE_SEIE | SIE_STIE);
-	*guest_frame(c) = x->frame;
+	copy_frame(guest_frame(c), &x->frame);
 }
 
 /* The fast paths' counts (vectors.S: the SBI timer handed to the guest, trapped WFIs, rings). */
