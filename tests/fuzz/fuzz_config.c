@@ -253,8 +253,17 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 		const struct tern_config_partition *p = &cfg->partition[i];
 		CHECK(memchr(p->name, 0, TERN_NAME_LEN) && p->name[0]);
 		CHECK(p->num_vcpus >= 1 && p->num_vcpus <= TERN_MAX_VCPUS);
+		/* A shared pool's vCPUs take turns on its cores; every other vCPU has a core of its own. */
+		CHECK(p->pool == TERN_POOL_NONE || p->pool < cfg->num_pools);
+		const struct tern_config_pool *pl = p->pool == TERN_POOL_NONE ? NULL : &config_pools(cfg)[p->pool];
+		bool shared = pl != NULL && pl->scheduler != TERN_SCHED_NULL;
 		for (uint32_t c = 0; c < p->num_vcpus; c++) {
-			CHECK(p->cpus[c] < cfg->board_cpus && !(cores & (1u << p->cpus[c])));
+			CHECK(p->cpus[c] < cfg->board_cpus);
+			if (pl != NULL)
+				CHECK(pl->cpus & (1u << p->cpus[c]));
+			if (shared)
+				continue;
+			CHECK(!(cores & (1u << p->cpus[c])));
 			cores |= 1u << p->cpus[c];
 		}
 		CHECK(p->ram_ipa == ram_base && p->ram_size && p->ram_size % (2u << 20) == 0);
