@@ -395,6 +395,7 @@ static void apply_state(struct arm64_cpu *c, uint32_t unpend, uint32_t deactivat
 {
 	struct virq_queue *q = &c->vgic.queue;
 	uint32_t in_lrs = 0;
+	bool now_pending = false;
 
 	c->vgic.sgi_held &= ~unpend;
 	for (unsigned n = 0; n < gic_nr_lrs; n++) {
@@ -405,8 +406,10 @@ static void apply_state(struct arm64_cpu *c, uint32_t unpend, uint32_t deactivat
 		in_lrs |= (uint32_t)BIT(id);
 		if (unpend & BIT(id))
 			lr &= ~ICH_LR_PENDING;
-		if (deactivate & BIT(id))
+		if ((deactivate & BIT(id)) && (lr & ICH_LR_ACTIVE)) {
 			lr &= ~ICH_LR_ACTIVE;
+			now_pending |= (lr & ICH_LR_PENDING) != 0u;
+		}
 		if (activate & BIT(id))
 			lr |= ICH_LR_ACTIVE;
 		if (lr & (ICH_LR_PENDING | ICH_LR_ACTIVE))
@@ -424,6 +427,12 @@ static void apply_state(struct arm64_cpu *c, uint32_t unpend, uint32_t deactivat
 			write_sysreg(icc_dir_el1, id);
 	}
 	refill(c);
+	/*
+	 * A pending and active interrupt made only pending by GICR_ICACTIVER0 competes again:
+	 * one queued behind it with a higher priority must not wait for it (fuzz_vgic).
+	 */
+	if (now_pending)
+		reprioritise(c);
 }
 
 /* On the vCPU's own core: act on what other cores changed of its state (vgic_post). */
