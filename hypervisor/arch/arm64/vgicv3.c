@@ -680,27 +680,39 @@ void vgic_save(struct arm64_cpu *c, struct arch_vcpu_context *x)
 	unsigned n = active_priority_regs((read_sysreg(ich_vtr_el2) >> 26) & 7);
 
 	uint32_t linked = 0;
+	/*
+	 * Only the list registers in use (the empty ones' status, one read): an empty one may keep
+	 * an old interrupt's bits, which every reader ignores by their state (none), as the GIC
+	 * does.  At a switch most are empty, and a read or a write names its register in the
+	 * instruction (a call and a case each).
+	 */
+	uint64_t used = ~read_sysreg(ich_elrsr_el2) & (BIT(gic_nr_lrs) - 1u);
 
-	for (unsigned i = 0; i < gic_nr_lrs; i++) {
+	x->used_lrs = (uint32_t)used;
+	for (unsigned i = 0; i < ARM64_CTX_MAX_LRS; i++)
+		x->lr[i] = 0;
+	for (; used; used &= used - 1u) {
+		unsigned i = (unsigned)__builtin_ctzll(used);
 		uint64_t lr = gic_read_lr(i);
 		x->lr[i] = lr;
-		if (lr) {
-			gic_write_lr(i, 0);
-			linked |= linked_ppi(lr);
-		}
+		gic_write_lr(i, 0);
+		linked |= linked_ppi(lr);
 	}
 	x->linked = linked; /* for the restore: lr[] does not change while the vCPU is out */
 	x->ap0r[0] = read_sysreg(ich_ap0r0_el2);
 	x->ap1r[0] = read_sysreg(ich_ap1r0_el2);
+	uint64_t active = x->ap0r[0] | x->ap1r[0];
 	if (n >= 2) {
 		x->ap0r[1] = read_sysreg(ich_ap0r1_el2);
 		x->ap1r[1] = read_sysreg(ich_ap1r1_el2);
+		active |= x->ap0r[1] | x->ap1r[1];
 	}
 	if (n == 4) {
 		x->ap0r[2] = read_sysreg(ich_ap0r2_el2);
 		x->ap0r[3] = read_sysreg(ich_ap0r3_el2);
 		x->ap1r[2] = read_sysreg(ich_ap1r2_el2);
 		x->ap1r[3] = read_sysreg(ich_ap1r3_el2);
+		active |= x->ap0r[2] | x->ap0r[3] | x->ap1r[2] | x->ap1r[3];
 	}
 	x->vmcr = read_sysreg(ich_vmcr_el2);
 	x->ich_hcr = read_sysreg(ich_hcr_el2);
@@ -712,7 +724,8 @@ void vgic_save(struct arm64_cpu *c, struct arch_vcpu_context *x)
 	mmio_write32(c->gicr + GICR_SGI_BASE + GICD_ICENABLER, (uint32_t)OWNED_PPIS);
 	if (linked)
 		mmio_write32(c->gicr + GICR_SGI_BASE + GICD_ICACTIVER, linked);
-	clear_virtual_active();
+	if (active) /* at a switch a guest is seldom inside a handler */
+		clear_virtual_active();
 	switch_templates(c, x, false);
 	c->vgic.sgi_held = 0;
 	c->vgic.fast_path_off = false;
@@ -740,10 +753,10 @@ void vgic_restore(struct arm64_cpu *c, struct vcpu *v)
 	virq_queue_move(&c->vgic.queue, &x->vgic.queue);
 	if (linked)
 		mmio_write32(c->gicr + GICR_SGI_BASE + GICD_ISACTIVER, linked);
-	/* Every list register is empty since a save or a stop (vgic_save, vgic_quiesce). */
-	for (unsigned i = 0; i < gic_nr_lrs; i++) {
-		if (x->lr[i])
-			gic_write_lr(i, x->lr[i]);
+	/* No list register holds an interrupt since a save or a stop (vgic_save, vgic_quiesce). */
+	for (uint32_t used = x->used_lrs; used; used &= used - 1u) {
+		unsigned i = (unsigned)__builtin_ctz(used);
+		gic_write_lr(i, x->lr[i]);
 	}
 	write_sysreg(ich_ap0r0_el2, x->ap0r[0]);
 	write_sysreg(ich_ap1r0_el2, x->ap1r[0]);

@@ -187,6 +187,32 @@ void test_shared_save_leaves_no_linked_ppi_active(void)
 	shared_board_done();
 }
 
+/*
+ * A save keeps the list registers in use (ICH_ELRSR_EL2) and only those: an empty one's old
+ * bits (an interrupt the guest has since deactivated) are no interrupt, nor taken for one.
+ */
+void test_shared_save_keeps_only_the_lrs_in_use(void)
+{
+	shared_board();
+	struct arch_vcpu_context *x = arm64_vcpu_context(a0);
+	uint64_t pending = ICH_LR_PENDING | ICH_LR_GROUP1 | ((uint64_t)0xa0 << ICH_LR_PRIO_SHIFT) | 27u;
+
+	fake_lrs[0][0] = pending;
+	fake_lrs[0][2] = ICH_LR_GROUP1 | 30u;   /* state invalid: its EOI came */
+	CHECK_EQ(FAKE_ON(0, arch_vcpu_save(a0)), FAKE_RETURNED);
+	CHECK_EQ(x->used_lrs, 1u);
+	CHECK_EQ(x->lr[0], pending);
+	CHECK_EQ(x->lr[2], 0);
+	CHECK_EQ(fake_lrs[0][0], 0);               /* b0 finds no interrupt of a0's */
+	CHECK(arch_vcpu_wake_pending(a0));
+	CHECK_EQ(FAKE_ON(0, arch_vcpu_resume(b0)), FAKE_EXIT_RUN);
+	for (unsigned n = 0; n < gic_nr_lrs; n++)
+		CHECK_EQ(fake_lrs[0][n] & (ICH_LR_PENDING | ICH_LR_ACTIVE), 0);
+	CHECK_EQ(switch_to(b0, a0), FAKE_EXIT_RUN);
+	CHECK_EQ(fake_lrs[0][0], pending);
+	shared_board_done();
+}
+
 /* A saved vCPU's wake-ups, each source alone. */
 void test_shared_wake_pending_each_source(void)
 {

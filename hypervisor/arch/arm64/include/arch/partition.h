@@ -130,6 +130,7 @@ struct arch_vcpu_context {
 	uint64_t vmcr;                        /* ICH_VMCR_EL2 */
 	uint64_t ich_hcr;                     /* ICH_HCR_EL2 */
 	uint32_t linked;                      /* the PPIs lr[] holds hardware-linked (vgic_save) */
+	uint32_t used_lrs;                    /* the lr[] in use, a bit each (vgic_save) */
 	uint64_t ppi_template[16];            /* its lr_template[16..31] as the save found them */
 	uint64_t hcr;                         /* HCR_EL2 */
 	uint64_t vmpidr;                      /* VMPIDR_EL2 */
