@@ -431,6 +431,74 @@ def test_riscv64_arinc653_row_in_time_ticks_with_the_hypervisors_window_starts()
     assert rec["window_jitter"] == {"a": 0, "b": 0}
 
 
+def riscv64_records():
+    return [
+        {"system": "tern wfi=trap", "scenario": "riscv64-shared-lat-credit", "shift": 0,
+         "scheduler": "credit", "avg": 2166.27, "warm_max": 2201, "p99": 2201, "max": 2201,
+         "bound_ticks": 10_000_000, "bound": "credit: the slice", "test": "sbi-timer-wfi"},
+        {"system": "tern wfi=trap", "scenario": "riscv64-shared-switch-credit", "shift": 0,
+         "scheduler": "credit", "instructions_per_tick": 100,
+         "switch": {"n": 90, "min": 15, "avg": 15.31, "max": 16},
+         "interruption": {"n": 2, "max": 6}},
+        {"system": "tern wfi=trap", "scenario": "riscv64-shared-switch-arinc653", "shift": 0,
+         "scheduler": "arinc653", "instructions_per_tick": 100,
+         "switch": {"n": 96, "min": 15, "avg": 15.0, "max": 16},
+         "interruption": {"n": 0}, "window_jitter": {"a": 1, "b": None},
+         "window_start": {"n": 96, "min": 14, "max": 15, "jitter": 1}},
+    ]
+
+
+def test_report_gives_riscv64_its_own_section_in_instructions():
+    recs = riscv64_records()
+    # Not in arm64's tables, nor in the generic latency tables.
+    assert report.shared_tables(recs) == [] and report.shared_section({"records": recs}) == []
+    assert report.latency_rows(recs, "riscv64-shared-lat-credit", 0) == []
+    tables = report.riscv64_shared_tables(recs)
+    assert len(tables) == 2
+    (lat_title, _, lat_rows), (sw_title, _, sw_rows) = tables
+    assert "QEMU virt riscv64" in lat_title and "shift 0" in lat_title
+    assert lat_rows == [("credit", "tern wfi=trap", "2166.3", 2201, 2201, 2201, 10_000_000,
+                         "credit: the slice", "-9997799")]
+    assert "instructions" in sw_title and "to within 100" in sw_title
+    # ticks of `time` x 100
+    assert sw_rows[0][2:8] == (90, "1500", "1531.0", "1600", 2, "600")
+    assert sw_rows[1][-1] == "hypervisor 100 (96 windows); guests a 100, b -"
+    section = "\n".join(report.riscv64_shared_section({"records": recs}))
+    assert section.startswith("## Shared cores on the RISC-V board (QEMU virt riscv64, shift 0)")
+    assert "10 MHz" in section and "a tick is 100 instructions" in section
+    assert "a jitter of 1 tick is a spread of 1 to 199 instructions" in section
+    assert "| credit | tern wfi=trap | 2166.3 | 2201 |" in section
+    terminal = report.terminal_report({"records": recs, "scenarios": [],
+                                       "plan": {"shifts": [0]}, "errors": []})
+    assert "on QEMU virt riscv64: switches" in terminal
+
+
+def test_goal_rows_keep_the_boards_apart():
+    arm = [{"system": "tern wfi=trap", "scenario": "shared-switch-credit", "scheduler": "credit",
+            "shift": 4, "test": "switch",
+            "switch": {"n": 3, "min": 1400, "avg": 1470.0, "max": 1500},
+            "interruption": {"n": 0}}]
+    riscv = riscv64_records()
+    # riscv64's figures never stand in for arm64's goal rows.
+    assert report._shared_goal_rows(riscv) == []
+    arm_rows = report._shared_goal_rows(arm + riscv)
+    assert arm_rows == report._shared_goal_rows(arm)
+    assert not any("riscv64" in row for row in arm_rows)
+    rows = report._riscv64_shared_goal_rows(arm + riscv)
+    assert rows and all(row.startswith("| riscv64: ") for row in rows)
+    joined = "\n".join(rows)
+    assert "riscv64: context switch, credit pool: AVG, instructions (to within 100) | " \
+        "<= 1/2 of Xen's (no Xen on riscv64) | 1531.0 | arm64 Tern 1470.0 (shift 4) |" in joined
+    assert "riscv64: context switch, rtds pool" in joined and "| not run |" in joined
+    assert "riscv64: ARINC 653 window switch: AVG, instructions (to within 100) | <= 1/3 of " \
+        "Xen's (no Xen on riscv64) | 1500.0 | - |" in joined
+    assert "window start: jitter across major frames, instructions (to within 100) | " \
+        "exactly 0 | 100 | the hypervisor's entries |" in joined
+    assert report._riscv64_shared_goal_rows(arm) == []
+    section = report._goals_section(arm + riscv, None)
+    assert "; the riscv64 rows QEMU virt riscv64, shift 0)" in section[0]
+
+
 def test_riscv64_switch_row_says_a_guest_lost_its_lines_to_its_console_share():
     log = ['[b] noise-slices {"name":"b","start":10,"end":20,"gaps":0,"kept":0,"ran":10,'
            '"gap_ticks":1}', '[a] noise-gap {"name":"a","i":0,"from":12,"to":15}']
