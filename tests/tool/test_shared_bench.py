@@ -26,9 +26,10 @@ class FakeRuns:
     def _dir(self, label):
         return Path("/nonexistent") / label
 
-    def tern_system(self, label, shift, partitions, board_cpus, console=None, pools=()):
+    def tern_system(self, label, shift, partitions, board_cpus, console=None, pools=(),
+                    arch="arm64"):
         self.seen.update(label=label, console=console,
-                         text=bench._system_toml(board_cpus, *partitions, pools=pools))
+                         text=bench._system_toml(board_cpus, *partitions, pools=pools, arch=arch))
         return self.result
 
 
@@ -39,7 +40,7 @@ def result(log, ok=True):
 
 
 def test_shared_scenarios_pair_tern_with_xen_sched_only(monkeypatch):
-    shared = [s for s in bench.SCENARIOS if s.report == "shared"]
+    shared = [s for s in bench.SCENARIOS if s.report == "shared" and s.arch == "arm64"]
     assert sorted(s.name for s in shared) == sorted(
         f"shared-{what}-{sched}" for what in ("lat", "switch") for sched in bench.SHARED_SCHEDULERS)
     cells = []
@@ -295,3 +296,228 @@ def test_tern_arinc653_row_takes_the_hypervisors_window_starts():
     assert outcome.error is None, outcome.error
     [rec] = outcome.records
     assert rec["window_start"] == {"n": 5, "min": 4379, "max": 4411, "jitter": 1}
+
+
+# ---- The riscv64 board's rows (bench.run_riscv64_shared_*): Tern only, icount shift 0 ----
+
+RISCV64_SHARED = [f"riscv64-shared-{what}-{sched}" for what in ("lat", "switch")
+                  for sched in bench.SHARED_SCHEDULERS]
+
+
+def test_riscv64_shared_scenarios_run_tern_trap_at_shift_0_only(monkeypatch):
+    for name in RISCV64_SHARED:
+        sc = bench.SCENARIO_BY_NAME[name]
+        assert (sc.arch, sc.kinds, sc.shifts, sc.report) == ("riscv64", ("tern",), (0,), "shared")
+        assert sc.systems == ("tern wfi=trap",)
+        assert bench.NOISE_RISCV64 in sc.images
+    cells = []
+    monkeypatch.setattr(bench.System, "available", lambda self: None)
+    monkeypatch.setattr(bench, "run_scenario", lambda sc, sy, sh, plan, runs:
+                        cells.append((sc.name, sy.name, sh)) or bench.Outcome())
+    plan = bench.Plan(samples=1, prio_runs=1, shifts=(4, 0))
+    bench.run_matrix(plan, scenarios=[bench.SCENARIO_BY_NAME[n] for n in RISCV64_SHARED],
+                     workdir=Path("/tmp/tern-fake"), progress=None)
+    assert sorted(cells) == sorted((n, "tern wfi=trap", 0) for n in RISCV64_SHARED)
+
+
+def _riscv64_description(runs, tmp_path):
+    doc = tomllib.loads(runs.seen["text"])
+    image = tmp_path / "guest.img"
+    image.write_bytes(b"\0" * 4096)
+    checked = tomllib.loads(runs.seen["text"])
+    for p in checked["partition"]:
+        p["image"] = str(image)
+    return doc, config.parse_system(checked, tmp_path, "riscv64.toml")
+
+
+def test_riscv64_shared_lat_pool_guests_and_bound_in_cycles(tmp_path):
+    lat = {"test": "sbi-timer-wfi", "freq_hz": 1_000_000_000, "avg": 2166.3, "min": 2107,
+           "max": 2201, "warm_max": 2201, "p50": 2199, "p99": 2201, "p999": 2201, "samples": 5}
+    log = ["[noise] noise: mode slices, name noise, gaps above 50 ticks, 0 kept, until time 1",
+           "[rt] LAT-START {}", "[rt] LAT-DONE"]
+    res = result(log)
+    res.partitions = {"rt": type("Part", (), {"lat": [lat]})()}
+    plan = bench.Plan(samples=5, prio_runs=1, shifts=(0,))
+    bounds = {}
+    for sched in bench.SHARED_SCHEDULERS:
+        runs = FakeRuns(res)
+        outcome = bench.SCENARIO_BY_NAME[f"riscv64-shared-lat-{sched}"].run(runs.system, 0, plan,
+                                                                           runs)
+        assert outcome.error is None, outcome.error
+        [rec] = outcome.records
+        assert (rec["arch"], rec["scheduler"], rec["warm_max"]) == ("riscv64", sched, 2201)
+        bounds[sched] = rec["bound_ticks"]
+        doc, parsed = _riscv64_description(runs, tmp_path)
+        assert doc["board"] == {"arch": "riscv64", "cpus": 2, "pci": []}
+        assert doc["pool"][0]["cpus"] == [bench.TERN_SHARED_CORE]
+        assert doc["pool"][0]["scheduler"] == sched
+        assert [(p["name"], p["cpus"], p["pool"], p["irq"], p["wfi"]) for p in doc["partition"]] \
+            == [("rt", [1], "shared", "trap", "trap"), ("noise", [1], "shared", "trap", "trap")]
+        rt, noise = doc["partition"]
+        assert rt["image"] == str(bench.LAT_RISCV64)
+        assert "lat.tests=sbi-timer-wfi" in rt["bootargs"] and "lat.samples=5" in rt["bootargs"]
+        assert "lat.delta_us=20" in rt["bootargs"]   # shift 0's budget
+        # riscv64's noise has only the slices mode: spinning, with no gap to print.
+        assert noise["image"] == str(bench.NOISE_RISCV64)
+        assert "noise.mode=slices" in noise["bootargs"] and "noise.max_gaps=0" in noise["bootargs"]
+        assert runs.seen["console"]("[rt] LAT-DONE") == "stop noise\r"
+        assert [q.scheduler for q in parsed.pools] == [sched]
+    # `cycle` at shift 0 is 1 GHz, an instruction a tick: RTDS 10 ms - 4 ms, ARINC 653 the
+    # other 10 ms window, credit the 10 ms slice.
+    assert bounds == {"rtds": 6_000_000, "arinc653": 10_000_000, "credit": 10_000_000}
+    res.log = log[1:] + log[:1]
+    outcome = bench.SCENARIO_BY_NAME["riscv64-shared-lat-rtds"].run(runs.system, 0, plan,
+                                                                    FakeRuns(res))
+    assert outcome.records == [] and "not busy" in outcome.error
+
+
+def test_riscv64_shared_switch_description(tmp_path):
+    plan = bench.Plan(samples=5, prio_runs=1, shifts=(0,))
+    for sched in bench.SHARED_SCHEDULERS:
+        runs = FakeRuns(result([], ok=False))
+        outcome = bench.SCENARIO_BY_NAME[f"riscv64-shared-switch-{sched}"].run(runs.system, 0,
+                                                                              plan, runs)
+        assert outcome.error == "failed" and outcome.records == []
+        doc, parsed = _riscv64_description(runs, tmp_path)
+        assert doc["board"]["arch"] == "riscv64" and doc["pool"][0]["scheduler"] == sched
+        assert [p["name"] for p in doc["partition"]] == ["a", "b"]
+        for p in doc["partition"]:
+            assert p["image"] == str(bench.NOISE_RISCV64)
+            assert f"noise.name={p['name']}" in p["bootargs"]
+            assert f"noise.gap_ticks={bench.RISCV64_SWITCH_GAP_TICKS}" in p["bootargs"]
+            assert f"noise.until_us={bench.RISCV64_SWITCH_UNTIL_US}" in p["bootargs"]
+            if sched == "rtds":
+                assert (p["budget_us"], p["period_us"]) == (5000, 10000)
+        if sched == "arinc653":
+            assert doc["pool"][0]["windows"] == [{"partition": "a", "duration_us": 10000},
+                                                 {"partition": "b", "duration_us": 10000}]
+        assert runs.seen["console"] is None      # both guests end by themselves
+
+
+def test_riscv64_arinc653_row_in_time_ticks_with_the_hypervisors_window_starts():
+    """The slices guests' and the hypervisor's lines in `time` ticks (10 MHz: 200000 a major
+    frame); the record keeps ticks and says what a tick is in instructions at shift 0."""
+    major = bench.SHARED_MAJOR_FRAME_US * bench.RISCV64_TIMEBASE_HZ // 1_000_000
+    assert major == 200_000
+    half = major // 2
+    a_gaps = [(n * major + half - 15, (n + 1) * major + 15) for n in range(4)]
+    b_gaps = [(n * major + major - 16, (n + 1) * major + half + 14) for n in range(3)]
+
+    def lines(name, start, end, gaps):
+        out = [f'[{name}] noise-gap {{"name":"{name}","i":{i},"from":{f},"to":{t}}}'
+               for i, (f, t) in enumerate(gaps)]
+        ran = end - start - sum(t - f for f, t in gaps)
+        return out + [f'[{name}] noise-slices {{"name":"{name}","start":{start},"end":{end},'
+                      f'"gaps":{len(gaps)},"kept":{len(gaps)},"ran":{ran},"gap_ticks":1}}']
+
+    entries = [[1, half, 40], [0, major, 14], [1, major + half, 15], [0, 2 * major, 14],
+               [1, 2 * major + half, 14], [0, 3 * major, 15], [1, 5 * major, 30]]
+    log = lines("a", 15, 4 * major + half - 15, a_gaps) \
+        + lines("b", half + 14, 3 * major + major - 16, b_gaps) \
+        + ['tern-sched {"cpu":1,"scheduler":"arinc653","freq_hz":10000000,'
+           '"window_entry":{"count":7,"min":14,"max":40},'
+           '"event_arrival":{"count":7,"min":1,"max":4}}',
+           'tern-sched-windows {"cpu":1,"from":0,"entries":%s}' % str(entries).replace(" ", "")]
+    runs = FakeRuns(result(log))
+    plan = bench.Plan(samples=5, prio_runs=1, shifts=(0,))
+    outcome = bench.SCENARIO_BY_NAME["riscv64-shared-switch-arinc653"].run(runs.system, 0, plan,
+                                                                          runs)
+    assert outcome.error is None, outcome.error
+    [rec] = outcome.records
+    assert (rec["arch"], rec["freq_hz"], rec["instructions_per_tick"]) == \
+        ("riscv64", 10_000_000, 100)
+    assert rec["switch"]["min"] == 29 and rec["switch"]["max"] == 31
+    assert rec["window_start"] == {"n": 5, "min": 14, "max": 15, "jitter": 1}
+    assert rec["window_jitter"] == {"a": 0, "b": 0}
+
+
+def riscv64_records():
+    return [
+        {"system": "tern wfi=trap", "scenario": "riscv64-shared-lat-credit", "shift": 0,
+         "scheduler": "credit", "avg": 2166.27, "warm_max": 2201, "p99": 2201, "max": 2201,
+         "bound_ticks": 10_000_000, "bound": "credit: the slice", "test": "sbi-timer-wfi"},
+        {"system": "tern wfi=trap", "scenario": "riscv64-shared-switch-credit", "shift": 0,
+         "scheduler": "credit", "instructions_per_tick": 100,
+         "switch": {"n": 90, "min": 15, "avg": 15.31, "max": 16},
+         "interruption": {"n": 2, "max": 6}},
+        {"system": "tern wfi=trap", "scenario": "riscv64-shared-switch-arinc653", "shift": 0,
+         "scheduler": "arinc653", "instructions_per_tick": 100,
+         "switch": {"n": 96, "min": 15, "avg": 15.0, "max": 16},
+         "interruption": {"n": 0}, "window_jitter": {"a": 1, "b": None},
+         "window_start": {"n": 96, "min": 14, "max": 15, "jitter": 1}},
+    ]
+
+
+def test_report_gives_riscv64_its_own_section_in_instructions():
+    recs = riscv64_records()
+    # Not in arm64's tables, nor in the generic latency tables.
+    assert report.shared_tables(recs) == [] and report.shared_section({"records": recs}) == []
+    assert report.latency_rows(recs, "riscv64-shared-lat-credit", 0) == []
+    tables = report.riscv64_shared_tables(recs)
+    assert len(tables) == 2
+    (lat_title, _, lat_rows), (sw_title, _, sw_rows) = tables
+    assert "QEMU virt riscv64" in lat_title and "shift 0" in lat_title
+    assert lat_rows == [("credit", "tern wfi=trap", "2166.3", 2201, 2201, 2201, 10_000_000,
+                         "credit: the slice", "-9997799")]
+    assert "instructions" in sw_title and "to within 100" in sw_title
+    # ticks of `time` x 100
+    assert sw_rows[0][2:8] == (90, "1500", "1531.0", "1600", 2, "600")
+    assert sw_rows[1][-1] == "hypervisor 100 (96 windows); guests a 100, b -"
+    section = "\n".join(report.riscv64_shared_section({"records": recs}))
+    assert section.startswith("## Shared cores on the RISC-V board (QEMU virt riscv64, shift 0)")
+    assert "10 MHz" in section and "a tick is 100 instructions" in section
+    assert "a jitter of 1 tick is a spread of 1 to 199 instructions" in section
+    assert "| credit | tern wfi=trap | 2166.3 | 2201 |" in section
+    terminal = report.terminal_report({"records": recs, "scenarios": [],
+                                       "plan": {"shifts": [0]}, "errors": []})
+    assert "on QEMU virt riscv64: switches" in terminal
+
+
+def test_goal_rows_keep_the_boards_apart():
+    arm = [{"system": "tern wfi=trap", "scenario": "shared-switch-credit", "scheduler": "credit",
+            "shift": 4, "test": "switch",
+            "switch": {"n": 3, "min": 1400, "avg": 1470.0, "max": 1500},
+            "interruption": {"n": 0}}]
+    riscv = riscv64_records()
+    # riscv64's figures never stand in for arm64's goal rows.
+    assert report._shared_goal_rows(riscv) == []
+    arm_rows = report._shared_goal_rows(arm + riscv)
+    assert arm_rows == report._shared_goal_rows(arm)
+    assert not any("riscv64" in row for row in arm_rows)
+    rows = report._riscv64_shared_goal_rows(arm + riscv)
+    assert rows and all(row.startswith("| riscv64: ") for row in rows)
+    joined = "\n".join(rows)
+    assert "riscv64: context switch, credit pool: AVG, instructions (to within 100) | " \
+        "<= 1/2 of Xen's (no Xen on riscv64) | 1531.0 | arm64 Tern 1470.0 (shift 4) |" in joined
+    assert "riscv64: context switch, rtds pool" in joined and "| not run |" in joined
+    assert "riscv64: ARINC 653 window switch: AVG, instructions (to within 100) | <= 1/3 of " \
+        "Xen's (no Xen on riscv64) | 1500.0 | - |" in joined
+    assert "window start: jitter across major frames, instructions (to within 100) | " \
+        "exactly 0 | 100 | the hypervisor's entries |" in joined
+    assert report._riscv64_shared_goal_rows(arm) == []
+    section = report._goals_section(arm + riscv, None)
+    assert "; the riscv64 rows QEMU virt riscv64, shift 0)" in section[0]
+
+
+def test_riscv64_switch_row_says_a_guest_lost_its_lines_to_its_console_share():
+    log = ['[b] noise-slices {"name":"b","start":10,"end":20,"gaps":0,"kept":0,"ran":10,'
+           '"gap_ticks":1}', '[a] noise-gap {"name":"a","i":0,"from":12,"to":15}']
+    res = result(log)
+    res.stats = {"a": {"console_dropped": 1904}, "b": {"console_dropped": 0}}
+    runs = FakeRuns(res)
+    plan = bench.Plan(samples=5, prio_runs=1, shifts=(0,))
+    outcome = bench.SCENARIO_BY_NAME["riscv64-shared-switch-rtds"].run(runs.system, 0, plan, runs)
+    assert outcome.records == []
+    assert outcome.error == "no complete noise-slices output from a (its console dropped 1904 bytes)"
+
+
+def test_riscv64_switch_run_fits_each_guests_console_burst():
+    """At shift 0 the guests print their gaps in almost no counter time: every line must fit
+    the console's burst (hypervisor/include/tern/console.h), at RTDS's measured 2.6 gaps a
+    period (about 64 bytes a line) with room to spare."""
+    header = (REPO / "hypervisor" / "include" / "tern" / "console.h").read_text()
+    burst = int(re.search(r"#define CONSOLE_BURST\s+(\d+)u", header).group(1))
+    periods = bench.RISCV64_SWITCH_UNTIL_US / bench.SHARED_RTDS_PERIOD_US
+    assert periods * 2.6 * 64 < 0.75 * burst
+    # and long enough for as many turns as a measurement wants
+    assert bench.RISCV64_SWITCH_UNTIL_US // bench.SHARED_WINDOW_US >= 50

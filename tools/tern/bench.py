@@ -1262,7 +1262,8 @@ def shared_refused(result):
     return next((line for line in result.log if SHARED_REFUSAL in line), None)
 
 
-def run_shared(runs, label, shift, scheduler, guests, finish, budget_us=SHARED_RTDS_BUDGET_US):
+def run_shared(runs, label, shift, scheduler, guests, finish, budget_us=SHARED_RTDS_BUDGET_US,
+               arch="arm64"):
     """`guests` ((name, image, bootargs), ...) on one core in a pool of `scheduler`; the run
     ends when the guests in `finish` are done (the others are stopped or left). Returns the
     RunResult, or an Outcome when the cell cannot run yet."""
@@ -1279,7 +1280,7 @@ def run_shared(runs, label, shift, scheduler, guests, finish, budget_us=SHARED_R
     others = [n for n in names if n not in finish]
     console = _stop_when_rt_done(others) if others else None
     result = runs.tern_system(label, shift, parts, TERN_SHARED_CORE + 1, console=console,
-                              pools=[_tern_pool(scheduler, names)])
+                              pools=[_tern_pool(scheduler, names)], arch=arch)
     refused = shared_refused(result)
     if refused is not None:
         # One wording for every cell, so that the report says it once.
@@ -1437,6 +1438,107 @@ def run_shared_switch(scenario, system, shift, plan, runs):
     return Outcome([rec], error, str(result.workdir))
 
 
+# ---- The shared-core rows on the riscv64 board: Tern only (Xen 4.17 runs no riscv64 guest) ----
+
+NOISE_RISCV64 = REPO / "guests" / "build" / "riscv64" / "noise.img"
+RISCV64_SHARED_SHIFT = 0
+# The latency guest's samples are `cycle`, which under icount counts virtual nanoseconds: at
+# shift 0 a tick is an instruction.
+RISCV64_CYCLE_HZ = 1_000_000_000
+# The slices guests read `time`, and so does the hypervisor for its tern-sched lines (htimedelta
+# is 0: one counter): the board's 10 MHz timebase, at shift 0 a tick of 100 instructions.
+RISCV64_TIMEBASE_HZ = 10_000_000
+RISCV64_INSTRUCTIONS_PER_TICK = RISCV64_CYCLE_HZ // RISCV64_TIMEBASE_HZ
+# A trap-and-emulate partition has no Sstc: its timer is SBI set_timer, its WFI trapped.
+RISCV64_SHARED_TESTS = ("sbi-timer-wfi",)
+# riscv64's noise guest has only the slices mode, so the busy partition spins on `time` with
+# interrupts masked (it is stopped before it would print anything but its first line).
+RISCV64_SHARED_BUSY = "noise.mode=slices noise.max_gaps=0 noise.until_us=1000000000"
+# Tern boots here in a few ms of counter time (arm64's SWITCH_UNTIL_US leaves Xen its 0.5 s).
+# What bounds the run is each guest's console share (16 KiB at once, then the UART's rate, of
+# counter time, docs/design.md "Console"): at shift 0 a guest prints its gaps in far less
+# counter time than at shift 4, so all of them must fit the burst.  RTDS's guest a sees about
+# 2.6 gaps (64 bytes each) per 10 ms period: 1 s of them was 17 KiB and lost its last lines,
+# 0.6 s is about 10 KiB.
+RISCV64_SWITCH_UNTIL_US = 600_000
+# A step of the slices loop is under 100 instructions, a read 0 or 1 tick after the one before:
+# a gap of more than one tick is time the guest did not run.
+RISCV64_SWITCH_GAP_TICKS = 1
+RISCV64_SHARED_SYSTEMS = ("tern wfi=trap",)
+
+
+def _busy_before_measuring(log, busy):
+    """Whether `busy`'s first line came before rt's LAT-START."""
+    first = _index(log, lambda line: line.startswith(f"[{busy}] noise: mode"))
+    start = _index(log, lambda line: line.startswith("[rt] LAT-START "))
+    return first is not None and start is not None and first < start
+
+
+def run_riscv64_shared_lat(scenario, system, shift, plan, runs):
+    """shared-lat's row on the riscv64 board: the latency guest's SBI timer, WFI trapped, beside
+    a partition that never gives the core away, in a pool of the scenario's scheduler; samples
+    and bound in `cycle` ticks."""
+    scheduler = shared_scheduler(scenario)
+    bound_us, what = shared_bound_us(system.kind, scheduler)
+    args = (f"{_lat_args(plan, shift, RISCV64_SHARED_TESTS)} "
+            f"lat.start_delay_us={NOISE_START_DELAY_US}")
+    guests = [("rt", LAT_RISCV64, args), ("noise", NOISE_RISCV64, RISCV64_SHARED_BUSY)]
+    result = run_shared(runs, _label(scenario, shift), shift, scheduler, guests, ("rt",),
+                        arch="riscv64")
+    if isinstance(result, Outcome):
+        return result
+    extra = {"arch": "riscv64", "scheduler": scheduler, "bound_us": bound_us, "bound": what,
+             "bound_ticks": bound_us * (RISCV64_CYCLE_HZ >> shift) // 1_000_000}
+    records = _lat_records(scenario.name, system, shift, result.partitions.get("rt"), extra)
+    if result.ok and records and not _busy_before_measuring(result.log, "noise"):
+        return Outcome([], "noise was not busy yet when rt started measuring (no \"noise: "
+                           "mode\" line before rt's LAT-START)", str(result.workdir))
+    return _outcome(result, records)
+
+
+def run_riscv64_shared_switch(scenario, system, shift, plan, runs):
+    """shared-switch's row on the riscv64 board: two slices guests spinning on `time` on one
+    core; the switches, what else interrupts them and, under ARINC 653, the window starts, in
+    `time` ticks (`instructions_per_tick` converts)."""
+    scheduler = shared_scheduler(scenario)
+    names = ("a", "b")
+    args = (f"noise.mode=slices noise.until_us={RISCV64_SWITCH_UNTIL_US} "
+            f"noise.max_gaps={SWITCH_MAX_GAPS} noise.gap_ticks={RISCV64_SWITCH_GAP_TICKS}")
+    guests = [(n, NOISE_RISCV64, f"{args} noise.name={n}") for n in names]
+    result = run_shared(runs, _label(scenario, shift), shift, scheduler, guests, names,
+                        budget_us=SWITCH_RTDS_BUDGET_US, arch="riscv64")
+    if isinstance(result, Outcome):
+        return result
+    parsed = results.parse_slices(result.log)
+    missing = [n for n in names if n not in parsed or not parsed[n]["complete"]]
+    if not result.ok or missing:
+        dropped = {n: (result.stats.get(n) or {}).get("console_dropped") for n in missing}
+        why = result.reason if not result.ok else \
+            "no complete noise-slices output from " + ", ".join(
+                n + (f" (its console dropped {dropped[n]} bytes)" if dropped[n] else "")
+                for n in missing)
+        return Outcome([], why, str(result.workdir))
+    lost = [n for n in names if parsed[n]["kept"] != parsed[n]["count"]]
+    measured = switch_costs({n: parsed[n] for n in names})
+    rec = {"system": system.name, "scenario": scenario.name, "test": "switch", "shift": shift,
+           "arch": "riscv64", "unit": "ticks", "freq_hz": RISCV64_TIMEBASE_HZ,
+           "instructions_per_tick": RISCV64_INSTRUCTIONS_PER_TICK << shift,
+           "scheduler": scheduler, "switch": _spread(measured["switches"]),
+           "interruption": _spread(measured["interruptions"]),
+           "ran": {n: parsed[n]["ran"] for n in names}, "gap_ticks": parsed["a"]["gap_ticks"]}
+    if scheduler == "arinc653":
+        major = SHARED_MAJOR_FRAME_US * RISCV64_TIMEBASE_HZ // 1_000_000
+        rec["window_jitter"] = {n: window_jitter(measured["starts"][n], major) for n in names}
+        starts = hypervisor_window_starts(result.log, max(parsed[n]["start"] for n in names),
+                                          min(parsed[n]["end"] for n in names))
+        if starts is not None:
+            rec["window_start"] = starts
+    error = f"gaps not all kept by {', '.join(lost)}" if lost else None
+    if not measured["switches"]:
+        error = "no switch between the two guests measured"
+    return Outcome([rec], error, str(result.workdir))
+
+
 @dataclass(frozen=True)
 class Scenario:
     """What the lab measures: on which board, on which kinds of system, with which guest
@@ -1550,6 +1652,18 @@ SCENARIOS = (
              "switch, and the IPI taken from its guest file at its next run",
              run_riscv64_shared_ipi, (LAT_RISCV64,), "latency", kinds=("tern",), shifts=(0,),
              cpus=2, arch="riscv64", systems=("tern direct",)),
+    *(Scenario(f"riscv64-shared-lat-{sched}", f"latency guest (SBI timer, WFI trapped) sharing "
+               f"one core of the RISC-V board with a busy partition (spinning on its counter), "
+               f"{sched} pool", run_riscv64_shared_lat, (LAT_RISCV64, NOISE_RISCV64), "shared",
+               kinds=("tern",), shifts=(RISCV64_SHARED_SHIFT,), cpus=2, arch="riscv64",
+               systems=RISCV64_SHARED_SYSTEMS)
+      for sched in SHARED_SCHEDULERS),
+    *(Scenario(f"riscv64-shared-switch-{sched}", f"two guests spinning on one core of the RISC-V "
+               f"board ({sched} pool): the switch from one to the other, and what else "
+               f"interrupts them", run_riscv64_shared_switch, (NOISE_RISCV64,), "shared",
+               kinds=("tern",), shifts=(RISCV64_SHARED_SHIFT,), cpus=2, arch="riscv64",
+               systems=RISCV64_SHARED_SYSTEMS)
+      for sched in SHARED_SCHEDULERS),
     Scenario("boot", "boot: board reset to the guest's first instruction", run_boot, (LAT,),
              "boot", shifts=(4,)),
     Scenario("riscv64-boot", "boot on the RISC-V board: board reset (QEMU's reset vector, "

@@ -258,7 +258,8 @@ def terminal_report(data):
         lines.append("\ncyclictest inside Linux - icount shift 4, emulated (icount) us")
         lines.append(results_fmt.format_table(CYCLICTEST_HEADERS, rows))
     lines += virtio_terminal(data["records"])
-    for title, headers, rows in shared_tables(data["records"]):
+    for title, headers, rows in shared_tables(data["records"]) + \
+            riscv64_shared_tables(data["records"]):
         lines.append(f"\n{title}")
         lines.append(results_fmt.format_table(headers, rows))
     prio = [r for r in data["records"] if r["scenario"] == "prio"]
@@ -472,6 +473,7 @@ def markdown_report(data, plot_dir_rel=None):
     lines += cyclictest_section(data, plot_dir_rel)
     lines += virtio_section(data)
     lines += shared_section(data)
+    lines += riscv64_shared_section(data)
     lines += _priority_section(recs)
     lines += _interference_caveat(recs)
     lines += _boot_section(recs)
@@ -545,8 +547,9 @@ def _arm64_boots(recs):
 
 def _goals_section(recs, plot_dir_rel):
     riscv64 = _riscv64_boot_goal_rows(recs)
+    riscv64_shared = _riscv64_shared_goal_rows(recs)
     where = f"{layout.QEMU_VIRT_ARM64.name}, icount shift 4"
-    if riscv64:
+    if riscv64 or riscv64_shared:
         where += f"; the riscv64 rows {layout.QEMU_VIRT_RISCV64.name}, shift 0"
     lines = [f"## Against the goals ({where})", "",
              "| path | goal | Tern | reference on this board |",
@@ -554,7 +557,7 @@ def _goals_section(recs, plot_dir_rel):
     lines += _interrupt_goal_rows(recs) + _boot_goal_rows(recs)
     lines += riscv64
     lines += _beside_goal_rows(recs) + _cyclictest_goal_rows(recs) + _virtio_goal_rows(recs)
-    lines += _shared_goal_rows(recs)
+    lines += _shared_goal_rows(recs) + riscv64_shared
     lines += [""]
     if plot_dir_rel:
         lines += [f"![extra instructions over native]({plot_dir_rel}/extra-over-native.svg)", ""]
@@ -1325,16 +1328,18 @@ SHARED_SWITCH_HEADERS = ("SCHEDULER", "SYSTEM", "switches", "switch MIN", "switc
                          "switch MAX", "interruptions", "interruption MAX", "window-start jitter")
 
 
-def _shared(records, what):
+def _shared(records, what, prefix="shared"):
+    """The shared-core records of one kind (lat, switch) on one board: arm64's scenarios are
+    shared-*, riscv64's riscv64-shared-*."""
     order = {s: i for i, s in enumerate(bench.SHARED_SCHEDULERS)}
-    chosen = [r for r in records if r["scenario"].startswith(f"shared-{what}-")]
+    chosen = [r for r in records if r["scenario"].startswith(f"{prefix}-{what}-")]
     return sorted(chosen, key=lambda r: (order.get(r.get("scheduler"), 99), r["system"]))
 
 
-def shared_lat_rows(records):
+def shared_lat_rows(records, prefix="shared"):
     return [(r["scheduler"], r["system"], _num(r["avg"]), r["warm_max"], r["p99"], r["max"],
              r["bound_ticks"], r["bound"], f"{r['max'] - r['bound_ticks']:+d}")
-            for r in _shared(records, "lat") if "warm_max" in r]
+            for r in _shared(records, "lat", prefix) if "warm_max" in r]
 
 
 def _jitter(r):
@@ -1350,9 +1355,9 @@ def _jitter(r):
     return f"hypervisor {_num(hyp['jitter'])} ({hyp['n']} windows); guests {guests}"
 
 
-def shared_switch_rows(records):
+def shared_switch_rows(records, prefix="shared"):
     rows = []
-    for r in _shared(records, "switch"):
+    for r in _shared(records, "switch", prefix):
         sw, it = r.get("switch") or {}, r.get("interruption") or {}
         rows.append((r["scheduler"], r["system"], sw.get("n", 0), _num(sw.get("min")),
                      _num(sw.get("avg")), _num(sw.get("max")), it.get("n", 0),
@@ -1436,6 +1441,118 @@ SHARED_METHOD = [
     "guests' `-xen.img` builds (Xen) and board builds (Tern) of one source.",
     "",
 ]
+
+
+# ---- The riscv64 board's shared-core rows (bench.run_riscv64_shared_*): Tern only ----
+
+RISCV64_SHARED = "riscv64-shared"
+
+
+def in_instructions(r):
+    """A riscv64 switch record with its `time` ticks as instructions (instructions_per_tick:
+    100 at shift 0), to within one tick."""
+    k = r.get("instructions_per_tick", 1)
+
+    def scaled(stats):
+        return {key: (v if key == "n" else round(v * k, 2) if isinstance(v, float) else v * k)
+                for key, v in stats.items()}
+    out = dict(r, switch=scaled(r.get("switch") or {}),
+               interruption=scaled(r.get("interruption") or {}))
+    if r.get("window_jitter"):
+        out["window_jitter"] = {n: None if v is None else v * k
+                                for n, v in r["window_jitter"].items()}
+    if (r.get("window_start") or {}).get("n"):
+        out["window_start"] = scaled(r["window_start"])
+    return out
+
+
+def riscv64_shared_tables(records):
+    """(title, headers, rows) of the riscv64 board's shared-core tables that have rows."""
+    board = layout.QEMU_VIRT_RISCV64.name
+    out = []
+    rows = shared_lat_rows(records, RISCV64_SHARED)
+    if rows:
+        out.append((f"latency guest sharing one core with a busy partition on {board} "
+                    "(sbi-timer-wfi), icount shift 0, `cycle` ticks (instructions)",
+                    SHARED_LAT_HEADERS, rows))
+    switch = [in_instructions(r) for r in _shared(records, "switch", RISCV64_SHARED)]
+    rows = shared_switch_rows(switch, RISCV64_SHARED)
+    if rows:
+        out.append((f"two guests spinning on one core on {board}: switches and "
+                    "interruptions, icount shift 0, instructions (`time` ticks x "
+                    f"{bench.RISCV64_INSTRUCTIONS_PER_TICK}: to within "
+                    f"{bench.RISCV64_INSTRUCTIONS_PER_TICK})", SHARED_SWITCH_HEADERS, rows))
+    return out
+
+
+def riscv64_shared_section(data):
+    tables = riscv64_shared_tables(data["records"])
+    if not tables:
+        return []
+    mhz = bench.RISCV64_TIMEBASE_HZ // 1_000_000
+    per_tick = bench.RISCV64_INSTRUCTIONS_PER_TICK
+    lines = [f"## Shared cores on the RISC-V board ({layout.QEMU_VIRT_RISCV64.name}, shift 0)", "",
+             f"The arm64 rows' set-up on the riscv64 board, Tern only (Xen 4.17 runs no riscv64 "
+             f"guest): core {bench.TERN_SHARED_CORE} of 2 in a pool of the row's scheduler, with "
+             "the same budgets, slices and windows, trap-and-emulate partitions "
+             "(`irq = \"trap\"`, `wfi = \"trap\"`). The latency guest's timer is SBI "
+             "`set_timer` (such a partition has no Sstc); its samples are `cycle`, virtual "
+             "nanoseconds under icount, so at shift 0 one tick is one instruction, and the bound "
+             f"is the scheduler's in instructions (10 ms = {10_000 * bench.RISCV64_CYCLE_HZ // 1_000_000} "
+             "of them). riscv64's noise guest has only its slices mode, so the busy partition "
+             "spins on its counter with interrupts masked rather than streaming memory; it "
+             "never gives the core away either. The switch rows' guests and the hypervisor's "
+             f"`tern-sched` lines read `time`, the board's {mhz} MHz timebase: at shift 0 a "
+             f"tick is {per_tick} instructions, and the tables give ticks x {per_tick}, each "
+             f"figure to within {per_tick} instructions (a slices guest sees a gap above "
+             f"{bench.RISCV64_SWITCH_GAP_TICKS} tick, its loop's step being under "
+             f"{per_tick} instructions). Window-start jitter as on arm64: the hypervisor's, "
+             "then the guests' first reads'. A boundary is a whole tick and an entry's read "
+             f"rounds down to one, so a jitter of 1 tick is a spread of 1 to {2 * per_tick - 1} "
+             f"instructions, and one of 0 ticks a spread under {per_tick}.", ""]
+    for title, headers, rows in tables:
+        lines += [f"**{title[0].upper() + title[1:]}**", "",
+                  "| " + " | ".join(headers) + " |", markdown_rule(headers)]
+        lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+        lines.append("")
+    scenarios = ",".join(f"{RISCV64_SHARED}-{w}-{s}" for w in ("lat", "switch")
+                         for s in bench.SHARED_SCHEDULERS)
+    return lines + [f"These rows alone: `./tern bench --scenarios {scenarios}`.", ""]
+
+
+def _riscv64_shared_goal_rows(recs):
+    """The issue 29 goals on the riscv64 board, each row named for it: Xen has no figure here,
+    so the reference is arm64 Tern's own."""
+    switch = [in_instructions(r) for r in _shared(recs, "switch", RISCV64_SHARED)]
+    if not switch:
+        return []
+
+    def avg(records, scheduler):
+        r = next((r for r in records if r["scheduler"] == scheduler
+                  and r["system"].startswith("tern") and (r.get("switch") or {}).get("n")), None)
+        return None if r is None else r["switch"]["avg"]
+
+    def arm64(sched):
+        value = avg(_shared(recs, "switch"), sched)
+        return f"arm64 Tern {_num(value)} (shift 4)" if value is not None else "-"
+
+    rows = []
+    for sched, what, goal in (("credit", "context switch, credit pool", "<= 1/2 of Xen's"),
+                              ("rtds", "context switch, rtds pool", "<= 1/2 of Xen's"),
+                              ("arinc653", "ARINC 653 window switch", "<= 1/3 of Xen's")):
+        value = avg(switch, sched)
+        rows.append(f"| riscv64: {what}: AVG, instructions (to within "
+                    f"{bench.RISCV64_INSTRUCTIONS_PER_TICK}) | {goal} (no Xen on riscv64) | "
+                    f"{_num(value) if value is not None else 'not run'} | {arm64(sched)} |")
+    whose = "the hypervisor's entries"
+    jitter = max((r["window_start"]["jitter"] for r in switch
+                  if r["scheduler"] == "arinc653" and (r.get("window_start") or {}).get("n")),
+                 default=None)
+    rows.append(f"| riscv64: ARINC 653 window start: jitter across major frames, instructions "
+                f"(to within {bench.RISCV64_INSTRUCTIONS_PER_TICK}) | exactly 0 | "
+                f"{_num(jitter) if jitter is not None else 'not run'} | "
+                f"{whose if jitter is not None else '-'} |")
+    return rows
 
 
 def _switch_avg(records, kind, scheduler):
