@@ -1107,22 +1107,14 @@ static void uart_flood(void)
 static void doorbell_storm(void)
 {
 	struct repeat rep = repeat_args();
-	struct strview name;
-	char buf[CHANNEL_NAME_LEN];
 	struct channel ch;
 	uint64_t rings = 0, refused = 0;
+	enum channel_lookup found = channel_by_bootarg("hostile.chan", &ch);
 
-	if (!bootarg("hostile.chan", &name) || !name.len || name.len >= sizeof(buf)) {
+	if (found != CHANNEL_FOUND) {
 		json_begin("doorbell-storm");
-		printf(",\"error\":\"no channel named: hostile.chan=NAME\",\"pass\":false}\n");
-		return;
-	}
-	for (size_t i = 0; i < name.len; i++)
-		buf[i] = name.p[i];
-	buf[name.len] = 0;
-	if (!channel_find(buf, &ch)) {
-		json_begin("doorbell-storm");
-		printf(",\"error\":\"channel not in the device tree\",\"pass\":false}\n");
+		printf(",\"error\":\"%s\",\"pass\":false}\n", found == CHANNEL_UNNAMED ?
+		       "no channel named: hostile.chan=NAME" : "channel not in the device tree");
 		return;
 	}
 	print_acting("doorbell-storm");
