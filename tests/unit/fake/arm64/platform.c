@@ -96,6 +96,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	if (cpu_is_shared((unsigned)c->id))
 		arm64_shared_entry(c, v);
 	vgic_vcpu_reset(c, v);
+	arm64_reset_el1(c);
 	memset(frame, 0, sizeof(*frame));
 	if (!v->partition->first_entry)
 		v->partition->first_entry = arch_counter();
