@@ -195,7 +195,6 @@ void arm64_reset_el1(const struct arm64_cpu *c)
 	if (c->pauth) {
 		ARM64_PAUTH_REGS(RESET_EL1)
 	}
-#undef RESET_EL1
 }
 
 /* The fast paths (vectors.S) count in struct arm64_cpu: no call on the interrupt path. */
