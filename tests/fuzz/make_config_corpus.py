@@ -31,7 +31,8 @@ PORTS = {
 def more(arch, guests, work):
     """What the examples do not have: several vCPUs, an initrd, a restart policy, three
     partitions; on riscv64, trap-less (direct) vCPUs sharing a credit core, which only that
-    port allows."""
+    port allows: as many as a core has interrupt files (4), and a trapping one beside them
+    that one flag bit would make the fifth."""
     if arch == "riscv64":
         return dump_toml({
             "board": {"arch": "riscv64", "cpus": 4},
@@ -40,10 +41,12 @@ def more(arch, guests, work):
                 {"name": "multi", "cpus": [1, 3], "memory": "64MiB",
                  "image": f"{guests}/lat.img", "initrd": f"{work}/initrd.bin",
                  "on_fault": "restart", "max_restarts": 5, "restart_backoff": "10ms"},
-                {"name": "a", "cpus": [2, 2], "memory": "32MiB", "image": f"{guests}/lat.img",
-                 "pool": "shared", "irq": "direct", "wfi": "trap"},
+                {"name": "a", "cpus": [2, 2, 2], "memory": "32MiB",
+                 "image": f"{guests}/lat.img", "pool": "shared", "irq": "direct", "wfi": "trap"},
                 {"name": "b", "cpus": [2], "memory": "16MiB", "image": f"{guests}/noise.img",
                  "pool": "shared", "irq": "direct", "wfi": "trap"},
+                {"name": "c", "cpus": [2], "memory": "16MiB", "image": f"{guests}/noise.img",
+                 "pool": "shared", "irq": "trap"},
             ]})
     return dump_toml({
         "board": {"cpus": 6, "pci": ["edu"]},
