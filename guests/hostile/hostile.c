@@ -25,7 +25,9 @@
  *  - sibling-frame: a sibling vCPU's redistributor written before that vCPU ever ran. Kept,
  *    no crash.
  *  - power-race: PSCI power calls of several vCPUs racing each other. PSCI answers, a clean
- *    end, no hang.
+ *    end, no hang. on-vs-reset resets until hostile.until_us after its first life began, which
+ *    it keeps in channel hostile.chan's memory (the only memory a reset leaves); without one,
+ *    until the counter passes hostile.until_us.
  *  - access-outside: a load, a store and a branch to an address where the board has nothing
  *    (hostile.addr, default 0x0b000000), each taken by its own handler. With on_fault =
  *    "inject" the guest's synchronous external abort, exactly as on the bare board (which the
@@ -1107,22 +1109,14 @@ static void uart_flood(void)
 static void doorbell_storm(void)
 {
 	struct repeat rep = repeat_args();
-	struct strview name;
-	char buf[CHANNEL_NAME_LEN];
 	struct channel ch;
 	uint64_t rings = 0, refused = 0;
+	enum channel_lookup found = channel_by_bootarg("hostile.chan", &ch);
 
-	if (!bootarg("hostile.chan", &name) || !name.len || name.len >= sizeof(buf)) {
+	if (found != CHANNEL_FOUND) {
 		json_begin("doorbell-storm");
-		printf(",\"error\":\"no channel named: hostile.chan=NAME\",\"pass\":false}\n");
-		return;
-	}
-	for (size_t i = 0; i < name.len; i++)
-		buf[i] = name.p[i];
-	buf[name.len] = 0;
-	if (!channel_find(buf, &ch)) {
-		json_begin("doorbell-storm");
-		printf(",\"error\":\"channel not in the device tree\",\"pass\":false}\n");
+		printf(",\"error\":\"%s\",\"pass\":false}\n", found == CHANNEL_UNNAMED ?
+		       "no channel named: hostile.chan=NAME" : "channel not in the device tree");
 		return;
 	}
 	print_acting("doorbell-storm");
@@ -1613,13 +1607,35 @@ static void race_off_off(void)
 	printf(",\"race\":\"off-off\",\"phase\":\"after\",\"cpu_off\":%d,\"pass\":false}\n", ret);
 }
 
+#define FIRST_LIFE_MAGIC 0x4546494c54535246ull     /* "FRSTLIFE" */
+
+/*
+ * When the resets stop: hostile.until_us after the counter value the first life read, kept in
+ * the channel's first words (the hypervisor never clears a channel), so that a host too busy
+ * to start the partition before a board-time deadline still sees it reset.  With no channel,
+ * the board-time deadline (loop_until).
+ */
+static uint64_t resets_until(uint64_t now)
+{
+	struct channel ch;
+
+	if (channel_by_bootarg("hostile.chan", &ch) != CHANNEL_FOUND || ch.readonly)
+		return loop_until();
+	volatile uint64_t *kept = (volatile uint64_t *)ch.shm;
+	if (kept[0] != FIRST_LIFE_MAGIC) {
+		kept[1] = now;
+		kept[0] = FIRST_LIFE_MAGIC;
+	}
+	return kept[1] + loop_until();
+}
+
 /* vCPU 1 turns the others on again and again while vCPU 0 ends (or resets) the partition. */
 static void race_on_vs_end(bool reset)
 {
 	const char *race = reset ? "on-vs-reset" : "on-vs-end";
 	unsigned long delay_us = bootarg_ulong("hostile.race_delay_us", 500, 0, 10000000);
 	uint64_t now = counter_virt();
-	bool last = !reset || now >= loop_until();
+	bool last = !reset || now >= resets_until(now);
 
 	if (n_cpus < 3) {
 		race_error(race, "needs hostile.cpus=3 or more");

@@ -1,5 +1,6 @@
 #include "channel.h"
 
+#include "bootargs.h"
 #include "channel_arch.h"
 #include "fdt.h"
 #include "mmio.h"
@@ -78,6 +79,20 @@ bool channel_find(const char *name, struct channel *ch)
 		if (name_is(ch->name, CHANNEL_NAME_LEN, name))
 			return true;
 	return false;
+}
+
+enum channel_lookup channel_by_bootarg(const char *key, struct channel *ch)
+{
+	struct strview name;
+	char buf[CHANNEL_NAME_LEN];
+	size_t i;
+
+	if (!bootarg(key, &name) || !name.len || name.len >= sizeof(buf))
+		return CHANNEL_UNNAMED;
+	for (i = 0; i < name.len; i++)
+		buf[i] = name.p[i];
+	buf[i] = '\0';
+	return channel_find(buf, ch) ? CHANNEL_FOUND : CHANNEL_ABSENT;
 }
 
 void channel_ring(const struct channel *ch, uint32_t member)

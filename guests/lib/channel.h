@@ -62,6 +62,16 @@ int channel_next(int after, struct channel *ch);
 /* The channel called `name`. */
 bool channel_find(const char *name, struct channel *ch);
 
+/* What channel_by_bootarg() found. */
+enum channel_lookup {
+	CHANNEL_FOUND,
+	CHANNEL_UNNAMED,        /* no bootarg `key`, or a value no channel's name can be */
+	CHANNEL_ABSENT,         /* a name this partition's device tree has no channel of */
+};
+
+/* The channel bootarg `key` names (key=NAME): each guest's tests find theirs so. */
+enum channel_lookup channel_by_bootarg(const char *key, struct channel *ch);
+
 /* Raise member `member`'s doorbell interrupt: one trapped 32-bit store. */
 void channel_ring(const struct channel *ch, uint32_t member);
 

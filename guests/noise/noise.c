@@ -243,25 +243,12 @@ static void read_config(struct noise_config *cfg)
  */
 static void run_slices(const struct noise_config *cfg)
 {
-	struct slices_config sc;
 	uint64_t end = cfg->end;
 
 	irq_disable();
 	if (end != NO_END)
 		end += counter_phys() - counter_virt();
-	slices_read_config(&sc, end);
-	printf("noise: mode slices, name %s, gaps above %lu ticks, %lu kept, ", sc.name,
-	       (unsigned long)sc.gap_ticks, sc.max_gaps);
-	if (sc.end != NO_END)
-		printf("until physical counter %lu", (unsigned long)sc.end);
-	if (sc.end != NO_END && sc.slices)
-		printf(" or ");
-	if (sc.slices)
-		printf("%lu gaps", sc.slices);
-	if (sc.end == NO_END && !sc.slices)
-		printf("no end");
-	console_putc('\n');
-	slices_run(&sc);
+	slices_start(end, "physical counter");
 }
 
 void guest_main(void)

@@ -37,7 +37,8 @@ static void set_name(char *out, const char *text, size_t len)
 	out[n] = '\0';
 }
 
-void slices_read_config(struct slices_config *cfg, uint64_t end)
+/* The slices bootargs. */
+static void slices_read_config(struct slices_config *cfg, uint64_t end)
 {
 	struct strview name;
 
@@ -56,7 +57,8 @@ void slices_read_config(struct slices_config *cfg, uint64_t end)
 	}
 }
 
-void slices_run(const struct slices_config *cfg)
+/* Spin until the end, then print the noise-gap and noise-slices lines. */
+static void slices_run(const struct slices_config *cfg)
 {
 	/* In locals: the stores to gaps[] would otherwise make the loop reload them. */
 	const uint64_t end = cfg->end, gap_ticks = cfg->gap_ticks;
@@ -94,4 +96,23 @@ void slices_run(const struct slices_config *cfg)
 	       "\"ran\":%lu,\"gap_ticks\":%lu}\n", cfg->name, (unsigned long)start,
 	       (unsigned long)prev, (unsigned long)count, (unsigned long)kept,
 	       (unsigned long)(prev - start - gap_sum), (unsigned long)cfg->gap_ticks);
+}
+
+void slices_start(uint64_t end, const char *counter)
+{
+	struct slices_config sc;
+
+	slices_read_config(&sc, end);
+	printf("noise: mode slices, name %s, gaps above %lu ticks, %lu kept, ", sc.name,
+	       (unsigned long)sc.gap_ticks, sc.max_gaps);
+	if (sc.end != UINT64_MAX)
+		printf("until %s %lu", counter, (unsigned long)sc.end);
+	if (sc.end != UINT64_MAX && sc.slices)
+		printf(" or ");
+	if (sc.slices)
+		printf("%lu gaps", sc.slices);
+	if (sc.end == UINT64_MAX && !sc.slices)
+		printf("no end");
+	console_putc('\n');
+	slices_run(&sc);
 }

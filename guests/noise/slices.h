@@ -17,10 +17,12 @@ struct slices_config {
 	char name[SLICES_NAME_MAX + 1];
 };
 
-/* The slices bootargs; `end` is in the board counter's ticks (the caller converts). */
-void slices_read_config(struct slices_config *cfg, uint64_t end);
-
-/* Spin until the end, then print the noise-gap and noise-slices lines. */
-void slices_run(const struct slices_config *cfg);
+/*
+ * The whole mode: the bootargs, the start line, the spin until the end, then the noise-gap
+ * and noise-slices lines.  `end` is in the board counter's ticks (the caller converts),
+ * UINT64_MAX for none; `counter` names that counter in the start line as the port's users
+ * know it.  The caller masks interrupts first: a handler's time would read as a gap.
+ */
+void slices_start(uint64_t end, const char *counter);
 
 #endif

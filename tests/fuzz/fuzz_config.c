@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The config blob parser: a fuzzed blob through config_validate with the real board's
- * allow-lists (platform/qemu-virt-arm64/board.c, as partition.c's board_limits builds them).
+ * allow-lists (platform/qemu-virt-ARCH/board.c, as partition.c's board_limits builds them) and
+ * the port's answers to the arch hooks board_limits asks (one build per port: riscv64's allows
+ * direct vCPUs on shared cores and direct interrupts with trapped WFI, arm64's neither).
  *
  * Oracle: a refusal is one line; an accepted blob really is what the hypervisor relies on,
  * checked again here independently: partitions within the board's RAM and apart from each
@@ -11,7 +13,9 @@
  * RAM apart from everything else there, mapped where their members have nothing else, their
  * members distinct partitions with one doorbell each, a spare interrupt of theirs and nobody
  * else's; VirtIO devices at one of the board's slots with its interrupt, their channel the
- * backend's (read-write) and the frontend's (the slot's interrupt, nothing in its map).
+ * backend's (read-write) and the frontend's (the slot's interrupt, nothing in its map); a
+ * shared pool's partitions trap WFI, and direct ones only where the port allows, no more on a
+ * core than it has interrupt files for.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +25,28 @@
 #include <tern/platform.h>
 #include <tern/vuart.h>
 
-/* The board names its partitions' UART model; the parser never reaches it. */
+/*
+ * The port's answers to board_limits' arch hooks (arch_ipa_limit, arch_iommu_present,
+ * arch_direct_wfi_trap, arch_shared_direct_vcpus) on the board `tern run` starts.  The board
+ * names its partitions' UART model; the parser never reaches it.
+ */
+#ifdef FUZZ_RISCV64
+#define IPA_LIMIT (1ull << 41)          /* Sv39x4 */
+#define IOMMU false
+#define DIRECT_WFI_TRAP true
+#define SHARED_DIRECT_VCPUS 4u          /* QEMU aia-guests=4 (tools/tern/layout.py) */
+/* `tern run`'s riscv64 board has all the RAM the platform allows (its examples' blobs say so). */
+#define RAM_FOUND platform.ram_max
+const struct vuart_model vns16550_model = { 0, NULL };
+#else
+#define IPA_LIMIT (1ull << 32)          /* VTCR_EL2.T0SZ = 32 */
+#define IOMMU true
+#define DIRECT_WFI_TRAP false
+#define SHARED_DIRECT_VCPUS 0u
+/* A board with less RAM than the platform allows: the firmware's word beats the blob's. */
+#define RAM_FOUND (platform.ram_max - (1ull << 30))
 const struct vuart_model vpl011_model = { 0, NULL };
+#endif
 
 #define CHECK(cond) do {                                                        \
 	if (!(cond)) {                                                          \
@@ -54,11 +78,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	limits = (struct config_limits){
 		.max_cpus = platform.max_cpus,
 		.ram = { platform.ram_base, platform.ram_max },
-		/* A board with less RAM than the platform allows: the firmware's word beats the blob's. */
-		.ram_found = platform.ram_max - (1ull << 30),
+		.ram_found = RAM_FOUND,
 		.reserved = { platform.hyp_base, platform.hyp_size },
 		.ram_ipa = platform.ram_base,
-		.ipa_limit = 1ull << 32, /* arch_ipa_limit() on arm64 */
+		.ipa_limit = IPA_LIMIT,
 		.devices = devices,
 		.num_devices = platform.num_devices,
 		.irqs = irqs,
@@ -69,7 +92,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		.virtio_stride = platform.virtio_stride,
 		.num_virtio_slots = platform.num_virtio_slots,
 		.virtio_irq_base = platform.virtio_irq_base,
-		.iommu = true,
+		.iommu = IOMMU,
+		.direct_wfi_trap = DIRECT_WFI_TRAP,
+		.shared_direct_vcpus = SHARED_DIRECT_VCPUS,
 	};
 	return 0;
 }
@@ -179,7 +204,7 @@ ORACLE static void check_channels(const struct tern_config *cfg)
 		CHECK(apart(ch->hpa, ch->size, platform.hyp_base, platform.hyp_size));
 		CHECK(apart(ch->hpa, ch->size, (uintptr_t)cfg, cfg->size));
 		CHECK(ch->doorbell_ipa == ch->ipa + ch->size);
-		CHECK(within(ch->ipa, ch->size + 4096, 0, 1ull << 32));
+		CHECK(within(ch->ipa, ch->size + 4096, 0, IPA_LIMIT));
 		CHECK(ch->num_members >= 2 && ch->num_members <= TERN_MAX_PARTITIONS);
 		for (uint32_t j = 0; j < cfg->num_partitions; j++) {
 			const struct tern_config_partition *q = &cfg->partition[j];
@@ -230,7 +255,7 @@ ORACLE static void check_channels(const struct tern_config *cfg)
 ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 {
 	const uint64_t ram_base = platform.ram_base, ram = cfg->ram_size;
-	uint32_t cores = 0, given_irqs[TERN_IRQ_WORDS] = { 0 };
+	uint32_t cores = 0, given_irqs[TERN_IRQ_WORDS] = { 0 }, direct[32] = { 0 };
 
 	CHECK(cfg->num_partitions >= 1 && cfg->num_partitions <= TERN_MAX_PARTITIONS);
 	CHECK(cfg->num_channels <= TERN_MAX_CHANNELS);
@@ -257,18 +282,26 @@ ORACLE static void check_accepted(const struct tern_config *cfg, size_t size)
 		CHECK(p->pool == TERN_POOL_NONE || p->pool < cfg->num_pools);
 		const struct tern_config_pool *pl = p->pool == TERN_POOL_NONE ? NULL : &config_pools(cfg)[p->pool];
 		bool shared = pl != NULL && pl->scheduler != TERN_SCHED_NULL;
+		bool is_direct = p->flags & TERN_PF_IRQ_DIRECT;
+		CHECK(!is_direct || (p->flags & TERN_PF_WFI_NATIVE) || DIRECT_WFI_TRAP);
+		/* A shared core's scheduler must see its guests idle. */
+		CHECK(!shared || !(p->flags & TERN_PF_WFI_NATIVE));
 		for (uint32_t c = 0; c < p->num_vcpus; c++) {
 			CHECK(p->cpus[c] < cfg->board_cpus);
 			if (pl != NULL)
 				CHECK(pl->cpus & (1u << p->cpus[c]));
-			if (shared)
+			if (shared) {
+				/* Each direct vCPU of a shared core has an interrupt file of its own. */
+				direct[p->cpus[c]] += is_direct;
+				CHECK(direct[p->cpus[c]] <= SHARED_DIRECT_VCPUS);
 				continue;
+			}
 			CHECK(!(cores & (1u << p->cpus[c])));
 			cores |= 1u << p->cpus[c];
 		}
 		CHECK(p->ram_ipa == ram_base && p->ram_size && p->ram_size % (2u << 20) == 0);
 		CHECK(p->ram_hpa % (2u << 20) == 0);
-		CHECK(within(p->ram_ipa, p->ram_size, 0, 1ull << 32));
+		CHECK(within(p->ram_ipa, p->ram_size, 0, IPA_LIMIT));
 		CHECK(within(p->ram_hpa, p->ram_size, ram_base, ram));
 		CHECK(apart(p->ram_hpa, p->ram_size, platform.hyp_base, platform.hyp_size));
 		CHECK(within(p->entry_ipa, 4, p->ram_ipa, p->ram_size));

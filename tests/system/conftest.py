@@ -5,7 +5,9 @@ to build it rather than skipping, so a broken build cannot pass silently.
 """
 
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -35,6 +37,8 @@ SBI_SMOKE_RESULTS = {
     "hart1_status": (0, 1),                # STOPPED: vCPU 1 stopped itself
     "hart_start_foreign": (-3, 0),         # INVALID_PARAM: the partition has no hart 7
 }
+
+TERN = [sys.executable, str(REPO / "tern")]
 
 # Small sample counts keep the suite short; the long runs live in `make bench`.
 SAMPLES = 20
@@ -74,3 +78,56 @@ def probe_record(result, name, test):
     records = [r for r in result.partitions[name].probe if r.get("test") == test]
     assert records, result.explain()
     return records[-1]
+
+
+# -- `tern run` in the background, managed through `tern ctl` -----------------------------
+
+def ctl(workdir, *args):
+    """`tern ctl` against the run in `workdir`, its output captured."""
+    return subprocess.run(TERN + ["ctl", "--workdir", str(workdir)] + list(args),
+                          capture_output=True, text=True, timeout=60)
+
+
+def serial(workdir):
+    """The run's serial log so far ("" before the board has written one)."""
+    path = workdir / "serial.log"
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+class Background:
+    """`tern run SYSTEM --timeout TIMEOUT OPTIONS...` in the background (a context manager: a
+    run still going when the block leaves, by a failed assertion say, is killed)."""
+
+    def __init__(self, system, workdir, timeout, *options):
+        self.workdir = workdir
+        self.timeout = timeout
+        self.process = subprocess.Popen(
+            TERN + ["run", str(system), "--workdir", str(workdir), "--quiet",
+                    "--timeout", str(timeout), *map(str, options)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.communicate()
+
+    def tail(self):
+        return serial(self.workdir)[-4000:]
+
+    def wait_for(self, what, check, within):
+        """Poll check() until it holds; fails, with the log's tail, if the run ends first or
+        `within` seconds pass."""
+        deadline = time.monotonic() + within
+        while not check():
+            assert self.process.poll() is None, \
+                f"tern run ended while waiting for {what}:\n" + self.tail()
+            assert time.monotonic() < deadline, f"no {what} within {within} s:\n" + self.tail()
+            time.sleep(0.1)        # a poll interval, not a synchronisation
+
+    def finish(self):
+        """Wait for the run's own end (its --timeout bounds it) and require a clean one."""
+        _, err = self.process.communicate(timeout=self.timeout)
+        assert self.process.returncode == 0, err + self.tail()

@@ -29,12 +29,12 @@ BOARDS = {
 }
 
 
-def system(tmp_path, arch, irq, channel=CHANNEL):
+def system(tmp_path, arch, irq, channel=CHANNEL, bootargs=BOOTARGS):
     """ping on core 1 and pong on core 2, both running lat's channel test, and `channel`."""
     board, image, _ = BOARDS[arch]
     wfi = "native" if irq == "direct" else "trap"
     partitions = [{"name": name, "cpus": [core], "memory": "32MiB", "image": str(image),
-                   "irq": irq, "wfi": wfi, "bootargs": BOOTARGS}
+                   "irq": irq, "wfi": wfi, "bootargs": bootargs}
                   for name, core in (("ping", 1), ("pong", 2))]
     path = tmp_path / "system.toml"
     path.write_text(dump_toml({"board": board, "partition": partitions, "channel": [channel]}))
@@ -95,3 +95,21 @@ def test_check_refuses_a_channel_to_an_unknown_partition(tmp_path, arch):
     assert check.returncode == 2, (check.stdout, check.stderr)
     assert check.stdout == "", check.stdout
     assert "channel[0].members" in check.stderr and "nobody" in check.stderr, check.stderr
+
+
+# lat.chan as each guest reads it (guests/lib's channel_by_bootarg): the error each reports.
+UNFOUND = {"none": ("", "no channel named: lat.chan=NAME"),
+           "unknown": ("lat.chan=nowhere", "channel not in the device tree"),
+           "too long": ("lat.chan=" + "n" * 16, "no channel named: lat.chan=NAME")}
+
+
+@pytest.mark.parametrize("chan", sorted(UNFOUND))
+@pytest.mark.parametrize("arch", sorted(BOARDS))
+def test_a_latency_guest_names_the_channel_it_cannot_find(tmp_path, arch, chan):
+    arg, error = UNFOUND[chan]
+    path = system(tmp_path, arch, "trap", bootargs=f"lat.tests=chan lat.samples=1 {arg}")
+    result = run_system(path, icount=BOARDS[arch][2])
+    assert result.ok, result.explain()
+    for name in ("ping", "pong"):
+        records = result.partitions[name].lat
+        assert [r.get("error") for r in records] == [error], result.explain()

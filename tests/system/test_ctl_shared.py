@@ -11,17 +11,13 @@ is measured, and lat's samples follow the counter whatever QEMU's pace.
 """
 
 import json
-import subprocess
-import sys
-import time
 
 import pytest
-from conftest import LAT, LAT_RISCV64, REPO
+from conftest import LAT, LAT_RISCV64, Background, ctl, serial
 
 from tern.results import parse_log
 from tern.tomlwriter import dumps
 
-TERN = [sys.executable, str(REPO / "tern")]
 # (lat image, its IPI test, its timer test).
 BOARDS = {"arm64": (LAT, "sgi-wfi", "vtimer-wfi"),
           "riscv64": (LAT_RISCV64, "sbi-ipi-wfi", "sbi-timer-wfi")}
@@ -54,11 +50,6 @@ def write(tmp_path, arch):
     return path
 
 
-def ctl(workdir, *args):
-    return subprocess.run(TERN + ["ctl", "--workdir", str(workdir)] + list(args),
-                          capture_output=True, text=True, timeout=60)
-
-
 def items(workdir, command):
     done = ctl(workdir, "--json", command)
     assert done.returncode == 0, done.stderr
@@ -68,11 +59,6 @@ def items(workdir, command):
 def core_of(workdir, name, vcpu):
     return next(v["cpu"] for v in items(workdir, "vcpu-list")
                 if v["partition"] == name and v["vcpu"] == vcpu)
-
-
-def serial(workdir):
-    path = workdir / "serial.log"
-    return path.read_text(errors="replace") if path.exists() else ""
 
 
 def refused(workdir, reason, *args):
@@ -85,23 +71,10 @@ def refused(workdir, reason, *args):
 def test_ctl_pins_migrates_and_refuses_on_shared_pools(tmp_path, arch):
     _, ipi, timer = BOARDS[arch]
     workdir = tmp_path / "run"
-    run = subprocess.Popen(TERN + ["run", str(write(tmp_path, arch)), "--workdir", str(workdir),
-                                   "--quiet", "--timeout", str(TIMEOUT)],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
-
-    def wait_for(what, check):
-        deadline = time.monotonic() + DEADLINE
-        while not check():
-            assert run.poll() is None, f"tern run ended while waiting for {what}:\n" + \
-                serial(workdir)[-4000:]
-            assert time.monotonic() < deadline, f"no {what} within {DEADLINE} s:\n" + \
-                serial(workdir)[-4000:]
-            time.sleep(0.1)        # a poll interval, not a synchronisation
-
-    try:
-        wait_for("both partitions measuring",
-                 lambda: "[smp] LAT-BOOT " in serial(workdir) and "[mig] LAT-BOOT " in serial(workdir))
+    with Background(write(tmp_path, arch), workdir, TIMEOUT) as run:
+        run.wait_for("both partitions measuring",
+                     lambda: all(f"[{n}] LAT-BOOT " in serial(workdir) for n in ("smp", "mig")),
+                     DEADLINE)
         # Refusals first: nothing is posted by them.
         refused(workdir, "vcpu-pin smp 0 3: that core is not in its pool (pool-migrate moves a "
                          "partition to another)", "vcpu-pin", "smp", "0", "3")
@@ -121,25 +94,21 @@ def test_ctl_pins_migrates_and_refuses_on_shared_pools(tmp_path, arch):
         for core in (2, 1, 2, 1):
             done = ctl(workdir, "vcpu-pin", "smp", "0", str(core))
             assert done.returncode == 0 and done.stdout == "", done.stderr
-            wait_for(f"smp's vCPU 0 on core {core}", lambda: core_of(workdir, "smp", 0) == core)
+            run.wait_for(f"smp's vCPU 0 on core {core}",
+                         lambda: core_of(workdir, "smp", 0) == core, DEADLINE)
         # ... all while the IPI test went on (its record comes at its end).
-        assert f'[smp] LAT-JSON {{"test":"{ipi}"' not in serial(workdir), serial(workdir)[-4000:]
+        assert f'[smp] LAT-JSON {{"test":"{ipi}"' not in serial(workdir), run.tail()
 
         done = ctl(workdir, "pool-migrate", "mig", "work")
         assert done.returncode == 0, done.stderr
-        wait_for("mig on core 1", lambda: core_of(workdir, "mig", 0) == 1)
+        run.wait_for("mig on core 1", lambda: core_of(workdir, "mig", 0) == 1, DEADLINE)
         pools = {p["pool"]: p["partitions"] for p in items(workdir, "pool-list")}
         assert pools == {"work": ["smp", "mig"], "rt": []}, pools
         # Now in a credit pool: its parameters are credit's.
         done = ctl(workdir, "sched-credit", "mig", "--weight", "512")
         assert done.returncode == 0, done.stderr
 
-        out, err = run.communicate(timeout=TIMEOUT)
-        assert run.returncode == 0, err + serial(workdir)[-4000:]
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.communicate()
+        run.finish()
     log = parse_log(serial(workdir).splitlines(), ("smp", "mig"))
     for name, tests in (("smp", [ipi, timer]), ("mig", [timer])):
         out = log.partitions[name]
@@ -206,24 +175,13 @@ def test_ctl_sched_changes_what_the_guests_get(tmp_path, arch, scheduler):
         guest["bootargs"] += f" noise.gap_ticks={ticks(arch, 100)} noise.max_gaps=1024"
     path = write_shared(tmp_path, arch, [pool], guests)
     workdir = tmp_path / "run"
-    run = subprocess.Popen(TERN + ["run", str(path), "--workdir", str(workdir), "--quiet",
-                                   "--icount", str(board["icount"]),
-                                   "--timeout", str(PAUSE_TIMEOUT)],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + PAUSE_TIMEOUT
-        while not all(f"[{n}] noise: mode slices" in serial(workdir) for n in "ab"):
-            assert run.poll() is None and time.monotonic() < deadline, serial(workdir)[-4000:]
-            time.sleep(0.1)        # a poll interval, not a synchronisation
+    with Background(path, workdir, PAUSE_TIMEOUT, "--icount", board["icount"]) as run:
+        run.wait_for("both measuring",
+                     lambda: all(f"[{n}] noise: mode slices" in serial(workdir) for n in "ab"),
+                     PAUSE_TIMEOUT)
         done = ctl(workdir, *order)
         assert done.returncode == 0, done.stderr
-        out, err = run.communicate(timeout=PAUSE_TIMEOUT)
-        assert run.returncode == 0, err + serial(workdir)[-4000:]
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.communicate()
+        run.finish()
     records = parse_slices(serial(workdir))
     assert set(records) >= {"a", "b"}, serial(workdir)[-4000:]
     a, b = records["a"], records["b"]

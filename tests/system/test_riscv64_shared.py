@@ -10,34 +10,40 @@ from conftest import LAT_RISCV64, partition
 from tern import run_system
 from tern.config import dump_toml
 
-TIMER = "lat.samples=10 lat.tests=sbi-timer-wfi,sbi-timer-busy"
-IPI = "lat.samples=10 lat.tests=sbi-ipi-wfi,sbi-ipi-busy,sbi-timer-wfi"
+SAMPLES = 10
 
 
-def test_trapping_partitions_share_a_riscv64_core(tmp_path):
+def run_shared(tmp_path, tests, **keys):
+    """Partitions a (two vCPUs) and b (one) in a credit pool on core 2 of a 3-core board, each
+    running its lat `tests` (name -> list), more partition keys in `keys`: both must take
+    every test's samples and end off."""
     path = tmp_path / "system.toml"
     path.write_text(dump_toml({"board": {"arch": "riscv64", "cpus": 3},
                                "pool": [{"name": "shared", "cpus": [2], "scheduler": "credit"}]})
-                    + "\n" + partition("a", [2, 2], LAT_RISCV64, IPI, pool="shared")
-                    + "\n" + partition("b", [2], LAT_RISCV64, TIMER, pool="shared"))
+                    + "".join("\n" + partition(name, [2] * vcpus, LAT_RISCV64,
+                                                f"lat.samples={SAMPLES} lat.tests="
+                                                + ",".join(tests[name]), pool="shared", **keys)
+                              for name, vcpus in (("a", 2), ("b", 1))))
     result = run_system(path, icount=4, timeout=150, workdir=tmp_path / "work")
     assert result.ok, result.explain()
-    for name, tests in (("a", {"sbi-ipi-wfi", "sbi-ipi-busy", "sbi-timer-wfi"}),
-                        ("b", {"sbi-timer-wfi", "sbi-timer-busy"})):
+    for name in ("a", "b"):
         part = result.partitions[name]
         assert part.state == "off", result.explain()
         lat = {r["test"]: r for r in part.lat}
-        assert set(lat) == tests, result.explain()
-        assert all(r["samples"] == 10 for r in lat.values()), result.explain()
+        assert set(lat) == set(tests[name]), result.explain()
+        assert all(r["samples"] == SAMPLES for r in lat.values()), result.explain()
+    return result
+
+
+def test_trapping_partitions_share_a_riscv64_core(tmp_path):
+    result = run_shared(tmp_path, {"a": ["sbi-ipi-wfi", "sbi-ipi-busy", "sbi-timer-wfi"],
+                                   "b": ["sbi-timer-wfi", "sbi-timer-busy"]})
+    for name in ("a", "b"):
         # Its WFIs reached C (a shared core's fast path never takes them) and blocked it.
         stats = result.stats[name]
         assert stats["exit_wfi"] > 0 and stats["faults"] == 0, result.explain()
         assert stats["irq_injected"] > 0, result.explain()
     assert result.stats["a"]["sbi_ipi"] > 0, result.explain()
-
-
-TRAPLESS_A = "lat.samples=10 lat.tests=ipi-wfi,ipi-busy,sstc-wfi"
-TRAPLESS_B = "lat.samples=10 lat.tests=sstc-wfi,sstc-busy"
 
 
 def test_trap_less_partitions_share_a_riscv64_core(tmp_path):
@@ -46,22 +52,9 @@ def test_trap_less_partitions_share_a_riscv64_core(tmp_path):
     injection; an IPI to its sibling, descheduled on the same core, waits in the sibling's file
     (an SGEI wakes the core's loop) and is taken at the sibling's next run: every sample
     arrives."""
-    path = tmp_path / "system.toml"
-    path.write_text(dump_toml({"board": {"arch": "riscv64", "cpus": 3},
-                               "pool": [{"name": "shared", "cpus": [2], "scheduler": "credit"}]})
-                    + "\n" + partition("a", [2, 2], LAT_RISCV64, TRAPLESS_A, pool="shared",
-                                       irq="direct", wfi="trap")
-                    + "\n" + partition("b", [2], LAT_RISCV64, TRAPLESS_B, pool="shared",
-                                       irq="direct", wfi="trap"))
-    result = run_system(path, icount=4, timeout=150, workdir=tmp_path / "work")
-    assert result.ok, result.explain()
-    for name, tests in (("a", {"ipi-wfi", "ipi-busy", "sstc-wfi"}),
-                        ("b", {"sstc-wfi", "sstc-busy"})):
-        part = result.partitions[name]
-        assert part.state == "off", result.explain()
-        lat = {r["test"]: r for r in part.lat}
-        assert set(lat) == tests, result.explain()
-        assert all(r["samples"] == 10 for r in lat.values()), result.explain()
+    result = run_shared(tmp_path, {"a": ["ipi-wfi", "ipi-busy", "sstc-wfi"],
+                                   "b": ["sstc-wfi", "sstc-busy"]}, irq="direct", wfi="trap")
+    for name in ("a", "b"):
         stats = result.stats[name]
         # Nothing injected: every interrupt came from the vCPU's own file or vstimecmp.
         assert stats["irq_injected"] == 0 and stats["faults"] == 0, result.explain()

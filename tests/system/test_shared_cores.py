@@ -16,12 +16,8 @@ timer deadlines: a core spinning with none armed holds them, as riscv64 showed w
 guests on two unshared cores).
 """
 
-import subprocess
-import sys
-import time
-
 import pytest
-from conftest import LAT, LAT_RISCV64, PROBE, REPO
+from conftest import LAT, LAT_RISCV64, PROBE, REPO, Background, ctl, serial
 
 from tern import run_native, run_system
 from tern.bench import switch_costs
@@ -391,19 +387,6 @@ def test_a_hostile_neighbour_cannot_take_the_rt_partitions_window(tmp_path, arch
 
 # -- pause and unpause through tern ctl ---------------------------------------------------
 
-TERN = [sys.executable, str(REPO / "tern")]
-
-
-def ctl(workdir, *args):
-    return subprocess.run(TERN + ["ctl", "--workdir", str(workdir)] + list(args),
-                          capture_output=True, text=True, timeout=60)
-
-
-def serial(workdir):
-    path = workdir / "serial.log"
-    return path.read_text(errors="replace") if path.exists() else ""
-
-
 # Counter time the pause test's guests measure for: long enough, under icount, for the
 # host's `tern ctl pause` (about a second of wall time) to land inside it with a good part
 # left (arm64 at shift 4 runs this loop faster than real time; riscv64 at shift 0 slower).
@@ -424,35 +407,16 @@ def test_pause_gives_the_core_to_the_other_and_unpause_resumes(tmp_path, arch):
         guest["bootargs"] += f" noise.gap_ticks={ticks(arch, PAUSE_GAP_US)} noise.max_gaps=1024"
     path = write(tmp_path, arch, [credit_pool()], guests)
     workdir = tmp_path / "run"
-    run = subprocess.Popen(TERN + ["run", str(path), "--workdir", str(workdir), "--quiet",
-                                   "--icount", str(board["icount"]),
-                                   "--timeout", str(PAUSE_TIMEOUT)],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
-
-    def wait_for(what, check):
-        deadline = time.monotonic() + PAUSE_TIMEOUT
-        while not check():
-            assert run.poll() is None, f"tern run ended while waiting for {what}:\n" + \
-                serial(workdir)[-4000:]
-            assert time.monotonic() < deadline, f"no {what} within {PAUSE_TIMEOUT} s:\n" + \
-                serial(workdir)[-4000:]
-            time.sleep(0.1)        # a poll interval, not a synchronisation
-
-    try:
-        wait_for("both measuring", lambda: all(f"[{n}] noise: mode slices" in serial(workdir)
-                                               for n in "ab"))
+    with Background(path, workdir, PAUSE_TIMEOUT, "--icount", board["icount"]) as run:
+        run.wait_for("both measuring",
+                     lambda: all(f"[{n}] noise: mode slices" in serial(workdir) for n in "ab"),
+                     PAUSE_TIMEOUT)
         paused = ctl(workdir, "pause", "a")
         assert paused.returncode == 0, paused.stderr
-        wait_for("b's result", lambda: "[b] noise-slices " in serial(workdir))
-        assert "[a] noise-slices " not in serial(workdir), serial(workdir)[-4000:]
+        run.wait_for("b's result", lambda: "[b] noise-slices " in serial(workdir), PAUSE_TIMEOUT)
+        assert "[a] noise-slices " not in serial(workdir), run.tail()
         assert ctl(workdir, "unpause", "a").returncode == 0
-        out, err = run.communicate(timeout=PAUSE_TIMEOUT)
-        assert run.returncode == 0, err + serial(workdir)[-4000:]
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.communicate()
+        run.finish()
     records = parse_slices(serial(workdir))
     alone = ticks(arch, PAUSE_US[arch] // 4)
     problems, seen = check_paused(records, "a", "b", min_alone=alone)

@@ -342,12 +342,20 @@ def load_system(path):
         raise
 
 
+def _known_keys(table, at, known, expected=None):
+    """The first key of `table` not in `known` is an error at `at.key` (`at` the table as the
+    TOML names it, pool[0] say, or None for the document itself), with what was `expected`
+    where the keys are few enough to list; load_system adds the file."""
+    for key in table:
+        if key not in known:
+            field = show_key(key) if at is None else f"{at}.{show_key(key)}"
+            raise ConfigError(field, "unknown key" + (f" (expected {expected})" if expected else ""))
+
+
 def parse_system(doc, base_dir, source="<system>"):
     """Validate a parsed TOML document; image paths resolve against base_dir."""
-    for key in doc:
-        if key not in ("board", "partition", "channel", "virtio", "pool"):
-            raise ConfigError(show_key(key), "unknown key (expected [board], [[partition]], "
-                                             "[[channel]], [[virtio]] and [[pool]])")
+    _known_keys(doc, None, ("board", "partition", "channel", "virtio", "pool"),
+                "[board], [[partition]], [[channel]], [[virtio]] and [[pool]]")
     board = _parse_board(doc.get("board", {}), base_dir)
     pools = _parse_pools(doc.get("pool", []), board)
 
@@ -388,9 +396,7 @@ def _parse_pools(entries, board):
     core_pool = {}
     for index, entry in enumerate(entries):
         at = f"pool[{index}]"
-        for key in entry:
-            if key not in POOL_KEYS:
-                raise ConfigError(f"{at}.{show_key(key)}", "unknown key")
+        _known_keys(entry, at, POOL_KEYS)
         name = _parse_name(entry, at, pools, "pool")
         if "cpus" not in entry:
             raise ConfigError(f"{at}.cpus", "missing (list the pool's physical cores, like [2])")
@@ -545,10 +551,7 @@ def _parse_windows(value, at, pool, by_name):
     windows = []
     for n, entry in enumerate(value):
         wat = f"{key}[{n}]"
-        for k in entry:
-            if k not in WINDOW_KEYS:
-                raise ConfigError(f"{wat}.{show_key(k)}", "unknown key (expected partition and "
-                                                          "duration_us)")
+        _known_keys(entry, wat, WINDOW_KEYS, "partition and duration_us")
         if "partition" not in entry:
             raise ConfigError(f"{wat}.partition", "missing (the partition that runs in it)")
         name = entry["partition"]
@@ -622,9 +625,7 @@ def _parse_virtio(entries, board, partitions, channels, base_dir):
 
 def _parse_virtio_device(index, entry, partitions, channels, earlier, base_dir):
     at = f"virtio[{index}]"
-    for key in entry:
-        if key not in VIRTIO_KEYS:
-            raise ConfigError(f"{at}.{show_key(key)}", "unknown key")
+    _known_keys(entry, at, VIRTIO_KEYS)
     # One namespace with the channels: each device is a channel of the blob, named as it.
     name = _parse_name(entry, at, (*channels, *earlier), "virtio device")
     if "device" not in entry:
@@ -716,9 +717,7 @@ def _parse_channels(entries, board, partitions):
 
 def _parse_channel(index, entry, partition_names, earlier):
     at = f"channel[{index}]"
-    for key in entry:
-        if key not in CHANNEL_KEYS:
-            raise ConfigError(f"{at}.{show_key(key)}", "unknown key")
+    _known_keys(entry, at, CHANNEL_KEYS)
     name = _parse_name(entry, at, earlier, "channel")
     if "size" not in entry:
         raise ConfigError(f"{at}.size", 'missing (give the shared memory\'s size, like "64KiB")')
@@ -784,9 +783,7 @@ def _syntax_error(e, source):
 def _parse_board(table, base_dir):
     if not isinstance(table, dict):
         raise ConfigError("board", "must be a table ([board])")
-    for key in table:
-        if key not in BOARD_KEYS:
-            raise ConfigError(f"board.{show_key(key)}", "unknown key")
+    _known_keys(table, "board", BOARD_KEYS)
     # First: the architecture decides what the other keys may say.
     arch = table.get("arch", Board.arch)
     if not isinstance(arch, str) or arch not in layout.VIRT_BOARDS:
@@ -837,9 +834,7 @@ def _parse_pci_device(entry, key, base_dir):
     if not isinstance(entry, dict):
         raise ConfigError(key, f'must be a model name or a table like {{model = "virtio-blk", '
                                f'disk = "disk.img"}} (got {_show(entry)})')
-    for name in entry:
-        if name not in PCI_ENTRY_KEYS:
-            raise ConfigError(f"{key}.{show_key(name)}", "unknown key (expected model and disk)")
+    _known_keys(entry, key, PCI_ENTRY_KEYS, "model and disk")
     model = entry.get("model")
     if model not in PCI_MODELS:
         raise ConfigError(key, f"unknown PCI device model {_show(model)} (allowed: {allowed})")
@@ -860,9 +855,7 @@ def _parse_pci_device(entry, key, base_dir):
 def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_owner,
                      pools=()):
     at = f"partition[{index}]"
-    for key in entry:
-        if key not in PARTITION_KEYS:
-            raise ConfigError(f"{at}.{show_key(key)}", "unknown key")
+    _known_keys(entry, at, PARTITION_KEYS)
     name = _parse_name(entry, at, earlier)
     pool, budget_us, period_us, weight, cap = _parse_pool_membership(entry, at, name, board,
                                                                      pools)

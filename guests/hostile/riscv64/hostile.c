@@ -505,22 +505,14 @@ static void trap_storm(void)
 static void doorbell_storm(void)
 {
 	unsigned long rounds = bootarg_ulong("hostile.rounds", 20000, 1, 100000000);
-	struct strview name;
-	char buf[CHANNEL_NAME_LEN];
 	struct channel ch;
 	unsigned long rings = 0, refused = 0;
+	enum channel_lookup found = channel_by_bootarg("hostile.chan", &ch);
 
-	if (!bootarg("hostile.chan", &name) || !name.len || name.len >= sizeof(buf)) {
-		printf("PROBE-JSON {\"test\":\"hostile-doorbell-storm\",\"error\":"
-		       "\"no channel named: hostile.chan=NAME\",\"pass\":false}\n");
-		return;
-	}
-	for (size_t i = 0; i < name.len; i++)
-		buf[i] = name.p[i];
-	buf[name.len] = 0;
-	if (!channel_find(buf, &ch)) {
-		printf("PROBE-JSON {\"test\":\"hostile-doorbell-storm\",\"error\":"
-		       "\"channel not in the device tree\",\"pass\":false}\n");
+	if (found != CHANNEL_FOUND) {
+		printf("PROBE-JSON {\"test\":\"hostile-doorbell-storm\",\"error\":\"%s\","
+		       "\"pass\":false}\n", found == CHANNEL_UNNAMED ?
+		       "no channel named: hostile.chan=NAME" : "channel not in the device tree");
 		return;
 	}
 	printf("PROBE-JSON {\"test\":\"hostile-doorbell-storm\",\"phase\":\"acting\"}\n");
@@ -550,19 +542,15 @@ void ring_through_registers(uintptr_t ring, unsigned long rounds);
 static void doorbell_regs(void)
 {
 	unsigned long rounds = bootarg_ulong("hostile.rounds", 1, 1, 1000000);
-	struct strview name;
-	char buf[CHANNEL_NAME_LEN];
 	struct channel ch;
+	enum channel_lookup found = channel_by_bootarg("hostile.chan", &ch);
 
-	if (!bootarg("hostile.chan", &name) || !name.len || name.len >= sizeof(buf)) {
+	if (found == CHANNEL_UNNAMED) {
 		printf("PROBE-JSON {\"test\":\"hostile-doorbell-regs\",\"error\":"
 		       "\"no channel named: hostile.chan=NAME\",\"pass\":false}\n");
 		return;
 	}
-	for (size_t i = 0; i < name.len; i++)
-		buf[i] = name.p[i];
-	buf[name.len] = 0;
-	if (!channel_find(buf, &ch) || ch.members < 2) {
+	if (found == CHANNEL_ABSENT || ch.members < 2) {
 		printf("PROBE-JSON {\"test\":\"hostile-doorbell-regs\",\"error\":"
 		       "\"no channel of two members or more\",\"pass\":false}\n");
 		return;
@@ -584,20 +572,16 @@ static void doorbell_regs(void)
  */
 static void doorbell_edge(void)
 {
-	struct strview name;
-	char buf[CHANNEL_NAME_LEN];
 	struct channel ch;
 	uintptr_t at = (uintptr_t)(ram_base() + ram_size() - 2u);
+	enum channel_lookup found = channel_by_bootarg("hostile.chan", &ch);
 
-	if (!bootarg("hostile.chan", &name) || !name.len || name.len >= sizeof(buf)) {
+	if (found == CHANNEL_UNNAMED) {
 		printf("PROBE-JSON {\"test\":\"hostile-doorbell-edge\",\"error\":"
 		       "\"no channel named: hostile.chan=NAME\",\"pass\":false}\n");
 		return;
 	}
-	for (size_t i = 0; i < name.len; i++)
-		buf[i] = name.p[i];
-	buf[name.len] = 0;
-	if (!channel_find(buf, &ch) || ch.members < 2) {
+	if (found == CHANNEL_ABSENT || ch.members < 2) {
 		printf("PROBE-JSON {\"test\":\"hostile-doorbell-edge\",\"error\":"
 		       "\"no channel of two members or more\",\"pass\":false}\n");
 		return;

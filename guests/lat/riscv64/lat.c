@@ -885,17 +885,14 @@ void lat_chan_irq(uint64_t now)
 /* The channel from the device tree, its doorbell routed to this hart. */
 static const char *chan_setup(struct chan_result *r)
 {
-	struct strview name;
-	char buf[CHANNEL_NAME_LEN];
-	size_t i;
-
-	if (!bootarg("lat.chan", &name) || !name.len || name.len >= sizeof(buf))
+	switch (channel_by_bootarg("lat.chan", &chan)) {
+	case CHANNEL_UNNAMED:
 		return "no channel named: lat.chan=NAME";
-	for (i = 0; i < name.len; i++)
-		buf[i] = name.p[i];
-	buf[i] = '\0';
-	if (!channel_find(buf, &chan))
+	case CHANNEL_ABSENT:
 		return "channel not in the device tree";
+	case CHANNEL_FOUND:
+		break;
+	}
 	r->found = true;
 	if (chan.self != CHAN_PINGER && chan.self != CHAN_PONGER)
 		return "this member has no part in the ping-pong (members 0 and 1 have)";

@@ -39,7 +39,6 @@ static uint64_t read_end(void)
 
 void guest_main(void)
 {
-	struct slices_config sc;
 	struct strview mode = { "burst", 5 };
 
 	(void)bootarg("noise.mode", &mode);
@@ -51,18 +50,6 @@ void guest_main(void)
 		return;
 	}
 	irq_disable();
-	slices_read_config(&sc, read_end());
-	printf("noise: mode slices, name %s, gaps above %lu ticks, %lu kept, ", sc.name,
-	       (unsigned long)sc.gap_ticks, sc.max_gaps);
-	if (sc.end != NO_END)
-		printf("until time %lu", (unsigned long)sc.end);
-	if (sc.end != NO_END && sc.slices)
-		printf(" or ");
-	if (sc.slices)
-		printf("%lu gaps", sc.slices);
-	if (sc.end == NO_END && !sc.slices)
-		printf("no end");
-	console_putc('\n');
-	slices_run(&sc);
+	slices_start(read_end(), "time");
 	printf("NOISE-DONE\n");
 }

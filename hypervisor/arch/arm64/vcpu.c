@@ -23,7 +23,6 @@ static bool no_doorbell[TERN_MAX_PARTITIONS];
 
 /* Host tests stand in for entering (tests/unit/fake/arm64/platform.c): these are the core's own. */
 #define SPSR_EL1H_MASKED    0x3c5u    /* EL1h, D A I F masked: the boot protocol's entry state */
-#define SCTLR_EL1_RESET     0x30d00800u
 
 /*
  * A direct vCPU's SGI writes are filtered in the vector (vectors.S, guest_sgi) when its
@@ -98,27 +97,6 @@ static void reset_fp(const struct arm64_cpu *c)
 	write_sysreg(fpsr, 0);
 }
 
-/*
- * Everything of EL1 the guest may have changed, back to a cold core's state.  The registers
- * are partition.h's lists, which a vCPU switch carries too: add one there, not here.
- */
-static void reset_el1(const struct arm64_cpu *c)
-{
-#define RESET_EL1(reg, reset) write_sysreg(reg, reset);
-	ARM64_EL1_REGS(RESET_EL1)
-	if (c->sve)
-		write_sysreg(zcr_el1, 0);
-	if (c->sme) {
-		write_sysreg(smcr_el1, 0);
-		write_sysreg(smpri_el1, 0);
-		write_sysreg(tpidr2_el0, 0);
-	}
-	if (c->pauth) {
-		ARM64_PAUTH_REGS(RESET_EL1)
-	}
-	reset_fp(c);
-}
-
 void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 {
 	struct arm64_cpu *c = this_cpu();
@@ -153,7 +131,8 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 		no_doorbell[p->index] = c->doorbell_page == DOORBELL_NO_PAGE;
 	}
 	vgic_vcpu_reset(c, v);
-	reset_el1(c);
+	arm64_reset_el1(c);
+	reset_fp(c);
 	write_sysreg(vmpidr_el2, BIT(31) | v->index);
 	write_sysreg(vpidr_el2, read_sysreg(midr_el1));
 	write_sysreg(vttbr_el2, p->arch.vttbr);
@@ -196,6 +175,27 @@ void arch_vcpu_resume(struct vcpu *v)
 	guest_enter(guest_frame(c));
 }
 #endif
+
+/*
+ * Everything of EL1 the guest may have changed but FP/SIMD (reset_fp), back to a cold core's
+ * state.  The registers are partition.h's lists, which a vCPU switch carries too: add one
+ * there, not here.  Built for the host tests too (reset_fp's vectors are not the fake's).
+ */
+void arm64_reset_el1(const struct arm64_cpu *c)
+{
+#define RESET_EL1(reg, reset) write_sysreg(reg, reset);
+	ARM64_EL1_REGS(RESET_EL1)
+	if (c->sve)
+		write_sysreg(zcr_el1, 0);
+	if (c->sme) {
+		write_sysreg(smcr_el1, 0);
+		write_sysreg(smpri_el1, 0);
+		write_sysreg(tpidr2_el0, 0);
+	}
+	if (c->pauth) {
+		ARM64_PAUTH_REGS(RESET_EL1)
+	}
+}
 
 /* The fast paths (vectors.S) count in struct arm64_cpu: no call on the interrupt path. */
 static uint64_t fast_stat(const struct arm64_cpu *c, enum stat_id id)

@@ -271,3 +271,34 @@ void test_context_sve_sme_cores_do_not_switch(void)
 	c.pauth = true;   /* its keys are carried */
 	CHECK(arm64_vcpu_switchable(&c));
 }
+
+/*
+ * A vCPU's reset (arch_vcpu_run: a partition's new life) leaves nothing of EL1 that the
+ * previous guest wrote and can read back: the registers it clears come back at their reset
+ * values, those that were once only carried by a switch (AMAIR, AFSR0/1, PAR, CSSELR) too.
+ */
+void test_reset_leaves_nothing_of_the_previous_guest(void)
+{
+	static const char *const once_carried[] = {
+		"amair_el1", "afsr0_el1", "afsr1_el1", "par_el1", "csselr_el1",
+	};
+	const uint64_t marker = 0x5a5a5a5a5a5a5a5aull;
+
+	context_board();
+#define SET_MARKER(reg, reset) fake_sysreg_set(0, FAKE_NAME(reg), marker);
+	ARM64_EL1_REGS(SET_MARKER)
+	ARM64_PAUTH_REGS(SET_MARKER)
+#undef SET_MARKER
+	for (unsigned i = 0; i < sizeof(once_carried) / sizeof(once_carried[0]); i++)
+		fake_sysreg_set(0, once_carried[i], marker);
+	CHECK_EQ(FAKE_ON(0, arch_vcpu_run(va, 0x40080000u, 0)), FAKE_EXIT_RUN);
+#define AT_RESET(reg, reset) CHECK_EQ(fake_sysreg(0, FAKE_NAME(reg)), (uint64_t)(reset));
+	ARM64_EL1_REGS(AT_RESET)
+	ARM64_PAUTH_REGS(AT_RESET)
+#undef AT_RESET
+	for (unsigned i = 0; i < sizeof(once_carried) / sizeof(once_carried[0]); i++) {
+		if (fake_sysreg(0, once_carried[i]) != 0)
+			fprintf(stderr, "reset: %s keeps the previous guest's value\n", once_carried[i]);
+		CHECK_EQ(fake_sysreg(0, once_carried[i]), 0);
+	}
+}

@@ -149,13 +149,6 @@ void fake_raise_group0(unsigned cpu, uint32_t intid);
 extern unsigned fake_wfis[FAKE_CPUS];
 /* TLBI VMALLE1 on each core: the guest's stage-1 entries of the VMID in its VTTBR_EL2. */
 extern unsigned fake_tlbis[FAKE_CPUS];
-/*
- * The core's sched_guest_waits and sched_timer_expired as the arm64 port calls them on a shared
- * core (host.mk wraps them): a hook, if set, runs instead (the guest's wait's must not return:
- * fake_exit_to_test), else the real one.
- */
-extern void (*fake_sched_guest_waits)(struct vcpu *v);
-extern void (*fake_sched_timer_expired)(struct vcpu *v);
 
 /*
  * arch_partition_map_shared() (riscv64 builds its real G-stage instead): every map since the
@@ -194,6 +187,17 @@ extern void (*fake_gic_write_hook)(uintptr_t addr, unsigned size, uint64_t value
 void fake_gic_reset(void);
 /* A core as gicv3.c and cpu.c leave it once online: its struct arm64_cpu and CPU interface. */
 void fake_cpu_init(unsigned cpu);
+
+/* ---- shared cores: the port's calls into the core's loop (sched_wraps.c) ---- */
+
+/*
+ * sched_guest_waits and sched_timer_expired as either port calls them on a shared core
+ * (host.mk wraps them): a test sees what the port hands them without running the core's
+ * loop.  A hook, if set, runs instead (the guest's wait's must not return:
+ * fake_exit_to_test), else the real one.
+ */
+extern void (*fake_sched_guest_waits)(struct vcpu *v);
+extern void (*fake_sched_timer_expired)(struct vcpu *v);
 
 /* ---- the board (board.c) ---- */
 

@@ -28,15 +28,10 @@ HOST_CFLAGS := -std=c11 -g -Wall -Wextra -Werror -DTERN_HOST -I$(HYP)/include \
 # is the partitions' guest-physical memory, which must lie inside the G-stage's input range
 # (Sv39x4: 41 bits); a PIE is loaded near 2^46.  arm64's fake builds no stage 2, and its tests
 # want that RAM above 4 GiB (32-bit PSCI calls cannot name it).
-# riscv64 also wraps the core's calls the port makes on a shared core (fake/riscv64/riscv64.c):
-# a test makes a core shared and sees sched_guest_waits, sched_timer_expired and a kick's
-# vcpu_check_requests, whatever core/shared_core.c would do; with nothing set the wrappers
-# call the real ones.
-HOST_LDFLAGS_riscv64 := -no-pie \
-	-Wl,--wrap=cpu_is_shared,--wrap=sched_guest_waits,--wrap=sched_timer_expired \
-	-Wl,--wrap=vcpu_check_requests
-# arm64 wraps the two the port calls on a shared core (fake/arm64/platform.c): a test sees what
-# the port hands sched_guest_waits and sched_timer_expired without running the core's loop;
-# with no hook set the wrappers call the real ones.
-HOST_LDFLAGS_arm64 := -Wl,--wrap=sched_guest_waits,--wrap=sched_timer_expired
-HOST_LDFLAGS := $(HOST_LDFLAGS_$(ARCH))
+# Both ports wrap the core's calls the port makes on a shared core (fake/sched_wraps.c): a
+# test sees what the port hands sched_guest_waits and sched_timer_expired without running the
+# core's loop; with no hook set the wrappers call the real ones.  riscv64 also wraps
+# cpu_is_shared (a test makes a core shared) and a kick's vcpu_check_requests
+# (fake/riscv64/riscv64.c), whatever core/shared_core.c would do.
+HOST_LDFLAGS_riscv64 := -no-pie -Wl,--wrap=cpu_is_shared,--wrap=vcpu_check_requests
+HOST_LDFLAGS := -Wl,--wrap=sched_guest_waits,--wrap=sched_timer_expired $(HOST_LDFLAGS_$(ARCH))

@@ -96,6 +96,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	if (cpu_is_shared((unsigned)c->id))
 		arm64_shared_entry(c, v);
 	vgic_vcpu_reset(c, v);
+	arm64_reset_el1(c);
 	memset(frame, 0, sizeof(*frame));
 	if (!v->partition->first_entry)
 		v->partition->first_entry = arch_counter();
@@ -149,32 +150,4 @@ bool arch_hyp_map_shared(paddr_t pa, uint64_t size)
 	(void)pa;
 	(void)size;
 	return true;
-}
-
-/* ---- shared cores: the port's calls into the core's loop (host.mk wraps them) ---- */
-
-void (*fake_sched_guest_waits)(struct vcpu *v);
-void (*fake_sched_timer_expired)(struct vcpu *v);
-
-void __real_sched_guest_waits(struct vcpu *v);
-void __real_sched_timer_expired(struct vcpu *v);
-void __wrap_sched_guest_waits(struct vcpu *v);
-void __wrap_sched_timer_expired(struct vcpu *v);
-
-void __wrap_sched_guest_waits(struct vcpu *v)
-{
-	if (fake_sched_guest_waits) {
-		fake_sched_guest_waits(v);
-		fprintf(stderr, "fake: the sched_guest_waits hook returned\n");
-		abort();
-	}
-	__real_sched_guest_waits(v);
-}
-
-void __wrap_sched_timer_expired(struct vcpu *v)
-{
-	if (fake_sched_timer_expired)
-		fake_sched_timer_expired(v);
-	else
-		__real_sched_timer_expired(v);
 }

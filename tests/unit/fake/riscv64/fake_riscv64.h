@@ -62,14 +62,11 @@ void fake_raise_eiid(unsigned cpu, uint32_t eiid);
 
 /*
  * Shared cores, as the port sees them (the link wraps these calls, host.mk): cpu_is_shared()
- * is also true for the cores in fake_shared_cores (bit per core); a hook set for
- * sched_guest_waits (which must not return: fake_exit_to_test) or sched_timer_expired is
- * called instead of the core's.  cpu_is_shared() is wrapped for the core's callers too.
+ * is also true for the cores in fake_shared_cores (bit per core), for the core's callers too;
+ * a hook set for the kick's vcpu_check_requests (the loop's look at a shared core's vCPUs) is
+ * called instead of the core's.  sched_guest_waits and sched_timer_expired: fake.h's hooks.
  */
 extern uint32_t fake_shared_cores;
-extern void (*fake_sched_guest_waits)(struct vcpu *v);
-extern void (*fake_sched_timer_expired)(struct vcpu *v);
-/* ... and one for the kick's vcpu_check_requests (the loop's look at a shared core's vCPUs). */
 extern void (*fake_vcpu_check_requests)(struct vcpu *v);
 
 /* A kick arrived at core `cpu` and waits in its file (sip.SEIP), not taken yet. */

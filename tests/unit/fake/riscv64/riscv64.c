@@ -436,40 +436,16 @@ bool arch_hyp_map_shared(paddr_t pa, uint64_t size)
 /* ---- shared cores: the port's calls into the core's loop (host.mk wraps them) ---- */
 
 uint32_t fake_shared_cores;
-void (*fake_sched_guest_waits)(struct vcpu *v);
-void (*fake_sched_timer_expired)(struct vcpu *v);
 void (*fake_vcpu_check_requests)(struct vcpu *v);
 
 bool __real_cpu_is_shared(unsigned pcpu);
-void __real_sched_guest_waits(struct vcpu *v);
-void __real_sched_timer_expired(struct vcpu *v);
 void __real_vcpu_check_requests(struct vcpu *v);
 void __wrap_vcpu_check_requests(struct vcpu *v);
 bool __wrap_cpu_is_shared(unsigned pcpu);
-void __wrap_sched_guest_waits(struct vcpu *v);
-void __wrap_sched_timer_expired(struct vcpu *v);
 
 bool __wrap_cpu_is_shared(unsigned pcpu)
 {
 	return (pcpu < 32u && (fake_shared_cores & (1u << pcpu))) || __real_cpu_is_shared(pcpu);
-}
-
-void __wrap_sched_guest_waits(struct vcpu *v)
-{
-	if (fake_sched_guest_waits) {
-		fake_sched_guest_waits(v);
-		fprintf(stderr, "fake: the sched_guest_waits hook returned\n");
-		abort();
-	}
-	__real_sched_guest_waits(v);
-}
-
-void __wrap_sched_timer_expired(struct vcpu *v)
-{
-	if (fake_sched_timer_expired)
-		fake_sched_timer_expired(v);
-	else
-		__real_sched_timer_expired(v);
 }
 
 void __wrap_vcpu_check_requests(struct vcpu *v)

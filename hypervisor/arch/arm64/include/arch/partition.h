@@ -71,26 +71,29 @@ struct arch_partition {
  * reset_el1 writes them in this order.  The second list only where the core has pointer
  * authentication (struct arm64_cpu.pauth).
  */
+/* SCTLR_EL1's RES1 bits, MMU and caches off: a cold core's. */
+#define SCTLR_EL1_RESET 0x30d00800u
 /* cppcheck-suppress misra-c2012-20.7 ; an X-macro list: X names a macro, (X) would not call it */
 #define ARM64_EL1_REGS(X)                                                              \
 	X(sctlr_el1, SCTLR_EL1_RESET) X(cpacr_el1, 0) X(tcr_el1, 0) X(ttbr0_el1, 0)     \
 	X(ttbr1_el1, 0) X(mair_el1, 0) X(vbar_el1, 0) X(contextidr_el1, 0)              \
 	X(tpidr_el1, 0) X(tpidr_el0, 0) X(tpidrro_el0, 0) X(sp_el0, 0) X(sp_el1, 0)     \
 	X(elr_el1, 0) X(spsr_el1, 0) X(esr_el1, 0) X(far_el1, 0) X(cntkctl_el1, 0)      \
-	X(cntv_ctl_el0, 0) X(cntp_ctl_el0, 0) X(mdscr_el1, 0)
+	X(cntv_ctl_el0, 0) X(cntp_ctl_el0, 0) X(mdscr_el1, 0) X(amair_el1, 0)         \
+	X(afsr0_el1, 0) X(afsr1_el1, 0) X(par_el1, 0) X(csselr_el1, 0)
 /* cppcheck-suppress misra-c2012-20.7 ; an X-macro list: X names a macro, (X) would not call it */
 #define ARM64_PAUTH_REGS(X)                                                            \
 	X(apiakeylo_el1, 0) X(apiakeyhi_el1, 0) X(apibkeylo_el1, 0) X(apibkeyhi_el1, 0) \
 	X(apdakeylo_el1, 0) X(apdakeyhi_el1, 0) X(apdbkeylo_el1, 0) X(apdbkeyhi_el1, 0) \
 	X(apgakeylo_el1, 0) X(apgakeyhi_el1, 0)
 /*
- * Guest state the reset leaves alone but a switch must carry: registers the guest can write
- * whose old value means nothing to a new life (PAR, AFSR, AMAIR, CSSELR), and the timers'
- * compare values, meaningless while their CTL is off.
+ * Guest state the reset leaves alone but a switch must carry: the timers' compare values,
+ * meaningless while their CTL is off (the reset clears those).  Anything else the guest can
+ * write and read back belongs in the reset's list: a new life must not read the previous
+ * one's PAR or AFSR.
  */
 /* cppcheck-suppress misra-c2012-20.7 ; an X-macro list: X names a macro, (X) would not call it */
 #define ARM64_EL1_CARRIED_REGS(X)                                                      \
-	X(amair_el1) X(afsr0_el1) X(afsr1_el1) X(par_el1) X(csselr_el1)                 \
 	X(cntv_cval_el0) X(cntp_cval_el0)
 
 #define ARM64_CTX_INDEX(reg, reset) ARM64_CTX_##reg,
@@ -152,6 +155,12 @@ struct arch_vcpu_context *arm64_vcpu_context(const struct vcpu *v);
  */
 void arm64_shared_entry(struct arm64_cpu *c, const struct vcpu *v);
 void arm64_vcpu_resume_here(struct arm64_cpu *c, struct vcpu *v);
+/*
+ * vcpu.c, a vCPU's reset of EL1 (arch_vcpu_run, and the host tests' stand-in for it): the
+ * ARM64_EL1_REGS and ARM64_PAUTH_REGS lists at their reset values, and the core's optional
+ * extensions' registers.
+ */
+void arm64_reset_el1(const struct arm64_cpu *c);
 /* vcpu.c: a partition of a shared pool on cores whose vector state its switch carries (boot). */
 struct partition;
 bool arm64_shared_pool_check(const struct partition *p, char *err, size_t errlen);
