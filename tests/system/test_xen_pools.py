@@ -140,20 +140,35 @@ def test_arinc653_dom0_never_runs_on_the_one_core_its_domus_share(tmp_path):
     assert b["ran"] > 0.99 * (b["end"] - b["start"]), b
 
 
+# The two-core run's windows: unequal, so that the measured lengths tell them apart.
+ARINC_WINDOWS_US = (("a", 15000), ("b", 5000))
+
+
+def _low(values, fraction=0.1):
+    """The value `fraction` of the way up the sorted values (the lower decile by default)."""
+    ordered = sorted(values)
+    return ordered[int(len(ordered) * fraction)]
+
+
 @needs_arinc_dom0
 def test_arinc653_dom0_sets_the_schedule_of_the_domus_pool_beside_its_own(tmp_path):
     """The stand-in in Pool-0 (core 0) sets the ARINC 653 schedule of the domUs' pool (core 1):
-    Xen accepts it, and a and b then take turns in windows of the configured length. Without
-    icount (Xen 4.17 stops booting on two cores under it), so the guests' counter is host time:
-    a window start the host delays (QEMU not scheduled when Xen's timer is due) moves that one
-    start, not the next (Xen sets each boundary from the schedule), so the median distance
-    between successive window starts is the window within 10 % (1 ms: far above Xen's 50 us
-    timer slop, far below a whole window). A gap counts above 1 ms, the host's hiccups below
-    it being no switch."""
+    Xen accepts it, a and b take turns, a's window is 15 ms and the frame 20 ms (so b's 5 ms).
+
+    Without icount (Xen 4.17 stops booting on two cores under it) the guests' counter is host
+    time, and a loaded host makes Xen take a boundary late, or stalls QEMU through a whole
+    window: single windows come out longer, or vanish. Lateness only adds: Xen ends a window
+    at the frame's start + its runtime, and starts the next frame a frame after it took this
+    one; so the windows whose boundaries were on time are the shortest, and the lower decile
+    of each length is the configured one, give or take: at most 5 % under (a window looks
+    short only when QEMU stalls between Xen's switch and the guest's first read) and 10 %
+    over (three such runs at once on this 2-core host gave lower deciles up to 15.76 ms and
+    20.68 ms; alone 15.06 and 20.05 ms). Equal windows (10 ms) or the default schedule (b
+    alone) fail it.
+    """
     pools = [xen.Pool("p0", (0,), "credit2"), xen.Pool("shared", (1,), "arinc653")]
-    doms = _slices_domus(2_000_000, "noise.max_gaps=1024 noise.gap_ticks=62500")
-    dom0 = xen.arinc653_dom0(doms, pools, "shared", ARINC_FRAME_US,
-                             [(d.name, ARINC_WINDOW_US) for d in doms])
+    doms = _slices_domus(3_000_000, "noise.max_gaps=1024 noise.gap_ticks=62500")
+    dom0 = xen.arinc653_dom0(doms, pools, "shared", ARINC_FRAME_US, ARINC_WINDOWS_US)
     result = xen.run_xen(doms, xen=xen.XEN_SCHED, icount=None, timeout=240, workdir=tmp_path,
                          pools=pools, dom0=dom0)
     assert result.ok, result.explain()
@@ -164,12 +179,13 @@ def test_arinc653_dom0_sets_the_schedule_of_the_domus_pool_beside_its_own(tmp_pa
     for name in ("a", "b"):
         assert parsed[name]["complete"] and parsed[name]["kept"] == parsed[name]["count"], \
             result.explain()
-    measured = bench.switch_costs({n: parsed[n] for n in ("a", "b")})
-    starts = sorted(s for n in ("a", "b") for s in measured["starts"][n])
-    window = ARINC_WINDOW_US * bench.ARM64_COUNTER_HZ // 1_000_000
-    span = min(parsed[n]["end"] for n in "ab") - max(parsed[n]["start"] for n in "ab")
-    # Both took turns all along: at least half the switches the windows make in that time.
-    assert len(starts) >= span // window // 2 > 20, (len(starts), span)
-    assert min(len(measured["starts"][n]) for n in "ab") >= len(starts) // 2 - 1, measured
-    distances = [y - x for x, y in zip(starts, starts[1:])]
-    assert abs(statistics.median(distances) - window) <= window // 10, sorted(distances)
+    starts = bench.switch_costs({n: parsed[n] for n in ("a", "b")})["starts"]
+    # About 130 frames in the run (2.5 s); three 2 s runs at once left one guest 16 turns.
+    assert min(len(starts[n]) for n in "ab") >= 10, starts
+    turns = sorted((t, n) for n in ("a", "b") for t in starts[n])
+    a_window = [y - x for (x, n), (y, _) in zip(turns, turns[1:]) if n == "a"]
+    frame = [y - x for x, y in zip(starts["a"], starts["a"][1:])]
+    for measured, want_us in ((a_window, ARINC_WINDOWS_US[0][1]), (frame, ARINC_FRAME_US)):
+        want = want_us * bench.ARM64_COUNTER_HZ // 1_000_000
+        assert want - want // 20 <= _low(measured) <= want + want // 10, \
+            (want_us, _low(measured), sorted(measured))
