@@ -9,7 +9,6 @@ runs).
 """
 
 import json
-import statistics
 
 import pytest
 
