@@ -226,3 +226,27 @@ def test_arinc_dom0_stand_in_is_position_independent(source, tmp_path):
     # The Image header's image_size is a length the linker computes, not an address.
     absolute = [r for r in relocs if not PC_RELATIVE.match(r[0]) and r[1] != "_image_size"]
     assert absolute == [], out
+
+
+def test_slices_lines_come_through_with_the_dom0_stand_in_on_the_console():
+    """With the ARINC 653 dom0, Xen's console also carries dom0's own lines (unprefixed, from
+    console_io) and Xen's switch of serial input to it: neither is a domU's, and the domUs'
+    chunked lines still join into complete slices records."""
+    from tern import results
+    summary = ('noise-slices {"name":"long-name-' + "x" * 60 + '","start":100,"end":1000,'
+               '"gaps":1,"kept":1,"ran":810,"gap_ticks":50}')
+    assert len(summary) > xen.VPL011_CHUNK
+    gap = '{"name":"long-name-' + "x" * 60 + '","i":0,"from":200,"to":290}'
+    log = ["(XEN) *** Serial input to DOM0 (type 'CTRL-a' three times to switch input)",
+           "ARINC-DOM0: schedule accepted: pool 1 frame_us 20000 windows 2 rc 0",
+           f"(XEN) DOM2: noise-gap {gap}",
+           f"(XEN) DOM2: {summary[:xen.VPL011_CHUNK]}",
+           "ARINC-DOM0: a line of dom0's between the chunks",
+           f"(XEN) DOM2: {summary[xen.VPL011_CHUNK:]}"]
+    joiner = xen.GuestLines(["a", "b"])
+    joined = [joiner.feed(line) for line in log]
+    assert [j for j in joined if j] == [f"[b] noise-gap {gap}", f"[b] {summary}"]
+    record = results.parse_slices([j or line for j, line in zip(joined, log)])
+    assert list(record) == ["long-name-" + "x" * 60]
+    assert record["long-name-" + "x" * 60]["complete"]
+    assert record["long-name-" + "x" * 60]["gaps"] == [(200, 290)]
