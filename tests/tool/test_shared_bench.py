@@ -197,6 +197,23 @@ def test_report_shared_tables_and_goals():
     assert any("Shared cores" in line for line in report.shared_section(data))
 
 
+def test_arinc_goal_row_compares_with_xens_arinc_figure_when_there_is_one():
+    tern = {"system": "tern wfi=trap", "scenario": "shared-switch-arinc653",
+            "scheduler": "arinc653", "switch": {"n": 4, "min": 700, "avg": 700.0, "max": 700},
+            "interruption": {"n": 0}}
+    rtds = {"system": "xen sched", "scenario": "shared-switch-rtds", "scheduler": "rtds",
+            "switch": {"n": 3, "min": 3500, "avg": 3570.0, "max": 3600},
+            "interruption": {"n": 0}}
+    goals = "\n".join(report._shared_goal_rows([tern, rtds]))
+    assert "| ARINC 653 window switch: AVG | <= 1/3 of Xen's | 700.0 | Xen 4.17's ARINC 653 " \
+           "has no figure under icount (see *Method*); its context switch rtds 3570.0 |" in goals
+    xen = dict(rtds, scenario="shared-switch-arinc653", scheduler="arinc653",
+               switch={"n": 3, "min": 2900, "avg": 3000.0, "max": 3100})
+    goals = "\n".join(report._shared_goal_rows([tern, rtds, xen]))
+    assert "| ARINC 653 window switch: AVG | <= 1000.0 | 700.0 | Xen 4.17 ARINC 653: 3000.0 |" \
+        in goals
+
+
 def test_switch_rows_from_xen_console_lines():
     """The slices guests' lines as Xen prints them (`(XEN) DOMn:`), a and b alternating with a
     600-tick switch each way, and an ARINC 653-like frame: starts exact frame after frame."""

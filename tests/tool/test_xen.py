@@ -1,5 +1,7 @@
 """The Xen peer's plumbing that needs no QEMU: console reassembly, device tree, image names."""
 
+import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -120,3 +122,131 @@ def test_build_variants_share_one_script_and_keep_the_null_builds_stamp():
         assert option in lines
     bad = build_config("rtds")
     assert bad.returncode == 2 and "unknown variant" in bad.stderr
+
+
+QEMU = pytest.mark.skipif(
+    subprocess.run(["which", "qemu-system-aarch64"], capture_output=True).returncode,
+    reason="needs qemu-system-aarch64 to dump the board's device tree")
+
+
+@QEMU
+def test_dom0_kernel_module_and_command_line_only_with_a_dom0(tmp_path):
+    image = tmp_path / "g-xen.img"
+    image.write_bytes(b"\0" * 4096)
+    dom0_image = tmp_path / "dom0.img"
+    dom0_image.write_bytes(b"\0" * 4904)
+    doms = [xen.Domain("a", image)]
+    dtb = str(tmp_path / "xen.dtb")
+
+    def chosen(name, kind="-ts", path="/chosen"):
+        return subprocess.run(["fdtget", kind, dtb, path] + ([name] if name else []),
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    xen.build_dtb(doms, "sched=credit", cpus=1, cpu="cortex-a53", memory_mib=1024,
+                  workdir=tmp_path)
+    assert "dom0_" not in chosen("xen,xen-bootargs")
+    assert f"module@{xen.DOM0_BASE:x}" not in chosen("", "-l")
+
+    (tmp_path / "xen.dtb").unlink()
+    (tmp_path / "xen.dts").unlink()
+    dom0 = xen.Dom0(dom0_image, "arinc.pool=0 arinc.windows=1:5")
+    xen.build_dtb(doms, "sched=credit", cpus=1, cpu="cortex-a53", memory_mib=1024,
+                  workdir=tmp_path, dom0=dom0)
+    assert chosen("xen,xen-bootargs") == f"{xen.BASE_ARGS} dom0_mem=32M dom0_max_vcpus=1 " \
+                                         "sched=credit"
+    module = f"/chosen/module@{xen.DOM0_BASE:x}"
+    # Directly under /chosen, where Xen looks for dom0's kernel; the domU's stays in its node.
+    assert chosen("compatible", path=module).split() == ["multiboot,kernel", "multiboot,module"]
+    assert chosen("reg", "-tx", module).split() == ["0", f"{xen.DOM0_BASE:x}", "0", "1328"]
+    assert chosen("bootargs", path=module) == "arinc.pool=0 arinc.windows=1:5"
+    assert chosen("", "-l").split().count(f"module@{xen.DOM0_BASE:x}") == 1
+
+
+def test_cpupool_ids_follow_xen_device_tree_order_with_core_0s_pool_first():
+    pool = xen.Pool
+    assert xen.pool_ids([pool("s", (0,), "arinc653")]) == {"s": 0}
+    assert xen.pool_ids([pool("p0", (0,)), pool("s", (1,), "arinc653")]) == {"p0": 0, "s": 1}
+    assert xen.pool_ids([pool("s", (1,)), pool("t", (2,)), pool("z", (0,))]) == \
+        {"z": 0, "t": 1, "s": 2}
+    # No pool holds core 0: Xen puts core 0 in a pool of its own after the named ones.
+    assert xen.pool_ids([pool("s", (1,))]) == {"s": 0}
+
+
+def test_arinc653_dom0_command_line_names_domains_by_id_in_window_order():
+    image = Path("g.img")
+    doms = [xen.Domain("a", image, pool="s"), xen.Domain("b", image, pool="s")]
+    pools = [xen.Pool("p0", (0,)), xen.Pool("s", (1,), "arinc653")]
+    dom0 = xen.arinc653_dom0(doms, pools, "s", 20000, [("b", 10000), ("a", 10000)])
+    assert dom0.image == xen.ARINC_DOM0 and dom0.memory_mib == 32
+    assert dom0.bootargs == "arinc.pool=1 arinc.frame_us=20000 arinc.windows=2:10000,1:10000"
+    cases = [
+        ("p0", 20000, [("a", 1)], "not an ARINC 653 pool"),
+        ("s", 20000, [], "1 to 64 windows"),
+        ("s", 20000, [("a", 1)] * 65, "1 to 64 windows"),
+        ("s", 20000, [("c", 1)], "unknown domain 'c'"),
+        ("s", 20000, [("a", 0)], "window of a is 0 us"),
+        ("s", 19999, [("a", 10000), ("b", 10000)], "longer than the major frame"),
+    ]
+    for pool, frame, windows, why in cases:
+        with pytest.raises(ToolError, match=why):
+            xen.arinc653_dom0(doms, pools, pool, frame, windows)
+
+
+STAND_IN = Path(__file__).resolve().parents[2] / "guests" / "xen" / "arinc-dom0"
+# What may locate code or data in the stand-in: PC-relative pages and the low 12 bits inside
+# them, branches. Anything absolute (ABS64 in data, MOVW_UABS) would hold the link address, and
+# Xen puts dom0 elsewhere.
+PC_RELATIVE = re.compile(r"R_AARCH64_(ADR_PREL_PG_HI21|ADR_PREL_LO21|ADD_ABS_LO12_NC|"
+                         r"LDST(8|16|32|64|128)_ABS_LO12_NC|CALL26|JUMP26|CONDBR19|TSTBR14|"
+                         r"PREL32|PREL64|LD_PREL_LO19)$")
+
+
+@pytest.mark.skipif(not shutil.which("clang") or not shutil.which("llvm-readelf"),
+                    reason="needs clang and llvm-readelf")
+@pytest.mark.parametrize("source", ["start.S", "arinc_dom0.c"])
+def test_arinc_dom0_stand_in_is_position_independent(source, tmp_path):
+    """Built as the guests' Makefile builds it, no relocation outside the debug sections may
+    be absolute. (Its ABI structures' layouts are checked by _Static_assert when it builds.)"""
+    obj = tmp_path / "x.o"
+    subprocess.run(["clang", "--target=aarch64-none-elf", "-std=c11", "-ffreestanding",
+                    "-fno-builtin", "-nostdlib", "-mgeneral-regs-only", "-mstrict-align", "-O2",
+                    "-g", "-Wall", "-Wextra", "-Werror", "-c", str(STAND_IN / source), "-o",
+                    str(obj)], check=True, timeout=120)
+    out = subprocess.run(["llvm-readelf", "-r", str(obj)], capture_output=True, text=True,
+                         check=True).stdout
+    section, relocs = None, []
+    for line in out.splitlines():
+        m = re.match(r"Relocation section '([^']+)'", line)
+        if m:
+            section = m.group(1)
+        elif section and not section.startswith(".rela.debug") and \
+                re.match(r"^[0-9a-f]{16} ", line):
+            relocs.append((line.split()[2], line.split()[4], section))
+    assert relocs, out
+    # The Image header's image_size is a length the linker computes, not an address.
+    absolute = [r for r in relocs if not PC_RELATIVE.match(r[0]) and r[1] != "_image_size"]
+    assert absolute == [], out
+
+
+def test_slices_lines_come_through_with_the_dom0_stand_in_on_the_console():
+    """With the ARINC 653 dom0, Xen's console also carries dom0's own lines (unprefixed, from
+    console_io) and Xen's switch of serial input to it: neither is a domU's, and the domUs'
+    chunked lines still join into complete slices records."""
+    from tern import results
+    summary = ('noise-slices {"name":"long-name-' + "x" * 60 + '","start":100,"end":1000,'
+               '"gaps":1,"kept":1,"ran":810,"gap_ticks":50}')
+    assert len(summary) > xen.VPL011_CHUNK
+    gap = '{"name":"long-name-' + "x" * 60 + '","i":0,"from":200,"to":290}'
+    log = ["(XEN) *** Serial input to DOM0 (type 'CTRL-a' three times to switch input)",
+           "ARINC-DOM0: schedule accepted: pool 1 frame_us 20000 windows 2 rc 0",
+           f"(XEN) DOM2: noise-gap {gap}",
+           f"(XEN) DOM2: {summary[:xen.VPL011_CHUNK]}",
+           "ARINC-DOM0: a line of dom0's between the chunks",
+           f"(XEN) DOM2: {summary[xen.VPL011_CHUNK:]}"]
+    joiner = xen.GuestLines(["a", "b"])
+    joined = [joiner.feed(line) for line in log]
+    assert [j for j in joined if j] == [f"[b] noise-gap {gap}", f"[b] {summary}"]
+    record = results.parse_slices([j or line for j, line in zip(joined, log)])
+    assert list(record) == ["long-name-" + "x" * 60]
+    assert record["long-name-" + "x" * 60]["complete"]
+    assert record["long-name-" + "x" * 60]["gaps"] == [(200, 290)]

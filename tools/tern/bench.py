@@ -1174,8 +1174,8 @@ SHARED_SCHEDULERS = ("credit", "rtds", "arinc653")
 TERN_SHARED_CORE = 1
 SHARED_POOL = "shared"
 # What both sides run with: Xen's defaults wherever a dom0less Xen takes no other (xen.py):
-# RTDS 4 ms every 10 ms for every vCPU, credit weight 256 each. ARINC 653 (Tern only): a 20 ms
-# major frame, a 10 ms window per guest.
+# RTDS 4 ms every 10 ms for every vCPU, credit weight 256 each. ARINC 653 (Tern only under
+# icount, XEN_ARINC653_DOM0LESS): a 20 ms major frame, a 10 ms window per guest.
 SHARED_RTDS_BUDGET_US = xen.RTDS_DEFAULT_BUDGET_US
 SHARED_RTDS_PERIOD_US = xen.RTDS_DEFAULT_PERIOD_US
 SHARED_MAJOR_FRAME_US = 20000
@@ -1186,9 +1186,13 @@ TERN_CREDIT_SLICE_US = 10000
 ARM64_COUNTER_HZ = 62_500_000   # QEMU virt's CNTFRQ: at icount shift 4, a tick an instruction
 XEN_ARINC653_DOM0LESS = (
     "Xen 4.17's ARINC 653 scheduler gives its default windows (10 ms each) to domain 0's vCPUs "
-    "only; any other domain runs once a toolstack sets a schedule (xl sched-arinc653, "
-    "XEN_SYSCTL_SCHEDOP_putinfo), and a dom0less boot has neither: its domUs (domains 1 and 2) "
-    "printed nothing in 60 s of a run with an ARINC 653 pool, whose core stayed idle")
+    "only; other domains run once a toolstack sets a schedule (xl sched-arinc653, "
+    "XEN_SYSCTL_SCHEDOP_putinfo). A dom0 that does (guests/xen/arinc-dom0) never runs on the "
+    "one core Xen boots on under icount: its default window names its vCPU by the all-zero "
+    "handle every domain has at boot, and Xen resolves that to the newest matching vCPU, "
+    "domain 2's, which then holds the core. Beside the domUs' pool, on a second core, it sets "
+    "the schedule and the domUs take turns (tests/system/test_xen_pools.py), but Xen 4.17 does "
+    "not boot on two cores under icount: no figure comparable with Tern's")
 # The busy partition: streams memory without a pause and takes no interrupt (no timer of its
 # own); it runs until rt is done, then is stopped (Tern) or left behind (Xen).
 SHARED_NOISE = "noise.mode=spin noise.irq_us=0 noise.until_us=1000000000"

@@ -1,4 +1,5 @@
-"""Real Xen on the same board: Debian's Xen 4.17, booted dom0less (no dom0), for the latency lab.
+"""Real Xen on the same board: Debian's Xen 4.17, booted dom0less (no dom0 but an optional
+toolstack stand-in), for the latency lab.
 
 Xen reads its domains from the device tree: QEMU's own tree (dumped with the same machine
 options) gets `xen,xen-bootargs` and one `xen,domain` node per guest under /chosen. A domU sees
@@ -27,6 +28,7 @@ FETCH_SCRIPT = REPO / "scripts" / "xen" / "fetch-xen.sh"
 # (it delays wake-ups from WFI for the first hundreds of ms and is a boot artefact).
 BASE_ARGS = "console=dtuart dtuart=/pl011@9000000 guest_loglvl=all loglvl=all bootscrub=off"
 DOMU_BASE = 0x5000_0000     # clear of Xen itself and of QEMU's device tree at 0x4800_0000
+DOM0_BASE = 0x4c00_0000     # an optional dom0's kernel module: between the tree and the domUs
 DOMU_STRIDE = 0x0400_0000
 DONE_MARKERS = ("LAT-DONE", "PROBE-DONE", "NOISE-DONE")
 
@@ -42,7 +44,13 @@ VPL011_CHUNK = 126
 # parameter: every vCPU has its scheduler's defaults (RTDS 4 ms every 10 ms, credit weight
 # 256), and the command line sets only global ones (sched_credit_tslice_ms, sched_ratelimit_us).
 # ARINC 653 gives default windows (10 ms) to domain 0's vCPUs alone; dom0less domUs are
-# domains 1.., so in an ARINC 653 pool they never run until a toolstack sets a schedule.
+# domains 1.., so in an ARINC 653 pool they never run until a toolstack sets a schedule. A dom0
+# stand-in (Dom0, arinc653_dom0: guests/xen/arinc-dom0) sets one. It cannot share the domUs'
+# pool: a window names its vCPU by domain handle and vCPU id, every domain has the all-zero
+# handle at boot (dom0's included), and Xen resolves a window to the newest vCPU that matches,
+# so dom0's default window runs the last domU created and dom0 never runs. Beside the domUs'
+# ARINC 653 pool, in Pool-0 on another core, it runs, and the domUs alternate in its windows;
+# but Xen 4.17 stops booting on two cores under icount (tests/system/test_xen_pools.py).
 SCHEDULERS = ("credit", "credit2", "rtds", "arinc653", "null")
 RTDS_DEFAULT_BUDGET_US = 4000
 RTDS_DEFAULT_PERIOD_US = 10000
@@ -68,6 +76,62 @@ class Domain:
     vcpus: int = 1
     memory_kib: int = 64 * 1024
     pool: str = None          # a Pool's name: the domU starts there (else in Pool-0)
+
+
+@dataclass
+class Dom0:
+    """A dom0 beside the dom0less domUs (the ARINC 653 peer's toolstack stand-in,
+    guests/xen/arinc-dom0): one vCPU, `memory_mib` of RAM, `bootargs` its command line."""
+    image: Path
+    bootargs: str = ""
+    memory_mib: int = 32
+
+
+def dom0_args(dom0):
+    """What Xen's command line needs for `dom0` (empty without one)."""
+    if dom0 is None:
+        return ""
+    return f"dom0_mem={dom0.memory_mib}M dom0_max_vcpus=1"
+
+
+def pool_ids(pools):
+    """{pool name: the cpupool id Xen 4.17 gives it}: device-tree order from 0, and the pool
+    holding core 0 swapped with id 0 (xen/common/sched/boot-cpupool.c)."""
+    ids = {p.name: i for i, p in enumerate(pools)}
+    first = next((p.name for p in pools if 0 in p.cpus), None)
+    if first is not None:
+        other = next(n for n, i in ids.items() if i == 0)
+        ids[first], ids[other] = 0, ids[first]
+    return ids
+
+
+ARINC_DOM0 = REPO / "guests" / "build" / "arm64" / "arinc-dom0.img"
+ARINC_MAX_WINDOWS = 64      # ARINC653_MAX_DOMAINS_PER_SCHEDULE
+
+
+def arinc653_dom0(domains, pools, pool, major_frame_us, windows, image=ARINC_DOM0):
+    """The Dom0 that sets cpupool `pool`'s ARINC 653 schedule as `xl sched-arinc653` would
+    (guests/xen/arinc-dom0): a major frame of `major_frame_us` and `windows`, [(domain name,
+    us)] in window order, vCPU 0 of each. Dom0less domUs are domains 1.. in `domains` order.
+    Refuses what Xen's putinfo would (EINVAL) before booting anything."""
+    ids = {d.name: i + 1 for i, d in enumerate(domains)}
+    kinds = {p.name: p.sched for p in pools}
+    if kinds.get(pool) != "arinc653":
+        raise ToolError(f"xen: cpupool {pool!r} is not an ARINC 653 pool")
+    if not 0 < len(windows) <= ARINC_MAX_WINDOWS:
+        raise ToolError(f"xen: ARINC 653 takes 1 to {ARINC_MAX_WINDOWS} windows, not "
+                        f"{len(windows)}")
+    for name, us in windows:
+        if name not in ids:
+            raise ToolError(f"xen: ARINC 653 window for unknown domain {name!r}")
+        if us <= 0:
+            raise ToolError(f"xen: ARINC 653 window of {name} is {us} us")
+    if major_frame_us < sum(us for _, us in windows):
+        raise ToolError(f"xen: ARINC 653 windows ({sum(us for _, us in windows)} us) longer "
+                        f"than the major frame ({major_frame_us} us)")
+    spec = ",".join(f"{ids[name]}:{us}" for name, us in windows)
+    return Dom0(image, f"arinc.pool={pool_ids(pools)[pool]} arinc.frame_us={major_frame_us} "
+                       f"arinc.windows={spec}")
 
 
 def xen_variant(image):
@@ -152,17 +216,25 @@ def check_pools(domains, pools, cpus):
             raise ToolError(f"xen: domain {d.name}: unknown cpupool {d.pool!r}")
 
 
-def build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir, pools=()):
-    """QEMU's device tree plus Xen's command line, the boot-time cpupools and one dom0less
-    domain per guest."""
+def build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir, pools=(), dom0=None):
+    """QEMU's device tree plus Xen's command line, the boot-time cpupools, one dom0less
+    domain per guest and, if `dom0`, dom0's kernel module (loaded at DOM0_BASE)."""
     check_pools(domains, pools, cpus)
     raw = workdir / "qemu.dtb"
     subprocess.run(_board(cpus, cpu, memory_mib, None, f",dumpdtb={raw}"), check=True,
                    timeout=60, stdin=subprocess.DEVNULL, capture_output=True)
     dts = subprocess.run(["dtc", "-q", "-I", "dtb", "-O", "dts", str(raw)], check=True,
                          capture_output=True, text=True, timeout=60).stdout
-    nodes = [f"\t\txen,xen-bootargs = {_dts_string(' '.join(a for a in (BASE_ARGS, xen_args) if a))};",
+    args = " ".join(a for a in (BASE_ARGS, dom0_args(dom0), xen_args) if a)
+    nodes = [f"\t\txen,xen-bootargs = {_dts_string(args)};",
              "\t\t#address-cells = <0x02>;", "\t\t#size-cells = <0x02>;"]
+    if dom0 is not None:
+        # Directly under /chosen (not in a xen,domain node): Xen's dom0 kernel.
+        size = Path(dom0.image).stat().st_size
+        nodes += [f"\t\tmodule@{DOM0_BASE:x} {{",
+                  '\t\t\tcompatible = "multiboot,kernel", "multiboot,module";',
+                  f"\t\t\treg = <0x00 {DOM0_BASE:#x} 0x00 {size:#x}>;",
+                  f"\t\t\tbootargs = {_dts_string(dom0.bootargs)};", "\t\t};"]
     # Path references: dtc gives QEMU's cpu nodes (and the pools) the phandles Xen follows.
     for p in pools:
         refs = " ".join(f"&{{/cpus/cpu@{c:x}}}" for c in p.cpus)
@@ -207,21 +279,24 @@ def board_cpus(domains, pools=()):
 
 
 def run_xen(domains, xen_args="", xen=XEN_DEBIAN, icount=None, timeout=runner.DEFAULT_TIMEOUT,
-            quiet=True, workdir=None, cpu="cortex-a53", memory_mib=2048, pools=(), finish=None):
-    """Boot Xen with `domains` (and boot-time cpupools `pools`); returns a runner.RunResult
-    whose partitions are the domains. The run ends when the domains named in `finish` (all,
-    if None) have printed their DONE line."""
+            quiet=True, workdir=None, cpu="cortex-a53", memory_mib=2048, pools=(), finish=None,
+            dom0=None):
+    """Boot Xen with `domains` (and boot-time cpupools `pools`, and a Dom0 `dom0` if given);
+    returns a runner.RunResult whose partitions are the domains. The run ends when the domains
+    named in `finish` (all, if None) have printed their DONE line."""
     for tool in ("qemu-system-aarch64", "dtc"):
         if not shutil.which(tool):
             raise ToolError(f"{tool} not found (make deps)")
     xen = ensure_xen(xen)
-    for d in domains:
+    for d in list(domains) + ([dom0] if dom0 is not None else []):
         if not Path(d.image).is_file():
             raise ToolError(f"guest not found: {d.image} (make guests)")
     workdir = runner.make_workdir(workdir)
     cpus = board_cpus(domains, pools)
-    dtb = build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir, pools)
+    dtb = build_dtb(domains, xen_args, cpus, cpu, memory_mib, workdir, pools, dom0)
     command = _board(cpus, cpu, memory_mib, icount) + ["-kernel", str(xen), "-dtb", str(dtb)]
+    if dom0 is not None:
+        command += ["-device", f"loader,file={dom0.image},addr={DOM0_BASE:#x},force-raw=on"]
     for i, d in enumerate(domains):
         command += ["-device", f"loader,file={d.image},addr={DOMU_BASE + i * DOMU_STRIDE:#x},"
                     "force-raw=on"]
