@@ -106,8 +106,20 @@ enum manager_result manager_reply(struct vcpu *v, uint64_t gpa, uint64_t len, ui
 	return MANAGER_OK;
 }
 
+/* The line as the console shows it: a guest's control characters do not reach the operator's terminal. */
+static void printable(char *out, const char *text)
+{
+	size_t i = 0;
+
+	for (; text[i] != '\0'; i++)
+		out[i] = ((unsigned char)text[i] < 0x20u || (unsigned char)text[i] == 0x7fu) ? '?' : text[i];
+	out[i] = '\0';
+}
+
 void manager_serve(void)
 {
+	char shown[MANAGER_COMMAND_MAX + 1u];
+
 	uint32_t waiting = atomic_load_explicit(&queued, memory_order_relaxed);
 
 	if (!waiting || arch_cpu_id() != console_core())
@@ -118,7 +130,8 @@ void manager_serve(void)
 		if (!(waiting & (1u << i)) || atomic_load(&b->state) != BOX_QUEUED)
 			continue;
 		/* An operator sees what a manager did, on the console, before its effects. */
-		tern_log("> (manager %s) %s", partitions[i].name, b->command);
+		printable(shown, b->command);
+		tern_log("> (manager %s) %s", partitions[i].name, shown);
 		console_capture_start(replies[i], sizeof(replies[i]));
 		console_command(b->command, partitions[i].name);
 		b->reply_len = (uint32_t)console_capture_end();

@@ -113,6 +113,11 @@ void test_manager_pause_and_refusal(void)
 	CHECK(atomic_load(&other->paused));
 	CHECK_EQ(reply(m, 4096), 0);
 	CHECK(!strncmp(ram(m, REPLY_AT), "tern-ctl {\"cmd\":\"pause\",\"ok\":true,", 34));
+	/* A guest's control characters are not put on the operator's terminal. */
+	CHECK_EQ(submit(m, "list\x1b[2J"), 0);
+	fake_deliver_kick(0);
+	CHECK(console_has("tern: > (manager m) list?[2J\r\n"));
+	CHECK_EQ(reply(m, 4096), 0);
 	CHECK_EQ(submit(m, "@7 pause nobody"), 0);
 	fake_deliver_kick(0);
 	CHECK_EQ(reply(m, 4096), 0);
