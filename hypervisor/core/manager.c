@@ -15,16 +15,20 @@
 #include <tern/manager.h>
 #include <tern/partition.h>
 
-enum box_state { BOX_EMPTY, BOX_FILLING, BOX_QUEUED, BOX_READY, BOX_READING };
+#define BOX_EMPTY   0u
+#define BOX_FILLING 1u
+#define BOX_QUEUED  2u
+#define BOX_READY   3u
+#define BOX_READING 4u
 
-struct mailbox {
-	_Atomic uint32_t state;              /* enum box_state */
+struct manager_box {
+	_Atomic uint32_t state;              /* BOX_* */
 	uint32_t reply_len;                  /* READY: bytes in reply */
 	char command[MANAGER_COMMAND_MAX + 1u];
 };
 
 /* EMPTY at boot (.bss); the replies are written before they are read, so not cleared (boot time). */
-static struct mailbox boxes[TERN_MAX_PARTITIONS];
+static struct manager_box boxes[TERN_MAX_PARTITIONS];
 static char replies[TERN_MAX_PARTITIONS][MANAGER_REPLY_MAX] __attribute__((section(".noinit")));
 /* Mailboxes QUEUED, one bit per partition: the console core's drain looks at this word only. */
 static _Atomic uint32_t queued;
@@ -49,7 +53,7 @@ static bool allowed(struct vcpu *v)
 	return false;
 }
 
-static bool claim(struct mailbox *b, uint32_t from, uint32_t to)
+static bool claim(struct manager_box *b, uint32_t from, uint32_t to)
 {
 	return atomic_compare_exchange_strong(&b->state, &from, to);
 }
@@ -57,7 +61,7 @@ static bool claim(struct mailbox *b, uint32_t from, uint32_t to)
 enum manager_result manager_submit(struct vcpu *v, uint64_t gpa, uint64_t len)
 {
 	struct partition *p = v->partition;
-	struct mailbox *b = &boxes[p->index];
+	struct manager_box *b = &boxes[p->index];
 	const char *text;
 
 	if (!allowed(v))
@@ -87,7 +91,7 @@ enum manager_result manager_submit(struct vcpu *v, uint64_t gpa, uint64_t len)
 enum manager_result manager_reply(struct vcpu *v, uint64_t gpa, uint64_t len, uint64_t *full)
 {
 	struct partition *p = v->partition;
-	struct mailbox *b = &boxes[p->index];
+	struct manager_box *b = &boxes[p->index];
 	char *out;
 
 	*full = 0;
@@ -118,7 +122,8 @@ static void printable(char *out, const char *text)
 
 void manager_serve(void)
 {
-	char shown[MANAGER_COMMAND_MAX + 1u];
+	/* The console core's only: off its stack, which every caller of the drain shares. */
+	static char shown[MANAGER_COMMAND_MAX + 1u];
 
 	uint32_t waiting = atomic_load_explicit(&queued, memory_order_relaxed);
 
@@ -126,7 +131,7 @@ void manager_serve(void)
 		return;
 	waiting = atomic_exchange(&queued, 0u);
 	for (uint32_t i = 0; i < num_partitions; i++) {
-		struct mailbox *b = &boxes[i];
+		struct manager_box *b = &boxes[i];
 		if (!(waiting & (1u << i)) || atomic_load(&b->state) != BOX_QUEUED)
 			continue;
 		/* An operator sees what a manager did, on the console, before its effects. */
