@@ -103,7 +103,7 @@ struct sbiret sbi_dbcn(struct vcpu *v, uint32_t fn, const struct guest_regs *r)
  * and its reply is not read yet (what the caller does about it, poll, is what that error asks
  * of a caller elsewhere too); a reply asked for with nothing submitted is SBI_ERR_INVALID_STATE.
  */
-struct sbiret sbi_tern_manager(struct vcpu *v, uint32_t fn, const struct guest_regs *r)
+static struct sbiret sbi_tern_manager(struct vcpu *v, uint32_t fn, const struct guest_regs *r)
 {
 	enum manager_result res;
 	uint64_t full = 0;
@@ -125,6 +125,16 @@ struct sbiret sbi_tern_manager(struct vcpu *v, uint32_t fn, const struct guest_r
 	default:                  error = SBI_ERR_INVALID_STATE; break;
 	}
 	return result(error, full);
+}
+
+struct sbiret sbi_other(struct vcpu *v, uint64_t ext, uint32_t fn, const struct guest_regs *r)
+{
+	if (ext != SBI_EXT_TERN_MANAGER)
+		return result(SBI_ERR_NOT_SUPPORTED, 0);
+	/* The dispatch counted it as unsupported (traps.c's sbi_stat knows the SBI's own only). */
+	v->stats[STAT_SBI_OTHER]--;
+	vcpu_count(v, STAT_MANAGER_CALL);
+	return sbi_tern_manager(v, fn, r);
 }
 
 static int64_t hsm_error(enum power_result power)

@@ -393,3 +393,18 @@ void test_sbi_hsm_suspend(void)
 	CHECK(sbi(1, SBI_HSM, 3, 0, 0, 0) != FAKE_RETURNED);
 	CHECK(fake_cores[1].running == NULL);
 }
+
+/* Tern's manager extension is counted as its own calls, not as an unsupported extension's. */
+void test_sbi_manager_extension_counted_as_manager_calls(void)
+{
+	rv_boot();
+	uint64_t other = stat_of(1, STAT_SBI_OTHER);
+	sbi(1, 0x0a54524e, 0, rv_part(RV_TRAP)->cfg->ram_ipa, 4, 0);
+	CHECK_EQ(a0_of(1), (uint64_t)-4); /* SBI_ERR_DENIED: "trap" is no manager */
+	CHECK_EQ(stat_of(1, STAT_SBI_OTHER), other);
+	CHECK_EQ(stat_of(1, STAT_MANAGER_CALL), 1);
+	CHECK_EQ(stat_of(1, STAT_MANAGER_DENIED), 1);
+	sbi(1, 0x0a54524f, 0, 0, 0, 0); /* the next one is nobody's */
+	CHECK_EQ(a0_of(1), SBI_ERR_NOT_SUPPORTED);
+	CHECK_EQ(stat_of(1, STAT_SBI_OTHER), other + 1);
+}

@@ -66,7 +66,8 @@ struct sbiret sbi_rfence(struct vcpu *v, uint32_t fn, const struct guest_regs *r
 struct sbiret sbi_hsm(struct vcpu *v, uint32_t fn, struct guest_regs *r);
 struct sbiret sbi_srst(struct vcpu *v, uint32_t fn, const struct guest_regs *r);
 struct sbiret sbi_dbcn(struct vcpu *v, uint32_t fn, const struct guest_regs *r);
-struct sbiret sbi_tern_manager(struct vcpu *v, uint32_t fn, const struct guest_regs *r);
+/* Any other extension: Tern's own (counted as its calls), else SBI_ERR_NOT_SUPPORTED. */
+struct sbiret sbi_other(struct vcpu *v, uint64_t ext, uint32_t fn, const struct guest_regs *r);
 /* The legacy console putchar (extension 0x01): answered in a0, sepc past the ecall. */
 void sbi_legacy_putchar(struct vcpu *v, struct guest_regs *r);
 
