@@ -36,6 +36,7 @@
 #include <tern/config.h>
 #include <tern/console.h>
 #include <tern/lib.h>
+#include <tern/manager.h>
 #include <tern/partition.h>
 #include <tern/platform.h>
 #include <tern/shared_core.h>
@@ -82,7 +83,11 @@ static struct partition *partition_named(const char *name)
 /* sched-arinc653 POOL --major-frame US and 16 windows of two words each */
 #define MAX_WORDS 40
 
-/* The request being answered: its sequence number if a tool sent one, and its verb. */
+/*
+ * The request being answered: its sequence number if a tool sent one, and its verb.  Only the
+ * console core touches it: console_rx is its input interrupt, and a manager's commands are
+ * carried out by its drain (core/manager.c).
+ */
 static struct console_request {
 	bool tagged;
 	uint32_t seq;
@@ -512,7 +517,7 @@ static void sched_arinc653(char **word, unsigned words)
 	posted(sp.nwindows ? shared_core_post_timeline(q, &sp) : "no --window given", what);
 }
 
-static void command(char *text)
+void console_command(char *text, const char *manager)
 {
 	char *word[MAX_WORDS];
 	unsigned words = 0;
@@ -551,7 +556,8 @@ static void command(char *text)
 		return;
 	for (unsigned i = 0; i < words && o < sizeof(shown); i++)
 		o += (size_t)snprintf(&shown[o], sizeof(shown) - o, "%s%s", i ? " " : "", word[i]);
-	tern_log("> %s", shown);
+	if (!manager) /* a manager's was logged with its name (manager_serve) */
+		tern_log("> %s", shown);
 	(void)snprintf(req.verb, sizeof(req.verb), "%s", word[0]);
 
 	const char *verb = word[0];
@@ -610,7 +616,7 @@ void console_rx(void)
 			if (line_too_long)
 				tern_log("console: line longer than %u characters ignored", LINE_MAX - 1);
 			else
-				command(line);
+				console_command(line, NULL);
 			line_len = 0;
 			line_too_long = false;
 		} else if (c == 0x7f || c == '\b') {

@@ -854,7 +854,8 @@ int config_check(const struct tern_config *cfg, size_t avail,
 	for (uint32_t i = 0; i < cfg->num_partitions; i++) {
 		const struct tern_config_partition *p = &cfg->partition[i];
 		const char *n = p->name;
-		if (p->flags & ~(TERN_PF_WFI_NATIVE | TERN_PF_IRQ_DIRECT | TERN_PF_UNCONFINED_DMA))
+		if (p->flags & ~(TERN_PF_WFI_NATIVE | TERN_PF_IRQ_DIRECT | TERN_PF_UNCONFINED_DMA |
+				 TERN_PF_MANAGER))
 			return fail(err, errlen, "partition %s: unknown flags 0x%x", n, p->flags);
 		if ((p->flags & TERN_PF_IRQ_DIRECT) && !(p->flags & TERN_PF_WFI_NATIVE) &&
 		    !lim->direct_wfi_trap)

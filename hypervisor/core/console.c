@@ -16,6 +16,7 @@
 #include <tern/arch.h>
 #include <tern/console.h>
 #include <tern/lib.h>
+#include <tern/manager.h>
 #include <tern/platform.h>
 
 #define NO_CORE        (~0u)
@@ -36,6 +37,18 @@ static struct console_ring *partial; /* a line partly on the wire; under uart_lo
 _Atomic unsigned console_drain_core = NO_CORE;
 /* Held while lines go to the UART: by the console core, or by a flush. */
 static struct spinlock uart_lock = SPINLOCK_INIT;
+
+/*
+ * A manager's command being carried out (core/manager.c): the hypervisor lines its core puts
+ * meanwhile are its reply, not the console's.  Only that core writes the buffer; every other
+ * core's lines go to the rings as ever (they compare the core with their own).
+ */
+static _Atomic unsigned capture_core = NO_CORE;
+static char *capture_buf;
+static size_t capture_size;
+static size_t capture_len;
+static bool capture_cut;
+static const char truncated[] = "truncated\n";
 
 static void put_raw(const char *s, size_t n)
 {
@@ -75,6 +88,7 @@ static void ring_copy(struct console_ring *r, uint32_t at, const char *s, size_t
 }
 
 static uint32_t emit_line(struct console_ring *r);
+static bool drain_rings(void);
 
 /*
  * After a new line in `r`: out now, by the producer itself, if the UART is free (its own lines
@@ -87,7 +101,7 @@ static void request_drain(struct console_ring *r)
 	unsigned core = atomic_load(&console_drain_core);
 
 	if (core == NO_CORE) {
-		while (console_drain()) /* boot: no other core runs yet */
+		while (drain_rings()) /* boot: no other core runs yet */
 			;
 		return;
 	}
@@ -127,6 +141,41 @@ static bool within_rate(struct console_ring *r, size_t bytes)
 	return true;
 }
 
+/* A captured line, whole or not at all: room is kept for saying the reply was cut. */
+static bool capture_line(const char *prefix, size_t plen, const char *text, size_t len)
+{
+	size_t room = capture_size - (sizeof(truncated) - 1u);
+
+	if (capture_cut || capture_len + plen + len + 1u > room) {
+		capture_cut = true;
+		return false;
+	}
+	(void)memcpy(&capture_buf[capture_len], prefix ? prefix : "", plen);
+	(void)memcpy(&capture_buf[capture_len + plen], text, len);
+	capture_len += plen + len;
+	capture_buf[capture_len++] = '\n';
+	return true;
+}
+
+void console_capture_start(char *buf, size_t size)
+{
+	capture_buf = buf;
+	capture_size = size;
+	capture_len = 0;
+	capture_cut = false;
+	atomic_store(&capture_core, arch_cpu_id());
+}
+
+size_t console_capture_end(void)
+{
+	atomic_store(&capture_core, NO_CORE);
+	if (capture_cut) {
+		(void)memcpy(&capture_buf[capture_len], truncated, sizeof(truncated) - 1u);
+		capture_len += sizeof(truncated) - 1u;
+	}
+	return capture_len;
+}
+
 /*
  * One whole line into `r`, or dropped and counted.  A guest's line (`guest`) must also be
  * within its partition's rate, and leaves room for one more line: the hypervisor's lines about
@@ -141,6 +190,9 @@ static bool put_line(struct console_ring *r, const char *prefix, const char *tex
 
 	if (plen + len + 2 > CONSOLE_LINE_MAX)
 		len = CONSOLE_LINE_MAX - plen - 2;
+	if (r == &hyp_ring && atomic_load_explicit(&capture_core, memory_order_relaxed) != NO_CORE &&
+	    atomic_load_explicit(&capture_core, memory_order_relaxed) == arch_cpu_id())
+		return capture_line(prefix, plen, text, len);
 	spin_lock(&r->lock);
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	uint32_t used = tail - atomic_load_explicit(&r->head, memory_order_acquire);
@@ -246,7 +298,8 @@ static bool any_pending(void)
 	return false;
 }
 
-bool console_drain(void)
+/* console_drain's lines, and all of the boot's (which has no manager's commands to serve). */
+static bool drain_rings(void)
 {
 	bool more;
 
@@ -258,6 +311,12 @@ bool console_drain(void)
 	more = drain(DRAIN_BUDGET);
 	spin_unlock(&uart_lock);
 	return more;
+}
+
+bool console_drain(void)
+{
+	manager_serve(); /* its lines are drained with the rest */
+	return drain_rings();
 }
 
 void console_flush(void)

@@ -7,7 +7,8 @@
 #define STAT_NAMES \
 	"exit_irq", "exit_wfi", "exit_mmio", "exit_other", "irq_injected", "faults", "dma_faults", \
 	"fault_injected", "doorbell_ring", "doorbell_refused", "virtio_notify", "virtio_request", \
-	"virtio_completion", "virtio_refused_frontend", "virtio_refused_backend", ARCH_STAT_NAMES
+	"virtio_completion", "virtio_refused_frontend", "virtio_refused_backend", "manager_calls", \
+	"manager_denied", ARCH_STAT_NAMES
 
 const char *const stat_names[STAT_COUNT] = { STAT_NAMES };
 _Static_assert(sizeof((const char *const[]){ STAT_NAMES }) == sizeof(stat_names),

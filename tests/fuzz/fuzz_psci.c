@@ -9,6 +9,9 @@
  * left ENDING, never a running partition with no vCPU on, an ended one with none; a vCPU is
  * ON exactly while its core runs it; every lock free.  Every call that returns gives a PSCI
  * return value; AFFINITY_INFO tells the truth; a partition never changes another's vCPUs.
+ * "trap" is a manager partition (tern/manager.h): its SMCCC calls 0xC600_0000/1 submit
+ * command lines that change nothing and read their replies, which the console core (core 5)
+ * carries out when its kick is delivered; "direct"'s are denied.
  */
 #include <string.h>
 #include <arch/sysreg.h>
@@ -20,7 +23,11 @@
 static const uint32_t ids[] = {
 	0x84000000, 0x84000002, 0x84000003, 0xc4000003, 0x84000004, 0xc4000004, 0x84000006,
 	0x84000008, 0x84000009, 0x8400000a, 0xc4000009, 0x84000001, 0x8400000b, 0xc4000006,
+	0xc6000000, 0xc6000001, 0xc6000001, 0xc6000002, 0x86000000,
 };
+
+#define MANAGER_SUBMIT 0xc6000000u
+#define MANAGER_REPLY  0xc6000001u
 
 /* "trap" restarts after a fault or reset, at most 3 times, after a 100 us back-off. */
 static void policy(struct tern_config *cfg)
@@ -28,6 +35,7 @@ static void policy(struct tern_config *cfg)
 	cfg->partition[STD_TRAP].fault_policy = TERN_FAULT_RESTART;
 	cfg->partition[STD_TRAP].max_restarts = 3;
 	cfg->partition[STD_TRAP].restart_backoff_us = 100;
+	cfg->partition[STD_TRAP].flags |= TERN_PF_MANAGER;
 }
 
 /* Idle cores whose timer (a restart's back-off) expired wake up. */
@@ -54,6 +62,25 @@ static struct vcpu *running_vcpu(uint8_t sel)
 }
 
 static const int64_t psci_returns[] = { 0, -1, -2, -3, -4, -9 }; /* never ON_PENDING (-5) */
+
+/* A manager call's result: what tern/manager.h allows for it, and only a manager gets more than DENIED. */
+ORACLE static void check_manager(const struct partition *p, uint32_t fn, uint64_t x0,
+				 uint64_t x1, uint64_t x2)
+{
+	int64_t ret = (int64_t)x0;
+
+	if (!(p->cfg->flags & TERN_PF_MANAGER)) {
+		FUZZ_ASSERT(ret == -3);
+		return;
+	}
+	if (fn == MANAGER_SUBMIT) {
+		FUZZ_ASSERT(ret == 0 || ret == -2 || ret == -4 || ret == -9);
+		return;
+	}
+	FUZZ_ASSERT(ret >= 0 || ret == -4 || ret == -8 || ret == -9);
+	if (ret >= 0)
+		check_manager_reply(p, x1, x2, (uint64_t)ret);
+}
 
 ORACLE static void check_return(uint32_t fn, uint64_t x0, uint32_t power_before)
 {
@@ -117,6 +144,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			r->x[1] = mpidr;
 			r->x[2] = entry;
 			r->x[3] = take(&in, 8);
+			if (fn == MANAGER_SUBMIT)
+				r->x[2] = manager_text(&in, v->partition, &r->x[1]);
+			else if (fn == MANAGER_REPLY)
+				r->x[2] = manager_buffer(&in, v->partition, &r->x[1]);
+			uint64_t x1 = r->x[1], x2 = r->x[2];
 			bool smc = op & 0x80;
 			uint64_t esr = ((uint64_t)(smc ? EC_SMC64 : EC_HVC64) << 26) | ESR_IL;
 			struct partition *other = &partitions[!v->partition->index];
@@ -131,7 +163,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			      (unsigned long long)r->x[2]);
 			enum fake_exit e = fake_trap(v->pcpu, esr, 0, 0);
 			TRACE("  -> %s x0 0x%llx\n", fake_exit_name(e), (unsigned long long)r->x[0]);
-			if (e == FAKE_RETURNED)
+			if (e == FAKE_RETURNED && (fn == MANAGER_SUBMIT || fn == MANAGER_REPLY))
+				check_manager(v->partition, fn, r->x[0], x1, x2);
+			else if (e == FAKE_RETURNED)
 				check_return(fn, r->x[0], target_power);
 			else
 				FUZZ_ASSERT(e == FAKE_EXIT_IDLE || e == FAKE_EXIT_BOARD_OFF);

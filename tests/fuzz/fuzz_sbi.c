@@ -12,6 +12,9 @@
  * partition's RAM, at most a page); the other partition's vCPUs, cores (posted work, hvip,
  * fences) and state do not change and only the acting partition's cores (and the console
  * core) are kicked.  Once every kick is delivered: the power state machine's invariants.
+ * "trap" is a manager partition (tern/manager.h): Tern's extension submits command lines that
+ * change nothing and reads their replies (carried out by the console core, core 5, when its
+ * kick is delivered); "direct" is denied every call of it.
  */
 #include <string.h>
 #include <arch/sysreg.h>
@@ -29,15 +32,18 @@
 #define EXT_HSM    0x48534du
 #define EXT_SRST   0x53525354u
 #define EXT_DBCN   0x4442434eu
+#define EXT_TERN   0x0a54524eu
 
 static const uint32_t exts[] = { EXT_BASE, EXT_TIME, EXT_IPI, EXT_RFENCE, EXT_HSM, EXT_SRST,
-				 EXT_DBCN, 0x01, 0x08 /* legacy shutdown */, 0x4e41434c /* PMU */ };
+				 EXT_DBCN, 0x01, 0x08 /* legacy shutdown */, 0x4e41434c /* PMU */,
+				 EXT_TERN, EXT_TERN };
 
 /* "trap" restarts after a fault or reset (a few times); "direct" ends. */
 static void policy(struct tern_config *cfg)
 {
 	cfg->partition[STD_TRAP].fault_policy = TERN_FAULT_RESTART;
 	cfg->partition[STD_TRAP].max_restarts = 3;
+	cfg->partition[STD_TRAP].flags |= TERN_PF_MANAGER;
 }
 
 static struct vcpu *running_vcpu(uint8_t sel)
@@ -127,6 +133,20 @@ ORACLE static void check_call(const struct partition *p, uint64_t ext, uint32_t 
 		FUZZ_ASSERT(err == 0);
 		return;
 	}
+	if (ext == EXT_TERN) {
+		int64_t e = (int64_t)err;
+		if (fn > 1u)
+			FUZZ_ASSERT(e == -2);
+		else if (!(p->cfg->flags & TERN_PF_MANAGER))
+			FUZZ_ASSERT(e == -4);
+		else if (fn == 0u)
+			FUZZ_ASSERT(e == 0 || e == -3 || e == -5 || e == -7);
+		else
+			FUZZ_ASSERT(e == 0 || e == -5 || e == -7 || e == -10);
+		if (fn == 1u && e == 0)
+			check_manager_reply(p, a[0], a[1], value);
+		return;
+	}
 	for (unsigned i = 0; i < ARRAY_SIZE(sbi_errors); i++)
 		known |= (int64_t)err == sbi_errors[i];
 	FUZZ_ASSERT(known);
@@ -204,6 +224,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t f = (uint8_t)take(&in, 1);
 		uint32_t fn = f < 0xf0 ? f % 8u : (uint32_t)take(&in, 4);
 		uint64_t a[3] = { arg(&in, p), arg(&in, p), arg(&in, p) };
+		if (ext == EXT_TERN && fn == 0u)
+			a[1] = manager_text(&in, p, &a[0]);
+		else if (ext == EXT_TERN && fn == 1u)
+			a[1] = manager_buffer(&in, p, &a[0]);
 		uint32_t target_power = a[0] < p->num_vcpus ? atomic_load(&p->vcpu[a[0]].power) : VCPU_OFF;
 		struct others before, own_before;
 

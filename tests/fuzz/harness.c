@@ -190,3 +190,47 @@ ORACLE void stats_check(const struct vcpu *acting, int id, uint64_t by)
 		}
 	}
 }
+
+/* Near the end of the partition's RAM, clear of what its image and device tree hold. */
+#define MANAGER_TEXT_AT 0x1f0000u
+
+uint64_t manager_text(struct input *in, const struct partition *p, uint64_t *gpa)
+{
+	static const char *const safe[] = { "list", "vcpu-list", "pool-list", "stats", "help",
+					    "@1 list", "unknown", "" };
+	const char *verb = safe[take(in, 1) % ARRAY_SIZE(safe)];
+	char *text = (char *)fake_partition_ram(p->cfg) + MANAGER_TEXT_AT;
+	size_t n = strlen(verb);
+	size_t extra = (size_t)take(in, 1);
+
+	memcpy(text, verb, n);
+	for (size_t i = 0; i < extra; i++)
+		text[n + i] = (char)take(in, 1);
+	*gpa = p->cfg->ram_ipa + MANAGER_TEXT_AT;
+	return n + extra;
+}
+
+uint64_t manager_buffer(struct input *in, const struct partition *p, uint64_t *gpa)
+{
+	uint8_t where = (uint8_t)take(in, 1);
+	uint64_t len = take(in, 2) & 0x1fffu;
+
+	if (where < 0xe0)
+		*gpa = p->cfg->ram_ipa + 0x180000u + (uint64_t)where * 0x100u;
+	else if (where < 0xf0)
+		*gpa = p->cfg->ram_ipa + p->cfg->ram_size - (where & 0xfu) * 0x100u;
+	else
+		*gpa = take(in, 8);
+	return len;
+}
+
+ORACLE void check_manager_reply(const struct partition *p, uint64_t gpa, uint64_t len,
+				uint64_t full)
+{
+	const char *out = (const char *)fake_partition_ram(p->cfg) + (gpa - p->cfg->ram_ipa);
+
+	FUZZ_ASSERT(full <= 4096u);
+	FUZZ_ASSERT(gpa >= p->cfg->ram_ipa && len <= p->cfg->ram_size - (gpa - p->cfg->ram_ipa));
+	if (full && len >= full)
+		FUZZ_ASSERT(out[full - 1u] == '\n');
+}

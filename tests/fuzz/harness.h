@@ -92,4 +92,19 @@ static inline uint64_t take(struct input *in, unsigned bytes)
 	return v;
 }
 
+/*
+ * A manager call's buffers (tern/manager.h) in partition p's RAM, which the standard board's
+ * "trap" is when the target's config hook says so: manager_text writes a command line there,
+ * one of the commands that change nothing (the console's own fuzz target, fuzz_command, has
+ * the rest) followed by fuzzed bytes (NUL, CR and LF included), and gives its address in *gpa
+ * and its length (at times past the limit); manager_buffer gives a reply buffer's address, in
+ * the RAM, across its end or outside it, and its length.  check_manager_reply: a reply of
+ * `full` bytes given to [gpa, gpa + len) is at most the mailbox's size, and what was copied
+ * ends in a newline when it all fit.
+ */
+uint64_t manager_text(struct input *in, const struct partition *p, uint64_t *gpa);
+uint64_t manager_buffer(struct input *in, const struct partition *p, uint64_t *gpa);
+ORACLE void check_manager_reply(const struct partition *p, uint64_t gpa, uint64_t len,
+				uint64_t full);
+
 #endif

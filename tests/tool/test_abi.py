@@ -244,6 +244,7 @@ int main(void)
 	printf("const.PF_WFI_NATIVE %u 0\n", TERN_PF_WFI_NATIVE);
 	printf("const.PF_IRQ_DIRECT %u 0\n", TERN_PF_IRQ_DIRECT);
 	printf("const.PF_UNCONFINED_DMA %u 0\n", TERN_PF_UNCONFINED_DMA);
+	printf("const.PF_MANAGER %u 0\n", TERN_PF_MANAGER);
 	printf("const.MAX_REGIONS %u 0\n", TERN_MAX_REGIONS);
 	printf("const.IRQ_WORDS %u 0\n", TERN_IRQ_WORDS);
 	printf("const.RF_DEVICE %u 0\n", TERN_RF_DEVICE);
@@ -317,6 +318,7 @@ def test_layout_matches_config_abi_h(repo_root, tmp_path):
     assert c["const.PF_WFI_NATIVE"][0] == abi.PF_WFI_NATIVE
     assert c["const.PF_IRQ_DIRECT"][0] == abi.PF_IRQ_DIRECT
     assert c["const.PF_UNCONFINED_DMA"][0] == abi.PF_UNCONFINED_DMA == 1 << 2
+    assert c["const.PF_MANAGER"][0] == abi.PF_MANAGER == 1 << 3
     assert c["const.MAX_REGIONS"][0] == abi.MAX_REGIONS
     assert c["const.IRQ_WORDS"][0] == abi.IRQ_WORDS
     assert c["const.RF_DEVICE"][0] == abi.RF_DEVICE

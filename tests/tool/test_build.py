@@ -155,3 +155,12 @@ def test_riscv64_hypervisor_must_end_below_the_config_blob(tmp_path):
     with pytest.raises(ToolError, match=r"ends at 0x83f00001, past the config blob at "
                                         r"0x83f00000$"):
         build.check_hypervisor(big, layout.QEMU_VIRT_RISCV64)
+
+
+def test_manager_flag_reaches_the_blob(tmp_path, stub_image):
+    """manager = true is the record's PF_MANAGER bit; partitions without it have it clear."""
+    blob = blob_of(tmp_path, "[board]\ncpus = 4\n" + partition("m", cpus=[1], manager=True)
+                   + partition("b", cpus=[2]))
+    m, b = blob.partitions
+    assert m.flags & abi.PF_MANAGER
+    assert not b.flags & abi.PF_MANAGER

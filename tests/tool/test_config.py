@@ -909,3 +909,17 @@ def test_cli_check_prints_the_riscv64_layout(tmp_path, riscv_image):
     assert rows[4][-4:] == ["cores", "0;", "wfi", "trap"]
     assert rows[-1][:2] == ["QEMU's", "dtb"] and rows[-1][2] == "0xbfe00000-0xc0000000"
     assert lines[-1].startswith("RAM used: ") and lines[-1].endswith("(0x80000000-0x87800000)")
+
+
+def test_manager_key(tmp_path, stub_image):
+    """manager = true marks the partition that may call tern ctl's operations; false by default."""
+    system = load_system(write_toml(tmp_path, "[board]\ncpus = 4\n"
+                                    + partition("m", cpus=[1], manager=True)
+                                    + partition("b", cpus=[2])))
+    m, b = system.partitions
+    assert m.manager and not b.manager
+
+
+def test_manager_must_be_a_boolean(tmp_path, stub_image):
+    assert error_of(tmp_path, partition(manager="yes")).startswith(
+        "partition[0].manager: must be true or false")

@@ -18,6 +18,18 @@ struct partition *partition_named(const char *name);
 /* The board UART shows `text` (anywhere, or as the last line). */
 bool console_has(const char *text);
 bool console_ends_with(const char *line);
+/*
+ * The vCPU on `cpu` makes a manager call (tern/manager.h) the port's way, fn 0 submit, 1 reply
+ * (arm64: SMCCC through HVC; riscv64: the SBI extension); its error (0: none) and value (a
+ * reply's length) afterwards, and the port's error codes.
+ */
+enum fake_exit manager_call(unsigned cpu, unsigned fn, uint64_t gpa, uint64_t len);
+int64_t manager_error(unsigned cpu);
+uint64_t manager_value(unsigned cpu);
+struct manager_codes {
+	int64_t not_supported, invalid, denied, bad_address, busy, no_command;
+};
+extern const struct manager_codes mgr;
 /* arm64 (arm64/system.c): the vCPU on `cpu` makes an SMCCC call through HVC; x0 afterwards. */
 enum fake_exit hvc(unsigned cpu, uint64_t x0, uint64_t x1, uint64_t x2, uint64_t x3);
 uint64_t x0_of(unsigned cpu);

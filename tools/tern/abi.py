@@ -22,6 +22,7 @@ CF_IOMMU = 1 << 0                 # header flag: the board has its IOMMU (arm64:
 PF_WFI_NATIVE = 1 << 0
 PF_IRQ_DIRECT = 1 << 1
 PF_UNCONFINED_DMA = 1 << 2        # the description accepts that its devices' DMA is not confined
+PF_MANAGER = 1 << 3               # may call the console's commands as hypercalls (manager = true)
 RF_DEVICE = 1 << 0                # region is device memory (Device-nGnRE), not RAM
 RF_PARTITION_RAM = 1 << 1         # region is another partition's RAM: a trusted backend's window
 FAULT_STOP = 0                    # fault_policy: a guest fault stops the partition

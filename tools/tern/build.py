@@ -154,7 +154,8 @@ def prepare_system(system, placed, workdir, hypervisor, icount=None):
             pristine_dtb_hpa=pl.pristine_dtb_hpa, dtb_size=len(dtb), cpus=tuple(p.cpus),
             flags=(abi.PF_WFI_NATIVE if p.wfi_native else 0)
             | (abi.PF_IRQ_DIRECT if p.irq_direct else 0)
-            | (abi.PF_UNCONFINED_DMA if p.unconfined_dma else 0),
+            | (abi.PF_UNCONFINED_DMA if p.unconfined_dma else 0)
+            | (abi.PF_MANAGER if p.manager else 0),
             regions=tuple(abi.Region(r.ipa, r.hpa, r.size, abi.RF_DEVICE) for r in pl.regions)
             + tuple(abi.Region(w.ipa, w.hpa, w.size, abi.RF_PARTITION_RAM) for w in pl.windows),
             irqs=pl.intids + pl.doorbell_irqs + pl.virtio_irqs, initrd_ipa=pl.initrd_ipa,

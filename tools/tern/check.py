@@ -218,6 +218,7 @@ def _partition_doc(system, p, pl, virt):
         # APLIC sources on riscv64.
         "interrupts": list(pl.intids),
         "unconfined_dma": p.unconfined_dma,
+        "manager": p.manager,
         "on_fault": p.on_fault, "max_restarts": p.max_restarts,
         "restart_backoff_us": p.restart_backoff_us,
         "pristine": pristine,

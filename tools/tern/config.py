@@ -101,7 +101,7 @@ SCHED_KEYS = {"rtds": ("budget_us", "period_us"), "credit": ("weight", "cap")}
 BOARD_KEYS = ("arch", "cpus", "cpu", "memory", "pci")
 PARTITION_KEYS = ("name", "cpus", "memory", "image", "initrd", "wfi", "irq", "bootargs",
                   "devices", "unconfined_dma", "on_fault", "max_restarts", "restart_backoff",
-                  "pool", "budget_us", "period_us", "weight", "cap")
+                  "pool", "budget_us", "period_us", "weight", "cap", "manager")
 
 
 @dataclass(frozen=True)
@@ -153,6 +153,7 @@ class Partition:
     period_us: int = 0
     weight: int = 0               # credit pool: its share (else 0) ...
     cap: int = 0                  # ... and cap, percent of one core (0: none)
+    manager: bool = False         # may call tern ctl's operations as hypercalls (abi.PF_MANAGER)
 
     @property
     def toml_key(self):
@@ -868,6 +869,9 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
     bootargs = _parse_bootargs(entry.get("bootargs", ""), f"{at}.bootargs")
     devices, unconfined_dma = _parse_devices_and_dma(entry, at, name, virt, device_owner)
     on_fault, max_restarts, restart_backoff_us = _parse_fault_policy(entry, at)
+    manager = entry.get("manager", False)
+    if not isinstance(manager, bool):
+        raise ConfigError(f"{at}.manager", f"must be true or false (got {_show(manager)})")
     return Partition(index=index, name=name, cpus=tuple(cpus), memory=memory,
                      image_path=image_path, image=image, wfi_native=(wfi == "native"),
                      irq_direct=(irq == "direct"), bootargs=bootargs, devices=devices,
@@ -875,7 +879,7 @@ def _parse_partition(index, entry, board, base_dir, earlier, core_owner, device_
                      initrd_path=initrd_path, initrd_size=initrd_size, on_fault=on_fault,
                      max_restarts=max_restarts, restart_backoff_us=restart_backoff_us,
                      pool=pool.name if pool else None, budget_us=budget_us, period_us=period_us,
-                     weight=weight, cap=cap)
+                     weight=weight, cap=cap, manager=manager)
 
 
 def _parse_name(entry, at, earlier, kind="partition"):

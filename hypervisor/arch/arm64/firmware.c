@@ -2,6 +2,7 @@
 /* The firmware interface a guest calls: PSCI over SMCCC (the board's own: arch/firmware.h). */
 #include <arch/cpu.h>
 #include <arch/firmware.h>
+#include <tern/manager.h>
 #include <tern/partition.h>
 
 static bool psci_supported(uint32_t fn)
@@ -62,6 +63,20 @@ static int64_t psci_affinity_info(struct vcpu *v, uint64_t mpidr, uint64_t level
 	}
 }
 
+/* A manager call's result in x0: `ok` (0 or a reply's length) or its error. */
+static int64_t manager_result(enum manager_result res, uint64_t ok)
+{
+	switch (res) {
+	case MANAGER_OK:          return (int64_t)ok;
+	case MANAGER_DENIED:      return PSCI_DENIED;
+	case MANAGER_INVALID:     return PSCI_INVALID_PARAMETERS;
+	case MANAGER_BAD_ADDRESS: return PSCI_INVALID_ADDRESS;
+	case MANAGER_BUSY:        return TERN_HC_BUSY;
+	case MANAGER_NO_COMMAND:
+	default:                  return TERN_HC_NO_COMMAND;
+	}
+}
+
 /* SMCCC call through HVC or SMC: PSCI on the caller's partition; anything else is not supported. */
 void arm64_handle_call(struct vcpu *v, struct guest_regs *r)
 {
@@ -90,6 +105,17 @@ void arm64_handle_call(struct vcpu *v, struct guest_regs *r)
 	case PSCI_FEATURES:
 		ret = psci_supported((uint32_t)a1) ? 0 : PSCI_NOT_SUPPORTED;
 		break;
+	case TERN_HC_SUBMIT:
+		vcpu_count(v, STAT_MANAGER_CALL);
+		ret = manager_result(manager_submit(v, a1, a2), 0);
+		break;
+	case TERN_HC_REPLY: {
+		uint64_t full;
+		vcpu_count(v, STAT_MANAGER_CALL);
+		enum manager_result res = manager_reply(v, a1, a2, &full);
+		ret = manager_result(res, full);
+		break;
+	}
 	case PSCI_CPU_OFF:
 		vcpu_cpu_off(v);
 	/* cppcheck-suppress misra-c2012-16.3 ; vcpu_cpu_off() does not return */

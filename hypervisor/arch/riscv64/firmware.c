@@ -11,6 +11,7 @@
 #include <arch/sysreg.h>
 #include <tern/arch.h>
 #include <tern/lib.h>
+#include <tern/manager.h>
 #include <tern/partition.h>
 #include <tern/platform.h>
 #include <tern/power.h>
@@ -95,6 +96,45 @@ struct sbiret sbi_dbcn(struct vcpu *v, uint32_t fn, const struct guest_regs *r)
 		/* read (1): the console has no input for partitions */
 	}
 	return res;
+}
+
+/*
+ * A manager's call (tern/manager.h).  Busy is SBI_ERR_ALREADY_STARTED: a command was started
+ * and its reply is not read yet (what the caller does about it, poll, is what that error asks
+ * of a caller elsewhere too); a reply asked for with nothing submitted is SBI_ERR_INVALID_STATE.
+ */
+static struct sbiret sbi_tern_manager(struct vcpu *v, uint32_t fn, const struct guest_regs *r)
+{
+	enum manager_result res;
+	uint64_t full = 0;
+	int64_t error;
+
+	if (fn == SBI_TERN_SUBMIT)
+		res = manager_submit(v, r->x[10], r->x[11]);
+	else if (fn == SBI_TERN_REPLY)
+		res = manager_reply(v, r->x[10], r->x[11], &full);
+	else
+		return result(SBI_ERR_NOT_SUPPORTED, 0);
+	switch (res) {
+	case MANAGER_OK:          error = SBI_SUCCESS; break;
+	case MANAGER_DENIED:      error = SBI_ERR_DENIED; break;
+	case MANAGER_INVALID:     error = SBI_ERR_INVALID_PARAM; break;
+	case MANAGER_BAD_ADDRESS: error = SBI_ERR_INVALID_ADDRESS; break;
+	case MANAGER_BUSY:        error = SBI_ERR_ALREADY_STARTED; break;
+	case MANAGER_NO_COMMAND:
+	default:                  error = SBI_ERR_INVALID_STATE; break;
+	}
+	return result(error, full);
+}
+
+struct sbiret sbi_other(struct vcpu *v, uint64_t ext, uint32_t fn, const struct guest_regs *r)
+{
+	if (ext != SBI_EXT_TERN_MANAGER)
+		return result(SBI_ERR_NOT_SUPPORTED, 0);
+	/* The dispatch counted it as unsupported (traps.c's sbi_stat knows the SBI's own only). */
+	v->stats[STAT_SBI_OTHER]--;
+	vcpu_count(v, STAT_MANAGER_CALL);
+	return sbi_tern_manager(v, fn, r);
 }
 
 static int64_t hsm_error(enum power_result power)
@@ -339,7 +379,8 @@ static bool sbi_has(uint64_t ext)
 {
 	return (ext == SBI_EXT_BASE) || (ext == SBI_EXT_TIME) || (ext == SBI_EXT_HSM) ||
 	       (ext == SBI_EXT_IPI) || (ext == SBI_EXT_RFENCE) ||
-	       (ext == SBI_EXT_SRST) || (ext == SBI_EXT_DBCN) || (ext == SBI_EXT_LEGACY_PUTCHAR);
+	       (ext == SBI_EXT_SRST) || (ext == SBI_EXT_DBCN) || (ext == SBI_EXT_LEGACY_PUTCHAR) ||
+	       (ext == SBI_EXT_TERN_MANAGER); /* every partition's probe: a call says who may */
 }
 
 struct sbiret sbi_base(uint32_t fn, const struct guest_regs *r)

@@ -38,6 +38,8 @@
 #define TERN_PF_IRQ_DIRECT     (1u << 1) /* guest takes its interrupts from the controller itself */
 /* its devices' DMA is not confined: the description accepts a board without an IOMMU */
 #define TERN_PF_UNCONFINED_DMA (1u << 2)
+/* it may call the console's commands as hypercalls (tern/manager.h, docs/management.md) */
+#define TERN_PF_MANAGER        (1u << 3)
 
 /* tern_config_partition.fault_policy: what a guest fault (stage-2 abort, unhandled trap) does */
 #define TERN_FAULT_STOP        0u        /* stop the partition; `restart NAME` may start it again */

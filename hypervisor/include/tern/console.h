@@ -63,6 +63,13 @@ static inline unsigned console_core(void)
  * turn.  True if lines are left for another call.
  */
 bool console_drain(void);
+/*
+ * From start to end, the hypervisor lines this core puts go into `buf` (at most `size` bytes,
+ * whole lines, each ending in a newline; "truncated" last if some did not fit) instead of the
+ * console: a manager's reply (core/manager.c).  The end returns the bytes in `buf`.
+ */
+void console_capture_start(char *buf, size_t size);
+size_t console_capture_end(void);
 /* Emit everything now, from any core (the board is about to go off). */
 void console_flush(void);
 /* A last line straight to the UART, taking no lock (a hypervisor panic). */

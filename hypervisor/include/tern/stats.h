@@ -25,6 +25,8 @@ enum stat_id {
 	STAT_VIRTIO_COMPLETION, /* completions taken into its queues */
 	STAT_VIRTIO_REFUSED_FRONTEND, /* its driver broke a rule: the device needs a reset */
 	STAT_VIRTIO_REFUSED_BACKEND,  /* a backend's completion refused (found on the frontend's core) */
+	STAT_MANAGER_CALL,    /* its manager calls (tern/manager.h), refused ones included (the port counts) */
+	STAT_MANAGER_DENIED,  /* ... made by a partition that is not a manager */
 	ARCH_STAT_IDS
 	STAT_COUNT
 };

@@ -168,3 +168,26 @@ enum fake_exit guest_wfi(unsigned cpu)
 {
 	return FAKE_ON(cpu, arm64_guest_wfi(fake_guest_regs(cpu)));
 }
+
+enum fake_exit manager_call(unsigned cpu, unsigned fn, uint64_t gpa, uint64_t len)
+{
+	return hvc(cpu, 0xc6000000u + fn, gpa, len, 0); /* docs/management.md's numbers */
+}
+
+int64_t manager_error(unsigned cpu)
+{
+	int64_t x0 = (int64_t)x0_of(cpu);
+
+	return x0 < 0 ? x0 : 0;
+}
+
+uint64_t manager_value(unsigned cpu)
+{
+	int64_t x0 = (int64_t)x0_of(cpu);
+
+	return x0 < 0 ? 0 : (uint64_t)x0;
+}
+
+const struct manager_codes mgr = { .not_supported = PSCI_NOT_SUPPORTED,
+				   .invalid = PSCI_INVALID_PARAMETERS, .denied = PSCI_DENIED,
+				   .bad_address = PSCI_INVALID_ADDRESS, .busy = -4, .no_command = -8 };

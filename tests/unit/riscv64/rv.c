@@ -251,3 +251,23 @@ enum fake_exit guest_wfi(unsigned cpu)
 {
 	return fake_rv_trap(cpu, EXC_VIRTUAL_INSTRUCTION, INSN_WFI, 0, 0);
 }
+
+enum fake_exit manager_call(unsigned cpu, unsigned fn, uint64_t gpa, uint64_t len)
+{
+	return sbi(cpu, 0x0a54524eu, fn, gpa, len, 0); /* docs/management.md's numbers */
+}
+
+int64_t manager_error(unsigned cpu)
+{
+	return (int64_t)a0_of(cpu);
+}
+
+uint64_t manager_value(unsigned cpu)
+{
+	return a1_of(cpu);
+}
+
+/* SBI's DENIED (-4), ALREADY_STARTED (-7) for busy, INVALID_STATE (-10): docs/management.md. */
+const struct manager_codes mgr = { .not_supported = SBI_ERR_NOT_SUPPORTED,
+				   .invalid = SBI_ERR_INVALID_PARAM, .denied = -4,
+				   .bad_address = SBI_ERR_INVALID_ADDRESS, .busy = -7, .no_command = -10 };

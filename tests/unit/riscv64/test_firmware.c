@@ -30,7 +30,9 @@ void test_sbi_boot(void)
 void test_sbi_base(void)
 {
 	static const uint64_t offered[] = { SBI_BASE, SBI_TIME, SBI_IPI, SBI_RFENCE, SBI_HSM,
-					    SBI_SRST, SBI_DBCN, 0x01 /* legacy putchar */ };
+					    SBI_SRST, SBI_DBCN, 0x01 /* legacy putchar */,
+					    /* Tern's manager calls: probed by any partition (this one is no manager) */
+					    0x0a54524e };
 
 	rv_boot();
 	uint64_t sepc = fake_guest_regs(1)->sepc;
@@ -58,7 +60,7 @@ void test_sbi_base(void)
 	}
 	sbi(1, SBI_BASE, 7, 0, 0, 0);
 	CHECK_EQ(a0_of(1), SBI_ERR_NOT_SUPPORTED);
-	CHECK_EQ(stat_of(1, STAT_SBI_BASE), 1 + 2 + 8 + 2 + 3 + 1);
+	CHECK_EQ(stat_of(1, STAT_SBI_BASE), 1 + 2 + 9 + 2 + 3 + 1);
 }
 
 void test_sbi_unknown_extensions(void)
@@ -390,4 +392,19 @@ void test_sbi_hsm_suspend(void)
 	fake_csr_put(1, "hip", 0);
 	CHECK(sbi(1, SBI_HSM, 3, 0, 0, 0) != FAKE_RETURNED);
 	CHECK(fake_cores[1].running == NULL);
+}
+
+/* Tern's manager extension is counted as its own calls, not as an unsupported extension's. */
+void test_sbi_manager_extension_counted_as_manager_calls(void)
+{
+	rv_boot();
+	uint64_t other = stat_of(1, STAT_SBI_OTHER);
+	sbi(1, 0x0a54524e, 0, rv_part(RV_TRAP)->cfg->ram_ipa, 4, 0);
+	CHECK_EQ(a0_of(1), (uint64_t)-4); /* SBI_ERR_DENIED: "trap" is no manager */
+	CHECK_EQ(stat_of(1, STAT_SBI_OTHER), other);
+	CHECK_EQ(stat_of(1, STAT_MANAGER_CALL), 1);
+	CHECK_EQ(stat_of(1, STAT_MANAGER_DENIED), 1);
+	sbi(1, 0x0a54524f, 0, 0, 0, 0); /* the next one is nobody's */
+	CHECK_EQ(a0_of(1), SBI_ERR_NOT_SUPPORTED);
+	CHECK_EQ(stat_of(1, STAT_SBI_OTHER), other + 1);
 }

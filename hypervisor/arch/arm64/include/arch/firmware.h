@@ -18,6 +18,17 @@
 #define PSCI_FEATURES           0x8400000au
 
 /* Results */
+/*
+ * A manager partition's calls (tern/manager.h): SMCCC fast calls, SMC64, of the Vendor
+ * Specific Hypervisor Service range (owning entity 6).  Results in x0, PSCI's numbers where
+ * one fits: a reply's length or 0, else NOT_SUPPORTED (-1), INVALID_PARAMETERS (-2), DENIED
+ * (-3), BUSY (-4), NO_COMMAND (-8), INVALID_ADDRESS (-9).
+ */
+#define TERN_HC_SUBMIT          0xc6000000u
+#define TERN_HC_REPLY           0xc6000001u
+#define TERN_HC_BUSY            (-4)
+#define TERN_HC_NO_COMMAND      (-8)
+
 #define PSCI_SUCCESS            0
 #define PSCI_NOT_SUPPORTED      (-1)
 #define PSCI_INVALID_PARAMETERS (-2)
