@@ -1315,18 +1315,24 @@ def run_riscv64_shared_ipi(scenario, system, shift, plan, runs):
 
 def run_shared_lat(scenario, system, shift, plan, runs):
     """The latency guest (rt) sharing its core with a busy partition (noise), in a pool of
-    the scenario's scheduler: its timer latency and the bound the scheduler gives."""
+    the scenario's scheduler, on the scenario's board: its timer latency and the bound the
+    scheduler gives."""
+    board = SHARED_BOARDS[scenario.arch]
     scheduler = shared_scheduler(scenario)
     bound_us, what = shared_bound_us(system.kind, scheduler)
-    args = f"{_lat_args(plan, shift, SHARED_TESTS)} lat.start_delay_us={NOISE_START_DELAY_US}"
-    guests = [("rt", LAT, args), ("noise", NOISE, SHARED_NOISE)]
-    result = run_shared(runs, _label(scenario, shift), shift, scheduler, guests, ("rt",))
+    args = (f"{_lat_args(plan, shift, board.lat_tests)} "
+            f"lat.start_delay_us={NOISE_START_DELAY_US}")
+    guests = [("rt", board.lat, args), ("noise", board.noise, board.busy)]
+    result = run_shared(runs, _label(scenario, shift), shift, scheduler, guests, ("rt",),
+                        arch=scenario.arch)
     if isinstance(result, Outcome):
         return result
-    part = result.partitions.get("rt")
     extra = {"scheduler": scheduler, "bound_us": bound_us, "bound": what,
-             "bound_ticks": bound_us * ARM64_COUNTER_HZ // 1_000_000}
-    records = _lat_records(scenario.name, system, shift, part, extra)
+             "bound_ticks": bound_us * (board.lat_hz >> shift if board.lat_hz_scales else
+                                        board.lat_hz) // 1_000_000}
+    if scenario.arch != "arm64":
+        extra = {"arch": scenario.arch, **extra}
+    records = _lat_records(scenario.name, system, shift, result.partitions.get("rt"), extra)
     if result.ok and records:
         log = guest_log(system, result, [g[0] for g in guests])
         busy = _index(log, lambda line: line.startswith("[noise] noise: mode"))
@@ -1402,38 +1408,45 @@ def _spread(values):
 
 
 def run_shared_switch(scenario, system, shift, plan, runs):
-    """Two slices guests (a, b) spinning on one core: the core's switch from one to the other
-    (the last read of one to the first of the next), what else interrupts them, and under
-    ARINC 653 the jitter of each window's start."""
+    """Two slices guests (a, b) spinning on one core of the scenario's board: the core's switch
+    from one to the other (the last read of one to the first of the next), what else
+    interrupts them, and under ARINC 653 the jitter of each window's start."""
+    board = SHARED_BOARDS[scenario.arch]
     scheduler = shared_scheduler(scenario)
-    args = (f"noise.mode=slices noise.until_us={SWITCH_UNTIL_US} "
+    names = ("a", "b")
+    args = (f"noise.mode=slices noise.until_us={board.switch_until_us} "
             f"noise.max_gaps={SWITCH_MAX_GAPS}")
-    guests = [(n, NOISE, f"{args} noise.name={n}") for n in ("a", "b")]
-    result = run_shared(runs, _label(scenario, shift), shift, scheduler, guests, ("a", "b"),
-                        budget_us=SWITCH_RTDS_BUDGET_US)
+    if board.gap_ticks is not None:
+        args += f" noise.gap_ticks={board.gap_ticks}"
+    guests = [(n, board.noise, f"{args} noise.name={n}") for n in names]
+    result = run_shared(runs, _label(scenario, shift), shift, scheduler, guests, names,
+                        budget_us=SWITCH_RTDS_BUDGET_US, arch=scenario.arch)
     if isinstance(result, Outcome):
         return result
-    parsed = results.parse_slices(guest_log(system, result, [g[0] for g in guests]))
-    missing = [n for n in ("a", "b") if n not in parsed or not parsed[n]["complete"]]
+    parsed = results.parse_slices(guest_log(system, result, names))
+    missing = [n for n in names if n not in parsed or not parsed[n]["complete"]]
     if not result.ok or missing:
+        dropped = {n: (result.stats.get(n) or {}).get("console_dropped") for n in missing}
         why = result.reason if not result.ok else \
-            f"no complete noise-slices output from {', '.join(missing)}"
+            "no complete noise-slices output from " + ", ".join(
+                n + (f" (its console dropped {dropped[n]} bytes)" if dropped[n] else "")
+                for n in missing)
         return Outcome([], why, str(result.workdir))
-    lost = [n for n in ("a", "b") if parsed[n]["kept"] != parsed[n]["count"]]
-    measured = switch_costs({n: parsed[n] for n in ("a", "b")})
+    lost = [n for n in names if parsed[n]["kept"] != parsed[n]["count"]]
+    measured = switch_costs({n: parsed[n] for n in names})
     rec = {"system": system.name, "scenario": scenario.name, "test": "switch", "shift": shift,
-           "unit": "ticks", "freq_hz": ARM64_COUNTER_HZ, "scheduler": scheduler,
-           "switch": _spread(measured["switches"]),
-           "interruption": _spread(measured["interruptions"]),
-           "ran": {n: parsed[n]["ran"] for n in ("a", "b")},
-           "gap_ticks": parsed["a"]["gap_ticks"]}
+           "unit": "ticks", "freq_hz": board.counter_hz}
+    if board.instructions_per_tick is not None:
+        rec.update(arch=scenario.arch, instructions_per_tick=board.instructions_per_tick << shift)
+    rec.update(scheduler=scheduler, switch=_spread(measured["switches"]),
+               interruption=_spread(measured["interruptions"]),
+               ran={n: parsed[n]["ran"] for n in names}, gap_ticks=parsed["a"]["gap_ticks"])
     if scheduler == "arinc653":
-        major = SHARED_MAJOR_FRAME_US * ARM64_COUNTER_HZ // 1_000_000
-        rec["window_jitter"] = {n: window_jitter(measured["starts"][n], major)
-                                for n in ("a", "b")}
+        major = SHARED_MAJOR_FRAME_US * board.counter_hz // 1_000_000
+        rec["window_jitter"] = {n: window_jitter(measured["starts"][n], major) for n in names}
         if system.kind == "tern":
-            starts = hypervisor_window_starts(result.log, max(parsed[n]["start"] for n in "ab"),
-                                              min(parsed[n]["end"] for n in "ab"))
+            starts = hypervisor_window_starts(result.log, max(parsed[n]["start"] for n in names),
+                                              min(parsed[n]["end"] for n in names))
             if starts is not None:
                 rec["window_start"] = starts
     error = f"gaps not all kept by {', '.join(lost)}" if lost else None
@@ -1471,76 +1484,33 @@ RISCV64_SWITCH_GAP_TICKS = 1
 RISCV64_SHARED_SYSTEMS = ("tern wfi=trap",)
 
 
-def _busy_before_measuring(log, busy):
-    """Whether `busy`'s first line came before rt's LAT-START."""
-    first = _index(log, lambda line: line.startswith(f"[{busy}] noise: mode"))
-    start = _index(log, lambda line: line.startswith("[rt] LAT-START "))
-    return first is not None and start is not None and first < start
+@dataclass(frozen=True)
+class SharedBoard:
+    """A board's shared-core rows: the latency guest's image, timer tests and counter (its
+    samples' Hz, and whether that scales with the icount shift), the busy partition's image
+    and bootargs, and the switch rows' run (until, the slices guests' gap threshold: None for
+    their default) and counter (theirs and the hypervisor's tern-sched lines), with the
+    instructions in one of its ticks where that is not 1 at the row's shift."""
+    lat: Path
+    lat_tests: tuple
+    lat_hz: int
+    lat_hz_scales: bool
+    noise: Path
+    busy: str
+    switch_until_us: int
+    gap_ticks: object
+    counter_hz: int
+    instructions_per_tick: object
 
 
-def run_riscv64_shared_lat(scenario, system, shift, plan, runs):
-    """shared-lat's row on the riscv64 board: the latency guest's SBI timer, WFI trapped, beside
-    a partition that never gives the core away, in a pool of the scenario's scheduler; samples
-    and bound in `cycle` ticks."""
-    scheduler = shared_scheduler(scenario)
-    bound_us, what = shared_bound_us(system.kind, scheduler)
-    args = (f"{_lat_args(plan, shift, RISCV64_SHARED_TESTS)} "
-            f"lat.start_delay_us={NOISE_START_DELAY_US}")
-    guests = [("rt", LAT_RISCV64, args), ("noise", NOISE_RISCV64, RISCV64_SHARED_BUSY)]
-    result = run_shared(runs, _label(scenario, shift), shift, scheduler, guests, ("rt",),
-                        arch="riscv64")
-    if isinstance(result, Outcome):
-        return result
-    extra = {"arch": "riscv64", "scheduler": scheduler, "bound_us": bound_us, "bound": what,
-             "bound_ticks": bound_us * (RISCV64_CYCLE_HZ >> shift) // 1_000_000}
-    records = _lat_records(scenario.name, system, shift, result.partitions.get("rt"), extra)
-    if result.ok and records and not _busy_before_measuring(result.log, "noise"):
-        return Outcome([], "noise was not busy yet when rt started measuring (no \"noise: "
-                           "mode\" line before rt's LAT-START)", str(result.workdir))
-    return _outcome(result, records)
-
-
-def run_riscv64_shared_switch(scenario, system, shift, plan, runs):
-    """shared-switch's row on the riscv64 board: two slices guests spinning on `time` on one
-    core; the switches, what else interrupts them and, under ARINC 653, the window starts, in
-    `time` ticks (`instructions_per_tick` converts)."""
-    scheduler = shared_scheduler(scenario)
-    names = ("a", "b")
-    args = (f"noise.mode=slices noise.until_us={RISCV64_SWITCH_UNTIL_US} "
-            f"noise.max_gaps={SWITCH_MAX_GAPS} noise.gap_ticks={RISCV64_SWITCH_GAP_TICKS}")
-    guests = [(n, NOISE_RISCV64, f"{args} noise.name={n}") for n in names]
-    result = run_shared(runs, _label(scenario, shift), shift, scheduler, guests, names,
-                        budget_us=SWITCH_RTDS_BUDGET_US, arch="riscv64")
-    if isinstance(result, Outcome):
-        return result
-    parsed = results.parse_slices(result.log)
-    missing = [n for n in names if n not in parsed or not parsed[n]["complete"]]
-    if not result.ok or missing:
-        dropped = {n: (result.stats.get(n) or {}).get("console_dropped") for n in missing}
-        why = result.reason if not result.ok else \
-            "no complete noise-slices output from " + ", ".join(
-                n + (f" (its console dropped {dropped[n]} bytes)" if dropped[n] else "")
-                for n in missing)
-        return Outcome([], why, str(result.workdir))
-    lost = [n for n in names if parsed[n]["kept"] != parsed[n]["count"]]
-    measured = switch_costs({n: parsed[n] for n in names})
-    rec = {"system": system.name, "scenario": scenario.name, "test": "switch", "shift": shift,
-           "arch": "riscv64", "unit": "ticks", "freq_hz": RISCV64_TIMEBASE_HZ,
-           "instructions_per_tick": RISCV64_INSTRUCTIONS_PER_TICK << shift,
-           "scheduler": scheduler, "switch": _spread(measured["switches"]),
-           "interruption": _spread(measured["interruptions"]),
-           "ran": {n: parsed[n]["ran"] for n in names}, "gap_ticks": parsed["a"]["gap_ticks"]}
-    if scheduler == "arinc653":
-        major = SHARED_MAJOR_FRAME_US * RISCV64_TIMEBASE_HZ // 1_000_000
-        rec["window_jitter"] = {n: window_jitter(measured["starts"][n], major) for n in names}
-        starts = hypervisor_window_starts(result.log, max(parsed[n]["start"] for n in names),
-                                          min(parsed[n]["end"] for n in names))
-        if starts is not None:
-            rec["window_start"] = starts
-    error = f"gaps not all kept by {', '.join(lost)}" if lost else None
-    if not measured["switches"]:
-        error = "no switch between the two guests measured"
-    return Outcome([rec], error, str(result.workdir))
+SHARED_BOARDS = {
+    "arm64": SharedBoard(LAT, SHARED_TESTS, ARM64_COUNTER_HZ, False, NOISE, SHARED_NOISE,
+                         SWITCH_UNTIL_US, None, ARM64_COUNTER_HZ, None),
+    "riscv64": SharedBoard(LAT_RISCV64, RISCV64_SHARED_TESTS, RISCV64_CYCLE_HZ, True,
+                           NOISE_RISCV64, RISCV64_SHARED_BUSY, RISCV64_SWITCH_UNTIL_US,
+                           RISCV64_SWITCH_GAP_TICKS, RISCV64_TIMEBASE_HZ,
+                           RISCV64_INSTRUCTIONS_PER_TICK),
+}
 
 
 @dataclass(frozen=True)
@@ -1658,13 +1628,13 @@ SCENARIOS = (
              cpus=2, arch="riscv64", systems=("tern direct",)),
     *(Scenario(f"riscv64-shared-lat-{sched}", f"latency guest (SBI timer, WFI trapped) sharing "
                f"one core of the RISC-V board with a busy partition (spinning on its counter), "
-               f"{sched} pool", run_riscv64_shared_lat, (LAT_RISCV64, NOISE_RISCV64), "shared",
+               f"{sched} pool", run_shared_lat, (LAT_RISCV64, NOISE_RISCV64), "shared",
                kinds=("tern",), shifts=(RISCV64_SHARED_SHIFT,), cpus=2, arch="riscv64",
                systems=RISCV64_SHARED_SYSTEMS)
       for sched in SHARED_SCHEDULERS),
     *(Scenario(f"riscv64-shared-switch-{sched}", f"two guests spinning on one core of the RISC-V "
                f"board ({sched} pool): the switch from one to the other, and what else "
-               f"interrupts them", run_riscv64_shared_switch, (NOISE_RISCV64,), "shared",
+               f"interrupts them", run_shared_switch, (NOISE_RISCV64,), "shared",
                kinds=("tern",), shifts=(RISCV64_SHARED_SHIFT,), cpus=2, arch="riscv64",
                systems=RISCV64_SHARED_SYSTEMS)
       for sched in SHARED_SCHEDULERS),
