@@ -20,6 +20,7 @@ core then leaves before executing it (its turn ended, or an interrupt is taken f
 twice or is followed by an asynchronous exception whose ELR is its address: both are dropped.
 """
 
+import bisect
 import re
 import subprocess
 from collections import Counter
@@ -235,3 +236,183 @@ def summary(samples, warmup):
             "hyp_min": min(s.hyp for s in warm), "hyp_max": max(s.hyp for s in warm),
             "vector_min": min(s.vector for s in warm), "vector_max": max(s.vector for s in warm),
             "exceptions": dict(sorted(exceptions.items()))}
+
+
+# ---- Guest-to-guest switches on a shared core (bench's shared-switch-trace-*) ----
+#
+# Any hypervisor, any core: a path starts at an IRQ or FIQ taken from EL1 to EL2 and ends at
+# the first eret back to EL1; it is a switch if one of its EL2 instructions lies in a marker
+# function (the one that saves the outgoing vCPU). Exceptions the hypervisor takes from EL2
+# inside a path (a nested IRQ, a trap of its own) are part of it: the core ran them on the way.
+
+_FROM_TO = re.compile(r"^\.\.\.from EL(\d) to EL(\d)")
+
+
+@dataclass
+class Symbols:
+    """A hypervisor ELF's functions, sorted, and the marker function's [lo, hi)."""
+
+    starts: list
+    names: list
+    marker: tuple
+
+    def name(self, pc):
+        i = bisect.bisect_right(self.starts, pc) - 1
+        return self.names[i] if i >= 0 else "?"
+
+    def text(self):
+        """[lo, hi) of the functions (for QEMU's -dfilter)."""
+        return self.starts[0], self.starts[-1] + 0x1000
+
+
+def symbols(elf, marker):
+    """The function symbols of `elf` (llvm-nm), with `marker`'s range."""
+    funcs = {}
+    for line in _tool(["llvm-nm", "-n", str(elf)]).splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tTwW":
+            funcs.setdefault(int(parts[0], 16), parts[2])
+    return symbols_of(sorted(funcs.items()), marker, elf)
+
+
+def symbols_of(pairs, marker, where="symbols"):
+    """Symbols from sorted (address, name) pairs."""
+    starts = [a for a, _ in pairs]
+    names = [n for _, n in pairs]
+    if marker not in names:
+        raise ToolError(f"{where}: no function {marker}")
+    i = names.index(marker)
+    later = [a for a in starts[i + 1:] if a > starts[i]]
+    return Symbols(starts, names, (starts[i], later[0] if later else starts[i] + 0x1000))
+
+
+@dataclass
+class Switches:
+    """One core's paths: the EL2 instruction count of each switch, in order, each switch's
+    per-function counts, and how many paths did not switch."""
+
+    counts: list = field(default_factory=list)
+    functions: list = field(default_factory=list)
+    others: int = 0
+
+
+class _SwitchCore:
+    def __init__(self, syms):
+        self.syms = syms
+        self.out = Switches()
+        self.pending = None        # (pc, el2) logged, not yet known to have executed
+        self.exc_kind = None
+        self.from_to = None
+        self.path = None           # [instructions, switched, Counter of functions]
+
+    def executed(self, pc, el2):
+        path = self.path
+        if path is None or not el2:
+            return
+        path[0] += 1
+        path[2][self.syms.name(pc)] += 1
+        if self.syms.marker[0] <= pc < self.syms.marker[1]:
+            path[1] = True
+
+    def trace(self, pc, el2):
+        if self.pending is not None and self.pending != (pc, el2):
+            self.executed(*self.pending)
+        self.pending = (pc, el2)
+
+    def flush(self):
+        if self.pending is not None:
+            self.executed(*self.pending)
+            self.pending = None
+
+    def taking(self, kind):
+        self.exc_kind, self.from_to = kind, None
+
+    def from_el(self, src, dst):
+        self.from_to = (src, dst)
+
+    def elr(self, address):
+        # An interrupt taken before the logged block ran returns to it: it did not execute.
+        if self.pending is not None:
+            if not (self.exc_kind in ASYNC and address == self.pending[0]):
+                self.executed(*self.pending)
+            self.pending = None
+
+    def entered(self):
+        if self.path is None and self.from_to == (1, 2) and self.exc_kind in ("IRQ", "FIQ"):
+            self.path = [0, False, Counter()]
+
+    def eret(self, src, dst):
+        self.flush()
+        if src == 2 and dst == 1 and self.path is not None:
+            count, switched, funcs = self.path
+            if switched:
+                self.out.counts.append(count)
+                self.out.functions.append(funcs)
+            else:
+                self.out.others += 1
+            self.path = None
+
+
+def parse_switches(lines, syms):
+    """{cpu: Switches} from trace `lines` (any iterable of str: read as it comes, so a FIFO
+    QEMU writes into works, and a trace of GBs needs no room). A line without a CPU number
+    (the ELR, the target, an eret) belongs to the core of the last line that had one: QEMU
+    logs an exception's lines together, and an eret's right after its own instruction."""
+    cores = {}
+    core = None
+    for line in lines:
+        if line.startswith("Trace "):
+            m = _TRACE.match(line)
+            if m:
+                cpu = int(m.group(1))
+                core = cores.get(cpu)
+                if core is None:
+                    core = cores[cpu] = _SwitchCore(syms)
+                flags = int(m.group(3), 16)
+                core.trace(int(m.group(2), 16),
+                           (flags >> MMUIDX_SHIFT) & MMUIDX_MASK == MMUIDX_EL2)
+            continue
+        if line.startswith("Taking"):
+            m = _TAKING.match(line)
+            if m:
+                cpu = int(m.group(2))
+                core = cores.get(cpu)
+                if core is None:
+                    core = cores[cpu] = _SwitchCore(syms)
+                core.taking(m.group(1))
+            continue
+        if core is None:
+            continue
+        if line.startswith("..."):
+            m = _FROM_TO.match(line)
+            if m:
+                core.from_el(int(m.group(1)), int(m.group(2)))
+                continue
+            m = _ELR.match(line)
+            if m:
+                core.elr(int(m.group(1), 16))
+                continue
+            if _TO_EL.match(line):
+                core.entered()
+            continue
+        if line.startswith("Exception return"):
+            m = _ERET.match(line)
+            if m:
+                core.eret(int(m.group(1)), int(m.group(2)))
+    for c in cores.values():
+        c.flush()
+    return {cpu: c.out for cpu, c in sorted(cores.items())}
+
+
+def switch_summary(switches, top=12):
+    """{"n", "min", "avg", "max", "others", "functions"} of one core's Switches: functions
+    are the `top` most counted of the median switch (by its count), as [[name, n], ...]."""
+    counts = switches.counts
+    if not counts:
+        return {"n": 0, "others": switches.others}
+    order = sorted(range(len(counts)), key=lambda i: counts[i])
+    median = switches.functions[order[len(order) // 2]]
+    return {"n": len(counts), "min": min(counts), "avg": round(sum(counts) / len(counts), 2),
+            "max": max(counts), "median": counts[order[len(order) // 2]],
+            "others": switches.others,
+            "functions": [[name, n] for name, n in median.most_common(top)]}
