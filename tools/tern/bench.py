@@ -14,9 +14,11 @@ the Linux scenarios) whose guest output becomes records.
 import gzip
 import json
 import math
+import os
 import shlex
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -167,6 +169,9 @@ class System:
         return None
 
 
+# Counted from an execution trace, not timed (run_switch_trace): Xen's ARINC 653 runs here.
+SWITCH_TRACE_SCENARIO = "shared-switch-trace-arinc653"
+
 SYSTEMS = (
     System("native", "native"),
     System("tern wfi=trap", "tern", "trap"),
@@ -182,7 +187,7 @@ SYSTEMS = (
     # A shared core's guests must trap WFI (their idle gives the core away): Xen's default.
     System("xen sched", "xen", xen_binary=xen.XEN_SCHED,
            only=tuple(f"shared-{what}-{s}" for what in ("lat", "switch")
-                      for s in ("credit", "rtds", "arinc653"))),
+                      for s in ("credit", "rtds", "arinc653")) + (SWITCH_TRACE_SCENARIO,)),
 )
 
 
@@ -1442,6 +1447,151 @@ def run_shared_switch(scenario, system, shift, plan, runs):
     return Outcome([rec], error, str(result.workdir))
 
 
+# ---- The ARINC 653 window switch by execution trace: Tern against Xen, in instructions ----
+#
+# Xen's ARINC 653 needs its dom0 stand-in on a second core, and Xen 4.17 does not boot on two
+# cores under icount (XEN_ARINC653_DOM0LESS): no timed figure. An execution trace counts the
+# instructions a core executes whatever the clock, so this row counts, on the shared core, the
+# EL2 instructions of every path from the interrupt that ends one guest's window to the eret
+# into the other's (pathtrace.parse_switches). Only the hypervisor's text is traced (-dfilter);
+# the trace streams through a FIFO into the parser, never to disk.
+
+SWITCH_TRACE_CORE = 1           # Tern's shared core; Xen's ARINC 653 pool (dom0 on core 0)
+# The function that saves the outgoing vCPU: a path through it is a switch.
+SWITCH_TRACE_MARKER = {"tern": "arch_vcpu_save", "xen": "__context_switch"}
+XEN_SCHED_SYMS = xen.XEN_SCHED.parent / "xen-syms"
+# A few major frames are enough (the counts repeat to the instruction). On Tern the counter
+# runs from the board's reset, on Xen from the domain's creation (its CNTVOFF).
+SWITCH_TRACE_UNTIL_US = 200_000
+# Without icount a traced guest's loop step takes real time: gaps under 1 ms are no switch.
+SWITCH_TRACE_GAP_TICKS = ARM64_COUNTER_HZ // 1000
+SWITCH_TRACE_MAX_GAPS = 64
+XEN_SWITCH_TRACE_MEMORY_MIB = 512
+# How long the parser may take to drain the FIFO once QEMU has gone.
+SWITCH_TRACE_DRAIN_S = 60
+
+
+def switch_trace_elf(system):
+    return HYPERVISOR_ELF if system.kind == "tern" else XEN_SCHED_SYMS
+
+
+def switch_trace_args(fifo, syms):
+    """QEMU options tracing every instruction of the hypervisor's text into `fifo`, all cores
+    in one thread so that the lines of one core's exception stay together."""
+    lo, hi = syms.text()
+    return ["-accel", "tcg,thread=single", "-singlestep", "-d", qemu.TRACE_ITEMS,
+            "-dfilter", f"{lo:#x}+{hi - lo:#x}", "-D", str(fifo)]
+
+
+class TraceReader:
+    """pathtrace.parse_switches on a FIFO, in a thread, while QEMU writes into it."""
+
+    def __init__(self, fifo, syms):
+        self.fifo = Path(fifo)
+        self.syms = syms
+        self.result = None
+        self.error = None
+        self.opened = threading.Event()
+        os.mkfifo(self.fifo)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        try:
+            with open(self.fifo, encoding="utf-8", errors="replace") as f:
+                self.opened.set()
+                self.result = pathtrace.parse_switches(f, self.syms)
+        except (OSError, ToolError, ValueError) as e:
+            self.error = str(e)
+
+    def finish(self, timeout=SWITCH_TRACE_DRAIN_S):
+        """{cpu: Switches} once QEMU is gone, or raise ToolError. A QEMU that never opened
+        the FIFO leaves the reader in open(): a writer that opens and closes it ends that.
+        Opening for writing fails (ENXIO) until the reader is in open(), which its thread
+        may not have reached yet."""
+        deadline = time.monotonic() + timeout
+        while self.thread.is_alive() and not self.opened.is_set() and \
+                time.monotonic() < deadline:
+            try:
+                os.close(os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK))
+                break
+            except OSError:
+                self.opened.wait(0.05)
+        self.thread.join(max(0.0, deadline - time.monotonic()))
+        self.fifo.unlink(missing_ok=True)
+        if self.thread.is_alive():
+            raise ToolError(f"trace: the parser did not finish within {timeout} s")
+        if self.error:
+            raise ToolError(f"trace: {self.error}")
+        return self.result or {}
+
+
+def _switch_trace_guests():
+    args = (f"noise.mode=slices noise.until_us={SWITCH_TRACE_UNTIL_US} "
+            f"noise.max_gaps={SWITCH_TRACE_MAX_GAPS} noise.gap_ticks={SWITCH_TRACE_GAP_TICKS}")
+    return [(n, NOISE, f"{args} noise.name={n}") for n in ("a", "b")]
+
+
+def run_switch_trace_system(runs, label, shift, qemu_args):
+    """The shared-switch-arinc653 configuration (two slices guests, 10 ms windows in a 20 ms
+    frame) on core SWITCH_TRACE_CORE, with `qemu_args`. Tern at icount `shift`; Xen without
+    icount, dom0 stand-in in Pool-0 on core 0 setting the other core's schedule."""
+    guests = _switch_trace_guests()
+    names = [g[0] for g in guests]
+    windows = [(n, SHARED_WINDOW_US) for n in names]
+    if runs.system.kind == "xen":
+        pools = [xen.Pool("p0", (0,), "credit2"),
+                 xen.Pool(SHARED_POOL, (SWITCH_TRACE_CORE,), "arinc653")]
+        domains = [xen.Domain(n, xen.xen_variant(image), args, pool=SHARED_POOL)
+                   for n, image, args in guests]
+        dom0 = xen.arinc653_dom0(domains, pools, SHARED_POOL, SHARED_MAJOR_FRAME_US, windows)
+        return xen.run_xen(domains, runs.system.xen_args, xen=runs.system.xen_binary, icount=None,
+                           timeout=runs.timeout, workdir=runs._dir(label), pools=pools,
+                           dom0=dom0, memory_mib=XEN_SWITCH_TRACE_MEMORY_MIB,
+                           qemu_args=qemu_args)
+    parts = [_tern_shared_partition(n, image, args, "arinc653") for n, image, args in guests]
+    return runs.tern_system(label, shift, parts, SWITCH_TRACE_CORE + 1,
+                            pools=[_tern_pool("arinc653", names)], qemu_args=qemu_args)
+
+
+def switch_trace_record(scenario, system, shift, marker, switches):
+    """(record, error) of one traced run's {cpu: Switches}."""
+    core = switches.get(SWITCH_TRACE_CORE) or pathtrace.Switches()
+    s = pathtrace.switch_summary(core)
+    rec = {"system": system.name, "scenario": scenario.name, "test": "switch-trace",
+           "shift": shift if system.kind == "tern" else None, "unit": "instructions",
+           "scheduler": "arinc653", "core": SWITCH_TRACE_CORE, "marker": marker,
+           "hyp_instructions": {k: s[k] for k in ("n", "min", "avg", "max", "median") if k in s},
+           "other_paths": s["others"], "functions": s.get("functions", []),
+           "major_frame_us": SHARED_MAJOR_FRAME_US, "window_us": SHARED_WINDOW_US}
+    error = None if s["n"] else (f"no switch on core {SWITCH_TRACE_CORE} in the trace (no "
+                                 f"interrupt from EL1 whose path ran {marker})")
+    return rec, error
+
+
+def run_switch_trace(scenario, system, shift, plan, runs):
+    """The ARINC 653 window switch on the shared core, by execution trace: the hypervisor's
+    instructions from the interrupt that ends one guest's window to the eret into the other's."""
+    marker = SWITCH_TRACE_MARKER[system.kind]
+    syms = pathtrace.symbols(switch_trace_elf(system), marker)
+    label = _label(scenario, shift if system.kind == "tern" else "-")
+    reader = TraceReader(runs._dir(label) / "trace.fifo", syms)
+    try:
+        result = run_switch_trace_system(runs, label, shift, switch_trace_args(reader.fifo, syms))
+    finally:
+        try:
+            switches, trace_error = reader.finish(), None
+        except ToolError as e:
+            switches, trace_error = {}, str(e)
+    workdir = str(result.workdir) if result.workdir else None
+    if not result.ok:
+        return Outcome([], result.explain(20), workdir)
+    if trace_error:
+        return Outcome([], trace_error, workdir)
+    rec, error = switch_trace_record(scenario, system, shift, marker, switches)
+    return Outcome([] if error else [rec], error, workdir)
+
+
 # ---- The shared-core rows on the riscv64 board: Tern only (Xen 4.17 runs no riscv64 guest) ----
 
 NOISE_RISCV64 = REPO / "guests" / "build" / "riscv64" / "noise.img"
@@ -1651,6 +1801,11 @@ SCENARIOS = (
                f"switch from one to the other, and what else interrupts them", run_shared_switch,
                (NOISE,), "shared", kinds=("tern", "xen"), shifts=(4,), systems=SHARED_SYSTEMS)
       for sched in SHARED_SCHEDULERS),
+    Scenario(SWITCH_TRACE_SCENARIO, "ARINC 653 window switch on a shared core, by execution "
+             "trace: the hypervisor's instructions from the interrupt that ends one guest's "
+             "window to the eret into the other's (Tern at icount shift 4, Xen without icount)",
+             run_switch_trace, (NOISE, HYPERVISOR_ELF), "switch-trace", kinds=("tern", "xen"),
+             shifts=(4,), systems=SHARED_SYSTEMS),
     Scenario("riscv64-shared-ipi", "IPI by an IMSIC store to a trap-less vCPU switched out on "
              "the sender's own core (both vCPUs on one core of a credit pool): the SGEI, the "
              "switch, and the IPI taken from its guest file at its next run",
