@@ -5,7 +5,8 @@ from collections import Counter
 import pytest
 
 from tern.errors import ToolError
-from tern.pathtrace import (Points, Sample, Switches, group, parse, parse_switches, summary,
+from tern.pathtrace import (Points, Sample, SwitchParser, Switches, between, group, parse,
+                            parse_switches, summary,
                             switch_summary, symbols_of)
 
 VIRT_READ, PHYS_READ = 0x40082284, 0x40082A84
@@ -196,3 +197,17 @@ def test_switch_summary_gives_the_median_switch_functions():
 def test_symbols_of_needs_the_marker():
     with pytest.raises(ToolError, match="no function missing"):
         symbols_of([(HYP_ENTRY, "vectors")], "missing")
+
+
+def test_switches_between_marks_taken_as_the_parser_goes():
+    parser = SwitchParser(SYMS)
+    marks = []
+    for path in (irq_path(1, True), irq_path(1, False), irq_path(1, True), irq_path(1, True)):
+        marks.append((len(parser.cores.get(1, Switches()).counts),
+                      parser.cores.get(1, Switches()).others))
+        for line in path:
+            parser.feed(line)
+    out = parser.finish()
+    # From before the second path to before the fourth: one other path, one switch.
+    part = between(out[1], marks[1], marks[3])
+    assert (part.counts, part.others) == ([4], 1)

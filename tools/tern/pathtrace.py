@@ -353,55 +353,80 @@ class _SwitchCore:
             self.path = None
 
 
+class SwitchParser:
+    """parse_switches one line at a time; `cores` ({cpu: Switches}) grows as it goes, so that
+    another thread can note how far it got (a switch's index at a console line)."""
+
+    def __init__(self, syms):
+        self.syms = syms
+        self._cores = {}
+        self._core = None
+        self.cores = {}
+
+    def _on(self, cpu):
+        core = self._cores.get(cpu)
+        if core is None:
+            core = self._cores[cpu] = _SwitchCore(self.syms)
+            self.cores[cpu] = core.out
+        self._core = core
+        return core
+
+    def feed(self, line):
+        if line.startswith("Trace "):
+            m = _TRACE.match(line)
+            if m:
+                flags = int(m.group(3), 16)
+                self._on(int(m.group(1))).trace(
+                    int(m.group(2), 16), (flags >> MMUIDX_SHIFT) & MMUIDX_MASK == MMUIDX_EL2)
+            return
+        if line.startswith("Taking"):
+            m = _TAKING.match(line)
+            if m:
+                self._on(int(m.group(2))).taking(m.group(1))
+            return
+        core = self._core
+        if core is None:
+            return
+        if line.startswith("..."):
+            m = _FROM_TO.match(line)
+            if m:
+                core.from_el(int(m.group(1)), int(m.group(2)))
+                return
+            m = _ELR.match(line)
+            if m:
+                core.elr(int(m.group(1), 16))
+                return
+            if _TO_EL.match(line):
+                core.entered()
+            return
+        if line.startswith("Exception return"):
+            m = _ERET.match(line)
+            if m:
+                core.eret(int(m.group(1)), int(m.group(2)))
+
+    def finish(self):
+        """The trace ended: {cpu: Switches}."""
+        for c in self._cores.values():
+            c.flush()
+        return dict(sorted(self.cores.items()))
+
+
 def parse_switches(lines, syms):
     """{cpu: Switches} from trace `lines` (any iterable of str: read as it comes, so a FIFO
     QEMU writes into works, and a trace of GBs needs no room). A line without a CPU number
     (the ELR, the target, an eret) belongs to the core of the last line that had one: QEMU
     logs an exception's lines together, and an eret's right after its own instruction."""
-    cores = {}
-    core = None
+    parser = SwitchParser(syms)
     for line in lines:
-        if line.startswith("Trace "):
-            m = _TRACE.match(line)
-            if m:
-                cpu = int(m.group(1))
-                core = cores.get(cpu)
-                if core is None:
-                    core = cores[cpu] = _SwitchCore(syms)
-                flags = int(m.group(3), 16)
-                core.trace(int(m.group(2), 16),
-                           (flags >> MMUIDX_SHIFT) & MMUIDX_MASK == MMUIDX_EL2)
-            continue
-        if line.startswith("Taking"):
-            m = _TAKING.match(line)
-            if m:
-                cpu = int(m.group(2))
-                core = cores.get(cpu)
-                if core is None:
-                    core = cores[cpu] = _SwitchCore(syms)
-                core.taking(m.group(1))
-            continue
-        if core is None:
-            continue
-        if line.startswith("..."):
-            m = _FROM_TO.match(line)
-            if m:
-                core.from_el(int(m.group(1)), int(m.group(2)))
-                continue
-            m = _ELR.match(line)
-            if m:
-                core.elr(int(m.group(1), 16))
-                continue
-            if _TO_EL.match(line):
-                core.entered()
-            continue
-        if line.startswith("Exception return"):
-            m = _ERET.match(line)
-            if m:
-                core.eret(int(m.group(1)), int(m.group(2)))
-    for c in cores.values():
-        c.flush()
-    return {cpu: c.out for cpu, c in sorted(cores.items())}
+        parser.feed(line)
+    return parser.finish()
+
+
+def between(switches, start, end):
+    """The Switches of `switches` from mark `start` to mark `end`, marks being (switches,
+    other paths) counted so far (SwitchParser.cores at the time)."""
+    return Switches(switches.counts[start[0]:end[0]], switches.functions[start[0]:end[0]],
+                    end[1] - start[1])
 
 
 def switch_summary(switches, top=12):
