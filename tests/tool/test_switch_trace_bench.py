@@ -43,6 +43,16 @@ def write_trace(args, lines):
         f.writelines(lines)
 
 
+def traced_run(args, console, lines):
+    """A run as the reader sees it: both guests' mode lines, the trace, then (once the parser
+    has read it all) the first guest's results."""
+    console("[a] noise: mode slices, name a")
+    console("(XEN) DOM2: noise: mode slices, name b")
+    write_trace(args, lines)
+    console.__self__.thread.join(10)
+    console('[a] noise-slices {"name":"a"}')
+
+
 def ok(workdir, log=("[a] NOISE-DONE", "[b] NOISE-DONE")):
     return runner.RunResult(status=runner.STATUS_OK, reason="", log=list(log), partitions={},
                             workdir=workdir)
@@ -66,7 +76,7 @@ class FakeRuns:
         self.seen.update(label=label, shift=shift, qemu_args=list(qemu_args),
                          text=bench._system_toml(board_cpus, *partitions, pools=pools))
         if self.trace is not None:
-            write_trace(qemu_args, self.trace)
+            traced_run(qemu_args, console, self.trace)
         return ok(self._dir(label))
 
 
@@ -76,13 +86,17 @@ def no_elf(monkeypatch):
 
 
 def test_tern_run_streams_its_trace_through_a_fifo_into_a_record(tmp_path):
-    runs = FakeRuns(tmp_path, "tern wfi=trap", switch(3) * 3 + switch(5) + switch(3, cpu=0))
+    # The first switch after both guests' mode lines is dropped (it may be older).
+    runs = FakeRuns(tmp_path, "tern wfi=trap",
+                    switch(9) + switch(3) * 3 + switch(5) + switch(3, cpu=0))
     outcome = SCENARIO.run(runs.system, 4, bench.QUICK, runs)
     assert outcome.error is None, outcome.error
     [rec] = outcome.records
     assert (rec["system"], rec["scenario"], rec["test"], rec["shift"]) == \
         ("tern wfi=trap", bench.SWITCH_TRACE_SCENARIO, "switch-trace", 4)
     assert rec["hyp_instructions"] == {"n": 4, "min": 5, "avg": 5.5, "max": 7, "median": 5}
+    assert rec["whole_run"] == {"n": 5, "min": 5, "avg": 6.6, "max": 11, "median": 5,
+                                "others": 0}
     assert rec["other_paths"] == 0 and rec["marker"] == "arch_vcpu_save"
     assert rec["functions"] == [["arch_vcpu_save", 3], ["vectors", 2]]
     args = runs.seen["qemu_args"]
@@ -99,13 +113,31 @@ def test_qemu_that_never_opens_the_fifo_does_not_hang_the_reader(tmp_path):
     runs = FakeRuns(tmp_path, "tern wfi=trap", None)
     outcome = SCENARIO.run(runs.system, 4, bench.QUICK, runs)
     assert outcome.records == []
-    assert "no switch on core 1" in outcome.error
+    assert "no console line for the start and end" in outcome.error
+
+
+def test_switches_outside_both_guests_spinning_are_not_counted(tmp_path):
+    runs = FakeRuns(tmp_path, "tern wfi=trap", None)
+
+    def tern_system(label, shift, partitions, board_cpus, console=None, qemu_args=(), **kw):
+        args = qemu_args
+        with open(args[args.index("-D") + 1], "w") as f:
+            f.writelines(switch(20) * 2)           # boot and the first mode line
+            f.flush()
+            console("[a] noise: mode slices, name a")
+            f.writelines(switch(30))                # the end: the second guest never started
+        console.__self__.thread.join(10)
+        console("[a] noise-gap {}")
+        return ok(runs._dir(label))
+    runs.tern_system = tern_system
+    outcome = SCENARIO.run(runs.system, 4, bench.QUICK, runs)
+    assert outcome.records == [] and "no console line for the start" in outcome.error
 
 
 def test_failed_run_shows_its_serial_log(tmp_path):
     runs = FakeRuns(tmp_path, "tern wfi=trap", switch(3))
-    runs.tern_system = lambda label, shift, *a, qemu_args=(), **k: (
-        write_trace(qemu_args, switch(3)),
+    runs.tern_system = lambda label, shift, *a, qemu_args=(), console=None, **k: (
+        traced_run(qemu_args, console, switch(3)),
         runner.RunResult(status=runner.STATUS_TIMEOUT, reason="timed out after 10 s",
                          log=["tern: booting", "[a] noise: mode slices"], partitions={},
                          workdir=tmp_path))[1]
@@ -120,7 +152,7 @@ def test_xen_run_has_dom0_on_core_0_the_arinc_pool_on_core_1_and_no_icount(tmp_p
 
     def run_xen(domains, xen_args="", **kw):
         seen.update(kw, domains=domains)
-        write_trace(kw["qemu_args"], switch(9) * 2)
+        traced_run(kw["qemu_args"], kw["console"], switch(9) * 3)
         return ok(kw["workdir"])
     monkeypatch.setattr(xen, "run_xen", run_xen)
     runs = FakeRuns(tmp_path, "xen sched", None)
@@ -149,10 +181,10 @@ def test_the_scenario_runs_xen_sched_and_tern_trap_only(monkeypatch):
 
 def test_trace_reader_drains_while_the_writer_writes(tmp_path):
     reader = bench.TraceReader(tmp_path / "t.fifo", fake_symbols(None, "arch_vcpu_save"))
-    writer = threading.Thread(target=write_trace,
-                              args=(["-D", str(reader.fifo)], switch(2) * 5000))
+    writer = threading.Thread(target=traced_run,
+                              args=(["-D", str(reader.fifo)], reader.console, switch(2) * 5000))
     writer.start()
     writer.join(30)
-    out = reader.finish()
-    assert out[1].counts == [4] * 5000
+    spinning, whole = reader.finish()
+    assert whole.counts == [4] * 5000 and spinning.counts == [4] * 4999
 

@@ -1460,12 +1460,19 @@ SWITCH_TRACE_CORE = 1           # Tern's shared core; Xen's ARINC 653 pool (dom0
 # The function that saves the outgoing vCPU: a path through it is a switch.
 SWITCH_TRACE_MARKER = {"tern": "arch_vcpu_save", "xen": "__context_switch"}
 XEN_SCHED_SYMS = xen.XEN_SCHED.parent / "xen-syms"
-# A few major frames are enough (the counts repeat to the instruction). On Tern the counter
-# runs from the board's reset, on Xen from the domain's creation (its CNTVOFF).
-SWITCH_TRACE_UNTIL_US = 200_000
-# Without icount a traced guest's loop step takes real time: gaps under 1 ms are no switch.
-SWITCH_TRACE_GAP_TICKS = ARM64_COUNTER_HZ // 1000
-SWITCH_TRACE_MAX_GAPS = 64
+# A few major frames are enough (the counts repeat to the instruction). Each guest ends after
+# this many turns away from the core (noise.slices), not at a counter time: without icount a
+# traced Xen boots in minutes of the host's time, which its counter follows.
+SWITCH_TRACE_SLICES = 8
+# A turn away is a window (10 ms); a shorter gap is the host not running QEMU.
+SWITCH_TRACE_GAP_TICKS = ARM64_COUNTER_HZ // 200
+SWITCH_TRACE_MAX_GAPS = SWITCH_TRACE_SLICES
+# Counted: the switches while both guests spin, from both guests' "noise: mode" lines to the
+# first guest's results (the other's turns then run its console output, or nothing once it
+# is done: idle in its windows). The parser reads at most a pipe's worth behind QEMU, well
+# under a switch's lines, so the first switch after the start mark is dropped.
+SWITCH_TRACE_MODE_LINE = "noise: mode slices"
+SWITCH_TRACE_RESULT_LINES = ("noise-gap ", "noise-slices ")
 XEN_SWITCH_TRACE_MEMORY_MIB = 512
 # How long the parser may take to drain the FIFO once QEMU has gone.
 SWITCH_TRACE_DRAIN_S = 60
@@ -1484,13 +1491,18 @@ def switch_trace_args(fifo, syms):
 
 
 class TraceReader:
-    """pathtrace.parse_switches on a FIFO, in a thread, while QEMU writes into it."""
+    """pathtrace.SwitchParser on a FIFO, in a thread, while QEMU writes into it; `console` is
+    the run's console callback, marking where the switches between two guests that both spin
+    begin and end."""
 
-    def __init__(self, fifo, syms):
+    def __init__(self, fifo, syms, core=SWITCH_TRACE_CORE):
         self.fifo = Path(fifo)
-        self.syms = syms
+        self.core = core
+        self.parser = pathtrace.SwitchParser(syms)
         self.result = None
         self.error = None
+        self.marks = {}
+        self.modes = 0
         self.opened = threading.Event()
         os.mkfifo(self.fifo)
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -1500,15 +1512,32 @@ class TraceReader:
         try:
             with open(self.fifo, encoding="utf-8", errors="replace") as f:
                 self.opened.set()
-                self.result = pathtrace.parse_switches(f, self.syms)
+                for line in f:
+                    self.parser.feed(line)
+            self.result = self.parser.finish()
         except (OSError, ToolError, ValueError) as e:
             self.error = str(e)
 
+    def mark(self, name):
+        """How far the parser is on the core: (switches, other paths)."""
+        if name not in self.marks:
+            out = self.parser.cores.get(self.core) or pathtrace.Switches()
+            self.marks[name] = (len(out.counts), out.others)
+
+    def console(self, line):
+        if SWITCH_TRACE_MODE_LINE in line:
+            self.modes += 1
+            if self.modes == 2:
+                self.mark("start")
+        elif any(tag in line for tag in SWITCH_TRACE_RESULT_LINES):
+            self.mark("end")
+        return None
+
     def finish(self, timeout=SWITCH_TRACE_DRAIN_S):
-        """{cpu: Switches} once QEMU is gone, or raise ToolError. A QEMU that never opened
-        the FIFO leaves the reader in open(): a writer that opens and closes it ends that.
-        Opening for writing fails (ENXIO) until the reader is in open(), which its thread
-        may not have reached yet."""
+        """(the core's Switches while both guests spun, its Switches of the whole run) once
+        QEMU is gone, or raise ToolError. A QEMU that never opened the FIFO leaves the reader
+        in open(): a writer that opens and closes it ends that. Opening for writing fails
+        (ENXIO) until the reader is in open(), which its thread may not have reached yet."""
         deadline = time.monotonic() + timeout
         while self.thread.is_alive() and not self.opened.is_set() and \
                 time.monotonic() < deadline:
@@ -1523,16 +1552,24 @@ class TraceReader:
             raise ToolError(f"trace: the parser did not finish within {timeout} s")
         if self.error:
             raise ToolError(f"trace: {self.error}")
-        return self.result or {}
+        whole = (self.result or {}).get(self.core) or pathtrace.Switches()
+        missing = [m for m in ("start", "end") if m not in self.marks]
+        if missing:
+            raise ToolError(f"trace: no console line for the {' and '.join(missing)} of the "
+                            f"guests' spinning (\"{SWITCH_TRACE_MODE_LINE}\" from both, then "
+                            "the first result line)")
+        start = self.marks["start"]
+        return pathtrace.between(whole, (min(start[0] + 1, self.marks["end"][0]), start[1]),
+                                 self.marks["end"]), whole
 
 
 def _switch_trace_guests():
-    args = (f"noise.mode=slices noise.until_us={SWITCH_TRACE_UNTIL_US} "
+    args = (f"noise.mode=slices noise.slices={SWITCH_TRACE_SLICES} "
             f"noise.max_gaps={SWITCH_TRACE_MAX_GAPS} noise.gap_ticks={SWITCH_TRACE_GAP_TICKS}")
     return [(n, NOISE, f"{args} noise.name={n}") for n in ("a", "b")]
 
 
-def run_switch_trace_system(runs, label, shift, qemu_args):
+def run_switch_trace_system(runs, label, shift, qemu_args, console):
     """The shared-switch-arinc653 configuration (two slices guests, 10 ms windows in a 20 ms
     frame) on core SWITCH_TRACE_CORE, with `qemu_args`. Tern at icount `shift`; Xen without
     icount, dom0 stand-in in Pool-0 on core 0 setting the other core's schedule."""
@@ -1548,24 +1585,28 @@ def run_switch_trace_system(runs, label, shift, qemu_args):
         return xen.run_xen(domains, runs.system.xen_args, xen=runs.system.xen_binary, icount=None,
                            timeout=runs.timeout, workdir=runs._dir(label), pools=pools,
                            dom0=dom0, memory_mib=XEN_SWITCH_TRACE_MEMORY_MIB,
-                           qemu_args=qemu_args)
+                           qemu_args=qemu_args, console=console)
     parts = [_tern_shared_partition(n, image, args, "arinc653") for n, image, args in guests]
-    return runs.tern_system(label, shift, parts, SWITCH_TRACE_CORE + 1,
+    return runs.tern_system(label, shift, parts, SWITCH_TRACE_CORE + 1, console=console,
                             pools=[_tern_pool("arinc653", names)], qemu_args=qemu_args)
 
 
-def switch_trace_record(scenario, system, shift, marker, switches):
-    """(record, error) of one traced run's {cpu: Switches}."""
-    core = switches.get(SWITCH_TRACE_CORE) or pathtrace.Switches()
-    s = pathtrace.switch_summary(core)
+def switch_trace_record(scenario, system, shift, marker, spinning, whole):
+    """(record, error) of one traced run: the core's Switches while both guests spun, and of
+    the whole run (boot, console output, a guest done and its windows idle: for reference)."""
+    s = pathtrace.switch_summary(spinning)
+    w = pathtrace.switch_summary(whole, top=0)
+    keys = ("n", "min", "avg", "max", "median")
     rec = {"system": system.name, "scenario": scenario.name, "test": "switch-trace",
            "shift": shift if system.kind == "tern" else None, "unit": "instructions",
            "scheduler": "arinc653", "core": SWITCH_TRACE_CORE, "marker": marker,
-           "hyp_instructions": {k: s[k] for k in ("n", "min", "avg", "max", "median") if k in s},
+           "hyp_instructions": {k: s[k] for k in keys if k in s},
            "other_paths": s["others"], "functions": s.get("functions", []),
-           "major_frame_us": SHARED_MAJOR_FRAME_US, "window_us": SHARED_WINDOW_US}
-    error = None if s["n"] else (f"no switch on core {SWITCH_TRACE_CORE} in the trace (no "
-                                 f"interrupt from EL1 whose path ran {marker})")
+           "whole_run": {**{k: w[k] for k in keys if k in w}, "others": w["others"]},
+           "slices": SWITCH_TRACE_SLICES, "major_frame_us": SHARED_MAJOR_FRAME_US,
+           "window_us": SHARED_WINDOW_US}
+    error = None if s["n"] else (f"no switch on core {SWITCH_TRACE_CORE} while both guests "
+                                 f"spun (no interrupt from EL1 whose path ran {marker})")
     return rec, error
 
 
@@ -1577,18 +1618,19 @@ def run_switch_trace(scenario, system, shift, plan, runs):
     label = _label(scenario, shift if system.kind == "tern" else "-")
     reader = TraceReader(runs._dir(label) / "trace.fifo", syms)
     try:
-        result = run_switch_trace_system(runs, label, shift, switch_trace_args(reader.fifo, syms))
+        result = run_switch_trace_system(runs, label, shift, switch_trace_args(reader.fifo, syms),
+                                         reader.console)
     finally:
         try:
-            switches, trace_error = reader.finish(), None
+            (spinning, whole), trace_error = reader.finish(), None
         except ToolError as e:
-            switches, trace_error = {}, str(e)
+            trace_error = str(e)
     workdir = str(result.workdir) if result.workdir else None
     if not result.ok:
         return Outcome([], result.explain(20), workdir)
     if trace_error:
         return Outcome([], trace_error, workdir)
-    rec, error = switch_trace_record(scenario, system, shift, marker, switches)
+    rec, error = switch_trace_record(scenario, system, shift, marker, spinning, whole)
     return Outcome([] if error else [rec], error, workdir)
 
 
