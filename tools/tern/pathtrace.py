@@ -255,10 +255,14 @@ class Symbols:
     starts: list
     names: list
     marker: tuple
+    _names: dict = field(default_factory=dict, repr=False)     # pc -> name, as looked up
 
     def name(self, pc):
-        i = bisect.bisect_right(self.starts, pc) - 1
-        return self.names[i] if i >= 0 else "?"
+        name = self._names.get(pc)
+        if name is None:
+            i = bisect.bisect_right(self.starts, pc) - 1
+            name = self._names[pc] = self.names[i] if i >= 0 else "?"
+        return name
 
     def text(self):
         """[lo, hi) of the functions (for QEMU's -dfilter)."""
@@ -310,14 +314,10 @@ class _SwitchCore:
         if path is None or not el2:
             return
         path[0] += 1
-        path[2][self.syms.name(pc)] += 1
-        if self.syms.marker[0] <= pc < self.syms.marker[1]:
+        pcs = path[2]              # by address here, by function at the path's end
+        pcs[pc] = pcs.get(pc, 0) + 1
+        if not path[1] and self.syms.marker[0] <= pc < self.syms.marker[1]:
             path[1] = True
-
-    def trace(self, pc, el2):
-        if self.pending is not None and self.pending != (pc, el2):
-            self.executed(*self.pending)
-        self.pending = (pc, el2)
 
     def flush(self):
         if self.pending is not None:
@@ -339,13 +339,17 @@ class _SwitchCore:
 
     def entered(self):
         if self.path is None and self.from_to == (1, 2) and self.exc_kind in ("IRQ", "FIQ"):
-            self.path = [0, False, Counter()]
+            self.path = [0, False, {}]
+            self.pending = None    # outside a path Trace lines are not followed
 
     def eret(self, src, dst):
         self.flush()
         if src == 2 and dst == 1 and self.path is not None:
-            count, switched, funcs = self.path
+            count, switched, pcs = self.path
             if switched:
+                funcs = Counter()
+                for pc, n in pcs.items():
+                    funcs[self.syms.name(pc)] += n
                 self.out.counts.append(count)
                 self.out.functions.append(funcs)
             else:
@@ -355,11 +359,16 @@ class _SwitchCore:
 
 class SwitchParser:
     """parse_switches one line at a time; `cores` ({cpu: Switches}) grows as it goes, so that
-    another thread can note how far it got (a switch's index at a console line)."""
+    another thread can note how far it got (a switch's index at a console line).
+
+    Traces run to GBs and QEMU waits for a FIFO's reader: the Trace lines, nearly all of
+    them, are cut at fixed offsets instead of matched, and skipped outright outside a path."""
 
     def __init__(self, syms):
         self.syms = syms
         self._cores = {}
+        self._by_key = {}          # the CPU number as the line spells it -> _SwitchCore
+        self._blocks = {}          # (pc, flags) as spelt -> (pc, el2)
         self._core = None
         self.cores = {}
 
@@ -373,11 +382,31 @@ class SwitchParser:
 
     def feed(self, line):
         if line.startswith("Trace "):
-            m = _TRACE.match(line)
-            if m:
+            colon = line.find(":", 6)
+            key = line[6:colon]
+            core = self._by_key.get(key)
+            if core is None:
+                if not key.isdigit():
+                    return
+                core = self._by_key[key] = self._on(int(key))
+            self._core = core
+            if core.path is None:
+                return
+            # "[cs_base/pc/flags/cflags]": %016x/%016x/%08x.
+            at = line.find("[", colon) + 18
+            spelt = line[at:at + 25]
+            block = self._blocks.get(spelt)
+            if block is None:
+                m = _TRACE.match(line)
+                if not m:
+                    return
                 flags = int(m.group(3), 16)
-                self._on(int(m.group(1))).trace(
+                block = self._blocks[spelt] = (
                     int(m.group(2), 16), (flags >> MMUIDX_SHIFT) & MMUIDX_MASK == MMUIDX_EL2)
+            pending = core.pending
+            if pending is not None and pending != block:
+                core.executed(*pending)
+            core.pending = block
             return
         if line.startswith("Taking"):
             m = _TAKING.match(line)
