@@ -1460,19 +1460,22 @@ SWITCH_TRACE_CORE = 1           # Tern's shared core; Xen's ARINC 653 pool (dom0
 # The function that saves the outgoing vCPU: a path through it is a switch.
 SWITCH_TRACE_MARKER = {"tern": "arch_vcpu_save", "xen": "__context_switch"}
 XEN_SCHED_SYMS = xen.XEN_SCHED.parent / "xen-syms"
-# A few major frames are enough (the counts repeat to the instruction). Each guest ends after
-# this many turns away from the core (noise.slices), not at a counter time: without icount a
-# traced Xen boots in minutes of the host's time, which its counter follows.
-SWITCH_TRACE_SLICES = 8
+# Each guest ends after this many turns away from the core (noise.slices), not at a counter
+# time: without icount a traced Xen boots in minutes of the host's time, which its counter
+# follows. On Xen the first guest spins for about 150 turns (3 s of the host's time, a traced
+# run) while the second prints its first lines through Xen's console; the switches counted
+# are those after both spin, a few frames would do (the counts repeat to the instruction).
+# No gap is printed (max_gaps 0): a line through Xen's console takes seconds, traced.
+SWITCH_TRACE_SLICES = 300
 # A turn away is a window (10 ms); a shorter gap is the host not running QEMU.
 SWITCH_TRACE_GAP_TICKS = ARM64_COUNTER_HZ // 200
-SWITCH_TRACE_MAX_GAPS = SWITCH_TRACE_SLICES
+SWITCH_TRACE_MAX_GAPS = 0
 # Counted: the switches while both guests spin, from both guests' "noise: mode" lines to the
 # first guest's results (the other's turns then run its console output, or nothing once it
 # is done: idle in its windows). The parser reads at most a pipe's worth behind QEMU, well
 # under a switch's lines, so the first switch after the start mark is dropped.
 SWITCH_TRACE_MODE_LINE = "noise: mode slices"
-SWITCH_TRACE_RESULT_LINES = ("noise-gap ", "noise-slices ")
+SWITCH_TRACE_RESULT_LINES = ("noise-gap ", "noise-slices ")   # the first guest's end
 XEN_SWITCH_TRACE_MEMORY_MIB = 512
 # How long the parser may take to drain the FIFO once QEMU has gone.
 SWITCH_TRACE_DRAIN_S = 60
