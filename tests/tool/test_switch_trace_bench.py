@@ -1,13 +1,14 @@
 """The ARINC 653 window switch by execution trace (bench.run_switch_trace): the runs it asks
 for, its FIFO reader, its records and their report rows (no QEMU: fakes write the trace)."""
 
+import re
 import threading
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from tern import bench, pathtrace, runner, xen
+from tern import bench, pathtrace, report, runner, xen
 
 SCENARIO = bench.SCENARIO_BY_NAME[bench.SWITCH_TRACE_SCENARIO]
 ENTRY, SAVE, OTHER = 0x40080000, 0x40081000, 0x40082000
@@ -188,3 +189,49 @@ def test_trace_reader_drains_while_the_writer_writes(tmp_path):
     spinning, whole = reader.finish()
     assert whole.counts == [4] * 5000 and spinning.counts == [4] * 4999
 
+
+def records(tern_avg=1314, xen_avg=3041):
+    def rec(name, avg):
+        return {"system": name, "scenario": bench.SWITCH_TRACE_SCENARIO, "test": "switch-trace",
+                "shift": 4 if name.startswith("tern") else None, "unit": "instructions",
+                "hyp_instructions": {"n": 8, "min": avg, "avg": avg, "max": avg + 13,
+                                     "median": avg},
+                "other_paths": 0, "functions": [["do_schedule", 160]]}
+    return [rec("tern wfi=trap", tern_avg), rec("xen sched", xen_avg)]
+
+
+def test_report_table_and_goal_row_say_the_goal_is_not_met():
+    data = {"records": records(), "errors": []}
+    text = "\n".join(report.shared_section(data))
+    assert "hypervisor instructions per arinc 653 window switch" in text.lower()
+    assert "| tern wfi=trap | 8 | 1314 | 1314 | 1327 | 0.43 | 0 |" in text
+    assert "| xen sched | 8 | 3041 | 3041 | 3054 | 1.00 | 0 |" in text
+    assert "icount" in text and "does not depend" in text
+    rows = report._switch_trace_goal_rows(data["records"])
+    assert rows == ["| ARINC 653 window switch: hypervisor instructions per switch, AVG (execution "
+                    "trace) | <= 1013.7 | 1314 | Xen 4.17 ARINC 653: 3041 (0.43 of Xen's: not "
+                    "met) |"]
+
+
+def test_goal_row_met_and_missing_xen():
+    assert "met) |" in report._switch_trace_goal_rows(records(900))[0]
+    assert "not met" not in report._switch_trace_goal_rows(records(900))[0]
+    tern_only = records()[:1]
+    assert report._switch_trace_goal_rows(tern_only) == [
+        "| ARINC 653 window switch: hypervisor instructions per switch, AVG (execution trace) "
+        "| <= 1/3 of Xen's | 1314 | Xen 4.17 ARINC 653: not run |"]
+    assert report._switch_trace_goal_rows([]) == []
+
+
+def test_traced_row_replaces_the_timed_arinc_goal_row_and_the_terminal_shows_the_table():
+    timed = {"system": "tern wfi=trap", "scenario": "shared-switch-arinc653",
+             "scheduler": "arinc653", "switch": {"n": 4, "min": 700, "avg": 700.0, "max": 700},
+             "interruption": {"n": 0}}
+    goals = report._shared_goal_rows([timed] + records())
+    assert [g for g in goals if "window switch" in g] == report._switch_trace_goal_rows(records())
+    # The traced records are no timed switch rows.
+    assert [r[1] for r in report.shared_switch_rows([timed] + records())] == ["tern wfi=trap"]
+    text = report.terminal_report({"records": records(), "errors": [], "scenarios": [],
+                                   "plan": {"shifts": [4]}})
+    assert "ARINC 653 window switch by execution trace" in text
+    assert re.search(r"xen sched\s+8\s+3041\s+3041\s+3054\s+1\.00", text)
