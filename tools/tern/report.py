@@ -1524,7 +1524,12 @@ SWITCH_TRACE_METHOD = [
     "shift 4, Xen without icount, since Xen 4.17 does not boot on two cores under icount and "
     "the stand-in needs two; an instruction count does not depend on the clock (a window's "
     "length only decides when the next switch comes, not what it executes), so the two are "
-    "comparable where the timed rows are not.",
+    "comparable where the timed rows are not. Each guest ends after "
+    f"{bench.SWITCH_TRACE_SLICES} turns away from the core; counted are the switches from both "
+    "guests' first line in slices mode to the first guest's results (before, one guest still "
+    "prints through the hypervisor's console; after, the finished guest's windows idle), the "
+    "first dropped (the parser may lag QEMU by up to a pipe's worth of lines). This scenario "
+    f"alone: `./tern bench --scenarios {bench.SWITCH_TRACE_SCENARIO}`.",
     "",
 ]
 
