@@ -105,6 +105,8 @@ def test_tern_run_streams_its_trace_through_a_fifo_into_a_record(tmp_path):
     assert args[args.index("-dfilter") + 1] == f"{ENTRY:#x}+{OTHER + 0x2000 - ENTRY:#x}"
     assert not Path(args[args.index("-D") + 1]).exists()     # the FIFO is gone, no trace file
     doc = tomllib.loads(runs.seen["text"])
+    assert all(f"noise.slices={bench.SWITCH_TRACE_SLICES['tern']} " in p["bootargs"]
+               for p in doc["partition"])
     assert doc["pool"][0]["scheduler"] == "arinc653"
     assert doc["pool"][0]["cpus"] == [bench.SWITCH_TRACE_CORE]
     assert [w["duration_us"] for w in doc["pool"][0]["windows"]] == [bench.SHARED_WINDOW_US] * 2
@@ -165,6 +167,8 @@ def test_xen_run_has_dom0_on_core_0_the_arinc_pool_on_core_1_and_no_icount(tmp_p
     assert seen["icount"] is None
     assert [(p.cpus, p.sched) for p in seen["pools"]] == [((0,), "credit2"), ((1,), "arinc653")]
     assert all(d.pool == bench.SHARED_POOL for d in seen["domains"])
+    assert all(f"noise.slices={bench.SWITCH_TRACE_SLICES['xen']} " in d.bootargs
+               and "noise.max_gaps=0 " in d.bootargs for d in seen["domains"])
     assert "arinc.frame_us=20000" in seen["dom0"].bootargs
     assert "arinc.windows=1:10000,2:10000" in seen["dom0"].bootargs
 

@@ -1464,9 +1464,10 @@ XEN_SCHED_SYMS = xen.XEN_SCHED.parent / "xen-syms"
 # time: without icount a traced Xen boots in minutes of the host's time, which its counter
 # follows. On Xen the first guest spins for about 150 turns (3 s of the host's time, a traced
 # run) while the second prints its first lines through Xen's console; the switches counted
-# are those after both spin, a few frames would do (the counts repeat to the instruction).
+# are those after both spin, and a few frames would do (the counts repeat to the
+# instruction): Tern's guests print at once, and its runs are traced at full length.
 # No gap is printed (max_gaps 0): a line through Xen's console takes seconds, traced.
-SWITCH_TRACE_SLICES = 300
+SWITCH_TRACE_SLICES = {"tern": 16, "xen": 300}
 # A turn away is a window (10 ms); a shorter gap is the host not running QEMU.
 SWITCH_TRACE_GAP_TICKS = ARM64_COUNTER_HZ // 200
 SWITCH_TRACE_MAX_GAPS = 0
@@ -1566,8 +1567,8 @@ class TraceReader:
                                  self.marks["end"]), whole
 
 
-def _switch_trace_guests():
-    args = (f"noise.mode=slices noise.slices={SWITCH_TRACE_SLICES} "
+def _switch_trace_guests(kind):
+    args = (f"noise.mode=slices noise.slices={SWITCH_TRACE_SLICES[kind]} "
             f"noise.max_gaps={SWITCH_TRACE_MAX_GAPS} noise.gap_ticks={SWITCH_TRACE_GAP_TICKS}")
     return [(n, NOISE, f"{args} noise.name={n}") for n in ("a", "b")]
 
@@ -1576,7 +1577,7 @@ def run_switch_trace_system(runs, label, shift, qemu_args, console):
     """The shared-switch-arinc653 configuration (two slices guests, 10 ms windows in a 20 ms
     frame) on core SWITCH_TRACE_CORE, with `qemu_args`. Tern at icount `shift`; Xen without
     icount, dom0 stand-in in Pool-0 on core 0 setting the other core's schedule."""
-    guests = _switch_trace_guests()
+    guests = _switch_trace_guests(runs.system.kind)
     names = [g[0] for g in guests]
     windows = [(n, SHARED_WINDOW_US) for n in names]
     if runs.system.kind == "xen":
@@ -1606,7 +1607,7 @@ def switch_trace_record(scenario, system, shift, marker, spinning, whole):
            "hyp_instructions": {k: s[k] for k in keys if k in s},
            "other_paths": s["others"], "functions": s.get("functions", []),
            "whole_run": {**{k: w[k] for k in keys if k in w}, "others": w["others"]},
-           "slices": SWITCH_TRACE_SLICES, "major_frame_us": SHARED_MAJOR_FRAME_US,
+           "slices": SWITCH_TRACE_SLICES[system.kind], "major_frame_us": SHARED_MAJOR_FRAME_US,
            "window_us": SHARED_WINDOW_US}
     error = None if s["n"] else (f"no switch on core {SWITCH_TRACE_CORE} while both guests "
                                  f"spun (no interrupt from EL1 whose path ran {marker})")
