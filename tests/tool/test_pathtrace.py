@@ -5,7 +5,9 @@ from collections import Counter
 import pytest
 
 from tern.errors import ToolError
-from tern.pathtrace import Points, Sample, group, parse, summary
+from tern.pathtrace import (Points, Sample, SwitchParser, Switches, between, group, parse,
+                            parse_switches, summary,
+                            switch_summary, symbols_of)
 
 VIRT_READ, PHYS_READ = 0x40082284, 0x40082A84
 HYP_WFI = 0x40080FB4
@@ -121,3 +123,91 @@ def test_summary_leaves_out_the_warm_up():
     got = summary(ss, 1)
     assert (got["hyp_min"], got["hyp_max"], got["vector_max"], got["warm"]) == (16, 16, 2, 3)
     assert got["exceptions"] == {"IRQ": 3, "Virtual IRQ": 3}
+
+
+# ---- parse_switches: guest-to-guest switches on a shared core ----
+
+HYP_ENTRY, HYP_SAVE, HYP_OTHER, HYP_END = 0x40080000, 0x40081000, 0x40082000, 0x40083000
+SYMS = symbols_of([(HYP_ENTRY, "vectors"), (HYP_SAVE, "arch_vcpu_save"),
+                   (HYP_OTHER, "handle_irq"), (HYP_END, "panic")], "arch_vcpu_save")
+
+
+def el2(*pcs, cpu=1):
+    return [run(pc, 2, cpu) for pc in pcs]
+
+
+def irq_path(cpu, switch, kind="IRQ", elr=0x1004):
+    """An interrupt from EL1 on `cpu` and its EL2 path: 4 instructions, 2 of them in the
+    marker if `switch`, then the eret to EL1."""
+    middle = (HYP_SAVE, HYP_SAVE + 4) if switch else (HYP_OTHER, HYP_OTHER + 4)
+    return ([run(elr - 4, 1, cpu), run(elr, 1, cpu)]
+            + taking(kind, elr=elr, dst=2, cpu=cpu)
+            + el2(HYP_ENTRY, *middle, HYP_ENTRY + 4, cpu=cpu) + eret())
+
+
+def test_switch_counts_el2_instructions_from_interrupt_to_eret():
+    lines = irq_path(1, True) + irq_path(1, False) + irq_path(1, True, kind="FIQ")
+    out = parse_switches(lines, SYMS)
+    assert out[1].counts == [4, 4]
+    assert out[1].others == 1
+    assert out[1].functions[0] == Counter({"vectors": 2, "arch_vcpu_save": 2})
+
+
+def test_interleaved_cpus_attribute_unnumbered_lines_to_the_last_traced_cpu():
+    a, b = irq_path(0, False), irq_path(1, True)
+    # Core 1 takes its interrupt, then core 0 runs its whole path (its eret has no CPU number:
+    # it follows core 0's own eret instruction), then core 1 finishes.
+    lines = b[:8] + a + b[8:]
+    out = parse_switches(lines, SYMS)
+    assert (out[0].counts, out[0].others) == ([], 1)
+    assert (out[1].counts, out[1].others) == ([4], 0)
+
+
+def test_nested_el2_interrupt_is_counted_in_the_path():
+    lines = ([run(0x1000)] + taking("IRQ", elr=0x1004, dst=2)
+             + el2(HYP_ENTRY, HYP_SAVE)
+             + el2(HYP_SAVE + 4)                 # entered, but the nested IRQ comes first
+             + taking("IRQ", elr=HYP_SAVE + 4, src=2, dst=2)
+             + el2(HYP_ENTRY, HYP_OTHER) + eret(2, 2, HYP_SAVE + 4)
+             + el2(HYP_SAVE + 4, HYP_ENTRY + 4) + eret())
+    out = parse_switches(lines, SYMS)
+    assert out[1].counts == [6]
+    assert out[1].functions[0] == Counter({"vectors": 3, "arch_vcpu_save": 2, "handle_irq": 1})
+
+
+def test_block_logged_twice_counts_once_and_sync_traps_start_no_path():
+    lines = ([run(0x1000)] + taking("IRQ", elr=0x1004, dst=2)
+             + el2(HYP_ENTRY, HYP_SAVE, HYP_SAVE, HYP_ENTRY + 4) + eret()
+             + [run(0x2000)] + taking("Hypervisor Call", elr=0x2004, dst=2, number=11)
+             + el2(HYP_SAVE, HYP_ENTRY) + eret())
+    out = parse_switches(iter(lines), SYMS)
+    assert (out[1].counts, out[1].others) == ([3], 0)
+
+
+def test_switch_summary_gives_the_median_switch_functions():
+    sw = Switches([10, 30, 20], [Counter({"a": 10}), Counter({"c": 30}),
+                                 Counter({"b": 15, "a": 5})], others=2)
+    s = switch_summary(sw)
+    assert (s["n"], s["min"], s["avg"], s["max"], s["median"], s["others"]) == \
+        (3, 10, 20, 30, 20, 2)
+    assert s["functions"] == [["b", 15], ["a", 5]]
+    assert switch_summary(Switches(others=1)) == {"n": 0, "others": 1}
+
+
+def test_symbols_of_needs_the_marker():
+    with pytest.raises(ToolError, match="no function missing"):
+        symbols_of([(HYP_ENTRY, "vectors")], "missing")
+
+
+def test_switches_between_marks_taken_as_the_parser_goes():
+    parser = SwitchParser(SYMS)
+    marks = []
+    for path in (irq_path(1, True), irq_path(1, False), irq_path(1, True), irq_path(1, True)):
+        marks.append((len(parser.cores.get(1, Switches()).counts),
+                      parser.cores.get(1, Switches()).others))
+        for line in path:
+            parser.feed(line)
+    out = parser.finish()
+    # From before the second path to before the fourth: one other path, one switch.
+    part = between(out[1], marks[1], marks[3])
+    assert (part.counts, part.others) == ([4], 1)

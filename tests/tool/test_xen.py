@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tern import xen
+from tern import runner, xen
 from tern.errors import ToolError
 
 
@@ -250,3 +250,24 @@ def test_slices_lines_come_through_with_the_dom0_stand_in_on_the_console():
     assert list(record) == ["long-name-" + "x" * 60]
     assert record["long-name-" + "x" * 60]["complete"]
     assert record["long-name-" + "x" * 60]["gaps"] == [(200, 290)]
+
+
+
+def test_run_xen_appends_extra_qemu_options_to_the_command_and_qemu_sh(tmp_path, monkeypatch):
+    image = tmp_path / "g-xen.img"
+    image.write_bytes(b"\0" * 16)
+    monkeypatch.setattr(xen, "ensure_xen", lambda binary: Path("/xen"))
+    monkeypatch.setattr(xen, "build_dtb", lambda *a, **k: tmp_path / "xen.dtb")
+    seen = {}
+
+    def run_qemu(command, timeout, **kw):
+        seen["command"] = command
+        lines = ["(XEN) DOM1: NOISE-DONE"]
+        assert kw["stop_when"](lines[0])
+        return runner.QemuRun(lines=lines, returncode=0, timed_out=False, stderr=[])
+    monkeypatch.setattr(runner, "run_qemu", run_qemu)
+    extra = ["-accel", "tcg,thread=single", "-D", "/tmp/fifo"]
+    result = xen.run_xen([xen.Domain("g", image)], workdir=tmp_path / "w", qemu_args=extra)
+    assert result.ok, result.explain()
+    assert seen["command"][-4:] == extra
+    assert (tmp_path / "w" / "qemu.sh").read_text().rstrip().endswith(" ".join(extra))

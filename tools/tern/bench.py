@@ -14,9 +14,11 @@ the Linux scenarios) whose guest output becomes records.
 import gzip
 import json
 import math
+import os
 import shlex
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -167,6 +169,9 @@ class System:
         return None
 
 
+# Counted from an execution trace, not timed (run_switch_trace): Xen's ARINC 653 runs here.
+SWITCH_TRACE_SCENARIO = "shared-switch-trace-arinc653"
+
 SYSTEMS = (
     System("native", "native"),
     System("tern wfi=trap", "tern", "trap"),
@@ -182,7 +187,7 @@ SYSTEMS = (
     # A shared core's guests must trap WFI (their idle gives the core away): Xen's default.
     System("xen sched", "xen", xen_binary=xen.XEN_SCHED,
            only=tuple(f"shared-{what}-{s}" for what in ("lat", "switch")
-                      for s in ("credit", "rtds", "arinc653"))),
+                      for s in ("credit", "rtds", "arinc653")) + (SWITCH_TRACE_SCENARIO,)),
 )
 
 
@@ -1455,6 +1460,197 @@ def run_shared_switch(scenario, system, shift, plan, runs):
     return Outcome([rec], error, str(result.workdir))
 
 
+# ---- The ARINC 653 window switch by execution trace: Tern against Xen, in instructions ----
+#
+# Xen's ARINC 653 needs its dom0 stand-in on a second core, and Xen 4.17 does not boot on two
+# cores under icount (XEN_ARINC653_DOM0LESS): no timed figure. An execution trace counts the
+# instructions a core executes whatever the clock, so this row counts, on the shared core, the
+# EL2 instructions of every path from the interrupt that ends one guest's window to the eret
+# into the other's (pathtrace.parse_switches). Only the hypervisor's text is traced (-dfilter);
+# the trace streams through a FIFO into the parser, never to disk.
+
+SWITCH_TRACE_CORE = 1           # Tern's shared core; Xen's ARINC 653 pool (dom0 on core 0)
+# The function that saves the outgoing vCPU: a path through it is a switch.
+SWITCH_TRACE_MARKER = {"tern": "arch_vcpu_save", "xen": "__context_switch"}
+XEN_SCHED_SYMS = xen.XEN_SCHED.parent / "xen-syms"
+# Each guest ends after this many turns away from the core (noise.slices), not at a counter
+# time: without icount a traced Xen boots in minutes of the host's time, which its counter
+# follows. On Xen the first guest spins for about 150 turns (3 s of the host's time, a traced
+# run) while the second prints its first lines through Xen's console; the switches counted
+# are those after both spin, and a few frames would do (the counts repeat to the
+# instruction): Tern's guests print at once, and its runs are traced at full length.
+# No gap is printed (max_gaps 0): a line through Xen's console takes seconds, traced.
+SWITCH_TRACE_SLICES = {"tern": 16, "xen": 300}
+# A turn away is a window (10 ms); a shorter gap is the host not running QEMU.
+SWITCH_TRACE_GAP_TICKS = ARM64_COUNTER_HZ // 200
+SWITCH_TRACE_MAX_GAPS = 0
+# Counted: the switches while both guests spin, from both guests' "noise: mode" lines to the
+# first guest's results (the other's turns then run its console output, or nothing once it
+# is done: idle in its windows). The parser reads at most a pipe's worth behind QEMU, well
+# under a switch's lines, so the first switch after the start mark is dropped.
+SWITCH_TRACE_MODE_LINE = "noise: mode slices"
+SWITCH_TRACE_RESULT_LINES = ("noise-gap ", "noise-slices ")   # the first guest's end
+XEN_SWITCH_TRACE_MEMORY_MIB = 512
+# How long the parser may take to drain the FIFO once QEMU has gone.
+SWITCH_TRACE_DRAIN_S = 60
+
+
+def switch_trace_elf(system):
+    return HYPERVISOR_ELF if system.kind == "tern" else XEN_SCHED_SYMS
+
+
+def switch_trace_args(fifo, syms):
+    """QEMU options tracing every instruction of the hypervisor's text into `fifo`, all cores
+    in one thread so that the lines of one core's exception stay together."""
+    lo, hi = syms.text()
+    return ["-accel", "tcg,thread=single", "-singlestep", "-d", qemu.TRACE_ITEMS,
+            "-dfilter", f"{lo:#x}+{hi - lo:#x}", "-D", str(fifo)]
+
+
+class TraceReader:
+    """pathtrace.SwitchParser on a FIFO, in a thread, while QEMU writes into it; `console` is
+    the run's console callback, marking where the switches between two guests that both spin
+    begin and end."""
+
+    def __init__(self, fifo, syms, core=SWITCH_TRACE_CORE):
+        self.fifo = Path(fifo)
+        self.core = core
+        self.parser = pathtrace.SwitchParser(syms)
+        self.result = None
+        self.error = None
+        self.marks = {}
+        self.modes = 0
+        self.opened = threading.Event()
+        os.mkfifo(self.fifo)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        try:
+            with open(self.fifo, encoding="utf-8", errors="replace") as f:
+                self.opened.set()
+                for line in f:
+                    self.parser.feed(line)
+            self.result = self.parser.finish()
+        except (OSError, ToolError, ValueError) as e:
+            self.error = str(e)
+
+    def mark(self, name):
+        """How far the parser is on the core: (switches, other paths)."""
+        if name not in self.marks:
+            out = self.parser.cores.get(self.core) or pathtrace.Switches()
+            self.marks[name] = (len(out.counts), out.others)
+
+    def console(self, line):
+        if SWITCH_TRACE_MODE_LINE in line:
+            self.modes += 1
+            if self.modes == 2:
+                self.mark("start")
+        elif any(tag in line for tag in SWITCH_TRACE_RESULT_LINES):
+            self.mark("end")
+        return None
+
+    def finish(self, timeout=SWITCH_TRACE_DRAIN_S):
+        """(the core's Switches while both guests spun, its Switches of the whole run) once
+        QEMU is gone, or raise ToolError. A QEMU that never opened the FIFO leaves the reader
+        in open(): a writer that opens and closes it ends that. Opening for writing fails
+        (ENXIO) until the reader is in open(), which its thread may not have reached yet."""
+        deadline = time.monotonic() + timeout
+        while self.thread.is_alive() and not self.opened.is_set() and \
+                time.monotonic() < deadline:
+            try:
+                os.close(os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK))
+                break
+            except OSError:
+                self.opened.wait(0.05)
+        self.thread.join(max(0.0, deadline - time.monotonic()))
+        self.fifo.unlink(missing_ok=True)
+        if self.thread.is_alive():
+            raise ToolError(f"trace: the parser did not finish within {timeout} s")
+        if self.error:
+            raise ToolError(f"trace: {self.error}")
+        whole = (self.result or {}).get(self.core) or pathtrace.Switches()
+        missing = [m for m in ("start", "end") if m not in self.marks]
+        if missing:
+            raise ToolError(f"trace: no console line for the {' and '.join(missing)} of the "
+                            f"guests' spinning (\"{SWITCH_TRACE_MODE_LINE}\" from both, then "
+                            "the first result line)")
+        start = self.marks["start"]
+        return pathtrace.between(whole, (min(start[0] + 1, self.marks["end"][0]), start[1]),
+                                 self.marks["end"]), whole
+
+
+def _switch_trace_guests(kind):
+    args = (f"noise.mode=slices noise.slices={SWITCH_TRACE_SLICES[kind]} "
+            f"noise.max_gaps={SWITCH_TRACE_MAX_GAPS} noise.gap_ticks={SWITCH_TRACE_GAP_TICKS}")
+    return [(n, NOISE, f"{args} noise.name={n}") for n in ("a", "b")]
+
+
+def run_switch_trace_system(runs, label, shift, qemu_args, console):
+    """The shared-switch-arinc653 configuration (two slices guests, 10 ms windows in a 20 ms
+    frame) on core SWITCH_TRACE_CORE, with `qemu_args`. Tern at icount `shift`; Xen without
+    icount, dom0 stand-in in Pool-0 on core 0 setting the other core's schedule."""
+    guests = _switch_trace_guests(runs.system.kind)
+    names = [g[0] for g in guests]
+    windows = [(n, SHARED_WINDOW_US) for n in names]
+    if runs.system.kind == "xen":
+        pools = [xen.Pool("p0", (0,), "credit2"),
+                 xen.Pool(SHARED_POOL, (SWITCH_TRACE_CORE,), "arinc653")]
+        domains = [xen.Domain(n, xen.xen_variant(image), args, pool=SHARED_POOL)
+                   for n, image, args in guests]
+        dom0 = xen.arinc653_dom0(domains, pools, SHARED_POOL, SHARED_MAJOR_FRAME_US, windows)
+        return xen.run_xen(domains, runs.system.xen_args, xen=runs.system.xen_binary, icount=None,
+                           timeout=runs.timeout, workdir=runs._dir(label), pools=pools,
+                           dom0=dom0, memory_mib=XEN_SWITCH_TRACE_MEMORY_MIB,
+                           qemu_args=qemu_args, console=console)
+    parts = [_tern_shared_partition(n, image, args, "arinc653") for n, image, args in guests]
+    return runs.tern_system(label, shift, parts, SWITCH_TRACE_CORE + 1, console=console,
+                            pools=[_tern_pool("arinc653", names)], qemu_args=qemu_args)
+
+
+def switch_trace_record(scenario, system, shift, marker, spinning, whole):
+    """(record, error) of one traced run: the core's Switches while both guests spun, and of
+    the whole run (boot, console output, a guest done and its windows idle: for reference)."""
+    s = pathtrace.switch_summary(spinning)
+    w = pathtrace.switch_summary(whole, top=0)
+    keys = ("n", "min", "avg", "max", "median")
+    rec = {"system": system.name, "scenario": scenario.name, "test": "switch-trace",
+           "shift": shift if system.kind == "tern" else None, "unit": "instructions",
+           "scheduler": "arinc653", "core": SWITCH_TRACE_CORE, "marker": marker,
+           "hyp_instructions": {k: s[k] for k in keys if k in s},
+           "other_paths": s["others"], "functions": s.get("functions", []),
+           "whole_run": {**{k: w[k] for k in keys if k in w}, "others": w["others"]},
+           "slices": SWITCH_TRACE_SLICES[system.kind], "major_frame_us": SHARED_MAJOR_FRAME_US,
+           "window_us": SHARED_WINDOW_US}
+    error = None if s["n"] else (f"no switch on core {SWITCH_TRACE_CORE} while both guests "
+                                 f"spun (no interrupt from EL1 whose path ran {marker})")
+    return rec, error
+
+
+def run_switch_trace(scenario, system, shift, plan, runs):
+    """The ARINC 653 window switch on the shared core, by execution trace: the hypervisor's
+    instructions from the interrupt that ends one guest's window to the eret into the other's."""
+    marker = SWITCH_TRACE_MARKER[system.kind]
+    syms = pathtrace.symbols(switch_trace_elf(system), marker)
+    label = _label(scenario, shift if system.kind == "tern" else "-")
+    reader = TraceReader(runs._dir(label) / "trace.fifo", syms)
+    try:
+        result = run_switch_trace_system(runs, label, shift, switch_trace_args(reader.fifo, syms),
+                                         reader.console)
+    finally:
+        try:
+            (spinning, whole), trace_error = reader.finish(), None
+        except ToolError as e:
+            trace_error = str(e)
+    workdir = str(result.workdir) if result.workdir else None
+    if not result.ok:
+        return Outcome([], result.explain(20), workdir)
+    if trace_error:
+        return Outcome([], trace_error, workdir)
+    rec, error = switch_trace_record(scenario, system, shift, marker, spinning, whole)
+    return Outcome([] if error else [rec], error, workdir)
+
+
 # ---- The shared-core rows on the riscv64 board: Tern only (Xen 4.17 runs no riscv64 guest) ----
 
 NOISE_RISCV64 = REPO / "guests" / "build" / "riscv64" / "noise.img"
@@ -1621,6 +1817,11 @@ SCENARIOS = (
                f"switch from one to the other, and what else interrupts them", run_shared_switch,
                (NOISE,), "shared", kinds=("tern", "xen"), shifts=(4,), systems=SHARED_SYSTEMS)
       for sched in SHARED_SCHEDULERS),
+    Scenario(SWITCH_TRACE_SCENARIO, "ARINC 653 window switch on a shared core, by execution "
+             "trace: the hypervisor's instructions from the interrupt that ends one guest's "
+             "window to the eret into the other's (Tern at icount shift 4, Xen without icount)",
+             run_switch_trace, (NOISE, HYPERVISOR_ELF), "switch-trace", kinds=("tern", "xen"),
+             shifts=(4,), systems=SHARED_SYSTEMS),
     Scenario("riscv64-shared-ipi", "IPI by an IMSIC store to a trap-less vCPU switched out on "
              "the sender's own core (both vCPUs on one core of a credit pool): the SGEI, the "
              "switch, and the IPI taken from its guest file at its next run",

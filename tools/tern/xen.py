@@ -280,10 +280,12 @@ def board_cpus(domains, pools=()):
 
 def run_xen(domains, xen_args="", xen=XEN_DEBIAN, icount=None, timeout=runner.DEFAULT_TIMEOUT,
             quiet=True, workdir=None, cpu="cortex-a53", memory_mib=2048, pools=(), finish=None,
-            dom0=None):
+            dom0=None, qemu_args=(), console=None):
     """Boot Xen with `domains` (and boot-time cpupools `pools`, and a Dom0 `dom0` if given);
     returns a runner.RunResult whose partitions are the domains. The run ends when the domains
-    named in `finish` (all, if None) have printed their DONE line."""
+    named in `finish` (all, if None) have printed their DONE line. qemu_args: more QEMU
+    options (an execution trace's), in qemu.sh too; console: runner.run_qemu's, sees every
+    serial line as it comes."""
     for tool in ("qemu-system-aarch64", "dtc"):
         if not shutil.which(tool):
             raise ToolError(f"{tool} not found (make deps)")
@@ -300,6 +302,7 @@ def run_xen(domains, xen_args="", xen=XEN_DEBIAN, icount=None, timeout=runner.DE
     for i, d in enumerate(domains):
         command += ["-device", f"loader,file={d.image},addr={DOMU_BASE + i * DOMU_STRIDE:#x},"
                     "force-raw=on"]
+    command += list(qemu_args)
     write_new(workdir / "qemu.sh", "#!/bin/sh\nexec " + " ".join(command) + "\n", mode=0o755)
 
     names = [d.name for d in domains]
@@ -319,7 +322,7 @@ def run_xen(domains, xen_args="", xen=XEN_DEBIAN, icount=None, timeout=runner.DE
         return done == wanted
 
     run = runner.run_qemu(command, timeout, quiet=quiet, log_path=workdir / "serial.log",
-                          stop_when=complete)
+                          stop_when=complete, console=console)
     parsed = results.parse_log(guest_lines, names)
     if done == wanted:
         status, reason = runner.STATUS_OK, "every domain finished" if finish is None else \
