@@ -21,7 +21,7 @@
 #define SCTLR_EL2_VALUE (0x30c50830ULL | BIT(0) | BIT(2) | BIT(3) | BIT(12) | BIT(19))
 
 /* The hypervisor's own map: 1 GiB blocks, its own GiB in 2 MiB blocks, its image by pages. */
-static uint64_t hyp_l1[512] __attribute__((aligned(4096)));
+static uint64_t hyp_l1[512] __attribute__((aligned(4096), section(".bss.page")));
 /* Every entry is written by mmu_init_tables, so boot need not clear them. */
 static uint64_t hyp_l2[512] __attribute__((aligned(4096), section(".noinit")));
 static uint64_t hyp_l3[512] __attribute__((aligned(4096), section(".noinit")));

@@ -32,7 +32,7 @@
  */
 #define HYP_POOL_PAGES (8u + 6u * TERN_MAX_PARTITIONS)
 
-static uint64_t hyp_root[512] __attribute__((aligned(4096)));
+static uint64_t hyp_root[512] __attribute__((aligned(4096), section(".bss.page")));
 /* Each page is cleared when handed out. */
 static uint64_t hyp_pool[HYP_POOL_PAGES][512] __attribute__((aligned(4096), section(".noinit")));
 static unsigned hyp_pool_used;
