@@ -296,6 +296,43 @@ static __attribute__((noreturn)) void switch_out(struct shared_core *sc, struct 
 	arch_cpu_return_to_idle();
 }
 
+static void enter_decided(struct shared_core *sc, unsigned pcpu, struct sched_decision d,
+			  uint64_t now, uint64_t housekeeping, bool more);
+
+/* Whether every partition here runs: none has housekeeping (a restart's back-off) for the loop. */
+static bool all_running(const struct shared_core *sc)
+{
+	for (uint32_t i = 0; i < sc->num_home; i++) {
+		if (atomic_load(&sc->home[i]->partition->state) != PARTITION_RUNNING)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * v leaves for the vCPU reconsider chose (sc->chosen, ready).  When the loop would do nothing
+ * else first (the console's core drains its output there; a partition here that is not
+ * running may have a restart due) and the chosen vCPU is saved, it is resumed from here: the
+ * way back to the idle stack and into the loop cost a switch some 60 instructions.
+ */
+static __attribute__((noreturn)) void switch_to_chosen(struct shared_core *sc, struct vcpu *v)
+{
+	unsigned pcpu = v->pcpu;
+
+	arch_vcpu_save(v);
+	*saved_of(v) = true;
+	sc->running = NULL;
+	if (sc->chosen.vcpu != NULL && pcpu != console_core()) {
+		/* cppcheck-suppress misra-c2012-11.5 ; the vCPU shared_cores_init queued it for */
+		const struct vcpu *next = sc->chosen.vcpu->owner;
+		if (*saved_of(next) && all_running(sc)) {
+			sc->chosen_ready = false;
+			enter_decided(sc, pcpu, sc->chosen, core_now_ns(sc), 0, false);
+		}
+	}
+	arch_cpu_return_to_idle();
+}
+
 /* The vCPU no longer runs: forget its guest (the next start enters it afresh). */
 void shared_core_left(struct vcpu *v)
 {
@@ -504,6 +541,8 @@ static void reconsider(struct vcpu *v)
 	if (d.vcpu != sched_of(v)) {
 		sc->chosen = d;
 		sc->chosen_ready = !must_act(v->partition, v);
+		if (sc->chosen_ready)
+			switch_to_chosen(sc, v);
 		switch_out(sc, v);
 	}
 	(void)window_begins(sc); /* v runs on into it: no entry to measure */
@@ -615,15 +654,10 @@ void shared_core_reap(struct partition *p)
 	}
 }
 
-/*
- * One turn of the loop, out of line: inlined in the for (;;), the compiler hoisted every address
- * the turn might use above it, and every switch (which enters the loop afresh) paid for them.
- */
-static __attribute__((noinline)) void loop_turn(struct shared_core *sc, unsigned pcpu)
+/* The earliest restart back-off among the partitions here that are not running, 0 for none. */
+static uint64_t housekeeping_of(const struct shared_core *sc)
 {
-	bool more = pcpu == console_core() && console_drain();
 	uint64_t housekeeping = 0;
-	uint64_t now;
 
 	for (uint32_t i = 0; i < sc->num_home; i++) {
 		struct vcpu *w = sc->home[i];
@@ -634,16 +668,18 @@ static __attribute__((noinline)) void loop_turn(struct shared_core *sc, unsigned
 				housekeeping = t;
 		}
 	}
-	now = core_now_ns(sc);
-	struct sched_decision d = sc->chosen;
-	if (!sc->chosen_ready) {
-		carry_out_orders(sc, pcpu, now);
-		for (uint32_t i = 0; i < sc->num_home; i++)
-			(void)look_at(sc, sc->home[i], now, true);
-		d = sched_pick(&sc->sched, now);
-	}
-	sc->chosen_ready = false;
+	return housekeeping;
+}
+
+/*
+ * The decision d, carried out: its vCPU resumed (or started), or the core idle to its event.
+ * `more`: the console core has output left, for the guest's first exit.
+ */
+static void enter_decided(struct shared_core *sc, unsigned pcpu, struct sched_decision d,
+			  uint64_t now, uint64_t housekeeping, bool more)
+{
 	uint64_t event = next_event(sc, d.until, housekeeping);
+
 	if (d.vcpu != NULL) {
 		/* cppcheck-suppress misra-c2012-11.5 ; the vCPU shared_cores_init queued it for */
 		struct vcpu *v = d.vcpu->owner;
@@ -674,6 +710,27 @@ static __attribute__((noinline)) void loop_turn(struct shared_core *sc, unsigned
 	(void)window_begins(sc); /* an idle window, or its vCPU not ready at its start */
 	if (!more)
 		arch_cpu_idle_wait(event);
+}
+
+/*
+ * One turn of the loop, out of line: inlined in the for (;;), the compiler hoisted every address
+ * the turn might use above it, and every switch (which enters the loop afresh) paid for them.
+ */
+static __attribute__((noinline)) void loop_turn(struct shared_core *sc, unsigned pcpu)
+{
+	bool more = pcpu == console_core() && console_drain();
+	uint64_t housekeeping = housekeeping_of(sc);
+	uint64_t now = core_now_ns(sc);
+	struct sched_decision d = sc->chosen;
+
+	if (!sc->chosen_ready) {
+		carry_out_orders(sc, pcpu, now);
+		for (uint32_t i = 0; i < sc->num_home; i++)
+			(void)look_at(sc, sc->home[i], now, true);
+		d = sched_pick(&sc->sched, now);
+	}
+	sc->chosen_ready = false;
+	enter_decided(sc, pcpu, d, now, housekeeping, more);
 }
 
 void shared_core_loop(unsigned pcpu)
