@@ -1220,7 +1220,8 @@ def shared_bound_us(kind, scheduler):
         return (SHARED_RTDS_PERIOD_US - SHARED_RTDS_BUDGET_US,
                 "RTDS: period - budget (+ the path)")
     if scheduler == "arinc653":
-        return SHARED_MAJOR_FRAME_US - SHARED_WINDOW_US, "ARINC 653: the other windows' length"
+        return (SHARED_MAJOR_FRAME_US - SHARED_WINDOW_US,
+                "ARINC 653: the other windows' length (+ the path)")
     slice_us = TERN_CREDIT_SLICE_US if kind == "tern" else xen.CREDIT_TSLICE_MS * 1000
     return slice_us, "credit: the slice"
 
