@@ -282,6 +282,15 @@ def test_riscv64_shared_ipi_puts_both_trap_less_vcpus_on_one_credit_core():
     assert "lat.tests=ipi-wfi" in part["bootargs"] and "lat.samples=7" in part["bootargs"]
 
 
+def slices_lines(name, start, end, gaps, gap_ticks):
+    """A Tern slices guest's output as the log has it: its gaps, then its summary."""
+    out = [f'[{name}] noise-gap {{"name":"{name}","i":{i},"from":{f},"to":{t}}}'
+           for i, (f, t) in enumerate(gaps)]
+    ran = end - start - sum(t - f for f, t in gaps)
+    return out + [f'[{name}] noise-slices {{"name":"{name}","start":{start},"end":{end},'
+                  f'"gaps":{len(gaps)},"kept":{len(gaps)},"ran":{ran},"gap_ticks":{gap_ticks}}}']
+
+
 def test_tern_arinc653_row_takes_the_hypervisors_window_starts():
     """Tern's run: the slices guests' lines and the hypervisor's tern-sched lines; the row's
     window_start holds the windows that start while both guests measure, each window's spread
@@ -292,11 +301,7 @@ def test_tern_arinc653_row_takes_the_hypervisors_window_starts():
     b_gaps = [(n * major + major - 300, (n + 1) * major + half + 300) for n in range(3)]
 
     def lines(name, start, end, gaps):
-        out = [f'[{name}] noise-gap {{"name":"{name}","i":{i},"from":{f},"to":{t}}}'
-               for i, (f, t) in enumerate(gaps)]
-        ran = end - start - sum(t - f for f, t in gaps)
-        return out + [f'[{name}] noise-slices {{"name":"{name}","start":{start},"end":{end},'
-                      f'"gaps":{len(gaps)},"kept":{len(gaps)},"ran":{ran},"gap_ticks":50}}']
+        return slices_lines(name, start, end, gaps, gap_ticks=50)
 
     a_end, b_start = 4 * major + half - 300, half + 300
     # Entries before b's start and after a's end (the guests' console lines) are left out.
@@ -421,11 +426,7 @@ def test_riscv64_arinc653_row_in_time_ticks_with_the_hypervisors_window_starts()
     b_gaps = [(n * major + major - 16, (n + 1) * major + half + 14) for n in range(3)]
 
     def lines(name, start, end, gaps):
-        out = [f'[{name}] noise-gap {{"name":"{name}","i":{i},"from":{f},"to":{t}}}'
-               for i, (f, t) in enumerate(gaps)]
-        ran = end - start - sum(t - f for f, t in gaps)
-        return out + [f'[{name}] noise-slices {{"name":"{name}","start":{start},"end":{end},'
-                      f'"gaps":{len(gaps)},"kept":{len(gaps)},"ran":{ran},"gap_ticks":1}}']
+        return slices_lines(name, start, end, gaps, gap_ticks=1)
 
     entries = [[1, half, 40], [0, major, 14], [1, major + half, 15], [0, 2 * major, 14],
                [1, 2 * major + half, 14], [0, 3 * major, 15], [1, 5 * major, 30]]
