@@ -175,7 +175,9 @@ ORACLE static void check_virtio(const struct tern_config *cfg)
 		CHECK(v->mmio_ipa >= platform.virtio_base && slot < platform.num_virtio_slots);
 		CHECK(v->mmio_ipa == platform.virtio_base + slot * platform.virtio_stride);
 		CHECK(v->irq == platform.virtio_irq_base + slot);
-		CHECK(v->device_id >= 1 && v->device_id <= 3 && v->flags == 0);
+		CHECK((v->device_id >= TERN_VIRTIO_NET && v->device_id <= TERN_VIRTIO_CONSOLE) ||
+		      v->device_id == TERN_VIRTIO_VSOCK);
+		CHECK((v->flags & ~TERN_VF_BACKEND_TRUSTED) == 0);
 		CHECK(v->frontend < cfg->num_partitions && v->backend < cfg->num_partitions);
 		CHECK(v->frontend != v->backend && v->channel < cfg->num_channels);
 		const struct tern_config_channel *ch = &chans[v->channel];
