@@ -67,8 +67,6 @@ uint32_t shared_core_mask;
 static struct shared_core shared_cores[TERN_MAX_CPUS] __attribute__((section(".noinit")));
 static struct sched_vcpu vcpu_sched[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS]
 	__attribute__((section(".noinit")));
-/* Its context holds a guest that left mid-run (arch_vcpu_save): resume it, not enter it afresh. */
-static bool vcpu_saved[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS] __attribute__((section(".noinit")));
 
 /*
  * An operator's orders (tern ctl), posted by the console core alone and carried out by the
@@ -100,14 +98,10 @@ bool cpu_is_shared(unsigned pcpu)
 	return pcpu < TERN_MAX_CPUS && (shared_core_mask & (1u << pcpu));
 }
 
+/* A pointer in the vCPU (shared_cores_init): the index arithmetic cost a switch ~40 instructions. */
 static struct sched_vcpu *sched_of(const struct vcpu *v)
 {
-	return &vcpu_sched[v->partition->index][v->index];
-}
-
-static bool *saved_of(const struct vcpu *v)
-{
-	return &vcpu_saved[v->partition->index][v->index];
+	return v->sched;
 }
 
 struct sched_vcpu *shared_core_sched_vcpu(const struct vcpu *v)
@@ -190,8 +184,11 @@ int shared_cores_init(const struct tern_config *cfg, char *err, size_t errlen)
 	const char *why;
 
 	shared_cfg = cfg;
-	for (uint32_t i = 0; i < num_partitions; i++)
+	for (uint32_t i = 0; i < num_partitions; i++) {
 		partition_pool[i] = partitions[i].cfg->pool;
+		for (uint32_t j = 0; j < partitions[i].num_vcpus; j++)
+			partitions[i].vcpu[j].sched = &vcpu_sched[i][j];
+	}
 	for (uint32_t q = 0; q < cfg->num_pools; q++) {
 		const struct tern_config_pool *pl = &pools[q];
 		const struct sched_ops *ops = sched_ops_of((uint8_t)pl->scheduler);
@@ -233,7 +230,7 @@ int shared_cores_init(const struct tern_config *cfg, char *err, size_t errlen)
 			struct sched_vcpu *s = sched_of(v);
 			sched_vcpu_init(s, v, (uint16_t)p->index);
 			v->shared = true;
-			*saved_of(v) = false;
+			v->saved = false;
 			bool has_params = sp.kind == SCHED_RTDS || sp.kind == SCHED_CREDIT;
 			why = sched_add(&sc->sched, s, has_params ? &sp : NULL, now);
 			if (why != NULL) {
@@ -291,7 +288,7 @@ static void charge(struct shared_core *sc, struct vcpu *v, uint64_t now)
 static __attribute__((noreturn)) void switch_out(struct shared_core *sc, struct vcpu *v)
 {
 	arch_vcpu_save(v);
-	*saved_of(v) = true;
+	v->saved = true;
 	sc->running = NULL;
 	arch_cpu_return_to_idle();
 }
@@ -320,12 +317,12 @@ static __attribute__((noreturn)) void switch_to_chosen(struct shared_core *sc, s
 	unsigned pcpu = v->pcpu;
 
 	arch_vcpu_save(v);
-	*saved_of(v) = true;
+	v->saved = true;
 	sc->running = NULL;
 	if (sc->chosen.vcpu != NULL && pcpu != console_core()) {
 		/* cppcheck-suppress misra-c2012-11.5 ; the vCPU shared_cores_init queued it for */
 		const struct vcpu *next = sc->chosen.vcpu->owner;
-		if (*saved_of(next) && all_running(sc)) {
+		if (next->saved && all_running(sc)) {
 			sc->chosen_ready = false;
 			enter_decided(sc, pcpu, sc->chosen, core_now_ns(sc), 0, false);
 		}
@@ -347,7 +344,7 @@ void shared_core_left(struct vcpu *v)
 		charge(sc, v, now);
 		sc->running = NULL;
 	}
-	*saved_of(v) = false;
+	v->saved = false;
 	sched_block(sched_of(v), now);
 }
 
@@ -370,7 +367,7 @@ static inline __attribute__((always_inline)) bool look_at(struct shared_core *sc
 	struct partition *p = w->partition;
 	struct sched_vcpu *s = sched_of(w);
 	uint32_t power = atomic_load(&w->power);
-	bool saved = *saved_of(w);
+	bool saved = w->saved;
 	bool pause = power != VCPU_OFF && atomic_load(&p->paused);
 
 	(void)sc;
@@ -379,7 +376,7 @@ static inline __attribute__((always_inline)) bool look_at(struct shared_core *sc
 			return true;
 		vcpu_act_descheduled(w); /* may not return: it leaves, or its partition ends */
 		power = atomic_load(&w->power);
-		saved = *saved_of(w);
+		saved = w->saved;
 		pause = power != VCPU_OFF && atomic_load(&p->paused);
 	}
 	if (pause != s->paused) {
@@ -411,8 +408,7 @@ static inline __attribute__((always_inline)) uint64_t next_event(const struct sh
 
 	/*
 	 * The run queue's vCPUs (a home vCPU not queued is never picked, nor woken), the scheduler's
-	 * state first: at a switch none is blocked, and that is one load each, not the index
-	 * arithmetic of sched_of and saved_of for every home vCPU.
+	 * state first: at a switch none is blocked, and that is one load each.
 	 */
 	for (uint32_t i = 0; i < sc->sched.count; i++) {
 		const struct sched_vcpu *s = sc->sched.runq[i];
@@ -420,7 +416,7 @@ static inline __attribute__((always_inline)) uint64_t next_event(const struct sh
 			continue;
 		/* cppcheck-suppress misra-c2012-11.5 ; the vCPU shared_cores_init queued it for */
 		struct vcpu *w = s->owner;
-		if (w != sc->running && *saved_of(w)) {
+		if (w != sc->running && w->saved) {
 			uint64_t t = arch_vcpu_timer_deadline(w);
 			if (t < event)
 				event = t;
@@ -647,7 +643,7 @@ void shared_core_reap(struct partition *p)
 	for (uint32_t i = 0; i < sc->num_home; i++) {
 		struct vcpu *w = sc->home[i];
 		if (w->partition == p && w != sc->running && atomic_load(&w->power) == VCPU_ON &&
-		    *saved_of(w) && must_act(p, w)) {
+		    w->saved && must_act(p, w)) {
 			shared_core_left(w);
 			power_left(p, w);
 		}
@@ -688,8 +684,8 @@ static void enter_decided(struct shared_core *sc, unsigned pcpu, struct sched_de
 		if (more)
 			arch_cpu_kick(pcpu); /* the console's rest at the guest's first exit */
 		arm_event(sc, event);
-		if (*saved_of(v)) {
-			*saved_of(v) = false;
+		if (v->saved) {
+			v->saved = false;
 			/* A guest's start (arch_vcpu_run) is a boot, not a switch: not measured. */
 			uint64_t start = sc->sched.window_start;
 			if (!window_begins(sc))

@@ -197,58 +197,62 @@ void arm64_reset_el1(const struct arm64_cpu *c)
 	}
 }
 
-/* The fast paths (vectors.S) count in struct arm64_cpu: no call on the interrupt path. */
-static uint64_t fast_stat(const struct arm64_cpu *c, enum stat_id id)
+/*
+ * The fast paths (vectors.S) count in struct arm64_cpu, five counters (no call on the interrupt
+ * path); each is reported as every stat it stands for.
+ */
+static uint64_t fast_count(const struct arm64_fast_counts *f, enum stat_id id)
 {
 	switch (id) {
 	case STAT_EXIT_IRQ:
 	case STAT_IRQ_INJECTED:
-		return c->fast_irqs;
+		return f->irqs;
 	case STAT_EXIT_WFI:
-		return c->fast_wfi;
+		return f->wfi_exits;
 	case STAT_EXIT_WFE:
-		return c->fast_wfe;
+		return f->wfe_exits;
 	case STAT_EXIT_SYSREG:
 	case STAT_SGI_SENT:
-		return c->fast_sgi;
+		return f->sgi;
 	case STAT_EXIT_MMIO:
 	case STAT_DOORBELL_RING:
 	case STAT_FAST_DOORBELL:
-		return c->fast_doorbell;
+		return f->doorbell;
 	default:
 		return 0;
 	}
 }
 
 /*
- * A shared core's counters are its running vCPU's since it entered: the vCPUs that ran there
- * before have theirs in their own stats (fold_fast_counters).
+ * A shared core's counters are its running vCPU's since it entered: what the vCPUs that ran
+ * there before counted is in their contexts (fold_fast_counters).
  */
 uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 {
 	const struct arm64_cpu *c = &cpus[v->pcpu];
+	uint64_t earlier = fast_count(&v->arch.context->folded, id); /* 0 unless it shares a core */
+	struct arm64_fast_counts now = { c->fast_irqs, c->fast_wfi, c->fast_wfe, c->fast_sgi,
+					 c->fast_doorbell };
 
 	if (c->shared && c->vcpu != v)
-		return 0;
-	return fast_stat(c, id);
+		return earlier;
+	return earlier + fast_count(&now, id);
 }
 
 /*
- * The core's fast-path counts so far are v's: into its own stats, each where fast_stat reports
- * it (spelt out: a loop over every counter through fast_stat cost a switch ~200 instructions),
- * and the core's start again.
+ * The core's fast-path counts so far are v's: added to its context's five (arch_vcpu_stat
+ * reports them; into its stats, where each counts as two or three, a switch took nine
+ * additions), and the core's start again.
  */
 static void fold_fast_counters(struct arm64_cpu *c, struct vcpu *v)
 {
-	v->stats[STAT_EXIT_IRQ] += c->fast_irqs;
-	v->stats[STAT_IRQ_INJECTED] += c->fast_irqs;
-	v->stats[STAT_EXIT_WFI] += c->fast_wfi;
-	v->stats[STAT_EXIT_WFE] += c->fast_wfe;
-	v->stats[STAT_EXIT_SYSREG] += c->fast_sgi;
-	v->stats[STAT_SGI_SENT] += c->fast_sgi;
-	v->stats[STAT_EXIT_MMIO] += c->fast_doorbell;
-	v->stats[STAT_DOORBELL_RING] += c->fast_doorbell;
-	v->stats[STAT_FAST_DOORBELL] += c->fast_doorbell;
+	struct arm64_fast_counts *f = &v->arch.context->folded;
+
+	f->irqs += c->fast_irqs;
+	f->wfi_exits += c->fast_wfi;
+	f->wfe_exits += c->fast_wfe;
+	f->sgi += c->fast_sgi;
+	f->doorbell += c->fast_doorbell;
 	c->fast_irqs = 0;
 	c->fast_wfi = 0;
 	c->fast_wfe = 0;
@@ -293,26 +297,6 @@ void arm64_vcpu_resume_here(struct arm64_cpu *c, struct vcpu *v)
 }
 
 /*
- * A partition in a shared pool, at boot: its cores switch vCPUs (arch_vcpu_save/restore),
- * which do not carry SVE or SME state, so cores that offer them to guests (the board's "max"
- * model) are refused rather than lose a guest's vector state.  The board's cores are alike:
- * the boot core's features are theirs.
- */
-bool arm64_shared_pool_check(const struct partition *p, char *err, size_t errlen)
-{
-	const struct tern_config *cfg = (const struct tern_config *)(uintptr_t)platform.config_hpa;
-	uint32_t pool = p->cfg->pool;
-
-	if (pool >= cfg->num_pools || config_pools(cfg)[pool].scheduler == TERN_SCHED_NULL ||
-	    arm64_vcpu_switchable(this_cpu()))
-		return true;
-	(void)snprintf(err, errlen, "pool %s: these cores offer SVE or SME to guests, which a shared "
-		       "core does not switch (a core model without them shares: cortex-a53, cortex-a57)",
-		       config_pools(cfg)[pool].name);
-	return false;
-}
-
-/*
  * The core's scheduling event while a guest runs: the EL2 physical timer, a Group 0 PPI taken
  * as FIQ (arm64_guest_fiq).  arch_cpu_idle_wait uses the same timer and leaves it off: the
  * shared core arms it again before every entry.
@@ -342,7 +326,7 @@ static uint64_t timer_fires_at(uint64_t ctl, uint64_t cval, uint64_t offset, boo
 
 uint64_t arch_vcpu_timer_deadline(const struct vcpu *v)
 {
-	const struct arch_vcpu_context *x = arm64_vcpu_context(v);
+	const struct arch_vcpu_context *x = v->arch.context;
 	uint32_t enabled = atomic_load(&v->arch.redist.enabled);
 	uint64_t virt = timer_fires_at(x->el1[ARM64_CTX_cntv_ctl_el0], x->el1[ARM64_CTX_cntv_cval_el0],
 				       x->cntvoff, (enabled & BIT(PPI_VTIMER)) != 0u);
@@ -362,9 +346,34 @@ bool arch_vcpu_wake_pending(const struct vcpu *v)
 static struct arch_vcpu_context contexts[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS]
 	__attribute__((section(".noinit")));
 
-struct arch_vcpu_context *arm64_vcpu_context(const struct vcpu *v)
+/*
+ * A partition in a shared pool, at boot: its cores switch vCPUs (arch_vcpu_save/restore),
+ * which do not carry SVE or SME state, so cores that offer them to guests (the board's "max"
+ * model) are refused rather than lose a guest's vector state.  The board's cores are alike:
+ * the boot core's features are theirs.
+ */
+static bool shared_pool_check(const struct partition *p, char *err, size_t errlen)
 {
-	return &contexts[v->partition->index][v->index];
+	const struct tern_config *cfg = (const struct tern_config *)(uintptr_t)platform.config_hpa;
+	uint32_t pool = p->cfg->pool;
+
+	if (pool >= cfg->num_pools || config_pools(cfg)[pool].scheduler == TERN_SCHED_NULL ||
+	    arm64_vcpu_switchable(this_cpu()))
+		return true;
+	(void)snprintf(err, errlen, "pool %s: these cores offer SVE or SME to guests, which a shared "
+		       "core does not switch (a core model without them shares: cortex-a53, cortex-a57)",
+		       config_pools(cfg)[pool].name);
+	return false;
+}
+
+/* A pointer in the vCPU: the index arithmetic cost a switch ~30 instructions. */
+bool arm64_partition_vcpus(struct partition *p, char *err, size_t errlen)
+{
+	for (uint32_t j = 0; j < p->num_vcpus; j++) {
+		p->vcpu[j].arch.context = &contexts[p->index][j];
+		(void)memset(&contexts[p->index][j].folded, 0, sizeof(contexts[p->index][j].folded));
+	}
+	return shared_pool_check(p, err, errlen);
 }
 
 #ifdef TERN_HOST
@@ -442,17 +451,38 @@ static void copy_frame(struct guest_regs *dst, const struct guest_regs *src)
 		d[i] = s[i];
 }
 
+/*
+ * el1[] by pairs of registers (LDP/STP): half the loads and stores of one at a time.  Each list
+ * starts a pair (partition.h), and el1[] is 16-byte aligned.
+ */
+static void el1_pair_put(uint64_t *slot, uint64_t even, uint64_t odd)
+{
+	*(unsigned __int128 *)(void *)slot = (unsigned __int128)odd << 64 | even;
+}
+
+static unsigned __int128 el1_pair_get(const uint64_t *slot)
+{
+	return *(const unsigned __int128 *)(const void *)slot;
+}
+
 void arch_vcpu_save(struct vcpu *v)
 {
 	struct arm64_cpu *c = this_cpu();
-	struct arch_vcpu_context *x = arm64_vcpu_context(v);
+	struct arch_vcpu_context *x = v->arch.context;
 
 	fold_fast_counters(c, v);
 	copy_frame(&x->frame, guest_frame(c));
+	uint64_t even = 0;
 /* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
-#define SAVE_EL1(reg) x->el1[ARM64_CTX_##reg] = read_sysreg(reg);
+#define SAVE_EL1_AT(i, reg) \
+	if (((i) & 1) == 0) \
+		even = read_sysreg(reg); \
+	else \
+		el1_pair_put(&x->el1[(i) & ~1], even, read_sysreg(reg));
 /* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
-#define SAVE_EL1_RESET(reg, reset) x->el1[ARM64_CTX_##reg] = read_sysreg(reg);
+#define SAVE_EL1(reg) SAVE_EL1_AT(ARM64_CTX_##reg, reg)
+/* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
+#define SAVE_EL1_RESET(reg, reset) SAVE_EL1_AT(ARM64_CTX_##reg, reg)
 	ARM64_EL1_REGS(SAVE_EL1_RESET)
 	if (c->pauth) {
 		ARM64_PAUTH_REGS(SAVE_EL1_RESET)
@@ -480,16 +510,22 @@ void arch_vcpu_save(struct vcpu *v)
 void arch_vcpu_restore(struct vcpu *v)
 {
 	struct arm64_cpu *c = this_cpu();
-	const struct arch_vcpu_context *x = arm64_vcpu_context(v);
+	const struct arch_vcpu_context *x = v->arch.context;
 
 	write_sysreg(vmpidr_el2, x->vmpidr);
 	write_sysreg(vttbr_el2, x->vttbr);
 	write_sysreg(hcr_el2, x->hcr);
 	write_sysreg(cntvoff_el2, x->cntvoff);
+	unsigned __int128 pair = 0;
 /* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
-#define RESTORE_EL1(reg) write_sysreg(reg, x->el1[ARM64_CTX_##reg]);
+#define RESTORE_EL1_AT(i, reg) \
+	if (((i) & 1) == 0) \
+		pair = el1_pair_get(&x->el1[i]); \
+	write_sysreg(reg, (uint64_t)(pair >> (64 * ((i) & 1))));
 /* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
-#define RESTORE_EL1_RESET(reg, reset) write_sysreg(reg, x->el1[ARM64_CTX_##reg]);
+#define RESTORE_EL1(reg) RESTORE_EL1_AT(ARM64_CTX_##reg, reg)
+/* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
+#define RESTORE_EL1_RESET(reg, reset) RESTORE_EL1_AT(ARM64_CTX_##reg, reg)
 	ARM64_EL1_CARRIED_REGS(RESTORE_EL1)
 	ARM64_EL1_REGS(RESTORE_EL1_RESET)
 	if (c->pauth) {

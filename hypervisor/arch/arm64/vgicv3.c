@@ -518,7 +518,7 @@ bool vgic_posted_pending(const struct arm64_cpu *c)
  */
 bool vgic_saved_pending(const struct vcpu *v)
 {
-	const struct arch_vcpu_context *x = arm64_vcpu_context(v);
+	const struct arch_vcpu_context *x = v->arch.context;
 	uint32_t unpend = atomic_load(&v->arch.redist.unpend);
 
 	if (!virq_queue_empty(&x->vgic.queue) || sgis_deliverable(&v->arch.redist, x->vgic.sgi_held))
@@ -741,7 +741,7 @@ void vgic_save(struct arm64_cpu *c, struct arch_vcpu_context *x)
  */
 void vgic_restore(struct arm64_cpu *c, struct vcpu *v)
 {
-	struct arch_vcpu_context *x = arm64_vcpu_context(v);
+	struct arch_vcpu_context *x = v->arch.context;
 	unsigned n = active_priority_regs((read_sysreg(ich_vtr_el2) >> 26) & 7);
 
 	uint32_t linked = x->linked;
@@ -1414,7 +1414,7 @@ static enum mmio_result vgicr_access(struct vcpu *v, uint64_t offset, unsigned s
 bool arch_partition_devices(struct partition *p, char *err, size_t errlen)
 {
 	/* The port's one look at each partition at boot: a shared pool's cores checked here too. */
-	return arm64_shared_pool_check(p, err, errlen) &&
+	return arm64_partition_vcpus(p, err, errlen) &&
 	       mmio_add(p, platform.arch.gicd_base, platform.arch.gicd_size, vgicd_access, NULL, err, errlen) &&
 	       mmio_add(p, platform.arch.gicr_base, platform.arch.gicr_stride * TERN_MAX_CPUS,
 			vgicr_access, NULL, err, errlen);

@@ -158,7 +158,7 @@ void test_shared_resume_rebuilds_the_core(void)
 	memcpy(&on, fake_gicr[0] + GICR_SGI_BASE + GICD_ISENABLER, 4);
 	CHECK_EQ(on & OWNED_PPIS, BIT(PPI_VTIMER));      /* its PPI enables, in the GIC */
 	CHECK_EQ(cpus[0].lrs_idle, CPU_LRS_NEVER);
-	CHECK_EQ(fake_sysreg(0, "hcr_el2"), arm64_vcpu_context(b0)->hcr);
+	CHECK_EQ(fake_sysreg(0, "hcr_el2"), b0->arch.context->hcr);
 	shared_board_done();
 }
 
@@ -194,7 +194,7 @@ void test_shared_save_leaves_no_linked_ppi_active(void)
 void test_shared_save_keeps_only_the_lrs_in_use(void)
 {
 	shared_board();
-	struct arch_vcpu_context *x = arm64_vcpu_context(a0);
+	struct arch_vcpu_context *x = a0->arch.context;
 	uint64_t pending = ICH_LR_PENDING | ICH_LR_GROUP1 | ((uint64_t)0xa0 << ICH_LR_PRIO_SHIFT) | 27u;
 
 	fake_lrs[0][0] = pending;
@@ -217,7 +217,7 @@ void test_shared_save_keeps_only_the_lrs_in_use(void)
 void test_shared_wake_pending_each_source(void)
 {
 	shared_board();
-	struct arch_vcpu_context *x = arm64_vcpu_context(a1);
+	struct arch_vcpu_context *x = a1->arch.context;
 	struct vgic_redist *r = &a1->arch.redist;
 
 	memset(x->lr, 0, sizeof(x->lr));
@@ -278,7 +278,7 @@ void test_shared_wake_pending_each_source(void)
 void test_shared_timer_deadline(void)
 {
 	shared_board();
-	struct arch_vcpu_context *x = arm64_vcpu_context(a1);
+	struct arch_vcpu_context *x = a1->arch.context;
 
 	a1->arch.redist.enabled = BIT(PPI_VTIMER) | BIT(PPI_PTIMER);
 	x->el1[ARM64_CTX_cntv_ctl_el0] = 0;
@@ -342,20 +342,21 @@ void test_shared_stats_fold_per_vcpu(void)
 	CHECK_EQ(a0->stats[STAT_EXIT_IRQ] + arch_vcpu_stat(a0, STAT_EXIT_IRQ), irq0 + 5);
 	CHECK_EQ(a0->stats[STAT_IRQ_INJECTED] + arch_vcpu_stat(a0, STAT_IRQ_INJECTED), irq0 + 5);
 	CHECK_EQ(a0->stats[STAT_EXIT_WFI] + arch_vcpu_stat(a0, STAT_EXIT_WFI), wfi0 + 3);
-	CHECK_EQ(a0->stats[STAT_FAST_DOORBELL], 2);
+	CHECK_EQ(a0->stats[STAT_FAST_DOORBELL] + arch_vcpu_stat(a0, STAT_FAST_DOORBELL), 2);
 	cpus[0].fast_irqs = 7;
 	CHECK_EQ(a1->stats[STAT_EXIT_IRQ] + arch_vcpu_stat(a1, STAT_EXIT_IRQ), irq1 + 7);
 	CHECK_EQ(a0->stats[STAT_EXIT_IRQ] + arch_vcpu_stat(a0, STAT_EXIT_IRQ), irq0 + 5);
 	/* A vCPU that stops (no save) leaves its counts on the core: the next entry gives them to it. */
 	CHECK_EQ(FAKE_ON(0, arch_vcpu_quiesce(a1)), FAKE_RETURNED);
 	CHECK_EQ(FAKE_ON(0, arch_vcpu_resume(a0)), FAKE_EXIT_RUN);
-	CHECK_EQ(a1->stats[STAT_EXIT_IRQ], irq1 + 7);
-	CHECK_EQ(arch_vcpu_stat(a0, STAT_EXIT_IRQ), 0);
-	/* A core in no shared pool reads its counters as before. */
+	CHECK_EQ(a1->stats[STAT_EXIT_IRQ] + arch_vcpu_stat(a1, STAT_EXIT_IRQ), irq1 + 7);
+	CHECK_EQ(cpus[0].fast_irqs, 0);
+	CHECK_EQ(a0->stats[STAT_EXIT_IRQ] + arch_vcpu_stat(a0, STAT_EXIT_IRQ), irq0 + 5);
+	/* A core in no shared pool reads its counters as before, after what the vCPU folded. */
 	cpus[1].fast_irqs = 11;
 	pa->vcpu[1].pcpu = 1;
 	CHECK(!cpus[1].shared);
-	CHECK_EQ(arch_vcpu_stat(a1, STAT_EXIT_IRQ), 11);
+	CHECK_EQ(arch_vcpu_stat(a1, STAT_EXIT_IRQ), 7 + 11);
 	shared_board_done();
 }
 

@@ -105,6 +105,9 @@ enum {
 	ARM64_EL1_CARRIED_REGS(ARM64_CTX_INDEX_CARRIED)
 	ARM64_CTX_REGS
 };
+/* The switch moves el1[] by pairs, each list's from its first register (vcpu.c). */
+_Static_assert(ARM64_CTX_apiakeylo_el1 % 2 == 0 && ARM64_CTX_apgakeyhi_el1 % 2 == 1 &&
+	       ARM64_CTX_cntv_cval_el0 % 2 == 0 && ARM64_CTX_REGS % 2 == 0, "el1[]: lists of pairs");
 
 #define ARM64_CTX_MAX_LRS 16u     /* ICH_VTR_EL2.ListRegs: at most 16 */
 #define ARM64_CTX_MAX_APRS 4u     /* ICH_AP0R<n>/AP1R<n>: at most 4 each (7 priority bits) */
@@ -112,7 +115,7 @@ enum {
 /*
  * What a vCPU switch carries (arch_vcpu_save/restore): everything of the guest the core
  * holds while it runs.  A vCPU that never leaves its core (a null pool) never uses it.  It
- * lives beside struct vcpu, not in it (arm64_vcpu_context): embedded, its 2.5 KiB made
+ * lives beside struct vcpu, not in it (struct arch_vcpu's pointer): embedded, its 2.5 KiB made
  * struct vcpu 344 -> 2864 bytes, which moved struct partition's later fields out of the
  * loads' immediate range and cost instructions in cpu_idle, mmio_trap and the GICD/GICR
  * emulation (measured: 14 functions, +2 to +8 each).  Not carried: SVE and SME state
@@ -120,9 +123,18 @@ enum {
  * (arm64_vcpu_switchable), and the direct mode's physical CPU interface (shared pools are
  * trap-and-inject only).
  */
+/* What vectors.S counts on a core (struct arm64_cpu's fast_*), for a vCPU's runs there. */
+struct arm64_fast_counts {
+	uint64_t irqs;
+	uint64_t wfi_exits;
+	uint64_t wfe_exits;
+	uint64_t sgi;
+	uint64_t doorbell;
+};
+
 struct arch_vcpu_context {
 	struct guest_regs frame;              /* the exit's frame (guest_frame) */
-	uint64_t el1[ARM64_CTX_REGS];         /* by ARM64_CTX_<reg> */
+	uint64_t el1[ARM64_CTX_REGS] __attribute__((aligned(16))); /* by ARM64_CTX_<reg>, in pairs */
 	uint64_t q[32][2];                    /* Q0-Q31, low half first */
 	uint64_t fpcr;
 	uint64_t fpsr;
@@ -139,15 +151,16 @@ struct arch_vcpu_context {
 	uint64_t vmpidr;                      /* VMPIDR_EL2 */
 	uint64_t vttbr;                       /* VTTBR_EL2 */
 	struct vgic_cpu vgic;                 /* the core's queue and held SGIs for this vCPU */
+	struct arm64_fast_counts folded;      /* its runs' counts but the one on now (boot: 0) */
 };
 
 struct arch_vcpu {
 	struct vgic_redist redist;
+	/* Its switch context (vcpu.c: one per vCPU of every partition, not cleared at boot). */
+	struct arch_vcpu_context *context;
 };
 
 struct vcpu;
-/* vCPU v's saved context (vcpu.c: one per vCPU of every partition, not cleared at boot). */
-struct arch_vcpu_context *arm64_vcpu_context(const struct vcpu *v);
 /*
  * vcpu.c, a shared core's entries: what every entry there adds (arch_vcpu_run), and
  * arch_vcpu_resume but its fast paths' caches and the return to the guest (the host tests'
@@ -161,8 +174,11 @@ void arm64_vcpu_resume_here(struct arm64_cpu *c, struct vcpu *v);
  * extensions' registers.
  */
 void arm64_reset_el1(const struct arm64_cpu *c);
-/* vcpu.c: a partition of a shared pool on cores whose vector state its switch carries (boot). */
+/*
+ * vcpu.c, the port's look at each partition's vCPUs at boot: their switch contexts, and a
+ * shared pool's cores, which must be ones whose vector state the switch carries.
+ */
 struct partition;
-bool arm64_shared_pool_check(const struct partition *p, char *err, size_t errlen);
+bool arm64_partition_vcpus(struct partition *p, char *err, size_t errlen);
 
 #endif
