@@ -517,19 +517,33 @@ static void carry_out_orders(struct shared_core *sc, unsigned pcpu, uint64_t now
 /*
  * The running vCPU's core has news (a kick, its scheduling event): the others' wake-ups are
  * applied, and v goes on only if it is still the scheduler's choice and nothing waits for the
- * loop.
+ * loop.  At a kick every other vCPU here is looked at.  At the core's own event only time has
+ * moved, and time only wakes: only the blocked ones are.  Whatever another core changes for a
+ * vCPU (a pause, a stop or request, its power, an operator's order) it changes before it kicks
+ * the vCPU's core, and that kick, taken at the next entry into a guest here if not before,
+ * looks at them all.
  */
-static void reconsider(struct vcpu *v)
+static void reconsider(struct vcpu *v, bool kicked)
 {
 	struct shared_core *sc = &shared_cores[v->pcpu];
 	uint64_t now = core_now_ns(sc);
 	bool loop = atomic_load(&v->partition->paused);
 
 	charge(sc, v, now);
-	loop |= orders_for(v->pcpu);
-	for (uint32_t i = 0; i < sc->num_home; i++) {
-		if (sc->home[i] != v)
-			loop |= look_at(sc, sc->home[i], now, false);
+	if (kicked) {
+		loop |= orders_for(v->pcpu);
+		for (uint32_t i = 0; i < sc->num_home; i++) {
+			if (sc->home[i] != v)
+				loop |= look_at(sc, sc->home[i], now, false);
+		}
+	} else {
+		for (uint32_t i = 0; i < sc->sched.count; i++) {
+			const struct sched_vcpu *s = sc->sched.runq[i];
+			/* cppcheck-suppress misra-c2012-11.5 ; the vCPU shared_cores_init queued it for */
+			struct vcpu *w = s->owner;
+			if (s->state == (uint8_t)SCHED_BLOCKED && w != v)
+				loop |= look_at(sc, w, now, false);
+		}
 	}
 	if (loop)
 		switch_out(sc, v);
@@ -547,7 +561,7 @@ static void reconsider(struct vcpu *v)
 
 void shared_core_kicked(struct vcpu *v)
 {
-	reconsider(v);
+	reconsider(v, true);
 }
 
 void sched_timer_expired(struct vcpu *v)
@@ -559,7 +573,7 @@ void sched_timer_expired(struct vcpu *v)
 
 	if (armed != 0u && t >= armed)
 		lateness_add(&sc->event_arrival, t - armed);
-	reconsider(v);
+	reconsider(v, false);
 }
 
 void shared_core_entering(const struct vcpu *v)

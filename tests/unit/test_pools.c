@@ -106,3 +106,30 @@ void test_pools_direct_partition_in_a_shared_pool(void)
 	CHECK(!console_has("error"));
 	CHECK(cpu_is_shared(2));
 }
+
+/*
+ * At its own event a shared core looks only at its blocked vCPUs (time only wakes); a change
+ * from another core reaches it with its kick, which looks at every vCPU there.  ARINC 653, b's
+ * window then a's: a pause of a's set without a kick is not seen at the window's boundary, and
+ * is at the kick partition_pause sends.
+ */
+void test_pools_core_event_looks_at_the_blocked_a_kick_at_all(void)
+{
+	two_on_core_2(TERN_SCHED_ARINC653);
+	CHECK_EQ(boot_board(), FAKE_EXIT_WAIT);
+	struct partition *pa = partition_named("a");
+	struct vcpu *b0 = &partition_named("b")->vcpu[0];
+	CHECK(fake_cores[2].running == b0);
+
+	atomic_store(&pa->paused, true); /* not partition_pause: no kick */
+	fake_now += 10000;               /* us: a's window */
+	CHECK_EQ(fake_settle(2, FAKE_ON(2, sched_timer_expired(b0))), FAKE_EXIT_RUN);
+	CHECK(fake_cores[2].running == &pa->vcpu[0]);
+	partition_pause(pa);
+	fake_deliver_all_kicks(16);
+	CHECK(fake_cores[2].running == NULL);
+	CHECK(partition_pause_complete(pa));
+	partition_unpause(pa);
+	fake_deliver_all_kicks(16);
+	CHECK(fake_cores[2].running == &pa->vcpu[0]);
+}
