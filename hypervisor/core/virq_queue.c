@@ -9,10 +9,16 @@ void virq_queue_init(struct virq_queue *q)
 
 void virq_queue_move(struct virq_queue *dst, struct virq_queue *src)
 {
-	if (src->count == 0u) { /* the common case: an empty source is all zero already */
-		for (uint32_t w = 0; w < VIRQ_MAX / 64; w++)
-			dst->pending[w] = 0;
-		dst->count = 0;
+	/*
+	 * The common case, both empty: a queue's count is 0 only with no pending bit (push and
+	 * remove keep them together), so there is nothing to move or drop.
+	 */
+	if (src->count == 0u) {
+		if (dst->count != 0u) {
+			for (uint32_t w = 0; w < VIRQ_MAX / 64; w++)
+				dst->pending[w] = 0;
+			dst->count = 0;
+		}
 		return;
 	}
 	/* prio[] is read only where pending[] has the bit: only those entries travel. */

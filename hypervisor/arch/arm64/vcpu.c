@@ -347,33 +347,32 @@ static struct arch_vcpu_context contexts[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS]
 	__attribute__((section(".noinit")));
 
 /*
- * A partition in a shared pool, at boot: its cores switch vCPUs (arch_vcpu_save/restore),
- * which do not carry SVE or SME state, so cores that offer them to guests (the board's "max"
- * model) are refused rather than lose a guest's vector state.  The board's cores are alike:
- * the boot core's features are theirs.
+ * Each vCPU's switch context, by a pointer in the vCPU (index arithmetic cost a switch ~30
+ * instructions), its fast counts at 0.  A partition in a shared pool: its contexts' queues
+ * empty (a save moves the core's queue into one, virq_queue_move); its cores switch vCPUs
+ * (arch_vcpu_save/restore), which do not carry SVE or SME state, so cores that offer them to
+ * guests (the board's "max" model) are refused rather than lose a guest's vector state.  The
+ * board's cores are alike: the boot core's features are theirs.
  */
-static bool shared_pool_check(const struct partition *p, char *err, size_t errlen)
+bool arm64_partition_vcpus(struct partition *p, char *err, size_t errlen)
 {
 	const struct tern_config *cfg = (const struct tern_config *)(uintptr_t)platform.config_hpa;
 	uint32_t pool = p->cfg->pool;
+	bool shared = pool < cfg->num_pools && config_pools(cfg)[pool].scheduler != TERN_SCHED_NULL;
 
-	if (pool >= cfg->num_pools || config_pools(cfg)[pool].scheduler == TERN_SCHED_NULL ||
-	    arm64_vcpu_switchable(this_cpu()))
+	for (uint32_t j = 0; j < p->num_vcpus; j++) {
+		struct arch_vcpu_context *x = &contexts[p->index][j];
+		p->vcpu[j].arch.context = x;
+		(void)memset(&x->folded, 0, sizeof(x->folded));
+		if (shared)
+			virq_queue_init(&x->vgic.queue);
+	}
+	if (!shared || arm64_vcpu_switchable(this_cpu()))
 		return true;
 	(void)snprintf(err, errlen, "pool %s: these cores offer SVE or SME to guests, which a shared "
 		       "core does not switch (a core model without them shares: cortex-a53, cortex-a57)",
 		       config_pools(cfg)[pool].name);
 	return false;
-}
-
-/* A pointer in the vCPU: the index arithmetic cost a switch ~30 instructions. */
-bool arm64_partition_vcpus(struct partition *p, char *err, size_t errlen)
-{
-	for (uint32_t j = 0; j < p->num_vcpus; j++) {
-		p->vcpu[j].arch.context = &contexts[p->index][j];
-		(void)memset(&contexts[p->index][j].folded, 0, sizeof(contexts[p->index][j].folded));
-	}
-	return shared_pool_check(p, err, errlen);
 }
 
 #ifdef TERN_HOST

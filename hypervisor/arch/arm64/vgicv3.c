@@ -435,6 +435,16 @@ static void apply_state(struct arm64_cpu *c, uint32_t unpend, uint32_t deactivat
 		reprioritise(c);
 }
 
+/* SGIs held while disabled that are enabled now. */
+static void release_held_sgis(struct arm64_cpu *c, const struct vgic_redist *r)
+{
+	uint32_t release = c->vgic.sgi_held & atomic_load(&r->enabled);
+
+	c->vgic.sgi_held &= ~release;
+	for (; release; release &= release - 1)
+		vgic_inject(c, (uint32_t)__builtin_ctz(release));
+}
+
 /* On the vCPU's own core: act on what other cores changed of its state (vgic_post). */
 static void vgic_sync(struct arm64_cpu *c)
 {
@@ -450,12 +460,8 @@ static void vgic_sync(struct arm64_cpu *c)
 	if (sync & VGIC_SYNC_STATE)
 		apply_state(c, atomic_exchange(&r->unpend, 0), atomic_exchange(&r->deactivate, 0),
 			    atomic_exchange(&r->activate, 0));
-	if (sync & VGIC_SYNC_ENABLES) {
-		uint32_t release = c->vgic.sgi_held & atomic_load(&r->enabled);
-		c->vgic.sgi_held &= ~release;
-		for (; release; release &= release - 1)
-			vgic_inject(c, (uint32_t)__builtin_ctz(release));
-	}
+	if (sync & VGIC_SYNC_ENABLES)
+		release_held_sgis(c, r);
 }
 
 /* SGIs other vCPUs raised for this core's vCPU, and changes they made to its state. */
@@ -523,9 +529,10 @@ bool vgic_saved_pending(const struct vcpu *v)
 
 	if (!virq_queue_empty(&x->vgic.queue) || sgis_deliverable(&v->arch.redist, x->vgic.sgi_held))
 		return true;
-	for (unsigned n = 0; n < gic_nr_lrs; n++) {
-		uint32_t id = (uint32_t)(x->lr[n] & ICH_LR_VINTID_MASK);
-		if ((x->lr[n] & ICH_LR_PENDING) && !(id < 32u && (unpend & BIT(id))))
+	for (uint32_t used = x->used_lrs; used; used &= used - 1u) {
+		uint64_t lr = x->lr[__builtin_ctz(used)];
+		uint32_t id = (uint32_t)(lr & ICH_LR_VINTID_MASK);
+		if ((lr & ICH_LR_PENDING) && !(id < 32u && (unpend & BIT(id))))
 			return true;
 	}
 	return false;
@@ -684,13 +691,12 @@ void vgic_save(struct arm64_cpu *c, struct arch_vcpu_context *x)
 	 * Only the list registers in use (the empty ones' status, one read): an empty one may keep
 	 * an old interrupt's bits, which every reader ignores by their state (none), as the GIC
 	 * does.  At a switch most are empty, and a read or a write names its register in the
-	 * instruction (a call and a case each).
+	 * instruction (a call and a case each).  Only those of x->lr[] are written, and read
+	 * (used_lrs).
 	 */
 	uint64_t used = ~read_sysreg(ich_elrsr_el2) & (BIT(gic_nr_lrs) - 1u);
 
 	x->used_lrs = (uint32_t)used;
-	for (unsigned i = 0; i < ARM64_CTX_MAX_LRS; i++)
-		x->lr[i] = 0;
 	for (; used; used &= used - 1u) {
 		unsigned i = (unsigned)__builtin_ctzll(used);
 		uint64_t lr = gic_read_lr(i);
@@ -778,7 +784,9 @@ void vgic_restore(struct arm64_cpu *c, struct vcpu *v)
 	 * posted to its redistributor (VGIC_SYNC_TEMPLATES) and the sync below applies it in full.
 	 */
 	switch_templates(c, x, true);
-	atomic_fetch_or(&v->arch.redist.sync, VGIC_SYNC_ENABLES);
+	/* An enables sync of its own (vgic_save turned its PPIs off), without posting it. */
+	apply_physical(c, &v->arch.redist);
+	release_held_sgis(c, &v->arch.redist);
 	vgic_kicked(c);
 }
 

@@ -21,7 +21,8 @@ void virq_queue_init(struct virq_queue *q);
 /*
  * dst takes what src holds and src is left empty, in time linear in the queued interrupts
  * rather than the queue's size (a vCPU switch moves the core's queue).  dst's previous
- * contents, whatever they were (never initialised), are dropped.
+ * contents are dropped; an empty dst must be a queue (virq_queue_init, or emptied by a move
+ * or pops), not memory never written: with a count of 0 it is taken as all clear.
  */
 void virq_queue_move(struct virq_queue *dst, struct virq_queue *src);
 /* Adding an interrupt already queued keeps one entry, at the new priority. */

@@ -221,6 +221,7 @@ void test_shared_wake_pending_each_source(void)
 	struct vgic_redist *r = &a1->arch.redist;
 
 	memset(x->lr, 0, sizeof(x->lr));
+	x->used_lrs = 0;
 	virq_queue_init(&x->vgic.queue);
 	x->vgic.sgi_held = 0;
 	x->el1[ARM64_CTX_cntv_ctl_el0] = 0;
@@ -230,6 +231,8 @@ void test_shared_wake_pending_each_source(void)
 	CHECK(!arch_vcpu_wake_pending(a1));
 	/* A pending list register; one the guest cleared since (GICR_ICPENDR0, posted) is not. */
 	x->lr[2] = ICH_LR_PENDING | ICH_LR_GROUP1 | 5u;
+	CHECK(!arch_vcpu_wake_pending(a1)); /* not in use: the save left it as an old one's */
+	x->used_lrs = BIT(2);
 	CHECK(arch_vcpu_wake_pending(a1));
 	r->unpend = BIT(5);
 	CHECK(!arch_vcpu_wake_pending(a1));
@@ -237,6 +240,7 @@ void test_shared_wake_pending_each_source(void)
 	x->lr[2] = ICH_LR_ACTIVE | ICH_LR_GROUP1 | 5u;   /* active alone: being handled */
 	CHECK(!arch_vcpu_wake_pending(a1));
 	x->lr[2] = 0;
+	x->used_lrs = 0;
 	/* Its queue. */
 	virq_queue_push(&x->vgic.queue, 30, 0xa0);
 	CHECK(arch_vcpu_wake_pending(a1));
