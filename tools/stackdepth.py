@@ -30,7 +30,8 @@ from pathlib import Path
 #   "idle":  the top of the core's stack below the guest frame's place, which set_stack and
 #            arch_cpu_return_to_idle keep free: arch_vcpu_run builds the frame there
 #            (GUEST_FRAME_SIZE)
-#   "guest": the guest frame the vector pushed at the top (GUEST_FRAME_SIZE)
+#   "guest": the guest frame the vector pushed at the top (GUEST_FRAME_SIZE; an arm64 shared
+#            core pushes it in the vCPU's context and starts C at the very top: less)
 #   "nested": an exception in the hypervisor itself, which can come at any depth of its own
 #            code: the guest frame's worth of registers pushed below the deepest other entry
 #            point

@@ -58,7 +58,7 @@ secondary_entry:
 
 /*
  * sp = top of core x0's stack, below the guest frame's place (arch_vcpu_run builds the frame
- * there while it runs below it); clobbers x1, x2.  Each core's stack has its guard page below
+ * there while it runs below it, on a core in no shared pool); clobbers x1, x2.  Each core's stack has its guard page below
  * it (struct core_stack).
  */
 set_stack:

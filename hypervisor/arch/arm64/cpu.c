@@ -26,6 +26,7 @@ static void cpu_early(unsigned id)
 
 	c->id = id;
 	c->stack_top = (uintptr_t)cpu_stacks[id].stack + STACK_SIZE;
+	c->frame = (struct guest_regs *)(uintptr_t)(c->stack_top - GUEST_FRAME_SIZE);
 	c->panic_top = (uintptr_t)panic_stacks[id] + PANIC_STACK_SIZE;
 	c->mpidr = read_sysreg(mpidr_el1);
 	write_sysreg(tpidr_el2, (uintptr_t)c);

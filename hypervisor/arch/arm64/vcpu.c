@@ -101,7 +101,7 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 {
 	struct arm64_cpu *c = this_cpu();
 	const struct partition *p = v->partition;
-	struct guest_regs *frame = guest_frame(c);
+	struct guest_regs *frame;
 	/*
 	 * IMPLEMENTATION DEFINED registers tune the core below the architecture:
 	 * not the guest's (they trap and become undefined; QEMU 7.2 ignores TIDCP).
@@ -129,7 +129,9 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	if (cpu_is_shared((unsigned)c->id)) {
 		arm64_shared_entry(c, v);
 		no_doorbell[p->index] = c->doorbell_page == DOORBELL_NO_PAGE;
+		c->frame = &v->arch.context->frame; /* the vCPU's registers live in its context */
 	}
+	frame = guest_frame(c);
 	vgic_vcpu_reset(c, v);
 	arm64_reset_el1(c);
 	reset_fp(c);
@@ -264,12 +266,18 @@ static void fold_fast_counters(struct arm64_cpu *c, struct vcpu *v)
  * Any entry on a shared core (arch_vcpu_run, arch_vcpu_resume).  The fast counters a vCPU
  * left here without a save (it stopped) are its own; vectors.S's WFI test is made to fail
  * (lrs_idle), so that a guest's WFI comes to arm64_guest_wfi and may let another vCPU run.
+ * From the first entry on, the core's exits take the shared vector table, which saves the
+ * guest's registers in its vCPU's context (the entry's eret synchronises VBAR_EL2; until then
+ * only the EL2 entries, the same in both tables, can be taken).
  */
 void arm64_shared_entry(struct arm64_cpu *c, const struct vcpu *v)
 {
 	if (c->vcpu)
 		fold_fast_counters(c, c->vcpu);
-	c->shared = true;
+	if (!c->shared) {
+		write_sysreg(vbar_el2, (uintptr_t)hyp_vectors_shared);
+		c->shared = true;
+	}
 	c->lrs_idle = CPU_LRS_NEVER;
 	c->last_ran[v->partition->index] = v;
 }
@@ -342,9 +350,15 @@ bool arch_vcpu_wake_pending(const struct vcpu *v)
 	return vgic_saved_pending(v) || arch_vcpu_timer_deadline(v) <= arch_counter();
 }
 
-/* Not cleared at boot (.noinit: 160 KiB the boot would zero): a save writes it before a restore reads it. */
+/*
+ * Not cleared at boot (.noinit: 160 KiB the boot would zero): a save writes it before a restore
+ * reads it, and a shared core's first entry of a vCPU (arch_vcpu_run) builds its frame.  Each
+ * frame is where SP_EL2 points while its vCPU runs on a shared core (vectors.S): 16-byte aligned.
+ */
 static struct arch_vcpu_context contexts[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS]
-	__attribute__((section(".noinit")));
+	__attribute__((aligned(16), section(".noinit")));
+_Static_assert(__builtin_offsetof(struct arch_vcpu_context, frame) == 0u, "the frame first");
+_Static_assert(sizeof(struct arch_vcpu_context) % 16u == 0u, "every frame 16-byte aligned");
 
 /*
  * Each vCPU's switch context, by a pointer in the vCPU (index arithmetic cost a switch ~30
@@ -433,23 +447,9 @@ static void fp_restore(const struct arch_vcpu_context *x)
  * templates and queue are empty (vgic_save), and stage 2 is off (HCR_EL2 as arch_vcpu_quiesce
  * leaves it).  Its EL1 and FP registers stay: the next vCPU's restore or reset overwrites every
  * one of them before it runs.  The core's fast-path counts go with v, and no vCPU runs here
- * until the next entry.
+ * until the next entry.  Its x0-x30, ELR and SPSR are in its context already: a shared core's
+ * exits save them there (vectors.S, guest_frame).
  */
-/*
- * The exit frame by pairs of doublewords (LDP/STP), inline: lib's memcpy, which a struct copy
- * calls, takes four times the instructions.  Both frames are 16-byte aligned (the stack's, and
- * the context's first member).
- */
-static void copy_frame(struct guest_regs *dst, const struct guest_regs *src)
-{
-	_Static_assert(sizeof(struct guest_regs) % 16u == 0u, "copied by pairs");
-	unsigned __int128 *d = (unsigned __int128 *)dst;
-	const unsigned __int128 *s = (const unsigned __int128 *)src;
-
-	for (size_t i = 0; i < sizeof(*dst) / sizeof(*d); i++)
-		d[i] = s[i];
-}
-
 /*
  * el1[] by pairs of registers (LDP/STP): half the loads and stores of one at a time.  Each list
  * starts a pair (partition.h), and el1[] is 16-byte aligned.
@@ -470,7 +470,6 @@ void arch_vcpu_save(struct vcpu *v)
 	struct arch_vcpu_context *x = v->arch.context;
 
 	fold_fast_counters(c, v);
-	copy_frame(&x->frame, guest_frame(c));
 	uint64_t even = 0;
 /* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
 #define SAVE_EL1_AT(i, reg) \
@@ -503,13 +502,14 @@ void arch_vcpu_save(struct vcpu *v)
 /*
  * The compare values go back before the controls, so that a timer is never enabled on the
  * previous vCPU's deadline.  An armed timer whose deadline passed while v was out fires as
- * soon as v runs.  The core's per-vCPU caches (struct arm64_cpu's sgi_*, doorbell_*, direct)
- * are the entry path's to rebuild.
+ * soon as v runs.  The core's frame becomes v's, in its context: its registers never left.
+ * The core's per-vCPU caches (struct arm64_cpu's sgi_*, doorbell_*, direct) are the entry
+ * path's to rebuild.
  */
 void arch_vcpu_restore(struct vcpu *v)
 {
 	struct arm64_cpu *c = this_cpu();
-	const struct arch_vcpu_context *x = v->arch.context;
+	struct arch_vcpu_context *x = v->arch.context;
 
 	write_sysreg(vmpidr_el2, x->vmpidr);
 	write_sysreg(vttbr_el2, x->vttbr);
@@ -533,7 +533,7 @@ void arch_vcpu_restore(struct vcpu *v)
 	fp_restore(x);
 	isb();
 	vgic_restore(c, v);
-	copy_frame(guest_frame(c), &x->frame);
+	c->frame = &x->frame;
 }
 
 void arch_vcpu_quiesce(struct vcpu *v)

@@ -61,7 +61,10 @@ static const struct ctx_reg ctx_regs[] = {
 
 static struct vcpu *va, *vb;
 
-/* Two partitions, "a" on core 0 and "b" on core 1, each with its vCPU 0 running. */
+/*
+ * Two partitions, "a" on core 0 and "b" on core 1, each with its vCPU 0 running, its frame in
+ * its context as on a shared core (arch_vcpu_run).
+ */
 static void context_board(void)
 {
 	fake_config_begin(2);
@@ -70,6 +73,8 @@ static void context_board(void)
 	boot_board();
 	va = &partition_named("a")->vcpu[0];
 	vb = &partition_named("b")->vcpu[0];
+	cpus[0].frame = &va->arch.context->frame;
+	cpus[1].frame = &vb->arch.context->frame;
 	for (unsigned cpu = 0; cpu < 2; cpu++) {
 		cpus[cpu].pauth = true;
 		/* 7 priority bits: all four active-priority registers of each group in use. */
@@ -132,9 +137,12 @@ static void check_filled(unsigned cpu, unsigned who)
 	CHECK_EQ(fake_lrs[cpu][3], 0);
 }
 
-/* Every register of the table to a value that is no vCPU's. */
+/* What another vCPU leaves on the core: every register of the table, and its own frame. */
 static void clobber(unsigned cpu)
 {
+	static struct guest_regs other[2];
+
+	cpus[cpu].frame = &other[cpu];
 	fill(cpu, 7);
 }
 

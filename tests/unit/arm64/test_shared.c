@@ -8,6 +8,7 @@
  * (fake_sched_guest_waits, fake_sched_timer_expired).
  */
 #include <string.h>
+#include <arch/entry.h>
 #include <arch/gicv3.h>
 #include <arch/partition.h>
 #include <arch/sysreg.h>
@@ -50,8 +51,8 @@ static void record_event(struct vcpu *v)
 
 /*
  * "a" with two vCPUs, "b" with one, all homed on core 0, which is shared: a0 runs there
- * (entered as on a shared core); a1 and b0 ran elsewhere first and are saved (as if they had
- * been switched out of core 0).
+ * (entered as on a shared core, its frame in its context); a1 and b0 ran elsewhere first and
+ * are saved (as if they had been switched out of core 0, their frames in their contexts).
  */
 static void shared_board(void)
 {
@@ -66,10 +67,11 @@ static void shared_board(void)
 	a1 = &pa->vcpu[1];
 	b0 = &pb->vcpu[0];
 	CHECK_EQ(FAKE_ON(0, arm64_shared_entry(&cpus[0], a0)), FAKE_RETURNED);
+	cpus[0].frame = &a0->arch.context->frame;
 	for (struct vcpu *v = a1; v; v = v == a1 ? b0 : NULL) {
 		fake_sysreg_set(v->pcpu, "vttbr_el2", v->partition->arch.vttbr);
-		fake_guest_regs(v->pcpu)->elr = 0x40000000u + 0x1000u * v->pcpu;
 		CHECK_EQ(FAKE_ON(v->pcpu, arch_vcpu_save(v)), FAKE_RETURNED);
+		v->arch.context->frame.elr = 0x40000000u + 0x1000u * v->pcpu;
 		v->pcpu = 0;
 	}
 	fake_sysreg_set(0, "vttbr_el2", pa->arch.vttbr);
@@ -105,6 +107,29 @@ void test_shared_entry_fails_the_vector_wfi(void)
 	/* Cores in no shared pool: today's value, every list register free. */
 	CHECK(!cpus[2].shared);
 	CHECK_EQ(cpus[2].lrs_idle, BIT(gic_nr_lrs) - 1);
+	shared_board_done();
+}
+
+/*
+ * A shared core takes the vector table that saves a guest's registers in its vCPU's context,
+ * and its frame is the running vCPU's there; a core in no shared pool keeps the table and the
+ * frame at the top of its stack it booted with.
+ */
+void test_shared_entry_moves_the_frame_to_the_context(void)
+{
+	shared_board();
+	CHECK_EQ(fake_sysreg(0, "vbar_el2"), (uintptr_t)hyp_vectors_shared);
+	CHECK_EQ(fake_sysreg(2, "vbar_el2"), 0);   /* untouched: cpu_early's hyp_vectors on the board */
+	CHECK_EQ((uintptr_t)guest_frame(&cpus[2]), cpus[2].stack_top - GUEST_FRAME_SIZE);
+	CHECK(guest_frame(&cpus[0]) == &a0->arch.context->frame);
+	CHECK_EQ((uintptr_t)guest_frame(&cpus[0]) % 16u, 0);
+	/* A switch leaves each vCPU's registers where they are and points the core at the next's. */
+	fake_guest_regs(0)->x[19] = 0xa0;
+	CHECK_EQ(switch_to(a0, b0), FAKE_EXIT_RUN);
+	CHECK(guest_frame(&cpus[0]) == &b0->arch.context->frame);
+	CHECK_EQ(fake_guest_regs(0)->elr, 0x40002000u);
+	CHECK_EQ(a0->arch.context->frame.x[19], 0xa0);
+	CHECK_EQ(fake_sysreg(0, "vbar_el2"), (uintptr_t)hyp_vectors_shared);
 	shared_board_done();
 }
 
@@ -455,6 +480,7 @@ void test_shared_sgi_to_a_sibling_on_the_same_core(void)
 		CHECK_EQ(fake_lrs[0][n], 0);
 	CHECK_EQ(switch_to(a0, a1), FAKE_EXIT_RUN);
 	CHECK_EQ(atomic_load(&a1->arch.redist.pending), 0);
+	r = fake_guest_regs(0);   /* a1's frame now */
 	bool found = false;
 	for (unsigned n = 0; n < gic_nr_lrs; n++)
 		found |= (fake_lrs[0][n] & (ICH_LR_PENDING | ICH_LR_VINTID_MASK)) == (ICH_LR_PENDING | 6u);

@@ -53,8 +53,8 @@ static const char *const sysreg_names[] = {
 	"cntp_cval_el0", "S3_0_C2_C1_0", "S3_0_C2_C1_1", "S3_0_C2_C1_2", "S3_0_C2_C1_3",
 	"S3_0_C2_C2_0", "S3_0_C2_C2_1", "S3_0_C2_C2_2", "S3_0_C2_C2_3", "S3_0_C2_C3_0",
 	"S3_0_C2_C3_1", "fpcr", "fpsr", "cntvoff_el2", "vmpidr_el2", "vttbr_el2",
-	/* A shared core's scheduling timer (arch_sched_timer). */
-	"cnthp_cval_el2", "cnthp_ctl_el2",
+	/* A shared core's scheduling timer (arch_sched_timer), and its vector table (arm64_shared_entry). */
+	"cnthp_cval_el2", "cnthp_ctl_el2", "vbar_el2",
 };
 #define NUM_SYSREGS (sizeof(sysreg_names) / sizeof(sysreg_names[0]))
 #define ICC_CTLR_RO 0xff00ull   /* PRIbits, IDbits, SEIS, A3V: read-only */
@@ -406,6 +406,7 @@ void fake_cpu_init(unsigned cpu)
 	c->id = cpu;
 	c->mpidr = cpu;
 	c->stack_top = (uintptr_t)stacks[cpu] + sizeof(stacks[cpu]);
+	c->frame = (struct guest_regs *)(uintptr_t)(c->stack_top - GUEST_FRAME_SIZE); /* as cpu_early */
 	c->gicr = (uintptr_t)fake_gicr[cpu];
 	c->lrs_idle = BIT(gic_nr_lrs) - 1;
 	c->shared = false;   /* what a core that never entered a vCPU holds (.bss) */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arch/entry.h>
 #include <arch/gicv3.h>
 #include <arch/vgicv3.h>
 #include <arch/partition.h>
@@ -17,6 +18,10 @@
 /* The C entry points vectors.S calls (arch/arm64/traps.c). */
 void arm64_guest_sync(struct guest_regs *r);
 void arm64_guest_fiq(struct guest_regs *r);
+
+/* vectors.S's tables, which a core's VBAR_EL2 names (arm64_shared_entry): only their addresses. */
+char hyp_vectors[2048];
+char hyp_vectors_shared[2048];
 
 uint8_t fake_gicd[0x10000] __attribute__((aligned(0x10000)));
 uint8_t fake_gicr[FAKE_CPUS][0x20000] __attribute__((aligned(0x10000)));
@@ -88,13 +93,16 @@ void arch_table_pages(uint32_t *used, uint32_t *total)
 void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 {
 	struct arm64_cpu *c = this_cpu();
-	struct guest_regs *frame = guest_frame(c);
+	struct guest_regs *frame;
 	struct fake_core *fc = &fake_cores[fake_cpu];
 
 	c->direct = v->partition->cfg->flags & TERN_PF_IRQ_DIRECT;
 	write_sysreg(icc_igrpen1_el1, 1);
-	if (cpu_is_shared((unsigned)c->id))
+	if (cpu_is_shared((unsigned)c->id)) {
 		arm64_shared_entry(c, v);
+		c->frame = &v->arch.context->frame;
+	}
+	frame = guest_frame(c);
 	vgic_vcpu_reset(c, v);
 	arm64_reset_el1(c);
 	memset(frame, 0, sizeof(*frame));

@@ -24,6 +24,7 @@
 #define CPU_DOORBELL_REG  8288 /* vCPU cache: uint64_t[8], GICD_ISPENDRn ringing member k sets, 0: C */
 #define CPU_DOORBELL_BIT  8352 /* vCPU cache: uint32_t[8], the bit written there */
 #define CPU_DOORBELL_GATE 8384 /* vCPU cache: member k's ring gate (channel_fast_doorbell), 0: none */
+#define CPU_FRAME       8448   /* guest_frame(): a shared core's way back from C (vectors.S) */
 #define DOORBELL_GATE_BIT 1    /* IVSHMEM_RING_GATE_BIT */
 #define DOORBELL_MEMBERS  8
 #define DOORBELL_NO_PAGE  0xffffffffffffffffu /* no fast doorbell: HPFAR_EL2.FIPA's 40 bits never match it */
@@ -77,11 +78,12 @@ struct core_stack {
 };
 
 /*
- * The core's own: its id, MPIDR, stacks, redistributor, list registers' count (lrs_idle) and
- * features.  The rest is the running vCPU's, kept here because vectors.S reads it at fixed
- * offsets with no pointer to follow: lr_template, direct and sgi_vcpus/sgi_shift are a
- * cache rebuilt whenever the vCPU enters (arch_vcpu_run, vgic_vcpu_reset), as is `vgic`;
- * the fast_* counters count its exits on this core (arch_vcpu_stat).  On a shared core
+ * The core's own: its id, MPIDR, stacks, redistributor, list registers' count (lrs_idle),
+ * features and guest frame (guest_frame).  The rest is the running vCPU's, kept here because
+ * vectors.S reads it at fixed offsets with no pointer to follow: lr_template, direct and
+ * sgi_vcpus/sgi_shift are a cache rebuilt whenever the vCPU enters (arch_vcpu_run,
+ * vgic_vcpu_reset), as is `vgic`; the fast_* counters count its exits on this core
+ * (arch_vcpu_stat).  On a shared core
  * (`shared`, cpu_is_shared) the cache is rebuilt at every switch (arch_vcpu_resume), the
  * counters are folded into the vCPU that leaves (arch_vcpu_save), and lrs_idle never matches,
  * so that vectors.S leaves every WFI to C (arm64_guest_wfi), which may let another vCPU run.
@@ -103,6 +105,7 @@ struct arm64_cpu {
 	uint64_t doorbell_reg[DOORBELL_MEMBERS]; /* vCPU cache */
 	uint32_t doorbell_bit[DOORBELL_MEMBERS]; /* vCPU cache */
 	const _Atomic uint32_t *doorbell_gate[DOORBELL_MEMBERS]; /* vCPU cache */
+	struct guest_regs *frame; /* guest_frame() */
 	struct vcpu *vcpu;       /* the vCPU running here, or the last one */
 	uint64_t mpidr;
 	uintptr_t gicr;          /* this core's physical redistributor */
@@ -136,10 +139,13 @@ _Static_assert(__builtin_offsetof(struct arm64_cpu, fast_doorbell) == CPU_FAST_D
 _Static_assert(__builtin_offsetof(struct arm64_cpu, doorbell_reg) == CPU_DOORBELL_REG, "asm offset");
 _Static_assert(__builtin_offsetof(struct arm64_cpu, doorbell_bit) == CPU_DOORBELL_BIT, "asm offset");
 _Static_assert(__builtin_offsetof(struct arm64_cpu, doorbell_gate) == CPU_DOORBELL_GATE, "asm offset");
+_Static_assert(__builtin_offsetof(struct arm64_cpu, frame) == CPU_FRAME, "asm offset");
 _Static_assert(sizeof(struct core_stack) == STACK_GUARD + STACK_SIZE, "asm stride");
 _Static_assert(sizeof(struct guest_regs) == GUEST_FRAME_SIZE, "asm frame");
 _Static_assert(__builtin_offsetof(struct guest_regs, elr) == GUEST_ELR, "asm frame");
 _Static_assert(__builtin_offsetof(struct guest_regs, spsr) == GUEST_SPSR, "asm frame");
+/* SP_EL2 is at a frame while a guest runs, and C runs below the one at the stack's top. */
+_Static_assert(GUEST_FRAME_SIZE % 16 == 0, "SP stays 16-byte aligned");
 
 extern struct arm64_cpu cpus[MAX_CPUS];
 
@@ -169,10 +175,15 @@ static inline struct arm64_cpu *this_cpu(void)
 #endif
 }
 
-/* The guest's registers, saved at the top of this core's stack on every exit. */
-static inline struct guest_regs *guest_frame(struct arm64_cpu *c)
+/*
+ * Where every exit saves the guest's registers and the eret takes them back (vectors.S): on a
+ * core in no shared pool the top of its stack (cpu_early), on a shared core the running vCPU's
+ * switch context (arch_vcpu_context.frame: set by its entry, arch_vcpu_run or
+ * arch_vcpu_restore), which a switch then leaves where it is.
+ */
+static inline struct guest_regs *guest_frame(const struct arm64_cpu *c)
 {
-	return (struct guest_regs *)(uintptr_t)(c->stack_top - GUEST_FRAME_SIZE);
+	return c->frame;
 }
 
 #endif

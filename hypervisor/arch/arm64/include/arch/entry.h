@@ -28,9 +28,13 @@ void arm64_guest_async_abort(struct guest_regs *r, int kind);
 /* An exception at EL2 itself: a hypervisor bug. */
 /* `sp`: the stack pointer the exception came with (the report runs on the panic stack). */
 __attribute__((noreturn)) void arm64_hyp_panic(struct guest_regs *r, int async, uint64_t sp);
-/* The vector table: 16 entries of 128 bytes. */
+/*
+ * The vector tables: 16 entries of 128 bytes.  A shared core's (arm64_shared_entry) saves the
+ * guest's registers in its running vCPU's context and runs C on the core's stack.
+ */
 extern char hyp_vectors[2048];
-/* Resume a guest from the frame at the top of this core's stack, abandoning everything below. */
+extern char hyp_vectors_shared[2048];
+/* Resume a guest from the core's frame (guest_frame()), abandoning everything on the stack. */
 __attribute__((noreturn)) void guest_enter(struct guest_regs *frame);
 
 /* mmu.c: the hypervisor's own map, built and switched on by each core at boot. */
