@@ -35,6 +35,7 @@ struct window_entry {
 struct shared_core {
 	struct sched_core sched;
 	struct vcpu *running;    /* in its guest on this core, or NULL */
+	struct sched_vcpu *running_sched; /* its scheduler state, while `running` is set */
 	uint64_t running_since;  /* ns: what sched_ran has not been told yet */
 	uint32_t num_home;
 	/*
@@ -98,10 +99,9 @@ bool cpu_is_shared(unsigned pcpu)
 	return pcpu < TERN_MAX_CPUS && (shared_core_mask & (1u << pcpu));
 }
 
-/* A pointer in the vCPU (shared_cores_init): the index arithmetic cost a switch ~40 instructions. */
 static struct sched_vcpu *sched_of(const struct vcpu *v)
 {
-	return v->sched;
+	return &vcpu_sched[v->partition->index][v->index];
 }
 
 struct sched_vcpu *shared_core_sched_vcpu(const struct vcpu *v)
@@ -184,11 +184,8 @@ int shared_cores_init(const struct tern_config *cfg, char *err, size_t errlen)
 	const char *why;
 
 	shared_cfg = cfg;
-	for (uint32_t i = 0; i < num_partitions; i++) {
+	for (uint32_t i = 0; i < num_partitions; i++)
 		partition_pool[i] = partitions[i].cfg->pool;
-		for (uint32_t j = 0; j < partitions[i].num_vcpus; j++)
-			partitions[i].vcpu[j].sched = &vcpu_sched[i][j];
-	}
 	for (uint32_t q = 0; q < cfg->num_pools; q++) {
 		const struct tern_config_pool *pl = &pools[q];
 		const struct sched_ops *ops = sched_ops_of((uint8_t)pl->scheduler);
@@ -277,10 +274,10 @@ static void arm_event(struct shared_core *sc, uint64_t event)
 	arch_sched_timer(event);
 }
 
-/* Account what v ran up to `now`. */
-static void charge(struct shared_core *sc, struct vcpu *v, uint64_t now)
+/* Account what the running vCPU ran up to `now`. */
+static void charge(struct shared_core *sc, uint64_t now)
 {
-	sched_ran(sched_of(v), sc->running_since, now);
+	sched_ran(sc->running_sched, sc->running_since, now);
 	sc->running_since = now;
 }
 
@@ -341,7 +338,7 @@ void shared_core_left(struct vcpu *v)
 	sc = &shared_cores[v->pcpu];
 	now = now_ns();
 	if (sc->running == v) {
-		charge(sc, v, now);
+		charge(sc, now);
 		sc->running = NULL;
 	}
 	v->saved = false;
@@ -362,10 +359,10 @@ static bool must_act(const struct partition *p, const struct vcpu *w)
  */
 /* Inlined: reconsider's copy (act false, once per vCPU at every switch) loses its act paths. */
 static inline __attribute__((always_inline)) bool look_at(struct shared_core *sc, struct vcpu *w,
-							  uint64_t now, bool act)
+							  struct sched_vcpu *s, uint64_t now,
+							  bool act)
 {
 	struct partition *p = w->partition;
-	struct sched_vcpu *s = sched_of(w);
 	uint32_t power = atomic_load(&w->power);
 	bool saved = w->saved;
 	bool pause = power != VCPU_OFF && atomic_load(&p->paused);
@@ -529,26 +526,26 @@ static void reconsider(struct vcpu *v, bool kicked)
 	uint64_t now = core_now_ns(sc);
 	bool loop = atomic_load(&v->partition->paused);
 
-	charge(sc, v, now);
+	charge(sc, now);
 	if (kicked) {
 		loop |= orders_for(v->pcpu);
 		for (uint32_t i = 0; i < sc->num_home; i++) {
 			if (sc->home[i] != v)
-				loop |= look_at(sc, sc->home[i], now, false);
+				loop |= look_at(sc, sc->home[i], sched_of(sc->home[i]), now, false);
 		}
 	} else {
 		for (uint32_t i = 0; i < sc->sched.count; i++) {
-			const struct sched_vcpu *s = sc->sched.runq[i];
+			struct sched_vcpu *s = sc->sched.runq[i];
 			/* cppcheck-suppress misra-c2012-11.5 ; the vCPU shared_cores_init queued it for */
 			struct vcpu *w = s->owner;
 			if (s->state == (uint8_t)SCHED_BLOCKED && w != v)
-				loop |= look_at(sc, w, now, false);
+				loop |= look_at(sc, w, s, now, false);
 		}
 	}
 	if (loop)
 		switch_out(sc, v);
 	struct sched_decision d = sched_pick(&sc->sched, now);
-	if (d.vcpu != sched_of(v)) {
+	if (d.vcpu != sc->running_sched) { /* v is sc->running */
 		sc->chosen = d;
 		sc->chosen_ready = !must_act(v->partition, v);
 		if (sc->chosen_ready)
@@ -641,7 +638,7 @@ void sched_guest_waits(struct vcpu *v)
 	struct shared_core *sc = &shared_cores[v->pcpu];
 	uint64_t now = now_ns();
 
-	charge(sc, v, now);
+	charge(sc, now);
 	sched_block(sched_of(v), now);
 	switch_out(sc, v);
 }
@@ -694,6 +691,7 @@ static void enter_decided(struct shared_core *sc, unsigned pcpu, struct sched_de
 		/* cppcheck-suppress misra-c2012-11.5 ; the vCPU shared_cores_init queued it for */
 		struct vcpu *v = d.vcpu->owner;
 		sc->running = v;
+		sc->running_sched = d.vcpu;
 		sc->running_since = now;
 		if (more)
 			arch_cpu_kick(pcpu); /* the console's rest at the guest's first exit */
@@ -736,7 +734,7 @@ static __attribute__((noinline)) void loop_turn(struct shared_core *sc, unsigned
 	if (!sc->chosen_ready) {
 		carry_out_orders(sc, pcpu, now);
 		for (uint32_t i = 0; i < sc->num_home; i++)
-			(void)look_at(sc, sc->home[i], now, true);
+			(void)look_at(sc, sc->home[i], sched_of(sc->home[i]), now, true);
 		d = sched_pick(&sc->sched, now);
 	}
 	sc->chosen_ready = false;

@@ -129,7 +129,8 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	if (cpu_is_shared((unsigned)c->id)) {
 		arm64_shared_entry(c, v);
 		no_doorbell[p->index] = c->doorbell_page == DOORBELL_NO_PAGE;
-		c->frame = &v->arch.context->frame; /* the vCPU's registers live in its context */
+		c->context = arm64_vcpu_context(v);
+		c->frame = &c->context->frame; /* the vCPU's registers live in its context */
 	}
 	frame = guest_frame(c);
 	vgic_vcpu_reset(c, v);
@@ -232,7 +233,7 @@ static uint64_t fast_count(const struct arm64_fast_counts *f, enum stat_id id)
 uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
 {
 	const struct arm64_cpu *c = &cpus[v->pcpu];
-	uint64_t earlier = fast_count(&v->arch.context->folded, id); /* 0 unless it shares a core */
+	uint64_t earlier = fast_count(&arm64_vcpu_context(v)->folded, id); /* 0 unless it shares a core */
 	struct arm64_fast_counts now = { c->fast_irqs, c->fast_wfi, c->fast_wfe, c->fast_sgi,
 					 c->fast_doorbell };
 
@@ -246,9 +247,9 @@ uint64_t arch_vcpu_stat(const struct vcpu *v, enum stat_id id)
  * reports them; into its stats, where each counts as two or three, a switch took nine
  * additions), and the core's start again.
  */
-static void fold_fast_counters(struct arm64_cpu *c, struct vcpu *v)
+static void fold_fast_counters(struct arm64_cpu *c, struct arch_vcpu_context *x)
 {
-	struct arm64_fast_counts *f = &v->arch.context->folded;
+	struct arm64_fast_counts *f = &x->folded;
 
 	f->irqs += c->fast_irqs;
 	f->wfi_exits += c->fast_wfi;
@@ -273,7 +274,7 @@ static void fold_fast_counters(struct arm64_cpu *c, struct vcpu *v)
 void arm64_shared_entry(struct arm64_cpu *c, const struct vcpu *v)
 {
 	if (c->vcpu)
-		fold_fast_counters(c, c->vcpu);
+		fold_fast_counters(c, arm64_vcpu_context(c->vcpu));
 	if (!c->shared) {
 		write_sysreg(vbar_el2, (uintptr_t)hyp_vectors_shared);
 		c->shared = true;
@@ -334,7 +335,7 @@ static uint64_t timer_fires_at(uint64_t ctl, uint64_t cval, uint64_t offset, boo
 
 uint64_t arch_vcpu_timer_deadline(const struct vcpu *v)
 {
-	const struct arch_vcpu_context *x = v->arch.context;
+	const struct arch_vcpu_context *x = arm64_vcpu_context(v);
 	uint32_t enabled = atomic_load(&v->arch.redist.enabled);
 	uint64_t virt = timer_fires_at(x->el1[ARM64_CTX_cntv_ctl_el0], x->el1[ARM64_CTX_cntv_cval_el0],
 				       x->cntvoff, (enabled & BIT(PPI_VTIMER)) != 0u);
@@ -360,9 +361,13 @@ static struct arch_vcpu_context contexts[TERN_MAX_PARTITIONS][TERN_MAX_VCPUS]
 _Static_assert(__builtin_offsetof(struct arch_vcpu_context, frame) == 0u, "the frame first");
 _Static_assert(sizeof(struct arch_vcpu_context) % 16u == 0u, "every frame 16-byte aligned");
 
+struct arch_vcpu_context *arm64_vcpu_context(const struct vcpu *v)
+{
+	return &contexts[v->partition->index][v->index];
+}
+
 /*
- * Each vCPU's switch context, by a pointer in the vCPU (index arithmetic cost a switch ~30
- * instructions), its fast counts at 0.  A partition in a shared pool: its contexts' queues
+ * Each vCPU's switch context: its fast counts at 0.  A partition in a shared pool: its contexts' queues
  * empty (a save moves the core's queue into one, virq_queue_move); its cores switch vCPUs
  * (arch_vcpu_save/restore), which do not carry SVE or SME state, so cores that offer them to
  * guests (the board's "max" model) are refused rather than lose a guest's vector state.  The
@@ -376,7 +381,6 @@ bool arm64_partition_vcpus(struct partition *p, char *err, size_t errlen)
 
 	for (uint32_t j = 0; j < p->num_vcpus; j++) {
 		struct arch_vcpu_context *x = &contexts[p->index][j];
-		p->vcpu[j].arch.context = x;
 		(void)memset(&x->folded, 0, sizeof(x->folded));
 		if (shared)
 			virq_queue_init(&x->vgic.queue);
@@ -467,9 +471,10 @@ static unsigned __int128 el1_pair_get(const uint64_t *slot)
 void arch_vcpu_save(struct vcpu *v)
 {
 	struct arm64_cpu *c = this_cpu();
-	struct arch_vcpu_context *x = v->arch.context;
+	struct arch_vcpu_context *x = c->context; /* v's: every entry on a shared core sets it */
 
-	fold_fast_counters(c, v);
+	(void)v;
+	fold_fast_counters(c, x);
 	uint64_t even = 0;
 /* cppcheck-suppress misra-c2012-20.12 ; `reg` names the index unexpanded and the register expanded (sysreg.h spells some by encoding) */
 #define SAVE_EL1_AT(i, reg) \
@@ -509,8 +514,9 @@ void arch_vcpu_save(struct vcpu *v)
 void arch_vcpu_restore(struct vcpu *v)
 {
 	struct arm64_cpu *c = this_cpu();
-	struct arch_vcpu_context *x = v->arch.context;
+	struct arch_vcpu_context *x = arm64_vcpu_context(v);
 
+	c->context = x;
 	write_sysreg(vmpidr_el2, x->vmpidr);
 	write_sysreg(vttbr_el2, x->vttbr);
 	write_sysreg(hcr_el2, x->hcr);
@@ -532,7 +538,7 @@ void arch_vcpu_restore(struct vcpu *v)
 	}
 	fp_restore(x);
 	isb();
-	vgic_restore(c, v);
+	vgic_restore(c, v, x);
 	c->frame = &x->frame;
 }
 

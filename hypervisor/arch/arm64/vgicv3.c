@@ -524,7 +524,7 @@ bool vgic_posted_pending(const struct arm64_cpu *c)
  */
 bool vgic_saved_pending(const struct vcpu *v)
 {
-	const struct arch_vcpu_context *x = v->arch.context;
+	const struct arch_vcpu_context *x = arm64_vcpu_context(v);
 	uint32_t unpend = atomic_load(&v->arch.redist.unpend);
 
 	if (!virq_queue_empty(&x->vgic.queue) || sgis_deliverable(&v->arch.redist, x->vgic.sgi_held))
@@ -745,9 +745,8 @@ void vgic_save(struct arm64_cpu *c, struct arch_vcpu_context *x)
  * (SGIs, state changes) is applied now: after its list registers are back, which those
  * changes may concern.
  */
-void vgic_restore(struct arm64_cpu *c, struct vcpu *v)
+void vgic_restore(struct arm64_cpu *c, struct vcpu *v, struct arch_vcpu_context *x)
 {
-	struct arch_vcpu_context *x = v->arch.context;
 	unsigned n = active_priority_regs((read_sysreg(ich_vtr_el2) >> 26) & 7);
 
 	uint32_t linked = x->linked;

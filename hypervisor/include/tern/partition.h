@@ -35,7 +35,6 @@ enum partition_state {
 #define PARTITION_REQ_VIRTIO  (1u << 2)
 
 struct partition;
-struct sched_vcpu;
 
 /* A vCPU is pinned to one core for its whole life: it is that core's only guest. */
 struct vcpu {
@@ -47,7 +46,6 @@ struct vcpu {
 	_Atomic bool paused;     /* waiting on its core at an operator's pause (vcpu_check_requests) */
 	bool shared;             /* its core is shared (cpu_is_shared): set at boot, for ever */
 	bool saved;              /* shared: its context holds a guest that left mid-run (arch_vcpu_save) */
-	struct sched_vcpu *sched; /* its scheduler state (shared_core.c), whatever its pool */
 	uint64_t entry;          /* valid while ON_PENDING */
 	uint64_t context;
 	uint64_t stats[STAT_COUNT];

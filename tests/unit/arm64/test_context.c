@@ -73,8 +73,10 @@ static void context_board(void)
 	boot_board();
 	va = &partition_named("a")->vcpu[0];
 	vb = &partition_named("b")->vcpu[0];
-	cpus[0].frame = &va->arch.context->frame;
-	cpus[1].frame = &vb->arch.context->frame;
+	cpus[0].context = arm64_vcpu_context(va);
+	cpus[1].context = arm64_vcpu_context(vb);
+	cpus[0].frame = &cpus[0].context->frame;
+	cpus[1].frame = &cpus[1].context->frame;
 	for (unsigned cpu = 0; cpu < 2; cpu++) {
 		cpus[cpu].pauth = true;
 		/* 7 priority bits: all four active-priority registers of each group in use. */

@@ -67,11 +67,13 @@ static void shared_board(void)
 	a1 = &pa->vcpu[1];
 	b0 = &pb->vcpu[0];
 	CHECK_EQ(FAKE_ON(0, arm64_shared_entry(&cpus[0], a0)), FAKE_RETURNED);
-	cpus[0].frame = &a0->arch.context->frame;
+	cpus[0].context = arm64_vcpu_context(a0);
+	cpus[0].frame = &cpus[0].context->frame;
 	for (struct vcpu *v = a1; v; v = v == a1 ? b0 : NULL) {
 		fake_sysreg_set(v->pcpu, "vttbr_el2", v->partition->arch.vttbr);
+		cpus[v->pcpu].context = arm64_vcpu_context(v); /* as its entry there set it */
 		CHECK_EQ(FAKE_ON(v->pcpu, arch_vcpu_save(v)), FAKE_RETURNED);
-		v->arch.context->frame.elr = 0x40000000u + 0x1000u * v->pcpu;
+		arm64_vcpu_context(v)->frame.elr = 0x40000000u + 0x1000u * v->pcpu;
 		v->pcpu = 0;
 	}
 	fake_sysreg_set(0, "vttbr_el2", pa->arch.vttbr);
@@ -121,14 +123,14 @@ void test_shared_entry_moves_the_frame_to_the_context(void)
 	CHECK_EQ(fake_sysreg(0, "vbar_el2"), (uintptr_t)hyp_vectors_shared);
 	CHECK_EQ(fake_sysreg(2, "vbar_el2"), 0);   /* untouched: cpu_early's hyp_vectors on the board */
 	CHECK_EQ((uintptr_t)guest_frame(&cpus[2]), cpus[2].stack_top - GUEST_FRAME_SIZE);
-	CHECK(guest_frame(&cpus[0]) == &a0->arch.context->frame);
+	CHECK(guest_frame(&cpus[0]) == &arm64_vcpu_context(a0)->frame);
 	CHECK_EQ((uintptr_t)guest_frame(&cpus[0]) % 16u, 0);
 	/* A switch leaves each vCPU's registers where they are and points the core at the next's. */
 	fake_guest_regs(0)->x[19] = 0xa0;
 	CHECK_EQ(switch_to(a0, b0), FAKE_EXIT_RUN);
-	CHECK(guest_frame(&cpus[0]) == &b0->arch.context->frame);
+	CHECK(guest_frame(&cpus[0]) == &arm64_vcpu_context(b0)->frame);
 	CHECK_EQ(fake_guest_regs(0)->elr, 0x40002000u);
-	CHECK_EQ(a0->arch.context->frame.x[19], 0xa0);
+	CHECK_EQ(arm64_vcpu_context(a0)->frame.x[19], 0xa0);
 	CHECK_EQ(fake_sysreg(0, "vbar_el2"), (uintptr_t)hyp_vectors_shared);
 	shared_board_done();
 }
@@ -183,7 +185,7 @@ void test_shared_resume_rebuilds_the_core(void)
 	memcpy(&on, fake_gicr[0] + GICR_SGI_BASE + GICD_ISENABLER, 4);
 	CHECK_EQ(on & OWNED_PPIS, BIT(PPI_VTIMER));      /* its PPI enables, in the GIC */
 	CHECK_EQ(cpus[0].lrs_idle, CPU_LRS_NEVER);
-	CHECK_EQ(fake_sysreg(0, "hcr_el2"), b0->arch.context->hcr);
+	CHECK_EQ(fake_sysreg(0, "hcr_el2"), arm64_vcpu_context(b0)->hcr);
 	shared_board_done();
 }
 
@@ -219,7 +221,7 @@ void test_shared_save_leaves_no_linked_ppi_active(void)
 void test_shared_save_keeps_only_the_lrs_in_use(void)
 {
 	shared_board();
-	struct arch_vcpu_context *x = a0->arch.context;
+	struct arch_vcpu_context *x = arm64_vcpu_context(a0);
 	uint64_t pending = ICH_LR_PENDING | ICH_LR_GROUP1 | ((uint64_t)0xa0 << ICH_LR_PRIO_SHIFT) | 27u;
 
 	fake_lrs[0][0] = pending;
@@ -242,7 +244,7 @@ void test_shared_save_keeps_only_the_lrs_in_use(void)
 void test_shared_wake_pending_each_source(void)
 {
 	shared_board();
-	struct arch_vcpu_context *x = a1->arch.context;
+	struct arch_vcpu_context *x = arm64_vcpu_context(a1);
 	struct vgic_redist *r = &a1->arch.redist;
 
 	memset(x->lr, 0, sizeof(x->lr));
@@ -307,7 +309,7 @@ void test_shared_wake_pending_each_source(void)
 void test_shared_timer_deadline(void)
 {
 	shared_board();
-	struct arch_vcpu_context *x = a1->arch.context;
+	struct arch_vcpu_context *x = arm64_vcpu_context(a1);
 
 	a1->arch.redist.enabled = BIT(PPI_VTIMER) | BIT(PPI_PTIMER);
 	x->el1[ARM64_CTX_cntv_ctl_el0] = 0;

@@ -100,7 +100,8 @@ void arch_vcpu_run(struct vcpu *v, uint64_t entry, uint64_t context)
 	write_sysreg(icc_igrpen1_el1, 1);
 	if (cpu_is_shared((unsigned)c->id)) {
 		arm64_shared_entry(c, v);
-		c->frame = &v->arch.context->frame;
+		c->context = arm64_vcpu_context(v);
+		c->frame = &c->context->frame;
 	}
 	frame = guest_frame(c);
 	vgic_vcpu_reset(c, v);

@@ -115,7 +115,7 @@ _Static_assert(ARM64_CTX_apiakeylo_el1 % 2 == 0 && ARM64_CTX_apgakeyhi_el1 % 2 =
 /*
  * What a vCPU switch carries (arch_vcpu_save/restore): everything of the guest the core
  * holds while it runs.  A vCPU that never leaves its core (a null pool) never uses it.  It
- * lives beside struct vcpu, not in it (struct arch_vcpu's pointer): embedded, its 2.5 KiB made
+ * lives beside struct vcpu, not in it (arm64_vcpu_context): embedded, its 2.5 KiB made
  * struct vcpu 344 -> 2864 bytes, which moved struct partition's later fields out of the
  * loads' immediate range and cost instructions in cpu_idle, mmio_trap and the GICD/GICR
  * emulation (measured: 14 functions, +2 to +8 each).  Not carried: SVE and SME state
@@ -156,11 +156,11 @@ struct arch_vcpu_context {
 
 struct arch_vcpu {
 	struct vgic_redist redist;
-	/* Its switch context (vcpu.c: one per vCPU of every partition, not cleared at boot). */
-	struct arch_vcpu_context *context;
 };
 
 struct vcpu;
+/* vCPU v's saved context (vcpu.c: one per vCPU of every partition, not cleared at boot). */
+struct arch_vcpu_context *arm64_vcpu_context(const struct vcpu *v);
 /*
  * vcpu.c, a shared core's entries: what every entry there adds (arch_vcpu_run), and
  * arch_vcpu_resume but its fast paths' caches and the return to the guest (the host tests'

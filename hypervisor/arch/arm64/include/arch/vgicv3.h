@@ -20,7 +20,7 @@ void vgic_vcpu_reset(struct arm64_cpu *c, struct vcpu *v);
 void vgic_quiesce(struct arm64_cpu *c);
 /* A vCPU switch's halves (arch_vcpu_save/restore): not for direct vCPUs. */
 void vgic_save(struct arm64_cpu *c, struct arch_vcpu_context *x);
-void vgic_restore(struct arm64_cpu *c, struct vcpu *v);
+void vgic_restore(struct arm64_cpu *c, struct vcpu *v, struct arch_vcpu_context *x);
 void vgic_inject(struct arm64_cpu *c, uint32_t intid);
 void vgic_maintenance(struct arm64_cpu *c);
 void vgic_kicked(struct arm64_cpu *c);
