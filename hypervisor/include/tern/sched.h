@@ -64,6 +64,16 @@ struct sched_window {
 };
 
 /*
+ * ARINC 653: a window of the timeline in force, as a pick reads it: the next window starts
+ * where the last pick's ends, so the common pick needs neither a division nor a walk.
+ */
+struct sched_a653_slot {
+	uint64_t length;
+	uint16_t partition;	/* SCHED_NO_PARTITION: idle, the tail */
+	uint8_t next;		/* the one after it: the tail, or the next frame's first */
+};
+
+/*
  * An operator's or the description's parameters: those of `kind`'s scheduler are read.  A
  * vCPU's for RTDS and credit, a core's (its timeline) for ARINC 653.
  */
@@ -125,9 +135,14 @@ struct sched_core {
 	uint64_t next_major;
 	uint32_t next_nwindows;
 	struct sched_window next_windows[SCHED_MAX_WINDOWS];
-	/* ARINC 653: the window the last pick fell in (nwindows: the idle tail), its exact start. */
+	/*
+	 * ARINC 653: the window the last pick fell in (nwindows: the idle tail), its exact start
+	 * and end; the timeline in force window by window, a653_slot[nwindows] its tail.
+	 */
 	uint64_t window_start;
+	uint64_t window_end;
 	uint32_t window;
+	struct sched_a653_slot a653_slot[SCHED_MAX_WINDOWS + 1u];
 	/* credit: the current accounting period starts at acct_start (absolute, no drift). */
 	uint64_t acct_start;
 };
