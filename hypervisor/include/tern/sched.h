@@ -155,6 +155,7 @@ struct sched_decision {
 struct sched_ops {
 	const char *name;
 	uint8_t kind;
+	/* Sets *until, always. */
 	struct sched_vcpu *(*pick)(struct sched_core *core, uint64_t now, uint64_t *until);
 	/* True if the core must pick again now. */
 	bool (*wake)(struct sched_vcpu *v, uint64_t now);
