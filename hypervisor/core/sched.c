@@ -72,6 +72,7 @@ const char *sched_add(struct sched_core *core, struct sched_vcpu *v,
 	}
 	core->runq[core->count] = v;
 	core->count++;
+	core->runq_changes++;
 	v->core = core;
 	v->state = SCHED_RUNNABLE;
 	if (p != NULL)
@@ -95,6 +96,7 @@ void sched_remove(struct sched_vcpu *v)
 				core->runq[j - 1u] = core->runq[j];
 			core->count--;
 			core->runq[core->count] = NULL;
+			core->runq_changes++;
 			break;
 		}
 	}

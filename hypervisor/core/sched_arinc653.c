@@ -22,6 +22,37 @@ static struct sched_vcpu *partition_vcpu(const struct sched_core *core, uint16_t
 	return NULL;
 }
 
+/* Each slot's partition's one vCPU here, if it has exactly one: the queue or timeline changed. */
+static __attribute__((noinline)) void find_only(struct sched_core *core)
+{
+	uint32_t w;
+	uint32_t i;
+
+	for (w = 0; w <= core->nwindows; w++) {
+		struct sched_vcpu *only = NULL;
+		uint32_t n = 0;
+
+		for (i = 0; i < core->count; i++) {
+			if (core->runq[i]->partition == core->a653_slot[w].partition) {
+				only = core->runq[i];
+				n++;
+			}
+		}
+		core->a653_only[w] = n == 1u ? only : NULL;
+	}
+	core->a653_runq_seen = core->runq_changes;
+}
+
+/* The vCPU window w runs: its partition's first ready one on the queue. */
+static struct sched_vcpu *window_vcpu(const struct sched_core *core, uint32_t w)
+{
+	struct sched_vcpu *v = core->a653_only[w];
+
+	if (v == NULL)
+		return partition_vcpu(core, core->a653_slot[w].partition);
+	return sched_ready(v) ? v : NULL;
+}
+
 /* The timeline set for `next_epoch` rules from now on, window by window and its tail. */
 static void take_timeline(struct sched_core *core)
 {
@@ -47,6 +78,7 @@ static void take_timeline(struct sched_core *core)
 	core->a653_slot[n].length = core->major - sum;
 	core->a653_slot[n].partition = SCHED_NO_PARTITION;
 	core->a653_slot[n].next = 0;
+	find_only(core);
 }
 
 /*
@@ -63,6 +95,11 @@ static __attribute__((noinline)) struct sched_vcpu *a653_find(struct sched_core 
 
 	if (core->a653_pending && now >= core->next_epoch)
 		take_timeline(core);
+	else if (core->a653_runq_seen != core->runq_changes)
+		find_only(core);
+	else {
+		/* What it found of the queue holds. */
+	}
 	if (core->major == 0u) {
 		*until = SCHED_NEVER;
 		return NULL;
@@ -77,7 +114,7 @@ static __attribute__((noinline)) struct sched_vcpu *a653_find(struct sched_core 
 	core->window_start = frame + start;
 	core->window_end = frame + start + core->a653_slot[i].length;
 	*until = core->window_end;
-	return partition_vcpu(core, core->a653_slot[i].partition);
+	return window_vcpu(core, i);
 }
 
 /*
@@ -87,24 +124,25 @@ static __attribute__((noinline)) struct sched_vcpu *a653_find(struct sched_core 
  */
 static struct sched_vcpu *a653_pick(struct sched_core *core, uint64_t now, uint64_t *until)
 {
-	const struct sched_a653_slot *s;
 	uint32_t next;
+	uint64_t length;
 
-	if (core->a653_pending && now >= core->next_epoch)
+	if ((core->a653_pending && now >= core->next_epoch) ||
+	    core->a653_runq_seen != core->runq_changes)
 		return a653_find(core, now, until);
 	next = core->a653_slot[core->window].next;
-	s = &core->a653_slot[next];
-	if (now - core->window_end < s->length) {
+	length = core->a653_slot[next].length;
+	if (now - core->window_end < length) {
 		core->window_start = core->window_end;
-		core->window_end += s->length;
+		core->window_end += length;
 		core->window = next;
-	} else if (now - core->window_start < core->window_end - core->window_start) {
-		s = &core->a653_slot[core->window];
-	} else {
+	} else if (now - core->window_start >= core->window_end - core->window_start) {
 		return a653_find(core, now, until);
+	} else {
+		/* In the window the last pick found. */
 	}
 	*until = core->window_end;
-	return partition_vcpu(core, s->partition);
+	return window_vcpu(core, core->window);
 }
 
 static bool a653_wake(struct sched_vcpu *v, uint64_t now)

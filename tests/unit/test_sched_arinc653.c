@@ -301,7 +301,7 @@ static void check_pick(struct sched_core *core, const struct a653_ref *r, uint64
 
 #define CHECK_PICK(core, r, now) check_pick(core, r, now, __LINE__)
 
-/* 10 ms frames: 0 for 2 ms, nobody's for 1 ms, 1 for 3 ms, 2 (no vCPU here) for 1 ms, a 3 ms tail. */
+/* 10 ms frames: 0 for 2 ms, nobody's for 1 ms, 1 for 3 ms, 2 for 1 ms, a 3 ms tail. */
 static struct sched_params timeline_with_gaps(void)
 {
 	struct sched_params p;
@@ -445,8 +445,9 @@ void test_sched_arinc653_cached_picks_after_a_new_timeline(void)
 }
 
 /*
- * Random timelines, times and readiness, and now and then a new timeline: every pick as the
- * walk from the frame's start gives it.
+ * Random timelines, times, readiness and run queues (a partition's vCPUs taken off and queued
+ * again), and now and then a new timeline: every pick as the walk from the frame's start gives
+ * it.
  */
 void test_sched_arinc653_cached_picks_random(void)
 {
@@ -506,6 +507,10 @@ void test_sched_arinc653_cached_picks_random(void)
 				sched_pause(&v->s, now);
 			else if (x == 12)
 				(void)sched_unpause(&v->s, now);
+			else if (x == 14 && v->s.core != NULL)
+				sched_remove(&v->s);
+			else if (x == 14)
+				CHECK(sched_add(&sim.core, &v->s, NULL, now) == NULL);
 			else if (x == 13 && !pending) {
 				CHECK(sched_params(&sim.core, NULL, &p[1 - cur], now) == NULL);
 				pending = true;

@@ -123,6 +123,8 @@ struct sched_core {
 	const struct sched_ops *ops;
 	struct sched_vcpu *runq[SCHED_RUNQ_MAX];
 	uint32_t count;
+	/* Adds and removes: what a scheduler noted of the queue holds while this stays. */
+	uint32_t runq_changes;
 	struct sched_vcpu *current;
 	uint64_t next_event;
 	/* ARINC 653: frame n starts at epoch + n * major; a change starts at `next_epoch`. */
@@ -143,6 +145,12 @@ struct sched_core {
 	uint64_t window_end;
 	uint32_t window;
 	struct sched_a653_slot a653_slot[SCHED_MAX_WINDOWS + 1u];
+	/*
+	 * ARINC 653: each slot's partition's one vCPU on the run queue as it was at
+	 * a653_runq_seen; NULL: none or several (the queue is walked).
+	 */
+	struct sched_vcpu *a653_only[SCHED_MAX_WINDOWS + 1u];
+	uint32_t a653_runq_seen;
 	/* credit: the current accounting period starts at acct_start (absolute, no drift). */
 	uint64_t acct_start;
 };
