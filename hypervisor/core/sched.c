@@ -72,6 +72,7 @@ const char *sched_add(struct sched_core *core, struct sched_vcpu *v,
 	}
 	core->runq[core->count] = v;
 	core->count++;
+	core->runq_changes++;
 	v->core = core;
 	v->state = SCHED_RUNNABLE;
 	if (p != NULL)
@@ -95,6 +96,7 @@ void sched_remove(struct sched_vcpu *v)
 				core->runq[j - 1u] = core->runq[j];
 			core->count--;
 			core->runq[core->count] = NULL;
+			core->runq_changes++;
 			break;
 		}
 	}
@@ -109,15 +111,15 @@ struct sched_decision sched_pick(struct sched_core *core, uint64_t now)
 {
 	struct sched_decision d;
 
-	d.until = SCHED_NEVER;
-	d.vcpu = core->ops->pick(core, now, &d.until);
+	/* Every pick sets its `until`: written in place, not through a copy on the stack. */
+	d.vcpu = core->ops->pick(core, now, &core->next_event);
 	if (core->current != NULL && core->current != d.vcpu &&
 	    core->current->state == (uint8_t)SCHED_RUNNING)
 		core->current->state = SCHED_RUNNABLE;
 	if (d.vcpu != NULL)
 		d.vcpu->state = SCHED_RUNNING;
 	core->current = d.vcpu;
-	core->next_event = d.until;
+	d.until = core->next_event;
 	return d;
 }
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ARINC 653: a fixed timeline per core, repeated every major frame.  Every boundary is
- * computed from the frame's absolute start (epoch + n * major + the window's offset), never
- * from when the core got round to switching, so a late decision does not move the next one:
- * window starts neither drift nor jitter.  A window whose partition has no ready vCPU here
+ * epoch + n * major + the window's offset, never when the core got round to switching, so a
+ * late decision does not move the next one: window starts neither drift nor jitter.  A pick
+ * in the window the last one found, or in the next, takes the boundaries on from there (the
+ * next window starts at that one's exact end: the same sum, one window further); any other
+ * works them out from its frame's start.  A window whose partition has no ready vCPU here
  * leaves the core idle to its end: unused time is given to no one.
  */
 #include <tern/sched.h>
@@ -20,19 +22,83 @@ static struct sched_vcpu *partition_vcpu(const struct sched_core *core, uint16_t
 	return NULL;
 }
 
-static struct sched_vcpu *a653_pick(struct sched_core *core, uint64_t now, uint64_t *until)
+/* Each slot's partition's one vCPU here, if it has exactly one: the queue or timeline changed. */
+static __attribute__((noinline)) void find_only(struct sched_core *core)
+{
+	uint32_t w;
+	uint32_t i;
+
+	for (w = 0; w <= core->nwindows; w++) {
+		struct sched_vcpu *only = NULL;
+		uint32_t n = 0;
+
+		for (i = 0; i < core->count; i++) {
+			if (core->runq[i]->partition == core->a653_slot[w].partition) {
+				only = core->runq[i];
+				n++;
+			}
+		}
+		core->a653_only[w] = n == 1u ? only : NULL;
+	}
+	core->a653_runq_seen = core->runq_changes;
+}
+
+/* The vCPU window w runs: its partition's first ready one on the queue. */
+static struct sched_vcpu *window_vcpu(const struct sched_core *core, uint32_t w)
+{
+	struct sched_vcpu *v = core->a653_only[w];
+
+	if (v == NULL)
+		return partition_vcpu(core, core->a653_slot[w].partition);
+	return sched_ready(v) ? v : NULL;
+}
+
+/* The timeline set for `next_epoch` rules from now on, window by window and its tail. */
+static void take_timeline(struct sched_core *core)
+{
+	uint64_t sum = 0;
+	uint32_t n;
+	uint32_t i;
+
+	core->epoch = core->next_epoch;
+	core->major = core->next_major;
+	core->nwindows = core->next_nwindows;
+	(void)memcpy(core->windows, core->next_windows, sizeof(core->windows));
+	core->a653_pending = false;
+	n = core->nwindows;
+	for (i = 0; i < n; i++) {
+		core->a653_slot[i].length = core->windows[i].duration;
+		core->a653_slot[i].partition = core->windows[i].partition;
+		core->a653_slot[i].next = (uint8_t)(i + 1u);
+		sum += core->windows[i].duration;
+	}
+	/* Windows that fill the frame leave no tail. */
+	if (sum == core->major)
+		core->a653_slot[n - 1u].next = 0;
+	core->a653_slot[n].length = core->major - sum;
+	core->a653_slot[n].partition = SCHED_NO_PARTITION;
+	core->a653_slot[n].next = 0;
+	find_only(core);
+}
+
+/*
+ * The window `now` falls in, from its frame's start: the first pick, a late one that skipped
+ * windows, a new timeline's first.
+ */
+static __attribute__((noinline)) struct sched_vcpu *a653_find(struct sched_core *core,
+							     uint64_t now, uint64_t *until)
 {
 	uint64_t frame;
 	uint64_t offset;
 	uint64_t start = 0;
-	uint32_t i;
+	uint32_t i = 0;
 
-	if (core->a653_pending && now >= core->next_epoch) {
-		core->epoch = core->next_epoch;
-		core->major = core->next_major;
-		core->nwindows = core->next_nwindows;
-		(void)memcpy(core->windows, core->next_windows, sizeof(core->windows));
-		core->a653_pending = false;
+	if (core->a653_pending && now >= core->next_epoch)
+		take_timeline(core);
+	else if (core->a653_runq_seen != core->runq_changes)
+		find_only(core);
+	else {
+		/* What it found of the queue holds. */
 	}
 	if (core->major == 0u) {
 		*until = SCHED_NEVER;
@@ -40,20 +106,43 @@ static struct sched_vcpu *a653_pick(struct sched_core *core, uint64_t now, uint6
 	}
 	frame = core->epoch + (now - core->epoch) / core->major * core->major;
 	offset = now - frame;
-	for (i = 0; i < core->nwindows; i++) {
-		if (offset < start + core->windows[i].duration) {
-			core->window_start = frame + start;
-			core->window = i;
-			*until = frame + start + core->windows[i].duration;
-			return partition_vcpu(core, core->windows[i].partition);
-		}
-		start += core->windows[i].duration;
+	while (i < core->nwindows && offset >= start + core->a653_slot[i].length) {
+		start += core->a653_slot[i].length;
+		i++;
 	}
-	/* The frame's tail after its last window. */
+	core->window = i;
 	core->window_start = frame + start;
-	core->window = core->nwindows;
-	*until = frame + core->major;
-	return NULL;
+	core->window_end = frame + start + core->a653_slot[i].length;
+	*until = core->window_end;
+	return window_vcpu(core, i);
+}
+
+/*
+ * In the last pick's window, or in the next one, which starts exactly where it ended (the
+ * common pick, at a window's end): found without the division and the walk.  Before the first
+ * timeline every slot is empty and every pick goes to a653_find.
+ */
+static struct sched_vcpu *a653_pick(struct sched_core *core, uint64_t now, uint64_t *until)
+{
+	uint32_t next;
+	uint64_t length;
+
+	if ((core->a653_pending && now >= core->next_epoch) ||
+	    core->a653_runq_seen != core->runq_changes)
+		return a653_find(core, now, until);
+	next = core->a653_slot[core->window].next;
+	length = core->a653_slot[next].length;
+	if (now - core->window_end < length) {
+		core->window_start = core->window_end;
+		core->window_end += length;
+		core->window = next;
+	} else if (now - core->window_start >= core->window_end - core->window_start) {
+		return a653_find(core, now, until);
+	} else {
+		/* In the window the last pick found. */
+	}
+	*until = core->window_end;
+	return window_vcpu(core, core->window);
 }
 
 static bool a653_wake(struct sched_vcpu *v, uint64_t now)

@@ -9,7 +9,8 @@
  * Oracle: a parameter set is accepted exactly when this harness's own reading of the rules
  * accepts it, and a refusal is one non-empty line; every decision lies in the future, runs a
  * vCPU that is queued on the core and ready, and (RTDS) has budget left, (credit) is under its
- * cap, (ARINC 653) belongs to the window the time falls in.
+ * cap, (ARINC 653) is the first ready one of the window the time falls in, to that window's
+ * exact end.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,17 +106,35 @@ static void one_line(const char *why)
 	CHECK(why != NULL && why[0] != '\0' && strchr(why, '\n') == NULL);
 }
 
-/* The window `now` falls in, by the core's own timeline: its partition, or none. */
-static uint32_t window_at(const struct sched_core *core, uint64_t now)
+/*
+ * The window `now` falls in, by the core's own timeline, from its frame's start (what a pick
+ * that follows on from the last one works out without): its partition, or none; its exact
+ * start and end.
+ */
+static uint32_t window_at(const struct sched_core *core, uint64_t now, uint64_t *start,
+			  uint64_t *end)
 {
-	uint64_t off = (now - core->epoch) % core->major, start = 0;
+	uint64_t frame = now - (now - core->epoch) % core->major;
 
+	*start = frame;
 	for (uint32_t i = 0; i < core->nwindows; i++) {
-		if (off < start + core->windows[i].duration)
+		*end = *start + core->windows[i].duration;
+		if (now < *end)
 			return core->windows[i].partition;
-		start += core->windows[i].duration;
+		*start = *end;
 	}
+	*end = frame + core->major;
 	return SCHED_NO_PARTITION;
+}
+
+/* A window's vCPU: its partition's first ready one in the run queue. */
+static const struct sched_vcpu *first_ready(const struct sched_core *core, uint32_t partition)
+{
+	for (uint32_t i = 0; i < core->count; i++) {
+		if (core->runq[i]->partition == partition && sched_ready(core->runq[i]))
+			return core->runq[i];
+	}
+	return NULL;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -168,6 +187,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			now += take(&in, op & 0x80 ? 4 : 2);
 			d = sched_pick(&core, now);
 			CHECK(d.until > now);
+			if (kind == SCHED_ARINC653 && core.major != 0) {
+				uint64_t start, end;
+				uint32_t part = window_at(&core, now, &start, &end);
+
+				CHECK(d.vcpu == first_ready(&core, part));
+				CHECK(d.until == end && core.window_start == start);
+			}
 			if (d.vcpu == NULL)
 				break;
 			CHECK(d.vcpu->core == &core && sched_ready(d.vcpu));
@@ -176,8 +202,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (kind == SCHED_CREDIT)
 				CHECK(d.vcpu->cap == 0 ||
 				      d.vcpu->used < SCHED_CREDIT_PERIOD_NS * d.vcpu->cap / 100);
-			if (kind == SCHED_ARINC653)
-				CHECK(window_at(&core, now) == d.vcpu->partition);
 			if (kind == SCHED_NULL)
 				CHECK(d.until == SCHED_NEVER);
 			/* it runs, to the event or an exit before it */

@@ -255,3 +255,274 @@ void test_sched_arinc653_params_from_the_next_frame(void)
 		CHECK_EQ(d.until, s + MS(8));
 	}
 }
+
+/*
+ * The picks that follow on from the last one (in its window, or the next) are worked out
+ * without the frame's division and the walk from its first window: each pick below is checked
+ * against that computation, done here from the timeline in force and its epoch.
+ */
+struct a653_ref {
+	const struct sched_params *p;
+	uint64_t epoch;
+};
+
+static void check_pick(struct sched_core *core, const struct a653_ref *r, uint64_t now,
+		       unsigned int line)
+{
+	uint64_t frame = r->epoch + (now - r->epoch) / r->p->major * r->p->major, start = frame;
+	uint64_t end = frame + r->p->major;
+	uint16_t partition = SCHED_NO_PARTITION;
+	struct sched_vcpu *want = NULL;
+	struct sched_decision d;
+	uint32_t w;
+	int failed = checks_failed;
+
+	for (w = 0; w < r->p->nwindows; w++) {
+		if (now < start + r->p->windows[w].duration) {
+			end = start + r->p->windows[w].duration;
+			partition = r->p->windows[w].partition;
+			break;
+		}
+		start += r->p->windows[w].duration;
+	}
+	for (uint32_t i = 0; i < core->count && want == NULL; i++) {
+		if (core->runq[i]->partition == partition && sched_ready(core->runq[i]))
+			want = core->runq[i];
+	}
+	d = sched_pick(core, now);
+	CHECK(d.vcpu == want);
+	CHECK_EQ(d.until, end);
+	CHECK_EQ(core->next_event, end);
+	CHECK_EQ(core->window_start, start);
+	CHECK_EQ(core->window, w);
+	if (checks_failed != failed)
+		fprintf(stderr, "  the pick at %llu ns (line %u)\n", (unsigned long long)now, line);
+}
+
+#define CHECK_PICK(core, r, now) check_pick(core, r, now, __LINE__)
+
+/* 10 ms frames: 0 for 2 ms, nobody's for 1 ms, 1 for 3 ms, 2 for 1 ms, a 3 ms tail. */
+static struct sched_params timeline_with_gaps(void)
+{
+	struct sched_params p;
+	static const uint16_t part[] = { 0, SCHED_NO_PARTITION, 1, 2 };
+	static const uint64_t dur[] = { MS(2), MS(1), MS(3), MS(1) };
+
+	memset(&p, 0, sizeof(p));
+	p.kind = SCHED_ARINC653;
+	p.major = MS(10);
+	p.nwindows = 4;
+	for (unsigned int i = 0; i < 4; i++) {
+		p.windows[i].partition = part[i];
+		p.windows[i].duration = dur[i];
+	}
+	return p;
+}
+
+void test_sched_arinc653_cached_picks_match_the_walk(void)
+{
+	static struct sim sim;
+	struct sched_params p = timeline_with_gaps();
+	struct a653_ref r = { &p, 0 };
+	struct sim_vcpu *a;
+
+	sim_init(&sim, SCHED_ARINC653, &p);
+	a = sim_add(&sim, 0, NULL);
+	sim_add(&sim, 1, NULL);
+	CHECK_PICK(&sim.core, &r, 0);			/* the first pick */
+	CHECK_PICK(&sim.core, &r, US(1));		/* the same window */
+	CHECK_PICK(&sim.core, &r, MS(2) - 1);		/* its last nanosecond */
+	CHECK_PICK(&sim.core, &r, MS(2));		/* the next, nobody's */
+	CHECK_PICK(&sim.core, &r, MS(3) + US(5));	/* the next, late */
+	CHECK_PICK(&sim.core, &r, MS(6));		/* a window with no vCPU here */
+	CHECK_PICK(&sim.core, &r, MS(7));		/* the tail */
+	CHECK_PICK(&sim.core, &r, MS(9) + US(999));
+	CHECK_PICK(&sim.core, &r, MS(10));		/* after the tail: the next frame's first */
+	CHECK_PICK(&sim.core, &r, MS(13));		/* two windows on: the walk */
+	CHECK_PICK(&sim.core, &r, MS(16) + 1);		/* its next */
+	CHECK_PICK(&sim.core, &r, MS(53) + 7);		/* frames on */
+	CHECK_PICK(&sim.core, &r, MS(52));		/* back in time, into the window before */
+	CHECK_PICK(&sim.core, &r, MS(52) + 1);
+	CHECK_PICK(&sim.core, &r, MS(47));		/* back into the tail before */
+	CHECK_PICK(&sim.core, &r, MS(50));		/* forward into the next frame */
+	/* The window's vCPU blocked, then woken: its window is the cached one. */
+	sched_block(&a->s, MS(50) + 1);
+	CHECK_PICK(&sim.core, &r, MS(50) + 2);
+	CHECK(sched_wake(&a->s, MS(51)));
+	CHECK_PICK(&sim.core, &r, MS(51));
+	sched_pause(&a->s, MS(51) + 1);
+	CHECK_PICK(&sim.core, &r, MS(51) + 2);
+	CHECK_PICK(&sim.core, &r, MS(60));		/* the next frame's first, its vCPU paused */
+	CHECK(sched_unpause(&a->s, MS(61)));
+	CHECK_PICK(&sim.core, &r, MS(61));
+	/* Off the core, then back: behind another vCPU of its partition. */
+	sched_remove(&a->s);
+	CHECK_PICK(&sim.core, &r, MS(61) + 1);
+	sim_add(&sim, 0, NULL);
+	CHECK_PICK(&sim.core, &r, MS(61) + 2);
+	CHECK(sched_add(&sim.core, &a->s, NULL, MS(61)) == NULL);
+	CHECK_PICK(&sim.core, &r, MS(61) + 3);
+	sched_block(&sim.vcpu[2].s, MS(61) + 4);
+	CHECK_PICK(&sim.core, &r, MS(61) + 5);
+}
+
+/* Windows that fill the frame: the last one's next is the next frame's first, with no tail. */
+void test_sched_arinc653_cached_picks_without_a_tail(void)
+{
+	static struct sim sim;
+	struct sched_params p = timeline_with_gaps();
+	struct a653_ref r = { &p, 0 };
+
+	p.windows[3].duration = MS(4);
+	sim_init(&sim, SCHED_ARINC653, &p);
+	sim_add(&sim, 0, NULL);
+	sim_add(&sim, 1, NULL);
+	sim_add(&sim, 2, NULL);
+	for (uint64_t f = 0; f < 3; f++) {
+		uint64_t s = f * MS(10);
+
+		CHECK_PICK(&sim.core, &r, s);
+		CHECK_PICK(&sim.core, &r, s + MS(2));
+		CHECK_PICK(&sim.core, &r, s + MS(3));
+		CHECK_PICK(&sim.core, &r, s + MS(6));
+		CHECK_PICK(&sim.core, &r, s + MS(10) - 1);
+	}
+	/* One window the whole frame: its own next. */
+	memset(&p, 0, sizeof(p));
+	p.kind = SCHED_ARINC653;
+	p.major = MS(5);
+	p.nwindows = 1;
+	p.windows[0].partition = 1;
+	p.windows[0].duration = MS(5);
+	sim_init(&sim, SCHED_ARINC653, &p);
+	sim_add(&sim, 1, NULL);
+	for (uint64_t t = 0; t < MS(30); t += MS(5))
+		CHECK_PICK(&sim.core, &r, t + US(t / MS(5)));
+}
+
+/* A new timeline takes over at the next frame's start: the picks after it follow it alone. */
+void test_sched_arinc653_cached_picks_after_a_new_timeline(void)
+{
+	static struct sim sim;
+	struct sched_params p = timeline_with_gaps(), q;
+	struct a653_ref r = { &p, 0 };
+
+	sim_init(&sim, SCHED_ARINC653, &p);
+	sim_add(&sim, 0, NULL);
+	sim_add(&sim, 1, NULL);
+	sim_add(&sim, 2, NULL);
+	CHECK_PICK(&sim.core, &r, MS(20));
+	CHECK_PICK(&sim.core, &r, MS(22));
+	memset(&q, 0, sizeof(q));
+	q.kind = SCHED_ARINC653;
+	q.major = MS(3);
+	q.nwindows = 2;
+	q.windows[0].partition = 2;
+	q.windows[0].duration = MS(1);
+	q.windows[1].partition = 1;
+	q.windows[1].duration = MS(1);
+	CHECK(sched_params(&sim.core, NULL, &q, MS(22) + 1) == NULL);
+	/* The old one's windows to its frame's end, the next window's pick cached. */
+	CHECK_PICK(&sim.core, &r, MS(23));
+	CHECK_PICK(&sim.core, &r, MS(26));
+	CHECK_PICK(&sim.core, &r, MS(27));
+	/* From 30 ms the new one, though the old tail's next is the old first window. */
+	r.p = &q;
+	r.epoch = MS(30);
+	CHECK_PICK(&sim.core, &r, MS(30));
+	CHECK_PICK(&sim.core, &r, MS(31));
+	CHECK_PICK(&sim.core, &r, MS(32));
+	CHECK_PICK(&sim.core, &r, MS(33));
+	CHECK_PICK(&sim.core, &r, MS(33) + 1);
+	CHECK_PICK(&sim.core, &r, MS(40));
+	/* A timeline that starts in the middle of what the cache holds. */
+	CHECK(sched_params(&sim.core, NULL, &p, MS(40) + 1) == NULL);
+	CHECK_PICK(&sim.core, &r, MS(41));
+	r.p = &p;
+	r.epoch = MS(42);
+	CHECK_PICK(&sim.core, &r, MS(42));
+	CHECK_PICK(&sim.core, &r, MS(44));
+}
+
+/*
+ * Random timelines, times, readiness and run queues (a partition's vCPUs taken off and queued
+ * again), and now and then a new timeline: every pick as the walk from the frame's start gives
+ * it.
+ */
+void test_sched_arinc653_cached_picks_random(void)
+{
+	static struct sim sim;
+	static struct sched_params p[2];
+	struct a653_ref r;
+	uint32_t rng = 4242;
+	uint64_t now = 0, pending_epoch = 0;
+	unsigned int cur = 0;
+	bool pending = false;
+
+	for (unsigned int k = 0; k < 2; k++) {
+		p[k].kind = SCHED_ARINC653;
+		p[k].major = 0;
+	}
+	for (unsigned int run = 0; run < 200 && checks_failed == 0; run++) {
+		for (unsigned int k = 0; k < 2; k++) {
+			uint64_t sum = 0;
+
+			memset(&p[k], 0, sizeof(p[k]));
+			p[k].kind = SCHED_ARINC653;
+			p[k].nwindows = 1 + sim_rand(&rng) % SCHED_MAX_WINDOWS;
+			for (unsigned int i = 0; i < p[k].nwindows; i++) {
+				uint32_t x = sim_rand(&rng) % 8;
+
+				p[k].windows[i].partition = x < 6 ? (uint16_t)x : SCHED_NO_PARTITION;
+				p[k].windows[i].duration = 1 + sim_rand(&rng) % US(500);
+				sum += p[k].windows[i].duration;
+			}
+			/* Half with no tail. */
+			p[k].major = sum + (sim_rand(&rng) % 2 ? 0 : 1 + sim_rand(&rng) % US(300));
+		}
+		/* Starts with no timeline: the first is taken at once. */
+		now = sim_rand(&rng);
+		sim_init(&sim, SCHED_ARINC653, NULL);
+		for (unsigned int i = 0; i < 8; i++)
+			sim_add(&sim, (uint16_t)(sim_rand(&rng) % 6), NULL);
+		CHECK(sched_params(&sim.core, NULL, &p[0], now) == NULL);
+		cur = 0;
+		r.p = &p[0];
+		r.epoch = now;
+		pending = false;
+		CHECK_PICK(&sim.core, &r, now);
+		for (unsigned int step = 0; step < 2000 && checks_failed == 0; step++) {
+			uint32_t x = sim_rand(&rng) % 16;
+			struct sim_vcpu *v = &sim.vcpu[sim_rand(&rng) % 8];
+
+			if (x < 5)	/* to the window's end, or just after */
+				now = sim.core.next_event + (x < 3 ? 0 : sim_rand(&rng) % 3);
+			else if (x < 9)	/* within the window, or beyond it */
+				now += sim_rand(&rng) % (x < 8 ? US(50) : r.p->major * 3);
+			else if (x == 9)
+				sched_block(&v->s, now);
+			else if (x == 10)
+				(void)sched_wake(&v->s, now);
+			else if (x == 11)
+				sched_pause(&v->s, now);
+			else if (x == 12)
+				(void)sched_unpause(&v->s, now);
+			else if (x == 14 && v->s.core != NULL)
+				sched_remove(&v->s);
+			else if (x == 14)
+				CHECK(sched_add(&sim.core, &v->s, NULL, now) == NULL);
+			else if (x == 13 && !pending) {
+				CHECK(sched_params(&sim.core, NULL, &p[1 - cur], now) == NULL);
+				pending = true;
+				pending_epoch = r.epoch + ((now - r.epoch) / r.p->major + 1) * r.p->major;
+			}
+			if (pending && now >= pending_epoch) {
+				cur = 1 - cur;
+				r.p = &p[cur];
+				r.epoch = pending_epoch;
+				pending = false;
+			}
+			CHECK_PICK(&sim.core, &r, now);
+		}
+	}
+}

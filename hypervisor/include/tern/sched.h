@@ -64,6 +64,16 @@ struct sched_window {
 };
 
 /*
+ * ARINC 653: a window of the timeline in force, as a pick reads it: the next window starts
+ * where the last pick's ends, so the common pick needs neither a division nor a walk.
+ */
+struct sched_a653_slot {
+	uint64_t length;
+	uint16_t partition;	/* SCHED_NO_PARTITION: idle, the tail */
+	uint8_t next;		/* the one after it: the tail, or the next frame's first */
+};
+
+/*
  * An operator's or the description's parameters: those of `kind`'s scheduler are read.  A
  * vCPU's for RTDS and credit, a core's (its timeline) for ARINC 653.
  */
@@ -113,6 +123,8 @@ struct sched_core {
 	const struct sched_ops *ops;
 	struct sched_vcpu *runq[SCHED_RUNQ_MAX];
 	uint32_t count;
+	/* Adds and removes: what a scheduler noted of the queue holds while this stays. */
+	uint32_t runq_changes;
 	struct sched_vcpu *current;
 	uint64_t next_event;
 	/* ARINC 653: frame n starts at epoch + n * major; a change starts at `next_epoch`. */
@@ -125,9 +137,20 @@ struct sched_core {
 	uint64_t next_major;
 	uint32_t next_nwindows;
 	struct sched_window next_windows[SCHED_MAX_WINDOWS];
-	/* ARINC 653: the window the last pick fell in (nwindows: the idle tail), its exact start. */
+	/*
+	 * ARINC 653: the window the last pick fell in (nwindows: the idle tail), its exact start
+	 * and end; the timeline in force window by window, a653_slot[nwindows] its tail.
+	 */
 	uint64_t window_start;
+	uint64_t window_end;
 	uint32_t window;
+	struct sched_a653_slot a653_slot[SCHED_MAX_WINDOWS + 1u];
+	/*
+	 * ARINC 653: each slot's partition's one vCPU on the run queue as it was at
+	 * a653_runq_seen; NULL: none or several (the queue is walked).
+	 */
+	struct sched_vcpu *a653_only[SCHED_MAX_WINDOWS + 1u];
+	uint32_t a653_runq_seen;
 	/* credit: the current accounting period starts at acct_start (absolute, no drift). */
 	uint64_t acct_start;
 };
@@ -140,6 +163,7 @@ struct sched_decision {
 struct sched_ops {
 	const char *name;
 	uint8_t kind;
+	/* Sets *until, always. */
 	struct sched_vcpu *(*pick)(struct sched_core *core, uint64_t now, uint64_t *until);
 	/* True if the core must pick again now. */
 	bool (*wake)(struct sched_vcpu *v, uint64_t now);
