@@ -6,20 +6,27 @@
 #include "tests.h"
 #include "test_sched_sim.h"
 
-/* windows: partition 0 for 5 ms, 1 for 10 ms, then 5 ms of nothing, every 20 ms */
-static struct sched_params timeline(void)
+/* Two windows, partition `pa` for `da` then `pb` for `db`, every `major`. */
+static struct sched_params two_windows(uint64_t major, uint16_t pa, uint64_t da, uint16_t pb,
+				       uint64_t db)
 {
 	struct sched_params p;
 
 	memset(&p, 0, sizeof(p));
 	p.kind = SCHED_ARINC653;
-	p.major = MS(20);
+	p.major = major;
 	p.nwindows = 2;
-	p.windows[0].partition = 0;
-	p.windows[0].duration = MS(5);
-	p.windows[1].partition = 1;
-	p.windows[1].duration = MS(10);
+	p.windows[0].partition = pa;
+	p.windows[0].duration = da;
+	p.windows[1].partition = pb;
+	p.windows[1].duration = db;
 	return p;
+}
+
+/* windows: partition 0 for 5 ms, 1 for 10 ms, then 5 ms of nothing, every 20 ms */
+static struct sched_params timeline(void)
+{
+	return two_windows(MS(20), 0, MS(5), 1, MS(10));
 }
 
 void test_sched_arinc653_windows_in_order_then_idle(void)
@@ -223,14 +230,7 @@ void test_sched_arinc653_params_from_the_next_frame(void)
 	sim_init(&sim, SCHED_ARINC653, &p);
 	a = sim_add(&sim, 0, NULL);
 	b = sim_add(&sim, 1, NULL);
-	memset(&q, 0, sizeof(q));
-	q.kind = SCHED_ARINC653;
-	q.major = MS(8);
-	q.nwindows = 2;
-	q.windows[0].partition = 1;
-	q.windows[0].duration = MS(3);
-	q.windows[1].partition = 0;
-	q.windows[1].duration = MS(5);
+	q = two_windows(MS(8), 1, MS(3), 0, MS(5));
 	d = sched_pick(&sim.core, MS(47));
 	CHECK(d.vcpu == &b->s);
 	CHECK(sched_params(&sim.core, NULL, &q, MS(47)) == NULL);
@@ -413,14 +413,7 @@ void test_sched_arinc653_cached_picks_after_a_new_timeline(void)
 	sim_add(&sim, 2, NULL);
 	CHECK_PICK(&sim.core, &r, MS(20));
 	CHECK_PICK(&sim.core, &r, MS(22));
-	memset(&q, 0, sizeof(q));
-	q.kind = SCHED_ARINC653;
-	q.major = MS(3);
-	q.nwindows = 2;
-	q.windows[0].partition = 2;
-	q.windows[0].duration = MS(1);
-	q.windows[1].partition = 1;
-	q.windows[1].duration = MS(1);
+	q = two_windows(MS(3), 2, MS(1), 1, MS(1));
 	CHECK(sched_params(&sim.core, NULL, &q, MS(22) + 1) == NULL);
 	/* The old one's windows to its frame's end, the next window's pick cached. */
 	CHECK_PICK(&sim.core, &r, MS(23));
