@@ -275,15 +275,7 @@ void guest_main(void)
 		printf("no periodic timer, ");
 	printf("bursts of %lu us, gaps of %lu us, buffer 0x%lx + %lu KiB, ", cfg.burst_us,
 	       cfg.gap_us, (unsigned long)(uintptr_t)cfg.buf, cfg.mem_kib);
-	if (cfg.end != NO_END)
-		printf("until counter %lu", (unsigned long)cfg.end);
-	if (cfg.end != NO_END && cfg.max_bursts)
-		printf(" or ");
-	if (cfg.max_bursts)
-		printf("%lu bursts", cfg.max_bursts);
-	if (cfg.end == NO_END && !cfg.max_bursts)
-		printf("no end");
-	console_putc('\n');
+	print_end("counter", cfg.end, cfg.max_bursts, "bursts"); /* NO_END is UINT64_MAX */
 
 	exceptions_set_irq_handler(noise_irq);
 	gic_enable_private(INTID_VTIMER);

@@ -105,14 +105,19 @@ void slices_start(uint64_t end, const char *counter)
 	slices_read_config(&sc, end);
 	printf("noise: mode slices, name %s, gaps above %lu ticks, %lu kept, ", sc.name,
 	       (unsigned long)sc.gap_ticks, sc.max_gaps);
-	if (sc.end != UINT64_MAX)
-		printf("until %s %lu", counter, (unsigned long)sc.end);
-	if (sc.end != UINT64_MAX && sc.slices)
+	print_end(counter, sc.end, sc.slices, "gaps");
+	slices_run(&sc);
+}
+
+void print_end(const char *counter, uint64_t end, unsigned long count, const char *what)
+{
+	if (end != UINT64_MAX)
+		printf("until %s %lu", counter, (unsigned long)end);
+	if (end != UINT64_MAX && count)
 		printf(" or ");
-	if (sc.slices)
-		printf("%lu gaps", sc.slices);
-	if (sc.end == UINT64_MAX && !sc.slices)
+	if (count)
+		printf("%lu %s", count, what);
+	if (end == UINT64_MAX && !count)
 		printf("no end");
 	console_putc('\n');
-	slices_run(&sc);
 }

@@ -24,5 +24,10 @@ struct slices_config {
  * know it.  The caller masks interrupts first: a handler's time would read as a gap.
  */
 void slices_start(uint64_t end, const char *counter);
+/*
+ * A start line's end, then its newline: "until COUNTER END", "COUNT WHAT" (`count` of them),
+ * both with " or " between, or "no end".  `end`: UINT64_MAX for none; `count`: 0 for none.
+ */
+void print_end(const char *counter, uint64_t end, unsigned long count, const char *what);
 
 #endif

@@ -102,19 +102,29 @@ def test_a_pool_the_hypervisor_refuses_is_a_skip_not_a_result():
         assert bench.SHARED_REFUSAL in outcome.error
 
 
+def lat_rows(prefix, lat, log, shift):
+    """Each scheduler's latency scenario (`prefix`-SCHED) run on one latency result and log:
+    the result, the plan, and (scheduler, its runs, its one record) for each."""
+    res = result(log)
+    res.partitions = {"rt": type("Part", (), {"lat": [lat]})()}
+    plan = bench.Plan(samples=5, prio_runs=1, shifts=(shift,))
+    rows = []
+    for sched in bench.SHARED_SCHEDULERS:
+        runs = FakeRuns(res)
+        outcome = bench.SCENARIO_BY_NAME[f"{prefix}-{sched}"].run(runs.system, shift, plan, runs)
+        assert outcome.error is None, outcome.error
+        [rec] = outcome.records
+        rows.append((sched, runs, rec))
+    return res, plan, rows
+
+
 def test_lat_rows_carry_the_schedulers_bound():
     lat = {"test": "vtimer-wfi", "freq_hz": 62500000, "avg": 10.0, "min": 5, "max": 700000,
            "warm_max": 20, "p50": 6, "p99": 20, "p999": 20, "samples": 5}
     log = ["[noise] noise: mode spin, no periodic timer", "[rt] LAT-START {}", "[rt] LAT-DONE"]
-    res = result(log)
-    res.partitions = {"rt": type("Part", (), {"lat": [lat]})()}
-    plan = bench.Plan(samples=5, prio_runs=1, shifts=(4,))
+    res, plan, rows = lat_rows("shared-lat", lat, log, 4)
     bounds = {}
-    for sched in bench.SHARED_SCHEDULERS:
-        runs = FakeRuns(res)
-        outcome = bench.SCENARIO_BY_NAME[f"shared-lat-{sched}"].run(runs.system, 4, plan, runs)
-        assert outcome.error is None, outcome.error
-        [rec] = outcome.records
+    for sched, runs, rec in rows:
         assert rec["scheduler"] == sched and rec["warm_max"] == 20
         bounds[sched] = rec["bound_ticks"]
     # 62.5 ticks a microsecond: RTDS 10 ms - 4 ms, ARINC 653 the other 10 ms window, credit
@@ -357,16 +367,9 @@ def test_riscv64_shared_lat_pool_guests_and_bound_in_cycles(tmp_path):
            "max": 2201, "warm_max": 2201, "p50": 2199, "p99": 2201, "p999": 2201, "samples": 5}
     log = ["[noise] noise: mode slices, name noise, gaps above 50 ticks, 0 kept, until time 1",
            "[rt] LAT-START {}", "[rt] LAT-DONE"]
-    res = result(log)
-    res.partitions = {"rt": type("Part", (), {"lat": [lat]})()}
-    plan = bench.Plan(samples=5, prio_runs=1, shifts=(0,))
+    res, plan, rows = lat_rows("riscv64-shared-lat", lat, log, 0)
     bounds = {}
-    for sched in bench.SHARED_SCHEDULERS:
-        runs = FakeRuns(res)
-        outcome = bench.SCENARIO_BY_NAME[f"riscv64-shared-lat-{sched}"].run(runs.system, 0, plan,
-                                                                           runs)
-        assert outcome.error is None, outcome.error
-        [rec] = outcome.records
+    for sched, runs, rec in rows:
         assert (rec["arch"], rec["scheduler"], rec["warm_max"]) == ("riscv64", sched, 2201)
         bounds[sched] = rec["bound_ticks"]
         doc, parsed = _riscv64_description(runs, tmp_path)
