@@ -102,20 +102,34 @@ def test_a_pool_the_hypervisor_refuses_is_a_skip_not_a_result():
         assert bench.SHARED_REFUSAL in outcome.error
 
 
+def run_one(name, res, shift):
+    """Scenario `name` run at icount `shift` on result `res`: its runs and its one record."""
+    runs = FakeRuns(res)
+    plan = bench.Plan(samples=5, prio_runs=1, shifts=(shift,))
+    outcome = bench.SCENARIO_BY_NAME[name].run(runs.system, shift, plan, runs)
+    assert outcome.error is None, outcome.error
+    [rec] = outcome.records
+    return runs, rec
+
+
+def tern_sched_lines(freq_hz, entry, arrival, entries):
+    """A shared core's tern-sched and tern-sched-windows lines (core 1, ARINC 653): `entry` and
+    `arrival` as (count, min, max), `entries` as [window, boundary, late]."""
+    def lateness(c):
+        return '{"count":%d,"min":%d,"max":%d}' % c
+    return ['tern-sched {"cpu":1,"scheduler":"arinc653","freq_hz":%d,"window_entry":%s,'
+            '"event_arrival":%s}' % (freq_hz, lateness(entry), lateness(arrival)),
+            'tern-sched-windows {"cpu":1,"from":0,"entries":%s}' % str(entries).replace(" ", "")]
+
+
 def lat_rows(prefix, lat, log, shift):
     """Each scheduler's latency scenario (`prefix`-SCHED) run on one latency result and log:
     the result, the plan, and (scheduler, its runs, its one record) for each."""
     res = result(log)
     res.partitions = {"rt": type("Part", (), {"lat": [lat]})()}
     plan = bench.Plan(samples=5, prio_runs=1, shifts=(shift,))
-    rows = []
-    for sched in bench.SHARED_SCHEDULERS:
-        runs = FakeRuns(res)
-        outcome = bench.SCENARIO_BY_NAME[f"{prefix}-{sched}"].run(runs.system, shift, plan, runs)
-        assert outcome.error is None, outcome.error
-        [rec] = outcome.records
-        rows.append((sched, runs, rec))
-    return res, plan, rows
+    return res, plan, [(sched,) + run_one(f"{prefix}-{sched}", res, shift)
+                       for sched in bench.SHARED_SCHEDULERS]
 
 
 def test_lat_rows_carry_the_schedulers_bound():
@@ -318,15 +332,8 @@ def test_tern_arinc653_row_takes_the_hypervisors_window_starts():
     entries = [[1, half, 9000], [0, major, 4379], [1, major + half, 4411], [0, 2 * major, 4380],
                [1, 2 * major + half, 4411], [0, 3 * major, 4379], [1, 5 * major, 2500]]
     log = lines("a", 300, a_end, a_gaps) + lines("b", b_start, 3 * major + major - 300, b_gaps) \
-        + ['tern-sched {"cpu":1,"scheduler":"arinc653","freq_hz":62500000,'
-           '"window_entry":{"count":7,"min":2500,"max":9000},'
-           '"event_arrival":{"count":7,"min":60,"max":60}}',
-           'tern-sched-windows {"cpu":1,"from":0,"entries":%s}' % str(entries).replace(" ", "")]
-    runs = FakeRuns(result(log))
-    plan = bench.Plan(samples=5, prio_runs=1, shifts=(4,))
-    outcome = bench.SCENARIO_BY_NAME["shared-switch-arinc653"].run(runs.system, 4, plan, runs)
-    assert outcome.error is None, outcome.error
-    [rec] = outcome.records
+        + tern_sched_lines(62500000, (7, 2500, 9000), (7, 60, 60), entries)
+    _, rec = run_one("shared-switch-arinc653", result(log), 4)
     assert rec["window_start"] == {"n": 5, "min": 4379, "max": 4411, "jitter": 1}
 
 
@@ -435,16 +442,8 @@ def test_riscv64_arinc653_row_in_time_ticks_with_the_hypervisors_window_starts()
                [1, 2 * major + half, 14], [0, 3 * major, 15], [1, 5 * major, 30]]
     log = lines("a", 15, 4 * major + half - 15, a_gaps) \
         + lines("b", half + 14, 3 * major + major - 16, b_gaps) \
-        + ['tern-sched {"cpu":1,"scheduler":"arinc653","freq_hz":10000000,'
-           '"window_entry":{"count":7,"min":14,"max":40},'
-           '"event_arrival":{"count":7,"min":1,"max":4}}',
-           'tern-sched-windows {"cpu":1,"from":0,"entries":%s}' % str(entries).replace(" ", "")]
-    runs = FakeRuns(result(log))
-    plan = bench.Plan(samples=5, prio_runs=1, shifts=(0,))
-    outcome = bench.SCENARIO_BY_NAME["riscv64-shared-switch-arinc653"].run(runs.system, 0, plan,
-                                                                          runs)
-    assert outcome.error is None, outcome.error
-    [rec] = outcome.records
+        + tern_sched_lines(10000000, (7, 14, 40), (7, 1, 4), entries)
+    _, rec = run_one("riscv64-shared-switch-arinc653", result(log), 0)
     assert (rec["arch"], rec["freq_hz"], rec["instructions_per_tick"]) == \
         ("riscv64", 10_000_000, 100)
     assert rec["switch"]["min"] == 29 and rec["switch"]["max"] == 31
