@@ -196,7 +196,10 @@ guest_wfx\sfx:
 	wfi
 	b	guest_irq_body\sfx
 guest_wfe\sfx:
-	/* A hint: the core is this guest's alone, there is nobody to yield to. */
+	/*
+	 * A hint.  A core in no shared pool is this guest's alone: nobody to yield to.  A shared
+	 * core's guest keeps it too, to its scheduler's next event (WFE does not yield).
+	 */
 	count_and_eret CPU_FAST_WFE
 guest_wfi_slow\sfx:
 	save_x4_to_x30_elr_spsr
